@@ -1,0 +1,126 @@
+package verbiage
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Limits of a store path. Git itself accepts longer paths, but checkouts on
+// common file systems do not (PATH_MAX, NAME_MAX), and a store must be
+// clonable everywhere.
+const (
+	MaxStorePathLen    = 4096
+	MaxStoreSegmentLen = 255
+)
+
+// CleanStorePath checks a file path inside the store's tree and returns it in
+// its one canonical spelling: relative, '/'-separated, without a leading
+// "./". It refuses, with ErrInvalidPath, what git or a checkout could read
+// differently from what the store wrote: absolute paths, empty segments, "."
+// and "..", a ".git" segment in any spelling git's fsck refuses (any letter
+// case, trailing dots or spaces, the NTFS short name "git~1", characters HFS+
+// ignores), backslashes, control characters, invalid UTF-8, a trailing slash,
+// and paths or segments over MaxStorePathLen / MaxStoreSegmentLen bytes.
+func CleanStorePath(p string) (string, error) {
+	c := strings.TrimPrefix(p, "./")
+	if c == "" {
+		return "", storePathError(p, "path is empty")
+	}
+	if strings.HasSuffix(c, "/") {
+		return "", storePathError(p, "path ends with a slash (a file path names a file, not a directory)")
+	}
+	if err := checkStorePath(p, c); err != nil {
+		return "", err
+	}
+	return c, nil
+}
+
+// CleanStoreDir is CleanStorePath for a directory: "", "." and "./" name the
+// store's root and come back as "", and one trailing slash is allowed and
+// dropped.
+func CleanStoreDir(p string) (string, error) {
+	c := strings.TrimPrefix(p, "./")
+	if c == "" || c == "." {
+		return "", nil
+	}
+	if trimmed := strings.TrimSuffix(c, "/"); trimmed != "" {
+		c = trimmed
+	}
+	if err := checkStorePath(p, c); err != nil {
+		return "", err
+	}
+	return c, nil
+}
+
+// checkStorePath applies the rules shared by files and directories to c, the
+// cleaned form of p; messages quote p as the caller gave it.
+func checkStorePath(p, c string) error {
+	if len(c) > MaxStorePathLen {
+		return storePathError(p, fmt.Sprintf("path is %d bytes long, at most %d are allowed", len(c), MaxStorePathLen))
+	}
+	if !utf8.ValidString(c) {
+		return storePathError(p, "path is not valid UTF-8")
+	}
+	if c[0] == '/' {
+		return storePathError(p, "path is absolute (store paths are relative to the store's root)")
+	}
+	for i, r := range c {
+		switch {
+		case r == '\\':
+			return storePathError(p, fmt.Sprintf("backslash at byte %d (store paths are separated by '/')", i))
+		case unicode.IsControl(r):
+			return storePathError(p, fmt.Sprintf("control character %q at byte %d", r, i))
+		}
+	}
+	for seg := range strings.SplitSeq(c, "/") {
+		switch {
+		case seg == "":
+			return storePathError(p, "path has an empty segment (\"//\")")
+		case seg == "." || seg == "..":
+			return storePathError(p, fmt.Sprintf("segment %q is not allowed", seg))
+		case len(seg) > MaxStoreSegmentLen:
+			return storePathError(p, fmt.Sprintf("segment of %d bytes, at most %d are allowed", len(seg), MaxStoreSegmentLen))
+		case isDotGit(seg):
+			return storePathError(p, fmt.Sprintf("segment %q names git's own directory", seg))
+		}
+	}
+	return nil
+}
+
+func storePathError(p, why string) error {
+	return fmt.Errorf("%w: store path %s: %s", ErrInvalidPath, quoteShort(p), why)
+}
+
+// isDotGit reports a segment that some git or some file system takes for
+// ".git": git refuses such tree entries (fsck's hasDotgit) because a checkout
+// on macOS or Windows would write into the repository's own directory.
+func isDotGit(seg string) bool {
+	// HFS+ ignores these code points when it compares names.
+	var b strings.Builder
+	for _, r := range seg {
+		if !hfsIgnorable(r) {
+			b.WriteRune(unicode.ToLower(r))
+		}
+	}
+	s := b.String()
+	// NTFS: everything after ':' names an alternate data stream of the file
+	// before it, and trailing dots and spaces are dropped.
+	if i := strings.IndexByte(s, ':'); i >= 0 {
+		s = s[:i]
+	}
+	s = strings.TrimRight(s, ". ")
+	return s == ".git" || s == "git~1"
+}
+
+// hfsIgnorable lists the code points HFS+ skips in file names (the set git's
+// utf8.c is_hfs_dotgit checks).
+func hfsIgnorable(r rune) bool {
+	switch {
+	case r >= 0x200c && r <= 0x200f, r >= 0x202a && r <= 0x202e,
+		r >= 0x206a && r <= 0x206f, r == 0xfeff:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,86 @@
+// Package merge merges agent state three ways, key by key, and settles what
+// both sides changed with the resolver strategies of seed 003.
+//
+// This part of the package works on decoded JSON values (the encoding/json
+// UseNumber form: map[string]any, []any, string, json.Number, bool, nil) and
+// knows nothing of git or files.
+//
+// # Three-way, per key
+//
+// Values compares each side with the base at every path. A path changed on
+// one side only takes that side's value; changed the same way on both takes
+// that value; objects on both sides are merged key by key (additions,
+// deletions and changes of different keys all survive). What is left is a
+// clash: both sides changed a leaf or an array differently, changed its type,
+// or one deleted what the other changed. The strategy in force at the path
+// settles it: Options.Strategy, overridden for a key's subtree by
+// Options.Keys. Numbers are compared by their literal, as the stored bytes
+// are: 1 and 1.0 differ.
+//
+// # Strategies
+//
+// last-write-wins and first-write-wins order the two writes by, in turn:
+//
+//  1. the time the data carries: an RFC 3339 updated_at (or UPDATED-AT,
+//     updatedAt, lastModified) field of the nearest enclosing object that
+//     has one on either side, used only when both sides have it there;
+//  2. the sides' hybrid logical clocks (Side.Clock): wall time, logical
+//     counter, then agent id in byte order;
+//  3. the canonical bytes of the two values (compact JSON, keys sorted), a
+//     deletion before any value.
+//
+// The later write wins for last-write-wins, the earlier for
+// first-write-wins. A deletion is a write like any other: it has no time
+// field of its own, so it is ordered by the enclosing object's time when
+// both sides have one there, else by its side's clock. Which side is "ours"
+// never matters.
+//
+// merge-objects is the key-wise merge itself; a clash it cannot settle goes
+// to Options.Fallback (default: a conflict).
+//
+// merge-arrays merges two arrays: base order is kept, elements either side
+// removed are removed, elements on both sides are merged recursively, and
+// the elements new on either side follow the base elements. An object
+// element is identified by its "id", else "ID", else the first key in byte
+// order ending in "_id" or "-ID" (a string or number); any other element by
+// its canonical bytes; repeated identities pair up in order. New elements
+// keep each side's own order; the side with the older clock goes first and
+// an element of the other side moves ahead only when both elements carry a
+// creation time (created_at, CREATED-AT, timestamp, ts: RFC 3339 or a
+// number) and it is earlier. An append-only log (EVENTS, iterations) thus
+// keeps both sides' entries in time order. Reordering an array is not a
+// change merge-arrays keeps when the other side changed the array too.
+// Anything but arrays on both sides goes to the fallback.
+//
+// higher-priority-wins compares the priority (or PRIORITY) field of the
+// nearest enclosing object that has one on either side: numbers
+// numerically, names in the order critical > urgent > high > medium = normal
+// > low > background (case-insensitive). A tie, a missing or unknown
+// priority, or a number against a name falls back to last-write-wins.
+//
+// max keeps the larger number, true over false, or the larger string by
+// byte order; numbers equal in value but spelled differently keep the larger
+// spelling by byte order. Any other pair (a deletion, null, objects, arrays,
+// different types) is a conflict.
+//
+// conflict (Manual) settles nothing.
+//
+// # Conflicts
+//
+// An unsettled clash is returned as a Conflict carrying the base, ours and
+// theirs values at its path, and the result holds ours' value there so it
+// stays a complete JSON document. In an array an element cannot be left
+// out, so when ours deleted an element theirs changed, the result keeps
+// theirs' element until the conflict is resolved.
+//
+// # Symmetry
+//
+// Swapping ours and theirs (values and clocks) gives the same result and the
+// same conflicts with ours and theirs swapped. The one exception is the
+// value left at a conflicted object key, which is ours'.
+//
+// # Clocks
+//
+// Clock is a hybrid logical clock written into commit trailers as
+// WALL.LOGICAL@AGENT; Tick stamps a local write, Observe a merged one.
+package merge

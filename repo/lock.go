@@ -1,0 +1,127 @@
+package repo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// staleLockAge is how old a lock file must be before a waiter may break it.
+// Git holds a ref lock for milliseconds; our writers hold one for one
+// transaction. Age alone is not enough (a slow disk), so a lock is broken
+// only when, in addition, no process holds the flock our writers take on it.
+const staleLockAge = 2 * time.Second
+
+// fileLock is a held <name>.lock file. Until its final value is written it
+// holds a marker naming our process, so a waiter can tell a lock of a dead
+// aiwg-state writer (marker, flock free) from git's own (no flock ever).
+type fileLock struct {
+	*os.File
+	path    string
+	written bool
+}
+
+const lockMarker = "aiwg-state lock held by pid "
+
+// WriteString writes the lock's final content, replacing the marker.
+func (l *fileLock) WriteString(s string) (int, error) {
+	if !l.written {
+		l.written = true
+		if err := l.Truncate(0); err != nil {
+			return 0, err
+		}
+		if _, err := l.Seek(0, 0); err != nil {
+			return 0, err
+		}
+	}
+	return l.File.WriteString(s)
+}
+
+// Write is WriteString for bytes.
+func (l *fileLock) Write(b []byte) (int, error) { return l.WriteString(string(b)) }
+
+// acquire creates lockPath exclusively, as git does, and also takes an
+// flock on it that the kernel releases when this process dies. A waiter
+// that finds the file old and the flock free knows the holder was killed
+// and breaks the lock; without that, one SIGKILL would block every writer
+// until someone removed the file by hand.
+func (r *Repo) acquire(ctx context.Context, lockPath string) (*fileLock, error) {
+	deadline := time.Now().Add(r.opts.LockTimeout)
+	wait := 50 * time.Microsecond
+	for {
+		f, err := os.OpenFile(lockPath, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if err == nil {
+			// Nobody else can hold an flock on a file we just created.
+			if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+				f.WriteString(lockMarker + strconv.Itoa(os.Getpid()) + "\n")
+			}
+			return &fileLock{File: f, path: lockPath}, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return nil, err
+		}
+		if breakStaleLock(lockPath) {
+			continue
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("%w: %s is held by another writer (if no aiwg-state or git process is running, remove it)", ErrLocked, lockPath)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait + rand.N(wait)):
+		}
+		if wait < 5*time.Millisecond {
+			wait *= 2
+		}
+	}
+}
+
+// breakStaleLock removes a lock left by a dead writer: one that carries our
+// marker with its flock free (the writer died mid-transaction), or, as a
+// last resort for locks of a killed git process, one older than
+// staleLockAge with its flock free. It moves the file aside first (rename is
+// atomic, so two breakers cannot both win) and puts it back if what it moved
+// turns out to be a fresh lock of a live writer.
+func breakStaleLock(lockPath string) bool {
+	f, err := os.Open(lockPath)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	var head [len(lockMarker)]byte
+	n, _ := f.ReadAt(head[:], 0)
+	ours := string(head[:n]) == lockMarker
+	if !ours && time.Since(fi.ModTime()) < staleLockAge {
+		return false
+	}
+	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		return false // a live aiwg-state writer holds it
+	}
+	held, _ := f.Stat()
+	aside := lockPath + ".stale-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatUint(rand.Uint64(), 36)
+	if os.Rename(lockPath, aside) != nil {
+		return false
+	}
+	moved, err := os.Stat(aside)
+	if err == nil && !os.SameFile(moved, held) {
+		// Someone replaced the lock between our checks: restore theirs
+		// (Link fails rather than overwrite a newer one).
+		if os.Link(aside, lockPath) == nil {
+			os.Remove(aside)
+			return false
+		}
+	}
+	os.Remove(aside)
+	return true
+}

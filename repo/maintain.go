@@ -1,0 +1,119 @@
+package repo
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// PackCount is the number of packs in the object database.
+func (r *Repo) PackCount() (int, error) {
+	es, err := os.ReadDir(filepath.Join(r.dir, "objects", "pack"))
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, e := range es {
+		if strings.HasSuffix(e.Name(), ".pack") {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// Maintain repacks the object database with the git CLI, whose packer
+// (deltas, compression) is far better than go-git's. The default rolls small
+// packs into bigger ones geometrically, so its cost follows recent writes,
+// not the store's size; full repacks everything into one pack, as `git gc`
+// does. Both are safe while others write: the geometric roll-up keeps every
+// object of the packs it replaces, and `git gc` keeps unreachable objects
+// for its default two weeks, so a pack whose commit is not yet published is
+// never pruned from under its writer. One maintenance runs at a time per
+// store; a second caller gets ErrLocked.
+func (r *Repo) Maintain(ctx context.Context, full bool) error {
+	cmd, unlock, err := r.maintenanceCmd(ctx, full)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("git %s: %v: %s", strings.Join(cmd.Args[3:], " "), err, strings.TrimSpace(string(out)))
+	}
+	r.mu.Lock()
+	r.st.ObjectStorage.Reindex()
+	r.mu.Unlock()
+	return nil
+}
+
+// MaintainInBackground starts the geometric roll-up and returns at once:
+// the write that triggered it is already committed and acknowledged, and
+// no writer waits for packing. Close waits for it to finish, so a process
+// never leaves a repack behind; its lock names the repack's pid, so a lock
+// left by a killed process is recognised as stale.
+func (r *Repo) MaintainInBackground() error {
+	cmd, unlock, err := r.maintenanceCmd(context.Background(), false)
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		unlock()
+		return err
+	}
+	os.WriteFile(r.maintenanceLock(), []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644)
+	r.background.Add(1)
+	go func() {
+		defer r.background.Done()
+		cmd.Wait()
+		unlock()
+		r.mu.Lock()
+		r.st.ObjectStorage.Reindex()
+		r.mu.Unlock()
+	}()
+	return nil
+}
+
+func (r *Repo) maintenanceLock() string { return filepath.Join(r.dir, "aiwg-maintenance.lock") }
+
+// maintenanceCmd takes the maintenance lock and prepares the git command.
+func (r *Repo) maintenanceCmd(ctx context.Context, full bool) (*exec.Cmd, func(), error) {
+	lockPath := r.maintenanceLock()
+	for attempt := 0; ; attempt++ {
+		f, err := os.OpenFile(lockPath, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if err == nil {
+			f.WriteString(strconv.Itoa(os.Getpid()) + "\n")
+			f.Close()
+			break
+		}
+		if attempt > 0 || !maintenanceLockStale(lockPath) {
+			return nil, nil, fmt.Errorf("maintenance: another one is running: %w", ErrLocked)
+		}
+		os.Remove(lockPath)
+	}
+	args := []string{"repack", "-d", "-q", "--geometric=2"}
+	if full {
+		args = []string{"gc", "--quiet"}
+	}
+	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir", r.dir}, args...)...)
+	return cmd, func() { os.Remove(lockPath) }, nil
+}
+
+// maintenanceLockStale: the process named in the lock is gone, or the lock
+// is unreadable and old.
+func maintenanceLockStale(lockPath string) bool {
+	data, err := os.ReadFile(lockPath)
+	if err != nil {
+		return false
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || pid <= 0 {
+		fi, err := os.Stat(lockPath)
+		return err == nil && time.Since(fi.ModTime()) > time.Hour
+	}
+	return syscall.Kill(pid, 0) == syscall.ESRCH
+}

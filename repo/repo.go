@@ -1,0 +1,280 @@
+package repo
+
+import (
+	"compress/zlib"
+	"container/list"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+)
+
+// Options tune a Repo.
+type Options struct {
+	// Sync makes a commit visible only after its objects and ref are on
+	// disk (fsync of files and directories). Off trades crash durability of
+	// the last few writes for speed; the store stays consistent either way.
+	Sync bool
+	// Compression is the zlib level of written objects (git accepts any;
+	// packing recompresses). Default zlib.BestSpeed.
+	Compression int
+	// LockTimeout bounds how long a writer waits for a ref lock held by
+	// another writer before failing with ErrLocked. Default 10s.
+	LockTimeout time.Duration
+	// CacheEntries bounds the decoded-tree and object cache. Default 4096.
+	CacheEntries int
+}
+
+func (o *Options) fill() {
+	if o.Compression == 0 {
+		o.Compression = zlib.BestSpeed
+	}
+	if o.LockTimeout == 0 {
+		o.LockTimeout = 10 * time.Second
+	}
+	if o.CacheEntries == 0 {
+		o.CacheEntries = 4096
+	}
+}
+
+// Repo is an open bare repository. It is safe for concurrent use by
+// goroutines (go-git's storage is not, so reads of the object database are
+// serialized here); several processes may open the same repository.
+type Repo struct {
+	dir  string
+	opts Options
+
+	mu    sync.Mutex // guards st and cache
+	st    *filesystem.Storage
+	cache *lru
+
+	zlibPool   sync.Pool
+	background sync.WaitGroup // maintenance started by this Repo
+}
+
+// Init creates a bare repository at dir whose HEAD points at branch. It
+// refuses a directory that already holds a repository.
+func Init(ctx context.Context, dir, branch string, opts Options) (*Repo, error) {
+	if _, err := os.Stat(filepath.Join(dir, "HEAD")); err == nil {
+		return nil, fmt.Errorf("init %s: %w", dir, os.ErrExist)
+	}
+	for _, d := range []string{"objects/pack", "objects/info", "objects/aiwg-tmp", "refs/heads", "refs/tags"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			return nil, fmt.Errorf("init: %w", err)
+		}
+	}
+	// The config marks the repository bare and keeps git's automatic gc
+	// from repacking under our writers at every CLI call; aiwg-state runs
+	// its own cheaper geometric maintenance (see Maintain).
+	config := "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n" +
+		"[gc]\n\tauto = 0\n[receive]\n\tdenyNonFastForwards = false\n"
+	files := map[string]string{
+		"config":      config,
+		"description": "aiwg-state store\n",
+		"HEAD":        "ref: refs/heads/" + branch + "\n",
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			return nil, fmt.Errorf("init: %w", err)
+		}
+	}
+	return Open(ctx, dir, opts)
+}
+
+// Open opens the bare repository at dir.
+func Open(_ context.Context, dir string, opts Options) (*Repo, error) {
+	opts.fill()
+	fi, err := os.Stat(filepath.Join(dir, "objects"))
+	if err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("%w: %s has no git object database", ErrNotStore, dir)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	st := filesystem.NewStorageWithOptions(osfs.New(abs), cache.NewObjectLRU(16*cache.MiByte), filesystem.Options{})
+	return &Repo{dir: abs, opts: opts, st: st, cache: newLRU(opts.CacheEntries)}, nil
+}
+
+// Dir is the repository's directory (the git dir).
+func (r *Repo) Dir() string { return r.dir }
+
+// Options returns the options the repository was opened with.
+func (r *Repo) Options() Options { return r.opts }
+
+// Close waits for maintenance this Repo started and releases file
+// descriptors.
+func (r *Repo) Close() error {
+	r.background.Wait()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.st.Close()
+}
+
+// ReadObject returns an object's type and body.
+func (r *Repo) ReadObject(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if o, ok := r.cache.get(h); ok {
+		if raw, ok := o.(rawObject); ok {
+			return raw.typ, raw.body, nil
+		}
+	}
+	t, body, err := r.readObjectLocked(h)
+	if err != nil {
+		return 0, nil, err
+	}
+	if t != plumbing.BlobObject || len(body) <= maxCachedBlob {
+		r.cache.put(h, rawObject{typ: t, hash: h, body: body})
+	}
+	return t, body, nil
+}
+
+func (r *Repo) readObjectLocked(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
+	var lastErr error
+	// Another process may have added a pack since the storage indexed them,
+	// or `git repack` may be removing one: re-read the pack list and retry.
+	for attempt := 0; attempt < 4; attempt++ {
+		if attempt > 0 {
+			r.st.ObjectStorage.Reindex()
+			if attempt > 1 {
+				time.Sleep(time.Duration(attempt) * 5 * time.Millisecond)
+			}
+		}
+		o, err := r.st.EncodedObject(plumbing.AnyObject, h)
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		rd, err := o.Reader()
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		body, err := io.ReadAll(rd)
+		rd.Close()
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		return o.Type(), body, nil
+	}
+	if errors.Is(lastErr, plumbing.ErrObjectNotFound) {
+		return 0, nil, fmt.Errorf("object %s: %w", h, ErrNotFound)
+	}
+	return 0, nil, fmt.Errorf("object %s: %w", h, lastErr)
+}
+
+// ReadBlob returns a blob's content.
+func (r *Repo) ReadBlob(h plumbing.Hash) ([]byte, error) {
+	t, body, err := r.ReadObject(h)
+	if err != nil {
+		return nil, err
+	}
+	if t != plumbing.BlobObject {
+		return nil, fmt.Errorf("object %s is a %s, not a blob: %w", h, t, ErrNotFound)
+	}
+	return body, nil
+}
+
+// ReadTree returns a decoded tree; decoded trees are cached, since every
+// write re-reads the trees along its path.
+func (r *Repo) ReadTree(h plumbing.Hash) (*Tree, error) {
+	if h == emptyTree {
+		return &Tree{}, nil
+	}
+	r.mu.Lock()
+	if o, ok := r.cache.get(h); ok {
+		if t, ok := o.(*Tree); ok {
+			r.mu.Unlock()
+			return t, nil
+		}
+	}
+	r.mu.Unlock()
+	t, body, err := r.ReadObject(h)
+	if err != nil {
+		return nil, err
+	}
+	if t != plumbing.TreeObject {
+		return nil, fmt.Errorf("object %s is a %s, not a tree: %w", h, t, ErrNotFound)
+	}
+	tree, err := decodeTree(body)
+	if err != nil {
+		return nil, fmt.Errorf("tree %s: %w", h, err)
+	}
+	r.mu.Lock()
+	r.cache.put(h, tree)
+	r.mu.Unlock()
+	return tree, nil
+}
+
+// remember caches objects this process wrote, so the next transaction
+// reads its own trees without a trip through the pack index.
+func (r *Repo) remember(objs []rawObject, trees map[plumbing.Hash]*Tree) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for h, t := range trees {
+		r.cache.put(h, t)
+	}
+	for _, o := range objs {
+		if o.typ != plumbing.TreeObject && len(o.body) <= maxCachedBlob {
+			r.cache.put(o.hash, o)
+		}
+	}
+	// The storage does not know our new pack until a lookup misses and
+	// readObjectLocked re-indexes; re-indexing here would re-read every
+	// .idx on the next read.
+}
+
+// maxCachedBlob keeps large values out of the cache; small documents are
+// the ones read back on every write.
+const maxCachedBlob = 16 << 10
+
+var emptyTree = hashObject(plumbing.TreeObject, nil)
+
+// lru is a small least-recently-used cache of decoded objects.
+type lru struct {
+	max   int
+	ll    *list.List
+	items map[plumbing.Hash]*list.Element
+}
+
+type lruEntry struct {
+	key plumbing.Hash
+	val any
+}
+
+func newLRU(max int) *lru {
+	return &lru{max: max, ll: list.New(), items: make(map[plumbing.Hash]*list.Element)}
+}
+
+func (c *lru) get(k plumbing.Hash) (any, bool) {
+	if e, ok := c.items[k]; ok {
+		c.ll.MoveToFront(e)
+		return e.Value.(*lruEntry).val, true
+	}
+	return nil, false
+}
+
+func (c *lru) put(k plumbing.Hash, v any) {
+	if e, ok := c.items[k]; ok {
+		e.Value.(*lruEntry).val = v
+		c.ll.MoveToFront(e)
+		return
+	}
+	c.items[k] = c.ll.PushFront(&lruEntry{k, v})
+	if c.ll.Len() > c.max {
+		old := c.ll.Back()
+		c.ll.Remove(old)
+		delete(c.items, old.Value.(*lruEntry).key)
+	}
+}

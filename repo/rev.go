@@ -1,0 +1,210 @@
+package repo
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// Resolve turns a revision into a commit hash. It takes a full or
+// abbreviated commit id, a branch, a tag (annotated tags are peeled),
+// HEAD, a full ref name, any of those followed by ~N or ^N, and an
+// RFC 3339 time, which means the first-parent ancestor of head that was
+// committed at or before that time (the state as it was then).
+func (r *Repo) Resolve(rev string, head string) (plumbing.Hash, error) {
+	if rev == "" {
+		return plumbing.ZeroHash, fmt.Errorf("empty revision: %w", ErrNotFound)
+	}
+	if t, err := time.Parse(time.RFC3339, rev); err == nil {
+		return r.AtTime(head, t)
+	}
+	base, suffix := splitSuffix(rev)
+	h, err := r.resolveName(base, head)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	for suffix != "" {
+		op := suffix[0]
+		suffix = suffix[1:]
+		n := 1
+		j := 0
+		for j < len(suffix) && suffix[j] >= '0' && suffix[j] <= '9' {
+			j++
+		}
+		if j > 0 {
+			n, _ = strconv.Atoi(suffix[:j])
+			suffix = suffix[j:]
+		}
+		c, err := r.ReadCommit(h)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		switch op {
+		case '~':
+			for i := 0; i < n; i++ {
+				if len(c.Parents) == 0 {
+					return plumbing.ZeroHash, fmt.Errorf("%s: history is shorter than that: %w", rev, ErrNotFound)
+				}
+				if c, err = r.ReadCommit(c.Parents[0]); err != nil {
+					return plumbing.ZeroHash, err
+				}
+			}
+			h = c.Hash
+		case '^':
+			if n == 0 {
+				continue
+			}
+			if n > len(c.Parents) {
+				return plumbing.ZeroHash, fmt.Errorf("%s: no parent %d: %w", rev, n, ErrNotFound)
+			}
+			h = c.Parents[n-1]
+		}
+	}
+	return h, nil
+}
+
+func splitSuffix(rev string) (string, string) {
+	i := strings.IndexAny(rev, "~^")
+	if i < 0 {
+		return rev, ""
+	}
+	return rev[:i], rev[i:]
+}
+
+func (r *Repo) resolveName(name, head string) (plumbing.Hash, error) {
+	if name == "HEAD" || name == "@" {
+		name = head
+	}
+	candidates := []string{name}
+	if !strings.HasPrefix(name, "refs/") {
+		candidates = []string{"refs/heads/" + name, "refs/tags/" + name, "refs/" + name, "refs/remotes/" + name}
+	}
+	for _, ref := range candidates {
+		h, err := r.Ref(ref)
+		if err == nil {
+			return r.Peel(h)
+		}
+		if !errors.Is(err, ErrNotFound) {
+			return plumbing.ZeroHash, err
+		}
+	}
+	if isHex(name) && len(name) >= 4 && len(name) <= 40 {
+		return r.expandHash(name)
+	}
+	return plumbing.ZeroHash, fmt.Errorf("unknown revision %q: %w", name, ErrNotFound)
+}
+
+// Peel follows annotated tags to the commit they name.
+func (r *Repo) Peel(h plumbing.Hash) (plumbing.Hash, error) {
+	for i := 0; i < 10; i++ {
+		t, body, err := r.ReadObject(h)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		if t != plumbing.TagObject {
+			return h, nil
+		}
+		line, _, _ := strings.Cut(string(body), "\n")
+		target, ok := strings.CutPrefix(line, "object ")
+		if !ok || !plumbing.IsHash(target) {
+			return plumbing.ZeroHash, fmt.Errorf("tag %s: corrupt", h)
+		}
+		h = plumbing.NewHash(target)
+	}
+	return plumbing.ZeroHash, fmt.Errorf("tag %s: chain too long", h)
+}
+
+func isHex(s string) bool {
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *Repo) expandHash(prefix string) (plumbing.Hash, error) {
+	if len(prefix) == 40 {
+		h := plumbing.NewHash(prefix)
+		if _, _, err := r.ReadObject(h); err != nil {
+			return plumbing.ZeroHash, err
+		}
+		return r.Peel(h)
+	}
+	b := []byte(prefix)
+	if len(b)%2 == 1 {
+		b = b[:len(b)-1]
+	}
+	raw := make([]byte, len(b)/2)
+	for i := range raw {
+		v, _ := strconv.ParseUint(string(b[2*i:2*i+2]), 16, 8)
+		raw[i] = byte(v)
+	}
+	r.mu.Lock()
+	r.st.ObjectStorage.Reindex()
+	hs, err := r.st.HashesWithPrefix(raw)
+	r.mu.Unlock()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	var match []plumbing.Hash
+	for _, h := range hs {
+		if strings.HasPrefix(h.String(), prefix) {
+			match = append(match, h)
+		}
+	}
+	switch len(match) {
+	case 0:
+		return plumbing.ZeroHash, fmt.Errorf("unknown revision %q: %w", prefix, ErrNotFound)
+	case 1:
+		return r.Peel(match[0])
+	}
+	return plumbing.ZeroHash, fmt.Errorf("ambiguous revision %q matches %d objects: %w", prefix, len(match), ErrNotFound)
+}
+
+// AtTime returns the newest first-parent ancestor of ref committed at or
+// before t.
+func (r *Repo) AtTime(ref string, t time.Time) (plumbing.Hash, error) {
+	h, err := r.Ref(ref)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	for !h.IsZero() {
+		c, err := r.ReadCommit(h)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		if !c.Committer.When.After(t) {
+			return h, nil
+		}
+		if len(c.Parents) == 0 {
+			break
+		}
+		h = c.Parents[0]
+	}
+	return plumbing.ZeroHash, fmt.Errorf("no commit on %s at or before %s: %w", ref, t.Format(time.RFC3339), ErrNotFound)
+}
+
+// FirstParents calls fn for each commit from h back along first parents,
+// newest first, until fn returns false or history ends.
+func (r *Repo) FirstParents(h plumbing.Hash, fn func(*Commit) (bool, error)) error {
+	for !h.IsZero() {
+		c, err := r.ReadCommit(h)
+		if err != nil {
+			return err
+		}
+		more, err := fn(c)
+		if err != nil || !more {
+			return err
+		}
+		if len(c.Parents) == 0 {
+			return nil
+		}
+		h = c.Parents[0]
+	}
+	return nil
+}

@@ -1,0 +1,310 @@
+package repo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+)
+
+// Tx is a transaction on a branch: reads see the branch head plus the
+// transaction's own writes; nothing is visible to others until Commit.
+type Tx struct {
+	r       *Repo
+	parent  plumbing.Hash
+	root    plumbing.Hash
+	changes map[string]*[]byte // nil value: deleted
+}
+
+// Parent is the commit the transaction builds on (zero on an empty branch).
+func (tx *Tx) Parent() plumbing.Hash { return tx.parent }
+
+// Repo is the repository the transaction writes to.
+func (tx *Tx) Repo() *Repo { return tx.r }
+
+// ReadFile returns a file's content; ErrNotFound when absent.
+func (tx *Tx) ReadFile(path string) ([]byte, error) {
+	if c, ok := tx.changes[path]; ok {
+		if c == nil {
+			return nil, fmt.Errorf("%s: %w", path, ErrNotFound)
+		}
+		return *c, nil
+	}
+	return tx.r.ReadFileAt(tx.root, path)
+}
+
+// Exists reports whether path is a file.
+func (tx *Tx) Exists(path string) (bool, error) {
+	_, err := tx.ReadFile(path)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// WriteFile stages new content for path; intermediate directories appear as
+// needed. Names git would refuse are refused here, before anything is
+// written.
+func (tx *Tx) WriteFile(path string, data []byte) error {
+	for _, seg := range strings.Split(path, "/") {
+		if err := checkEntryName(seg); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	cp := append([]byte(nil), data...)
+	tx.changes[path] = &cp
+	return nil
+}
+
+// Remove stages the deletion of a file; ErrNotFound when absent.
+func (tx *Tx) Remove(path string) error {
+	ok, err := tx.Exists(path)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("%s: %w", path, ErrNotFound)
+	}
+	tx.changes[path] = nil
+	return nil
+}
+
+// Changed lists the paths written or removed, sorted.
+func (tx *Tx) Changed() []string {
+	out := make([]string, 0, len(tx.changes))
+	for p := range tx.changes {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ReadDir lists a directory ("" is the root) as the transaction sees it.
+func (tx *Tx) ReadDir(dir string) ([]DirEntry, error) {
+	base, err := tx.r.ReadDirAt(tx.root, dir)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, err
+	}
+	found := err == nil
+	m := make(map[string]bool, len(base))
+	for _, e := range base {
+		m[e.Name] = e.IsDir
+	}
+	prefix := dir
+	if prefix != "" {
+		prefix += "/"
+	}
+	for p, c := range tx.changes {
+		rest, ok := strings.CutPrefix(p, prefix)
+		if !ok {
+			continue
+		}
+		name, sub, isDir := strings.Cut(rest, "/")
+		_ = sub
+		if c != nil {
+			m[name] = isDir
+			found = true
+		} else if !isDir {
+			delete(m, name)
+		}
+	}
+	if !found {
+		return nil, fmt.Errorf("%s: %w", dir, ErrNotFound)
+	}
+	out := make([]DirEntry, 0, len(m))
+	for n, d := range m {
+		out = append(out, DirEntry{Name: n, IsDir: d})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// CommitInfo is what a transaction function returns to have its changes
+// committed.
+type CommitInfo struct {
+	Author, Committer Signature
+	Message           string
+	// MergeParents are parents after the branch head (a merge commit).
+	MergeParents []plumbing.Hash
+	// AllowEmpty commits even when the tree is unchanged (merges).
+	AllowEmpty bool
+}
+
+// CommitOptions control the compare-and-swap of Commit.
+type CommitOptions struct {
+	// Expect, when set, is the commit the branch must be at; otherwise
+	// the commit fails with a *StaleError naming the current head.
+	Expect *plumbing.Hash
+}
+
+// Commit runs fn in a transaction on branch (a full ref name) and commits
+// its changes as one commit. It holds the branch's lock file for the whole
+// transaction, so fn always sees the latest head and concurrent writers are
+// serialized rather than retried; C git writers take the same lock. A
+// transaction that changes nothing returns ErrNoChange and writes nothing.
+func (r *Repo) Commit(ctx context.Context, branch string, fn func(*Tx) (*CommitInfo, error), opts CommitOptions) (*Commit, error) {
+	var out *Commit
+	err := r.withLock(ctx, branch, func(lock *fileLock) (bool, error) {
+		head, _, err := r.readRef(branch)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return false, err
+		}
+		if opts.Expect != nil && *opts.Expect != head {
+			return false, &StaleError{Ref: branch, Expected: *opts.Expect, Current: head}
+		}
+		tx := &Tx{r: r, parent: head, root: emptyTree, changes: map[string]*[]byte{}}
+		if !head.IsZero() {
+			c, err := r.ReadCommit(head)
+			if err != nil {
+				return false, err
+			}
+			tx.root = c.Tree
+		}
+		info, err := fn(tx)
+		if err != nil {
+			return false, err
+		}
+		b := &builder{r: r, trees: map[plumbing.Hash]*Tree{}}
+		root, err := b.build(tx.root, "", tx.changes)
+		if err != nil {
+			return false, err
+		}
+		if root == tx.root && !info.AllowEmpty {
+			return false, ErrNoChange
+		}
+		c := &Commit{Tree: root, Author: info.Author, Committer: info.Committer, Message: info.Message}
+		if !head.IsZero() {
+			c.Parents = append(c.Parents, head)
+		}
+		c.Parents = append(c.Parents, info.MergeParents...)
+		body, err := encodeCommit(c)
+		if err != nil {
+			return false, err
+		}
+		c.Hash = hashObject(plumbing.CommitObject, body)
+		b.objs = append(b.objs, rawObject{typ: plumbing.CommitObject, hash: c.Hash, body: body})
+		if _, err := r.writePack(b.objs); err != nil {
+			return false, err
+		}
+		r.remember(b.objs, b.trees)
+		r.mu.Lock()
+		r.cache.put(commitKey(c.Hash), c)
+		r.mu.Unlock()
+		if _, err := lock.WriteString(c.Hash.String() + "\n"); err != nil {
+			return false, err
+		}
+		out = c
+		return false, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// builder writes the trees on changed paths, reusing every untouched
+// subtree by hash.
+type builder struct {
+	r     *Repo
+	objs  []rawObject
+	trees map[plumbing.Hash]*Tree
+	blobs map[plumbing.Hash]bool
+}
+
+func (b *builder) build(base plumbing.Hash, dir string, changes map[string]*[]byte) (plumbing.Hash, error) {
+	t, err := b.r.ReadTree(base)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	files := map[string]*[]byte{}
+	subs := map[string]map[string]*[]byte{}
+	for p, c := range changes {
+		name, rest, isDir := strings.Cut(p, "/")
+		if isDir {
+			if subs[name] == nil {
+				subs[name] = map[string]*[]byte{}
+			}
+			subs[name][rest] = c
+		} else {
+			files[name] = c
+		}
+	}
+	es := append(make([]TreeEntry, 0, len(t.Entries)+len(changes)), t.Entries...)
+	set := func(e TreeEntry, del bool) error {
+		i, found := search(es, e.Name)
+		if found && es[i].IsDir() != e.IsDir() && !del {
+			kind := "directory"
+			if !es[i].IsDir() {
+				kind = "file"
+			}
+			return fmt.Errorf("%w: %s%s is a %s", ErrInvalidName, dir, e.Name, kind)
+		}
+		switch {
+		case del && found:
+			es = append(es[:i], es[i+1:]...)
+		case del:
+		case found:
+			es[i] = e
+		default:
+			if err := checkNewName(es, e.Name); err != nil {
+				return fmt.Errorf("%s%s: %w", dir, e.Name, err)
+			}
+			j := insertAt(es, e)
+			es = append(es, TreeEntry{})
+			copy(es[j+1:], es[j:])
+			es[j] = e
+		}
+		return nil
+	}
+	for name, c := range files {
+		if c == nil {
+			if i, found := search(es, name); found && !es[i].IsDir() {
+				es = append(es[:i], es[i+1:]...)
+			}
+			continue
+		}
+		h := hashObject(plumbing.BlobObject, *c)
+		if !b.blobs[h] {
+			if b.blobs == nil {
+				b.blobs = map[plumbing.Hash]bool{}
+			}
+			b.blobs[h] = true
+			b.objs = append(b.objs, rawObject{typ: plumbing.BlobObject, hash: h, body: *c})
+		}
+		mode := filemode.Regular
+		if i, found := search(es, name); found && es[i].Mode == filemode.Executable {
+			mode = filemode.Executable
+		}
+		if err := set(TreeEntry{Name: name, Mode: mode, Hash: h}, false); err != nil {
+			return plumbing.ZeroHash, err
+		}
+	}
+	for name, sc := range subs {
+		sub := emptyTree
+		if i, found := search(es, name); found {
+			if !es[i].IsDir() {
+				return plumbing.ZeroHash, fmt.Errorf("%w: %s%s is a file", ErrInvalidName, dir, name)
+			}
+			sub = es[i].Hash
+		}
+		h, err := b.build(sub, dir+name+"/", sc)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		// An emptied directory disappears, as in git.
+		if err := set(TreeEntry{Name: name, Mode: filemode.Dir, Hash: h}, h == emptyTree); err != nil {
+			return plumbing.ZeroHash, err
+		}
+	}
+	body := encodeTree(es)
+	h := hashObject(plumbing.TreeObject, body)
+	if h != base && h != emptyTree {
+		b.objs = append(b.objs, rawObject{typ: plumbing.TreeObject, hash: h, body: body})
+		b.trees[h] = &Tree{Entries: es}
+	}
+	return h, nil
+}

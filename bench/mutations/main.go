@@ -1,0 +1,226 @@
+// Command mutations measures the write path in one run on one machine: a
+// store of 1,000 JSON documents in one directory, mutated by (a) the Go API
+// in-process, (b) the aiwg-state CLI, (c) the same mutation scripted with
+// git plumbing, and (d) the unversioned floor (write a temp file and rename
+// it), each with and without fsync; plus disk bytes per mutation before and
+// after packing, and heap growth over the run.
+//
+//	go run ./bench/mutations                  # the full run (10,000 in-process mutations)
+//	go run ./bench/mutations -n 2000 -cli 200 # quicker
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	aiwgstate "github.com/aiwg/aiwg-state"
+)
+
+const docs = 1000
+
+func main() {
+	n := flag.Int("n", 10000, "in-process mutations (and floor writes) per fsync setting")
+	ncli := flag.Int("cli", 300, "CLI and git-plumbing mutations per fsync setting (each spawns processes)")
+	flag.Parse()
+	ctx := context.Background()
+	work, err := os.MkdirTemp("", "aiwg-bench-")
+	check(err)
+	defer os.RemoveAll(work)
+	bin := filepath.Join(work, "aiwg-state")
+	out, err := exec.Command("go", "build", "-o", bin, "./cmd/aiwg-state").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "build (run from the repository root): %v\n%s", err, out)
+		os.Exit(1)
+	}
+	fmt.Printf("machine: %s/%s, %d CPUs, %s; store of %d documents in one directory\n\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), gitVersion(), docs)
+	fmt.Printf("%-34s %8s %12s %12s %10s\n", "what", "ops", "median", "p90", "vs floor")
+
+	for _, sync := range []bool{false, true} {
+		label := map[bool]string{false: "no fsync", true: "fsync"}[sync]
+		floor := measureFloor(work, *n, sync)
+		row("(d) floor: temp file + rename, "+label, floor, floor)
+
+		st := seedStore(ctx, filepath.Join(work, "api-"+label), sync)
+		var m0, m1 runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m0)
+		api := make([]time.Duration, 0, *n)
+		var heapAt1k uint64
+		for i := 0; i < *n; i++ {
+			t0 := time.Now()
+			_, err := st.Set(ctx, docPath(i%docs), "status.value", []byte(fmt.Sprintf("%d", i+1_000_000)), aiwgstate.WriteOptions{Agent: "bench"})
+			api = append(api, time.Since(t0))
+			check(err)
+			if i == 999 {
+				runtime.GC()
+				var m runtime.MemStats
+				runtime.ReadMemStats(&m)
+				heapAt1k = m.HeapAlloc
+			}
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&m1)
+		row("(a) in-process Store.Set, "+label, api, floor)
+		loose := dirBytes(filepath.Join(st.Dir(), "objects"))
+		check(st.GC(ctx, true))
+		packed := dirBytes(filepath.Join(st.Dir(), "objects"))
+		fmt.Printf("    disk per mutation: %.1f KB as written (packs rolled up on the way), %.2f KB after gc --full; heap %.1f MB after 1k mutations, %.1f MB after %d\n",
+			float64(loose)/float64(*n)/1024, float64(packed)/float64(*n)/1024, float64(heapAt1k)/1e6, float64(m1.HeapAlloc)/1e6, *n)
+		st.Close()
+
+		cliStore := seedStore(ctx, filepath.Join(work, "cli-"+label), sync)
+		cliStore.Close()
+		cli := make([]time.Duration, 0, *ncli)
+		for i := 0; i < *ncli; i++ {
+			args := []string{"set", docPath(i % docs), "status.value", fmt.Sprint(i + 1_000_000), "--store", cliStore.Dir(), "--agent", "bench"}
+			if !sync {
+				args = append(args, "--no-sync")
+			}
+			t0 := time.Now()
+			out, err := exec.Command(bin, args...).CombinedOutput()
+			cli = append(cli, time.Since(t0))
+			if err != nil {
+				panic(fmt.Sprintf("%v: %s", err, out))
+			}
+		}
+		row("(b) CLI aiwg-state set, "+label, cli, floor)
+
+		plumb := measurePlumbing(ctx, filepath.Join(work, "git-"+label), *ncli, sync)
+		row("(c) git plumbing script, "+label, plumb, floor)
+		fmt.Printf("    CLI / plumbing: %.2fx (target <= 0.25x); in-process / floor: %.2fx (target <= 2x)\n\n",
+			ratio(cli, plumb), ratio(api, floor))
+	}
+}
+
+func docPath(i int) string { return fmt.Sprintf("docs/doc-%04d.json", i) }
+
+func docBody(i int) string {
+	return fmt.Sprintf("{\n  \"id\": \"doc-%04d\",\n  \"owner\": \"agent-%d\",\n  \"status\": {\n    \"updated_at\": \"2026-11-22T00:00:00Z\",\n    \"value\": %d\n  },\n  \"tags\": [\n    \"alpha\",\n    \"beta\"\n  ]\n}\n", i, i%7, i)
+}
+
+// seedStore creates a store holding the documents in one commit.
+func seedStore(ctx context.Context, dir string, sync bool) *aiwgstate.Store {
+	st, err := aiwgstate.Init(ctx, dir, aiwgstate.InitOptions{Options: aiwgstate.Options{NoSync: !sync}})
+	check(err)
+	ops := make([]aiwgstate.Op, docs)
+	for i := range ops {
+		ops[i] = aiwgstate.Op{Op: "put", File: docPath(i), Value: []byte(docBody(i))}
+	}
+	_, err = st.Apply(ctx, ops, aiwgstate.WriteOptions{Agent: "seed"})
+	check(err)
+	return st
+}
+
+func measureFloor(work string, n int, sync bool) []time.Duration {
+	dir := filepath.Join(work, fmt.Sprintf("floor-%v", sync), "docs")
+	check(os.MkdirAll(dir, 0o755))
+	for i := 0; i < docs; i++ {
+		check(os.WriteFile(filepath.Join(dir, fmt.Sprintf("doc-%04d.json", i)), []byte(docBody(i)), 0o644))
+	}
+	out := make([]time.Duration, 0, n)
+	for i := 0; i < n; i++ {
+		body := []byte(docBody(i % docs))
+		t0 := time.Now()
+		dst := filepath.Join(dir, fmt.Sprintf("doc-%04d.json", i%docs))
+		f, err := os.CreateTemp(dir, ".tmp-")
+		check(err)
+		_, err = f.Write(body)
+		check(err)
+		if sync {
+			check(f.Sync())
+		}
+		check(f.Close())
+		check(os.Rename(f.Name(), dst))
+		if sync {
+			d, err := os.Open(dir)
+			check(err)
+			check(d.Sync())
+			d.Close()
+		}
+		out = append(out, time.Since(t0))
+	}
+	return out
+}
+
+// measurePlumbing scripts one mutation as a git user would without
+// aiwg-state: hash-object, update-index on a scratch index, write-tree,
+// commit-tree, update-ref with the old value (five git processes).
+func measurePlumbing(ctx context.Context, dir string, n int, sync bool) []time.Duration {
+	st := seedStore(ctx, dir, sync)
+	gitDir := st.Dir()
+	st.Close()
+	fsync := "none"
+	if sync {
+		fsync = "committed,reference"
+	}
+	index := filepath.Join(gitDir, "bench-index")
+	env := append(os.Environ(), "GIT_INDEX_FILE="+index, "GIT_DIR="+gitDir,
+		"GIT_AUTHOR_NAME=bench", "GIT_AUTHOR_EMAIL=bench@agents.invalid", "GIT_COMMITTER_NAME=bench", "GIT_COMMITTER_EMAIL=bench@agents.invalid")
+	git := func(stdin string, args ...string) string {
+		cmd := exec.Command("git", append([]string{"-c", "core.fsync=" + fsync, "-c", "core.fsyncMethod=fsync"}, args...)...)
+		cmd.Env = env
+		if stdin != "" {
+			cmd.Stdin = strings.NewReader(stdin)
+		}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			panic(fmt.Sprintf("git %v: %v: %s", args, err, out))
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("", "read-tree", "main")
+	out := make([]time.Duration, 0, n)
+	for i := 0; i < n; i++ {
+		t0 := time.Now()
+		old := git("", "rev-parse", "main")
+		blob := git(docBody(i%docs)+" ", "hash-object", "-w", "--stdin")
+		git("", "update-index", "--cacheinfo", "100644,"+blob+","+docPath(i%docs))
+		tree := git("", "write-tree")
+		c := git("", "commit-tree", tree, "-p", old, "-m", "set "+docPath(i%docs))
+		git("", "update-ref", "refs/heads/main", c, old)
+		out = append(out, time.Since(t0))
+	}
+	return out
+}
+
+func row(what string, ds, floor []time.Duration) {
+	fmt.Printf("%-34s %8d %12s %12s %9.2fx\n", what, len(ds), pct(ds, 50), pct(ds, 90), ratio(ds, floor))
+}
+
+func pct(ds []time.Duration, p int) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)*p/100].Round(time.Microsecond)
+}
+
+func ratio(a, b []time.Duration) float64 { return float64(pct(a, 50)) / float64(pct(b, 50)) }
+
+func dirBytes(dir string) int64 {
+	var n int64
+	filepath.Walk(dir, func(_ string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			n += fi.Size()
+		}
+		return nil
+	})
+	return n
+}
+
+func gitVersion() string {
+	out, _ := exec.Command("git", "version").Output()
+	return strings.TrimSpace(string(out))
+}
+
+func check(err error) {
+	if err != nil {
+		panic(err)
+	}
+}

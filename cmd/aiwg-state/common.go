@@ -1,0 +1,140 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	aiwgstate "github.com/aiwg/aiwg-state"
+)
+
+var (
+	storeFlag  = &cli.StringFlag{Name: "store", Usage: "the store's directory (default: the nearest .aiwg/state.git)", EnvVars: []string{"AIWG_STATE_STORE"}}
+	branchFlag = &cli.StringFlag{Name: "branch", Aliases: []string{"b"}, Usage: "the branch to read or write (default: the store's HEAD)"}
+	jsonFlag   = &cli.BoolFlag{Name: "json", Usage: "print JSON"}
+	atFlag     = &cli.StringFlag{Name: "at", Usage: "read at a revision: commit, branch, tag, HEAD~N or an RFC 3339 time"}
+	noSyncFlag = &cli.BoolFlag{Name: "no-sync", Usage: "skip fsync: faster, but a machine crash may lose the last writes (never consistency)"}
+)
+
+func commonFlags() []cli.Flag { return []cli.Flag{storeFlag, branchFlag, jsonFlag, noSyncFlag} }
+
+func readFlags() []cli.Flag { return append(commonFlags(), atFlag) }
+
+func writeFlags() []cli.Flag {
+	return append(commonFlags(),
+		&cli.StringFlag{Name: "agent", Usage: "the agent the commit is authored by", EnvVars: []string{"AIWG_AGENT"}},
+		&cli.StringFlag{Name: "source", Usage: "what caused the mutation (Source trailer)"},
+		&cli.StringFlag{Name: "correlation", Usage: "a correlation id (Correlation-Id trailer)"},
+		&cli.StringFlag{Name: "expect", Usage: "fail with exit 6 unless the branch is at this revision (optimistic concurrency)"},
+		&cli.StringFlag{Name: "message", Aliases: []string{"m"}, Usage: "the commit subject (default: generated from the change)"},
+	)
+}
+
+// session is what a command needs: its context, the store, the output.
+type session struct {
+	c     *cli.Context
+	store *aiwgstate.Store
+	out   io.Writer
+	json  bool
+}
+
+func open(c *cli.Context) (*session, error) {
+	dir := c.String("store")
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		if dir, err = aiwgstate.Discover(wd); err != nil {
+			return nil, err
+		}
+	}
+	st, err := aiwgstate.Open(c.Context, dir, aiwgstate.Options{Branch: c.String("branch"), NoSync: c.Bool("no-sync")})
+	if err != nil {
+		return nil, err
+	}
+	return &session{c: c, store: st, out: c.App.Writer, json: c.Bool("json")}, nil
+}
+
+func (s *session) close() { s.store.Close() }
+
+func (s *session) writeOptions() aiwgstate.WriteOptions {
+	return aiwgstate.WriteOptions{
+		Agent:       s.c.String("agent"),
+		Source:      s.c.String("source"),
+		Correlation: s.c.String("correlation"),
+		Expect:      s.c.String("expect"),
+		Message:     s.c.String("message"),
+	}
+}
+
+func (s *session) readOptions() aiwgstate.ReadOptions {
+	return aiwgstate.ReadOptions{At: s.c.String("at")}
+}
+
+// printJSON writes v as one line of JSON.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// command wraps an action that needs an open store.
+func command(fn func(s *session) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		s, err := open(c)
+		if err != nil {
+			return err
+		}
+		defer s.close()
+		return fn(s)
+	}
+}
+
+// args checks the positional argument count.
+func args(c *cli.Context, min, max int) ([]string, error) {
+	a := c.Args().Slice()
+	if len(a) < min || (max >= 0 && len(a) > max) {
+		want := fmt.Sprintf("%d", min)
+		switch {
+		case max < 0:
+			want = fmt.Sprintf("at least %d", min)
+		case max != min:
+			want = fmt.Sprintf("%d to %d", min, max)
+		}
+		return nil, usagef("%s takes %s argument(s), got %d: usage: aiwg-state %s %s", c.Command.Name, want, len(a), c.Command.Name, c.Command.ArgsUsage)
+	}
+	return a, nil
+}
+
+// readValue reads a VALUE argument: "-" is standard input.
+func readValue(c *cli.Context, v string) ([]byte, error) {
+	if v != "-" {
+		return []byte(v), nil
+	}
+	data, err := io.ReadAll(c.App.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("reading standard input: %w", err)
+	}
+	return data, nil
+}
+
+// shortHash is the abbreviation used in human output.
+func shortHash(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+func indent(s, prefix string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = prefix + l
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/objects"
+	"github.com/aiwg/aiwg-state/repo"
+	"github.com/aiwg/aiwg-state/verbiage"
+)
+
+// Exit codes (DESIGN.md §8; seed 004's codes where they apply).
+const (
+	exitOK         = 0
+	exitUnexpected = 1
+	exitUsage      = 2 // invalid key, path, value or usage
+	exitDomain     = 3 // not found, limits, read-only, invalid state
+	exitConflict   = 4 // unresolved conflict, in-flight guard
+	exitLock       = 5 // lock failure
+	exitStale      = 6 // concurrent update (--expect mismatch)
+)
+
+// usageError marks errors of the command line itself.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+// exitTable maps sentinel errors to exit codes; the first match wins, so
+// more specific sentinels come first.
+var exitTable = []struct {
+	err  error
+	code int
+}{
+	{repo.ErrStale, exitStale},
+	{repo.ErrLocked, exitLock},
+	{verbiage.ErrInvalidPath, exitUsage},
+	{verbiage.ErrInvalidKey, exitUsage},
+	{verbiage.ErrInvalidName, exitUsage},
+	{repo.ErrInvalidName, exitUsage},
+	{objects.ErrInvalidJSON, exitUsage},
+	{aiwgstate.ErrUsage, exitUsage},
+	{aiwgstate.ErrLimit, exitDomain},
+	{aiwgstate.ErrExists, exitDomain},
+	{aiwgstate.ErrReadOnly, exitDomain},
+	{objects.ErrNotContainer, exitDomain},
+	{objects.ErrNotFound, exitDomain},
+	{repo.ErrNotFound, exitDomain},
+	{repo.ErrNotStore, exitDomain},
+}
+
+// exitCode is the one place errors become exit codes.
+func exitCode(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var ue usageError
+	if errors.As(err, &ue) {
+		return exitUsage
+	}
+	for _, e := range exitTable {
+		if errors.Is(err, e.err) {
+			return e.code
+		}
+	}
+	return exitUnexpected
+}
+
+// reportError prints one line (or, with --json, one object) for err.
+func reportError(w io.Writer, err error, asJSON bool) {
+	code := exitCode(err)
+	msg := oneLine(err.Error())
+	if asJSON {
+		details := map[string]any{}
+		var se *repo.StaleError
+		if errors.As(err, &se) {
+			details["ref"] = se.Ref
+			details["current"] = se.Current.String()
+			details["expected"] = se.Expected.String()
+		}
+		b, _ := json.Marshal(map[string]any{"error": msg, "code": code, "details": details})
+		fmt.Fprintln(w, string(b))
+		return
+	}
+	fmt.Fprintln(w, "aiwg-state: "+msg)
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,0 +1,194 @@
+// Command aiwg-state is the CLI of aiwg-state, a versioned state store for
+// AI agents kept in a git repository. It is a thin layer over the
+// aiwgstate package: flag parsing, output formats and exit codes.
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+)
+
+func main() {
+	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run executes one command line and returns its exit code. Tests and
+// quickstart call it in-process.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	app := newApp(stdin, stdout, stderr)
+	err := app.RunContext(ctx, reorderArgs(app, args))
+	if err == nil {
+		return exitOK
+	}
+	reportError(stderr, err, wantsJSON(args))
+	return exitCode(err)
+}
+
+func wantsJSON(args []string) bool {
+	for _, a := range args[1:] {
+		if a == "--" {
+			break
+		}
+		if a == "--json" || a == "-json" || a == "--json=true" {
+			return true
+		}
+	}
+	return false
+}
+
+const appHelp = `aiwg-state keeps AI agents' working state (variables, JSON documents,
+memory records, trajectories) as canonical JSON files in a dedicated git
+repository. Every mutation is one commit: the author is the agent, the
+trailers carry the mutation id, operation, path, source and correlation id,
+so the history is the audit log and plain git reads it too.
+
+Start here:
+   aiwg-state quickstart            # a guided tour on a scratch store
+   aiwg-state init                  # create .aiwg/state.git here
+   aiwg-state set plan.json risk.level '"high"' --agent planner
+   aiwg-state get plan.json risk.level
+   aiwg-state log plan.json
+
+Key paths take the dot form (risk.level, items.0.id) or the slash form
+(risk/level); a backslash escapes a dot or slash inside a key (a\.b).
+Values are JSON; --string takes raw text; - reads standard input.
+Every command takes --json for machine-readable output.
+
+Exit codes: 0 ok, 1 unexpected, 2 invalid key/path/value or usage,
+3 not found / invalid state / over a limit, 4 unresolved conflict,
+5 lock failure, 6 concurrent update (--expect mismatch).
+
+Environment: AIWG_STATE_STORE (the store), AIWG_AGENT (the agent),
+NO_COLOR.`
+
+func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
+	app := &cli.App{
+		Name:                   "aiwg-state",
+		Usage:                  "a git-native versioned state store for AI agents",
+		Description:            appHelp,
+		Reader:                 stdin,
+		Writer:                 stdout,
+		ErrWriter:              stderr,
+		HideVersion:            true,
+		UseShortOptionHandling: true,
+		ExitErrHandler:         func(*cli.Context, error) {}, // run() reports errors
+		Commands: concat(
+			storeCommands(),
+			documentCommands(),
+			historyCommands(),
+		),
+	}
+	app.OnUsageError = onUsageError
+	setUsageErrors(app.Commands)
+	return app
+}
+
+// onUsageError turns urfave/cli's parse errors (unknown flag, missing flag
+// value) into usage errors with exit code 2.
+func onUsageError(_ *cli.Context, err error, _ bool) error {
+	return usagef("%v (see --help)", err)
+}
+
+func setUsageErrors(cmds []*cli.Command) {
+	for _, c := range cmds {
+		c.OnUsageError = onUsageError
+		setUsageErrors(c.Subcommands)
+	}
+}
+
+func concat[T any](parts ...[]T) []T {
+	var out []T
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+// reorderArgs moves a subcommand's flags before its positional arguments.
+// urfave/cli v2 stops parsing flags at the first argument, so without this
+// `aiwg-state set doc.json a 1 --json` would take --json as a value. Only
+// names the command defines count as flags, so a value like -1 stays a value;
+// "--" ends flags as usual.
+func reorderArgs(app *cli.App, args []string) []string {
+	if len(args) < 2 {
+		return args
+	}
+	out := []string{args[0]}
+	rest := args[1:]
+	var cmd *cli.Command
+	cmds := app.Commands
+	// Walk down the command path (global flags may come first).
+	for len(rest) > 0 {
+		a := rest[0]
+		if strings.HasPrefix(a, "-") {
+			out = append(out, a)
+			rest = rest[1:]
+			continue
+		}
+		next := findCommand(cmds, a)
+		if next == nil {
+			break
+		}
+		cmd = next
+		out = append(out, a)
+		rest = rest[1:]
+		cmds = next.Subcommands
+		if len(cmds) == 0 {
+			break
+		}
+	}
+	if cmd == nil {
+		return args
+	}
+	takesValue := map[string]bool{}
+	isFlag := map[string]bool{}
+	for _, f := range cmd.Flags {
+		_, isBool := f.(*cli.BoolFlag)
+		for _, n := range f.Names() {
+			isFlag[n] = true
+			takesValue[n] = !isBool
+		}
+	}
+	var flags, pos []string
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		if a == "--" {
+			pos = append(pos, rest[i+1:]...)
+			break
+		}
+		name := strings.TrimLeft(a, "-")
+		name, _, hasEq := strings.Cut(name, "=")
+		if strings.HasPrefix(a, "-") && isFlag[name] {
+			flags = append(flags, a)
+			if takesValue[name] && !hasEq && i+1 < len(rest) {
+				flags = append(flags, rest[i+1])
+				i++
+			}
+			continue
+		}
+		pos = append(pos, a)
+	}
+	out = append(out, flags...)
+	if len(pos) > 0 {
+		out = append(out, "--")
+		out = append(out, pos...)
+	}
+	return out
+}
+
+func findCommand(cmds []*cli.Command, name string) *cli.Command {
+	for _, c := range cmds {
+		if c.HasName(name) {
+			return c
+		}
+	}
+	return nil
+}

@@ -1,0 +1,239 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// bin is the aiwg-state binary built once for the tests that need real
+// processes (concurrency, SIGKILL).
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "aiwg-bin-")
+	if err != nil {
+		panic(err)
+	}
+	bin = filepath.Join(dir, "aiwg-state")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// cli runs the CLI in-process against a store.
+func runCLI(t testing.TB, store, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var o, e bytes.Buffer
+	full := append([]string{"aiwg-state"}, args...)
+	full = append(full, "--store", store, "--no-sync")
+	code = run(full, strings.NewReader(stdin), &o, &e)
+	return o.String(), e.String(), code
+}
+
+func mustCLI(t testing.TB, store, stdin string, args ...string) string {
+	t.Helper()
+	out, errOut, code := runCLI(t, store, stdin, args...)
+	if code != 0 {
+		t.Fatalf("aiwg-state %s: exit %d: %s", strings.Join(args, " "), code, errOut)
+	}
+	return out
+}
+
+func gitOut(t testing.TB, store string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("git", append([]string{"--git-dir", store}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+func newStore(t testing.TB) string {
+	t.Helper()
+	store := filepath.Join(t.TempDir(), "state.git")
+	mustCLI(t, store, "", "init")
+	return store
+}
+
+func TestDocumentCommands(t *testing.T) {
+	s := newStore(t)
+	mustCLI(t, s, "", "set", "plan.json", "risk.level", `"low"`, "--agent", "planner")
+	mustCLI(t, s, "", "set", "plan.json", "risk/owner", "ops", "--string")
+	mustCLI(t, s, `{"b": 2, "a": 1}`, "set", "plan.json", `odd\.key`, "-")
+	mustCLI(t, s, "", "set", "plan.json", "items", `[]`)
+	mustCLI(t, s, "", "set", "plan.json", "items.-", `{"id": 1}`)
+	mustCLI(t, s, "", "set", "plan.json", "n", `-1`)
+	want := "{\n  \"items\": [\n    {\n      \"id\": 1\n    }\n  ],\n  \"n\": -1,\n  \"odd.key\": {\n    \"a\": 1,\n    \"b\": 2\n  },\n  \"risk\": {\n    \"level\": \"low\",\n    \"owner\": \"ops\"\n  }\n}\n"
+	if got := mustCLI(t, s, "", "cat", "plan.json"); got != want {
+		t.Fatalf("cat:\n%s\nwant:\n%s", got, want)
+	}
+	if got := gitOut(t, s, "show", "main:plan.json"); got != want {
+		t.Fatalf("git show differs from cat:\n%s", got)
+	}
+	if got := mustCLI(t, s, "", "get", "plan.json", "risk.owner", "--raw"); got != "ops\n" {
+		t.Fatalf("get --raw = %q", got)
+	}
+	if got := mustCLI(t, s, "", "get", "plan.json", "items.0.id"); got != "1\n" {
+		t.Fatalf("get items.0.id = %q", got)
+	}
+	mustCLI(t, s, "", "mv", "plan.json", "docs/plan.json")
+	if got := mustCLI(t, s, "", "ls"); !strings.Contains(got, "docs/\n") || strings.Contains(got, "plan.json") {
+		t.Fatalf("ls = %q", got)
+	}
+	mustCLI(t, s, "", "del", "docs/plan.json", "risk.owner")
+	mustCLI(t, s, "", "put", "b.json", `{"x": true}`)
+	mustCLI(t, s, "", "del", "b.json")
+	if _, _, code := runCLI(t, s, "", "get", "b.json"); code != exitDomain {
+		t.Fatalf("get deleted file: exit %d", code)
+	}
+	if got := mustCLI(t, s, "", "get", "b.json", "x", "--at", "HEAD~1"); got != "true\n" {
+		t.Fatalf("get --at HEAD~1 = %q", got)
+	}
+	// 1 init + 6 sets + mv + del + put + del
+	if n := strings.Count(gitOut(t, s, "rev-list", "main"), "\n"); n != 11 {
+		t.Fatalf("%d commits", n)
+	}
+	gitOut(t, s, "fsck", "--strict", "--no-dangling")
+}
+
+func TestApplyIsAllOrNothing(t *testing.T) {
+	s := newStore(t)
+	ops := `{"op":"set","file":"a.json","path":"x","value":1}
+# a comment
+{"op":"put","file":"b.json","value":{"y":[1,2]}}
+{"op":"mv","file":"b.json","to":"c.json"}
+`
+	out := mustCLI(t, s, ops, "apply", "-", "--json")
+	var m struct {
+		Changes []struct{ Operation, File string }
+	}
+	if err := json.Unmarshal([]byte(out), &m); err != nil || len(m.Changes) != 3 {
+		t.Fatalf("apply --json = %s (%v)", out, err)
+	}
+	head := gitOut(t, s, "rev-parse", "main")
+	bad := `{"op":"set","file":"a.json","path":"x","value":2}
+{"op":"set","file":"a.json","path":"x.y","value":3}
+`
+	if _, _, code := runCLI(t, s, bad, "apply", "-"); code != exitDomain {
+		t.Fatalf("bad batch: exit %d", code)
+	}
+	if _, _, code := runCLI(t, s, "{\"op\":\"set\"\n", "apply", "-"); code != exitUsage {
+		t.Fatalf("malformed line: exit %d", code)
+	}
+	if gitOut(t, s, "rev-parse", "main") != head {
+		t.Fatal("a failed apply wrote a commit")
+	}
+	mustCLI(t, s, "{\"op\":\"set\",\"file\":\"a.json\",\"path\":\"x\",\"value\":5}\n{\"op\":\"set\",\"file\":\"a.json\",\"path\":\"z\",\"value\":6}\n", "apply", "-", "--commit-each")
+	if n := strings.Count(gitOut(t, s, "rev-list", "main"), "\n"); n != 4 {
+		t.Fatalf("%d commits after --commit-each", n)
+	}
+}
+
+func TestExitCodesAndErrors(t *testing.T) {
+	s := newStore(t)
+	mustCLI(t, s, "", "set", "a.json", "s", `"text"`)
+	head := gitOut(t, s, "rev-parse", "main")
+	cases := []struct {
+		args []string
+		code int
+	}{
+		{[]string{"set", "a.json", "x", "{bad"}, exitUsage},
+		{[]string{"set", "a.json", "a..b", "1"}, exitUsage},
+		{[]string{"set", "../a.json", "x", "1"}, exitUsage},
+		{[]string{"set", "a.json", "s.x", "1"}, exitDomain},
+		{[]string{"set", "a.json", "x"}, exitUsage},
+		{[]string{"set", "a.json", "x", "1", "--no-such-flag"}, exitUsage},
+		{[]string{"get", "a.json", "missing"}, exitDomain},
+		{[]string{"get", "nope.json"}, exitDomain},
+		{[]string{"get", "a.json", "--at", "HEAD~9"}, exitDomain},
+		{[]string{"set", "a.json", "x", "1", "--expect", "HEAD~1"}, exitStale},
+		{[]string{"put", ".aiwg/store.json", "{}"}, exitDomain},
+	}
+	for _, c := range cases {
+		out, errOut, code := runCLI(t, s, "", c.args...)
+		if code != c.code {
+			t.Errorf("%v: exit %d, want %d (%s%s)", c.args, code, c.code, out, errOut)
+		}
+		if strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, "aiwg-state: ") || strings.Contains(errOut, "goroutine") {
+			t.Errorf("%v: error is not one clear line: %q", c.args, errOut)
+		}
+		_, jsonErr, _ := runCLI(t, s, "", append(c.args, "--json")...)
+		var e struct {
+			Error   string         `json:"error"`
+			Code    int            `json:"code"`
+			Details map[string]any `json:"details"`
+		}
+		if err := json.Unmarshal([]byte(jsonErr), &e); err != nil || e.Code != c.code || e.Error == "" {
+			t.Errorf("%v --json: %q", c.args, jsonErr)
+		}
+	}
+	if gitOut(t, s, "rev-parse", "main") != head {
+		t.Fatal("a failed command wrote a commit")
+	}
+	_, errOut, _ := runCLI(t, s, "", "set", "a.json", "x", "1", "--expect", "HEAD~1", "--json")
+	if !strings.Contains(errOut, strings.TrimSpace(head)) {
+		t.Errorf("stale error does not name the current head: %s", errOut)
+	}
+}
+
+func TestDiscoverFromSubdirectory(t *testing.T) {
+	root := t.TempDir()
+	sub := filepath.Join(root, "a", "b")
+	os.MkdirAll(sub, 0o755)
+	cmd := exec.Command(bin, "init")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "AIWG_STATE_STORE=")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("init: %v %s", err, out)
+	}
+	cmd = exec.Command(bin, "set", "x.json", "k", "1", "--agent", "sub")
+	cmd.Dir = sub
+	cmd.Env = append(os.Environ(), "AIWG_STATE_STORE=")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("set from a subdirectory: %v %s", err, out)
+	}
+	if got := gitOut(t, filepath.Join(root, ".aiwg", "state.git"), "log", "-1", "--format=%an"); got != "sub\n" {
+		t.Fatalf("author = %q", got)
+	}
+}
+
+func TestQuickstart(t *testing.T) {
+	dir := t.TempDir()
+	var o, e bytes.Buffer
+	t.Setenv("AIWG_STATE_STORE", "")
+	if code := run([]string{"aiwg-state", "quickstart", dir}, strings.NewReader(""), &o, &e); code != 0 {
+		t.Fatalf("quickstart: exit %d: %s\n%s", code, e.String(), o.String())
+	}
+	for _, want := range []string{"$ aiwg-state init", "update plan.json#risk.level", "no change", "Mutation-Id: mut-"} {
+		if !strings.Contains(o.String(), want) {
+			t.Errorf("quickstart output lacks %q", want)
+		}
+	}
+	gitOut(t, filepath.Join(dir, ".aiwg", "state.git"), "fsck", "--strict", "--no-dangling")
+}
+
+func TestReorderArgs(t *testing.T) {
+	app := newApp(nil, nil, nil)
+	cases := []struct{ in, want string }{
+		{"x set a.json k 1 --json", "x set --json -- a.json k 1"},
+		{"x set a.json k -1 --agent bob", "x set --agent bob -- a.json k -1"},
+		{"x set --json a.json k 1", "x set --json -- a.json k 1"},
+		{"x get a.json -- --json", "x get -- a.json --json"},
+		{"x log", "x log"},
+	}
+	for _, c := range cases {
+		if got := strings.Join(reorderArgs(app, strings.Fields(c.in)), " "); got != c.want {
+			t.Errorf("%q -> %q, want %q", c.in, got, c.want)
+		}
+	}
+}

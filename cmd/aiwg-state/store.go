@@ -1,0 +1,182 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	aiwgstate "github.com/aiwg/aiwg-state"
+)
+
+func storeCommands() []*cli.Command {
+	return []*cli.Command{
+		{
+			Name:      "init",
+			Usage:     "create a store (a bare git repository, by default .aiwg/state.git here)",
+			ArgsUsage: "[DIR]",
+			Description: `The store's first commit on main holds its manifest (.aiwg/store.json)
+and the default merge strategies (.gitattributes). Later commands find the
+store from any subdirectory, as git finds .git; --store or AIWG_STATE_STORE
+point elsewhere.
+
+Examples:
+   aiwg-state init
+   aiwg-state init --store /srv/agents/state.git --branch trunk`,
+			Flags: append(commonFlags(), &cli.StringFlag{Name: "agent", Usage: "the author of the first commit", EnvVars: []string{"AIWG_AGENT"}}),
+			Action: func(c *cli.Context) error {
+				a, err := args(c, 0, 1)
+				if err != nil {
+					return err
+				}
+				dir := c.String("store")
+				if len(a) == 1 {
+					dir = a[0]
+				}
+				if dir == "" {
+					dir = aiwgstate.DefaultDir
+				}
+				st, err := aiwgstate.Init(c.Context, dir, aiwgstate.InitOptions{Options: aiwgstate.Options{Branch: c.String("branch"), NoSync: c.Bool("no-sync")}, Agent: c.String("agent")})
+				if err != nil {
+					return err
+				}
+				defer st.Close()
+				if c.Bool("json") {
+					return printJSON(c.App.Writer, map[string]any{"store": st.Dir(), "branch": st.Branch()})
+				}
+				fmt.Fprintf(c.App.Writer, "created store %s (branch %s)\n", st.Dir(), st.Branch())
+				return nil
+			},
+		},
+		{
+			Name:  "gc",
+			Usage: "pack the store's objects (writes also roll up small packs on their own)",
+			Description: `Writes add one small pack per commit and roll small packs up
+geometrically once there are more than 50. gc --full packs everything into
+one pack with git gc, for the smallest store. Both are safe while agents
+write. Needs the git CLI.`,
+			Flags: append(commonFlags(), &cli.BoolFlag{Name: "full", Usage: "repack everything into one pack (git gc)"}),
+			Action: command(func(s *session) error {
+				before, _ := dirSize(s.store.Dir())
+				if err := s.store.GC(s.c.Context, s.c.Bool("full")); err != nil {
+					return err
+				}
+				after, _ := dirSize(s.store.Dir())
+				if s.json {
+					return printJSON(s.out, map[string]any{"bytes_before": before, "bytes_after": after})
+				}
+				fmt.Fprintf(s.out, "packed: %d bytes -> %d bytes\n", before, after)
+				return nil
+			}),
+		},
+		{
+			Name:      "quickstart",
+			Usage:     "create a scratch store and walk through a short agent session",
+			ArgsUsage: "[DIR]",
+			Description: `Runs, and prints, the commands of a first session: init, a few
+mutations by two agents, a read, the log, the diff of the last change, and
+plain git reading the same store. DIR defaults to a new temporary directory.`,
+			Action: quickstart,
+		},
+	}
+}
+
+func quickstart(c *cli.Context) error {
+	a, err := args(c, 0, 1)
+	if err != nil {
+		return err
+	}
+	var dir string
+	if len(a) == 1 {
+		dir = a[0]
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	} else if dir, err = os.MkdirTemp("", "aiwg-quickstart-"); err != nil {
+		return err
+	}
+	store := filepath.Join(dir, aiwgstate.DefaultDir)
+	if _, err := os.Stat(store); err == nil {
+		return fmt.Errorf("%s already holds a store: %w (pick an empty DIR)", dir, aiwgstate.ErrExists)
+	}
+	w := c.App.Writer
+	fmt.Fprintf(w, "A scratch store in %s. Every command below is a real aiwg-state command.\n\n", dir)
+	fmt.Fprintf(w, "$ export AIWG_STATE_STORE=%s\n", store)
+	os.Setenv("AIWG_STATE_STORE", store)
+	steps := []struct {
+		note  string
+		args  []string
+		stdin string
+	}{
+		{"Create the store: a bare git repository whose first commit holds its manifest.", []string{"init"}, ""},
+		{"The planner agent records its goal. Every mutation is one commit authored by the agent.", []string{"set", "plan.json", "goal", `"ship the login fix"`, "--agent", "planner", "--source", "user_input"}, ""},
+		{"It sets an object; key paths create what is missing.", []string{"set", "plan.json", "risk", `{"level": "low", "owner": "ops"}`, "--agent", "planner"}, ""},
+		{"A reviewer raises the risk, saying why (Source and Correlation-Id trailers).", []string{"set", "plan.json", "risk.level", `"high"`, "--agent", "reviewer", "--source", "task-42", "--correlation", "run-7"}, ""},
+		{"A batch of operations is one commit, all or nothing.", []string{"apply", "-", "--agent", "planner"}, `{"op":"set","file":"plan.json","path":"steps","value":["write test","fix","deploy"]}` + "\n" + `{"op":"put","file":"memory/long_term/preference/theme.json","value":{"theme":"dark"}}` + "\n"},
+		{"Writing a value the store already holds writes no commit.", []string{"set", "plan.json", "risk.level", `"high"`, "--agent", "reviewer"}, ""},
+		{"Read one key, now and as it was two mutations ago.", []string{"get", "plan.json", "risk.level"}, ""},
+		{"", []string{"get", "plan.json", "risk.level", "--at", "HEAD~2"}, ""},
+		{"The audit log: who changed what, when, with which mutation id.", []string{"log"}, ""},
+		{"What the last change did, key by key.", []string{"diff"}, ""},
+		{"What the reviewer's change did, for a pull-request review.", []string{"diff", "HEAD~1", "--format", "markdown"}, ""},
+	}
+	for _, st := range steps {
+		if st.note != "" {
+			fmt.Fprintf(w, "\n# %s\n", st.note)
+		}
+		shown := make([]string, len(st.args))
+		for i, x := range st.args {
+			shown[i] = shellQuote(x)
+		}
+		if st.stdin != "" {
+			fmt.Fprintf(w, "$ aiwg-state %s <<'EOF'\n%sEOF\n", strings.Join(shown, " "), st.stdin)
+		} else {
+			fmt.Fprintf(w, "$ aiwg-state %s\n", strings.Join(shown, " "))
+		}
+		code := run(append([]string{"aiwg-state"}, st.args...), strings.NewReader(st.stdin), w, w)
+		if code != exitOK {
+			return fmt.Errorf("quickstart step %q failed with exit code %d", strings.Join(st.args, " "), code)
+		}
+	}
+	if _, err := exec.LookPath("git"); err == nil {
+		fmt.Fprintf(w, "\n# Plain git reads the same history: the trailers are the audit record.\n")
+		gitArgs := []string{"--git-dir", store, "log", "-3", "--format=%h %an %s%n    %(trailers:separator=%x2c )"}
+		fmt.Fprintf(w, "$ git %s\n", strings.Join(quoteAll(gitArgs), " "))
+		out, err := exec.CommandContext(c.Context, "git", gitArgs...).CombinedOutput()
+		w.Write(out)
+		if err != nil {
+			return fmt.Errorf("git log: %v", err)
+		}
+	}
+	fmt.Fprintf(w, "\nNext: `aiwg-state --help`, and keep using this store with\n    export AIWG_STATE_STORE=%s\n", store)
+	return nil
+}
+
+func quoteAll(a []string) []string {
+	out := make([]string, len(a))
+	for i, x := range a {
+		out[i] = shellQuote(x)
+	}
+	return out
+}
+
+func shellQuote(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n\"'{}[]$%|&;<>()*?#!\\") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func dirSize(dir string) (int64, error) {
+	var n int64
+	err := filepath.Walk(dir, func(_ string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			n += fi.Size()
+		}
+		return nil
+	})
+	return n, err
+}

@@ -1,0 +1,150 @@
+package aiwgstate
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/aiwg/aiwg-state/objects"
+	"github.com/aiwg/aiwg-state/objects/jsondiff"
+	"github.com/aiwg/aiwg-state/verbiage"
+)
+
+// FileDiff is the semantic difference of one document between two
+// revisions.
+type FileDiff struct {
+	File string `json:"file"`
+	// Status is "added", "deleted", "modified", or "binary" for a file
+	// that is not JSON (its changes are not shown key by key).
+	Status  string            `json:"status"`
+	Old     any               `json:"-"`
+	New     any               `json:"-"`
+	Changes []jsondiff.Change `json:"changes"`
+}
+
+// DiffOptions choose what to compare.
+type DiffOptions struct {
+	// From and To are revisions. Both empty: the last mutation (HEAD^ to
+	// HEAD). Only From: that commit against its first parent.
+	From, To string
+	Branch   string
+	// File and Key narrow the diff.
+	File, Key string
+}
+
+// Diff compares documents between two revisions, key by key.
+func (s *Store) Diff(ctx context.Context, o DiffOptions) ([]FileDiff, plumbing.Hash, plumbing.Hash, error) {
+	var from, to plumbing.Hash
+	var err error
+	switch {
+	case o.From == "" && o.To == "":
+		o.From = "HEAD"
+		fallthrough
+	case o.To == "":
+		if to, err = s.Resolve(o.From, o.Branch); err != nil {
+			return nil, from, to, err
+		}
+		c, err := s.repo.ReadCommit(to)
+		if err != nil {
+			return nil, from, to, err
+		}
+		if len(c.Parents) > 0 {
+			from = c.Parents[0]
+		}
+	default:
+		if from, err = s.Resolve(o.From, o.Branch); err != nil {
+			return nil, from, to, err
+		}
+		if to, err = s.Resolve(o.To, o.Branch); err != nil {
+			return nil, from, to, err
+		}
+	}
+	key, err := verbiage.ParsePath(o.Key)
+	if err != nil {
+		return nil, from, to, err
+	}
+	file := ""
+	if o.File != "" {
+		if file, err = verbiage.CleanStorePath(o.File); err != nil {
+			return nil, from, to, err
+		}
+	}
+	treeOf := func(h plumbing.Hash) (plumbing.Hash, error) {
+		if h.IsZero() {
+			return plumbing.ZeroHash, nil
+		}
+		c, err := s.repo.ReadCommit(h)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		return c.Tree, nil
+	}
+	ta, err := treeOf(from)
+	if err != nil {
+		return nil, from, to, err
+	}
+	tb, err := treeOf(to)
+	if err != nil {
+		return nil, from, to, err
+	}
+	files, err := s.repo.DiffTrees(ta, tb)
+	if err != nil {
+		return nil, from, to, err
+	}
+	var out []FileDiff
+	for _, f := range files {
+		if file != "" && f.Path != file {
+			continue
+		}
+		fd, err := s.fileDiff(f.Path, f.Old, f.New, key)
+		if err != nil {
+			return nil, from, to, err
+		}
+		if fd.Status == "binary" || len(fd.Changes) > 0 {
+			out = append(out, fd)
+		}
+	}
+	return out, from, to, nil
+}
+
+func (s *Store) fileDiff(path string, oldH, newH plumbing.Hash, key verbiage.Path) (FileDiff, error) {
+	fd := FileDiff{File: path, Status: "modified"}
+	switch {
+	case oldH.IsZero():
+		fd.Status = "added"
+	case newH.IsZero():
+		fd.Status = "deleted"
+	}
+	load := func(h plumbing.Hash) (any, bool, error) {
+		if h.IsZero() {
+			return nil, false, nil
+		}
+		data, err := s.repo.ReadBlob(h)
+		if err != nil {
+			return nil, false, err
+		}
+		v, err := objects.Decode(data)
+		if err != nil {
+			return nil, false, fmt.Errorf("%s: %w", path, err)
+		}
+		return v, true, nil
+	}
+	if !strings.HasSuffix(path, ".json") {
+		fd.Status = "binary"
+		return fd, nil
+	}
+	var okOld, okNew bool
+	var err error
+	if fd.Old, okOld, err = load(oldH); err != nil {
+		fd.Status = "binary"
+		return fd, nil
+	}
+	if fd.New, okNew, err = load(newH); err != nil {
+		fd.Status = "binary"
+		return fd, nil
+	}
+	fd.Changes = jsondiff.Diff(fd.Old, fd.New, jsondiff.Options{OldMissing: !okOld, NewMissing: !okNew, Prefix: key})
+	return fd, nil
+}

@@ -1,0 +1,26 @@
+package aiwgstate
+
+import (
+	"errors"
+
+	"github.com/aiwg/aiwg-state/repo"
+)
+
+// Sentinel errors of the store. Errors returned by a Store wrap one of
+// these, or one of the sentinels of verbiage, objects and repo; the CLI maps
+// them to exit codes in one table.
+var (
+	// ErrNoChange: the write would not change anything; no commit was made.
+	ErrNoChange = repo.ErrNoChange
+	// ErrNotFound: no such file, key, revision or store.
+	ErrNotFound = repo.ErrNotFound
+	// ErrExists: the target of a create or move already exists.
+	ErrExists = errors.New("already exists")
+	// ErrLimit: a document or value is over a limit of the store.
+	ErrLimit = errors.New("over limit")
+	// ErrReadOnly: the path is not writable by these operations.
+	ErrReadOnly = errors.New("read-only")
+	// ErrUsage: a request that is malformed as a whole (unknown operation,
+	// missing argument).
+	ErrUsage = errors.New("invalid request")
+)

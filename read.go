@@ -1,0 +1,154 @@
+package aiwgstate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/aiwg/aiwg-state/objects"
+	"github.com/aiwg/aiwg-state/repo"
+	"github.com/aiwg/aiwg-state/verbiage"
+)
+
+// ReadOptions say where a read looks.
+type ReadOptions struct {
+	// At is a revision ("" = the head of Branch).
+	At string
+	// Branch that At's HEAD and times are taken on ("" = default).
+	Branch string
+}
+
+func (s *Store) tree(ro ReadOptions) (plumbing.Hash, error) {
+	h, err := s.Resolve(ro.At, ro.Branch)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	c, err := s.repo.ReadCommit(h)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return c.Tree, nil
+}
+
+// Get returns the canonical JSON of a key of a document (the whole
+// document when keypath is empty). A key path with wildcards returns an
+// object from each matching key path to its value.
+func (s *Store) Get(ctx context.Context, file, keypath string, ro ReadOptions) ([]byte, error) {
+	p, err := verbiage.ParsePath(keypath)
+	if err != nil {
+		return nil, err
+	}
+	data, err := s.Cat(ctx, file, ro)
+	if err != nil {
+		return nil, err
+	}
+	if len(p) == 0 {
+		return data, nil
+	}
+	for _, seg := range p {
+		if seg.Wildcard {
+			return s.selectKeys(file, data, p)
+		}
+	}
+	out, err := objects.GetRaw(data, p)
+	if err != nil {
+		return nil, fmt.Errorf("%s#%s: %w", file, p, err)
+	}
+	return out, nil
+}
+
+func (s *Store) selectKeys(file string, data []byte, p verbiage.Path) ([]byte, error) {
+	doc, err := objects.Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	ms, err := objects.Select(doc, p)
+	if err != nil {
+		return nil, fmt.Errorf("%s#%s: %w", file, p, err)
+	}
+	out := make(map[string]any, len(ms))
+	for _, m := range ms {
+		out[m.Path.String()] = m.Value
+	}
+	return objects.Encode(out)
+}
+
+// Cat returns a document's stored bytes, checked to be canonical JSON: a
+// file written by plain git that is not canonical is returned canonicalized,
+// and one that is not JSON is an error naming the file.
+func (s *Store) Cat(ctx context.Context, file string, ro ReadOptions) ([]byte, error) {
+	clean, err := verbiage.CleanStorePath(file)
+	if err != nil {
+		return nil, err
+	}
+	root, err := s.tree(ro)
+	if err != nil {
+		return nil, err
+	}
+	data, err := s.repo.ReadFileAt(root, clean)
+	if errors.Is(err, repo.ErrNotFound) {
+		return nil, fmt.Errorf("%s: no such document at %s: %w", clean, revName(ro), ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out, err := objects.Canonical(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not valid JSON: %w", clean, err)
+	}
+	return out, nil
+}
+
+// ReadRaw returns a file's bytes as stored, whatever they hold.
+func (s *Store) ReadRaw(ctx context.Context, file string, ro ReadOptions) ([]byte, error) {
+	clean, err := verbiage.CleanStorePath(file)
+	if err != nil {
+		return nil, err
+	}
+	root, err := s.tree(ro)
+	if err != nil {
+		return nil, err
+	}
+	return s.repo.ReadFileAt(root, clean)
+}
+
+func revName(ro ReadOptions) string {
+	if ro.At == "" {
+		return "HEAD"
+	}
+	return ro.At
+}
+
+// Entry is one name in a directory of the store.
+type Entry struct {
+	Name  string `json:"name"`
+	Path  string `json:"path"`
+	IsDir bool   `json:"dir,omitempty"`
+}
+
+// List lists a directory of the store ("" is the root).
+func (s *Store) List(ctx context.Context, dir string, ro ReadOptions) ([]Entry, error) {
+	clean, err := verbiage.CleanStoreDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	root, err := s.tree(ro)
+	if err != nil {
+		return nil, err
+	}
+	es, err := s.repo.ReadDirAt(root, clean)
+	if err != nil {
+		return nil, fmt.Errorf("%s: no such directory at %s: %w", dir, revName(ro), ErrNotFound)
+	}
+	out := make([]Entry, len(es))
+	for i, e := range es {
+		p := e.Name
+		if clean != "" {
+			p = clean + "/" + e.Name
+		}
+		out[i] = Entry{Name: e.Name, Path: p, IsDir: e.IsDir}
+	}
+	return out, nil
+}

@@ -1,0 +1,176 @@
+package aiwgstate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/aiwg/aiwg-state/repo"
+)
+
+// DefaultDir is where a store lives under a project, found again from any
+// subdirectory as git finds .git.
+const DefaultDir = ".aiwg/state.git"
+
+// Paths of the store's own files inside its tree.
+const (
+	ManifestPath   = ".aiwg/store.json"
+	AttributesPath = ".gitattributes"
+)
+
+// Options tune an open store.
+type Options struct {
+	// NoSync skips fsync: a machine crash may lose the last writes (never
+	// consistency: the branch always names a complete commit). Also set
+	// by the store manifest's "sync": false.
+	NoSync bool
+	// Branch is the default branch of writes and reads; "" is the
+	// store's HEAD.
+	Branch string
+}
+
+// Store is an open store. Its methods are safe for concurrent use, and
+// several processes may use one store at once.
+type Store struct {
+	repo   *repo.Repo
+	branch string // full ref name of the default branch
+	now    func() time.Time
+}
+
+// Discover finds the store for a working directory: $AIWG_STATE_STORE when
+// set, else the nearest .aiwg/state.git in start or its parents.
+func Discover(start string) (string, error) {
+	if env := os.Getenv("AIWG_STATE_STORE"); env != "" {
+		return env, nil
+	}
+	dir, err := filepath.Abs(start)
+	if err != nil {
+		return "", err
+	}
+	for {
+		cand := filepath.Join(dir, DefaultDir)
+		if _, err := os.Stat(filepath.Join(cand, "HEAD")); err == nil {
+			return cand, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("no store here or in any parent directory (run `aiwg-state init`, or pass --store): %w", ErrNotFound)
+		}
+		dir = parent
+	}
+}
+
+// InitOptions configure a new store.
+type InitOptions struct {
+	Options
+	// Agent authors the first commit; default "aiwg-state".
+	Agent string
+}
+
+// Init creates a store at dir: a bare repository whose first commit on the
+// branch (default "main") holds the manifest and the default merge
+// strategies in .gitattributes.
+func Init(ctx context.Context, dir string, opts InitOptions) (*Store, error) {
+	branch := opts.Branch
+	if branch == "" {
+		branch = "main"
+	}
+	if _, err := os.Stat(filepath.Join(dir, "HEAD")); err == nil {
+		return nil, fmt.Errorf("a store already exists at %s: %w", dir, ErrExists)
+	}
+	r, err := repo.Init(ctx, dir, branch, repo.Options{Sync: !opts.NoSync})
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{repo: r, branch: "refs/heads/" + branch, now: time.Now}
+	agent := opts.Agent
+	if agent == "" {
+		agent = "aiwg-state"
+	}
+	_, err = s.commit(ctx, WriteOptions{Agent: agent}, "init", func(tx *repo.Tx, rec *recorder) error {
+		if err := tx.WriteFile(ManifestPath, defaultManifest()); err != nil {
+			return err
+		}
+		rec.add("create", ManifestPath, "")
+		if err := tx.WriteFile(AttributesPath, []byte(DefaultAttributes)); err != nil {
+			return err
+		}
+		rec.add("create", AttributesPath, "")
+		return nil
+	})
+	if err != nil {
+		r.Close()
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("init: %w", err)
+	}
+	return s, nil
+}
+
+// Open opens the store at dir.
+func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
+	if _, err := os.Stat(filepath.Join(dir, "HEAD")); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("no store at %s (run `aiwg-state init`): %w", dir, ErrNotFound)
+		}
+		return nil, err
+	}
+	r, err := repo.Open(ctx, dir, repo.Options{Sync: !opts.NoSync})
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{repo: r, now: time.Now}
+	if opts.Branch != "" {
+		s.branch = branchRef(opts.Branch)
+	} else if s.branch, err = r.Head(); err != nil {
+		r.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close releases the store's files.
+func (s *Store) Close() error { return s.repo.Close() }
+
+// Repo is the git layer under the store, for what the porcelain does not
+// cover.
+func (s *Store) Repo() *repo.Repo { return s.repo }
+
+// Dir is the store's git directory.
+func (s *Store) Dir() string { return s.repo.Dir() }
+
+// Branch is the store's default branch, as a short name.
+func (s *Store) Branch() string { return strings.TrimPrefix(s.branch, "refs/heads/") }
+
+func branchRef(b string) string {
+	if strings.HasPrefix(b, "refs/") {
+		return b
+	}
+	return "refs/heads/" + b
+}
+
+func (s *Store) ref(branch string) string {
+	if branch == "" {
+		return s.branch
+	}
+	return branchRef(branch)
+}
+
+// Resolve turns a revision into a commit id; revisions relative to HEAD
+// (HEAD~2) and times are taken on branch ("" = the default branch).
+func (s *Store) Resolve(rev, branch string) (plumbing.Hash, error) {
+	if rev == "" {
+		rev = "HEAD"
+	}
+	h, err := s.repo.Resolve(rev, s.ref(branch))
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("revision %s: %w", rev, err)
+	}
+	return h, nil
+}

@@ -1,0 +1,244 @@
+package aiwgstate_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/objects"
+	"github.com/aiwg/aiwg-state/repo"
+	"github.com/aiwg/aiwg-state/verbiage"
+)
+
+func newStore(t testing.TB) *aiwgstate.Store {
+	t.Helper()
+	st, err := aiwgstate.Init(context.Background(), filepath.Join(t.TempDir(), "state.git"), aiwgstate.InitOptions{Options: aiwgstate.Options{NoSync: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// git runs the git CLI against the store: the oracle of these tests.
+func git(t testing.TB, st *aiwgstate.Store, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("git", append([]string{"--git-dir", st.Dir()}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+func fsck(t testing.TB, st *aiwgstate.Store) {
+	t.Helper()
+	git(t, st, "fsck", "--strict", "--no-dangling")
+}
+
+func TestEveryMutationIsOneCommitWithTrailers(t *testing.T) {
+	st := newStore(t)
+	ctx := context.Background()
+	wo := aiwgstate.WriteOptions{Agent: "planner", Source: "task-42", Correlation: "run-7"}
+	steps := []struct {
+		do      func() (*aiwgstate.Mutation, error)
+		op, pth string
+	}{
+		{func() (*aiwgstate.Mutation, error) {
+			return st.Set(ctx, "plan.json", "risk.level", []byte(`"low"`), wo)
+		}, "create", "plan.json#risk.level"},
+		{func() (*aiwgstate.Mutation, error) {
+			return st.Set(ctx, "plan.json", "risk.level", []byte(`"high"`), wo)
+		}, "update", "plan.json#risk.level"},
+		{func() (*aiwgstate.Mutation, error) { return st.Put(ctx, "b.json", []byte(`{"x":[1,2]}`), wo) }, "create", "b.json"},
+		{func() (*aiwgstate.Mutation, error) { return st.Delete(ctx, "b.json", "x.0", wo) }, "delete", "b.json#x.0"},
+		{func() (*aiwgstate.Mutation, error) { return st.Move(ctx, "b.json", "c.json", wo) }, "rename", "b.json"},
+		{func() (*aiwgstate.Mutation, error) { return st.Delete(ctx, "c.json", "", wo) }, "delete", "c.json"},
+	}
+	for i, s := range steps {
+		m, err := s.do()
+		if err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		if !verbiage.ValidID("mut", m.MutationID) {
+			t.Fatalf("step %d: mutation id %q", i, m.MutationID)
+		}
+		log := strings.TrimRight(git(t, st, "log", "-1", "--format=%an%n%(trailers:key=Operation,valueonly)%(trailers:key=Path,valueonly)%(trailers:key=Mutation-Id,valueonly)%(trailers:key=Source,valueonly)%(trailers:key=Correlation-Id,valueonly)"), "\n") + "\n"
+		want := fmt.Sprintf("planner\n%s\n%s\n%s\ntask-42\nrun-7\n", s.op, s.pth, m.MutationID)
+		if log != want {
+			t.Fatalf("step %d: git log:\n%s\nwant:\n%s", i, log, want)
+		}
+	}
+	if n := strings.Count(git(t, st, "rev-list", "main"), "\n"); n != len(steps)+1 {
+		t.Fatalf("%d commits, want %d", n, len(steps)+1)
+	}
+	if got := git(t, st, "show", "main:plan.json"); got != "{\n  \"risk\": {\n    \"level\": \"high\"\n  }\n}\n" {
+		t.Fatalf("git show = %q", got)
+	}
+	fsck(t, st)
+}
+
+func TestNoOpWriteMakesNoCommit(t *testing.T) {
+	st := newStore(t)
+	ctx := context.Background()
+	if _, err := st.Set(ctx, "a.json", "k", []byte(`{"b": 1, "a": [true]}`), aiwgstate.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	head := git(t, st, "rev-parse", "main")
+	for _, v := range []string{`{"a":[true],"b":1}`, "{\n\"b\":1,\"a\":[ true ]}"} {
+		if _, err := st.Set(ctx, "a.json", "k", []byte(v), aiwgstate.WriteOptions{}); !errors.Is(err, aiwgstate.ErrNoChange) {
+			t.Fatalf("set %s: err = %v, want ErrNoChange", v, err)
+		}
+	}
+	if git(t, st, "rev-parse", "main") != head {
+		t.Fatal("a no-op moved the branch")
+	}
+}
+
+func TestBadInputChangesNothing(t *testing.T) {
+	st := newStore(t)
+	ctx := context.Background()
+	if _, err := st.Set(ctx, "a.json", "s", []byte(`"text"`), aiwgstate.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	head := git(t, st, "rev-parse", "main")
+	cases := []struct {
+		name string
+		do   func() error
+		want error
+	}{
+		{"malformed JSON", func() error {
+			_, err := st.Set(ctx, "a.json", "x", []byte(`{"a":`), aiwgstate.WriteOptions{})
+			return err
+		}, objects.ErrInvalidJSON},
+		{"duplicate keys", func() error {
+			_, err := st.Put(ctx, "a.json", []byte(`{"a":1,"a":2}`), aiwgstate.WriteOptions{})
+			return err
+		}, objects.ErrInvalidJSON},
+		{"bad key path", func() error {
+			_, err := st.Set(ctx, "a.json", "a..b", []byte(`1`), aiwgstate.WriteOptions{})
+			return err
+		}, verbiage.ErrInvalidPath},
+		{"scalar as container", func() error {
+			_, err := st.Set(ctx, "a.json", "s.x", []byte(`1`), aiwgstate.WriteOptions{})
+			return err
+		}, objects.ErrNotContainer},
+		{"escape the store", func() error {
+			_, err := st.Set(ctx, "../x.json", "a", []byte(`1`), aiwgstate.WriteOptions{})
+			return err
+		}, verbiage.ErrInvalidPath},
+		{"absolute path", func() error {
+			_, err := st.Set(ctx, "/etc/x.json", "a", []byte(`1`), aiwgstate.WriteOptions{})
+			return err
+		}, verbiage.ErrInvalidPath},
+		{"into .git", func() error {
+			_, err := st.Set(ctx, ".git/x.json", "a", []byte(`1`), aiwgstate.WriteOptions{})
+			return err
+		}, verbiage.ErrInvalidPath},
+		{"store's own files", func() error {
+			_, err := st.Put(ctx, ".aiwg/store.json", []byte(`{}`), aiwgstate.WriteOptions{})
+			return err
+		}, aiwgstate.ErrReadOnly},
+		{"case clash", func() error { _, err := st.Put(ctx, "A.json", []byte(`{}`), aiwgstate.WriteOptions{}); return err }, repo.ErrInvalidName},
+		{"oversize", func() error {
+			_, err := st.Put(ctx, "big.json", []byte(`"`+strings.Repeat("x", 11<<20)+`"`), aiwgstate.WriteOptions{})
+			return err
+		}, aiwgstate.ErrLimit},
+		{"delete missing", func() error { _, err := st.Delete(ctx, "a.json", "nope", aiwgstate.WriteOptions{}); return err }, objects.ErrNotFound},
+		{"batch with one bad op", func() error {
+			_, err := st.Apply(ctx, []aiwgstate.Op{{Op: "set", File: "a.json", Path: "ok", Value: []byte(`1`)}, {Op: "set", File: "a.json", Path: "s.x", Value: []byte(`1`)}}, aiwgstate.WriteOptions{})
+			return err
+		}, objects.ErrNotContainer},
+	}
+	for _, c := range cases {
+		if err := c.do(); !errors.Is(err, c.want) {
+			t.Errorf("%s: err = %v, want %v", c.name, err, c.want)
+		}
+	}
+	if git(t, st, "rev-parse", "main") != head {
+		t.Fatal("bad input moved the branch")
+	}
+	fsck(t, st)
+}
+
+func TestReadAtRevisions(t *testing.T) {
+	st := newStore(t)
+	ctx := context.Background()
+	var times []time.Time
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := 0; i < 4; i++ {
+		at := base.Add(time.Duration(i) * time.Hour)
+		times = append(times, at)
+		if _, err := st.Set(ctx, "a.json", "n", []byte(fmt.Sprint(i)), aiwgstate.WriteOptions{Time: at}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git(t, st, "tag", "v1", "main~2")
+	cases := map[string]string{
+		"": "3", "HEAD": "3", "HEAD~1": "2", "main~3": "0", "v1": "1",
+		times[2].Add(30 * time.Minute).Format(time.RFC3339): "2",
+		times[0].Format(time.RFC3339):                       "0",
+	}
+	for at, want := range cases {
+		got, err := st.Get(ctx, "a.json", "n", aiwgstate.ReadOptions{At: at})
+		if err != nil || strings.TrimSpace(string(got)) != want {
+			t.Errorf("--at %q: %s, %v; want %s", at, got, err, want)
+		}
+	}
+	if _, err := st.Get(ctx, "a.json", "n", aiwgstate.ReadOptions{At: "2020-01-01T00:00:00Z"}); !errors.Is(err, aiwgstate.ErrNotFound) {
+		t.Errorf("before history: %v", err)
+	}
+}
+
+func TestExpect(t *testing.T) {
+	st := newStore(t)
+	ctx := context.Background()
+	m1, _ := st.Set(ctx, "a.json", "n", []byte(`1`), aiwgstate.WriteOptions{})
+	m2, _ := st.Set(ctx, "a.json", "n", []byte(`2`), aiwgstate.WriteOptions{})
+	_, err := st.Set(ctx, "a.json", "n", []byte(`3`), aiwgstate.WriteOptions{Expect: m1.Commit})
+	var se *repo.StaleError
+	if !errors.As(err, &se) || se.Current.String() != m2.Commit {
+		t.Fatalf("err = %v; want a stale error naming %s", err, m2.Commit)
+	}
+	if _, err := st.Set(ctx, "a.json", "n", []byte(`3`), aiwgstate.WriteOptions{Expect: m2.Commit}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLogFiltersAndFileHistoryMatchGit(t *testing.T) {
+	st := newStore(t)
+	ctx := context.Background()
+	for i := 0; i < 12; i++ {
+		file := []string{"a.json", "b.json", "dir/c.json"}[i%3]
+		agent := []string{"alice", "bob"}[i%2]
+		if _, err := st.Set(ctx, file, "n", []byte(fmt.Sprint(i)), aiwgstate.WriteOptions{Agent: agent}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, file := range []string{"a.json", "dir/c.json", "nope.json"} {
+		var ours []string
+		if err := st.Log(ctx, aiwgstate.LogOptions{File: file}, func(m *aiwgstate.Mutation) bool { ours = append(ours, m.Commit); return true }); err != nil {
+			t.Fatal(err)
+		}
+		want := strings.Fields(git(t, st, "log", "--format=%H", "main", "--", file))
+		if strings.Join(ours, " ") != strings.Join(want, " ") {
+			t.Errorf("log %s = %v, git says %v", file, ours, want)
+		}
+	}
+	var n int
+	st.Log(ctx, aiwgstate.LogOptions{Agent: "bob", Limit: 3}, func(m *aiwgstate.Mutation) bool {
+		if m.Agent != "bob" {
+			t.Errorf("agent filter let %s through", m.Agent)
+		}
+		n++
+		return true
+	})
+	if n != 3 {
+		t.Errorf("limit: %d mutations", n)
+	}
+}

@@ -1,0 +1,429 @@
+package aiwgstate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/aiwg/aiwg-state/objects"
+	"github.com/aiwg/aiwg-state/repo"
+	"github.com/aiwg/aiwg-state/verbiage"
+)
+
+// Operation kinds, as recorded in the Operation trailer.
+const (
+	OpCreate = "create"
+	OpUpdate = "update"
+	OpDelete = "delete"
+	OpRename = "rename"
+)
+
+// Op is one operation of a write, and one line of `aiwg-state apply`.
+type Op struct {
+	// Op is "set" (a key, or the whole document when Path is empty),
+	// "put" (the whole document), "del" (a key, or the file when Path is
+	// empty) or "mv" (the file, to To).
+	Op    string          `json:"op"`
+	File  string          `json:"file"`
+	Path  string          `json:"path,omitempty"`
+	Value json.RawMessage `json:"value,omitempty"`
+	To    string          `json:"to,omitempty"`
+}
+
+// WriteOptions say who writes, where, and why.
+type WriteOptions struct {
+	// Branch to write ("" = the store's default branch).
+	Branch string
+	// Agent authors the commit; default $AIWG_AGENT, then $USER.
+	Agent string
+	// Source and Correlation become the Source and Correlation-Id trailers.
+	Source, Correlation string
+	// Expect, when set, is the revision the branch must be at: the write
+	// fails with a *repo.StaleError instead of applying on a newer head.
+	Expect string
+	// Message replaces the generated subject line.
+	Message string
+	// Trailers are added after the standard ones.
+	Trailers repo.Trailers
+	// Time stamps the commit (default now); importers keep original times.
+	Time time.Time
+}
+
+// Change is one path a mutation touched.
+type Change struct {
+	Operation string `json:"operation"`
+	File      string `json:"file"`
+	Key       string `json:"key,omitempty"`
+	// To is where a renamed file went.
+	To string `json:"to,omitempty"`
+}
+
+// Path renders the change as the Path trailer does: FILE or FILE#KEY.
+func (c Change) Path() string {
+	if c.Key == "" {
+		return c.File
+	}
+	return c.File + "#" + c.Key
+}
+
+// recorder collects the changes of a transaction for its message.
+type recorder struct{ changes []Change }
+
+func (r *recorder) add(op, file, key string) {
+	r.changes = append(r.changes, Change{Operation: op, File: file, Key: key})
+}
+
+// Set writes value (JSON) at key path keypath of file; an empty keypath
+// replaces the document. A missing file is created.
+func (s *Store) Set(ctx context.Context, file, keypath string, value []byte, wo WriteOptions) (*Mutation, error) {
+	return s.Apply(ctx, []Op{{Op: "set", File: file, Path: keypath, Value: value}}, wo)
+}
+
+// Put replaces (or creates) a whole document.
+func (s *Store) Put(ctx context.Context, file string, value []byte, wo WriteOptions) (*Mutation, error) {
+	return s.Apply(ctx, []Op{{Op: "put", File: file, Value: value}}, wo)
+}
+
+// Delete removes a key, or the whole file when keypath is empty.
+func (s *Store) Delete(ctx context.Context, file, keypath string, wo WriteOptions) (*Mutation, error) {
+	return s.Apply(ctx, []Op{{Op: "del", File: file, Path: keypath}}, wo)
+}
+
+// Move renames a document.
+func (s *Store) Move(ctx context.Context, file, to string, wo WriteOptions) (*Mutation, error) {
+	return s.Apply(ctx, []Op{{Op: "mv", File: file, To: to}}, wo)
+}
+
+// Apply runs ops as one transaction and one commit: all land or none. Each
+// op sees the effect of the ones before it. When nothing changes the result
+// is ErrNoChange and no commit is written.
+func (s *Store) Apply(ctx context.Context, ops []Op, wo WriteOptions) (*Mutation, error) {
+	if len(ops) == 0 {
+		return nil, fmt.Errorf("%w: no operations", ErrUsage)
+	}
+	// Parse everything before taking the branch lock: bad input fails fast
+	// and never holds up other writers.
+	parsed := make([]parsedOp, len(ops))
+	for i, op := range ops {
+		p, err := parseOp(op)
+		if err != nil {
+			if len(ops) > 1 {
+				return nil, fmt.Errorf("operation %d: %w", i+1, err)
+			}
+			return nil, err
+		}
+		parsed[i] = p
+	}
+	return s.commit(ctx, wo, "", func(tx *repo.Tx, rec *recorder) error {
+		m, err := manifestTx(tx)
+		if err != nil {
+			return err
+		}
+		d := docs{tx: tx, limits: m.Limits, cache: map[string]any{}}
+		for i, p := range parsed {
+			if err := p.apply(&d, rec); err != nil {
+				if len(parsed) > 1 {
+					return fmt.Errorf("operation %d: %w", i+1, err)
+				}
+				return err
+			}
+		}
+		return d.flush()
+	})
+}
+
+type parsedOp struct {
+	kind  string
+	file  string
+	path  verbiage.Path
+	key   string // the path as given, canonicalized, for messages
+	value any
+	to    string
+}
+
+func parseOp(op Op) (parsedOp, error) {
+	p := parsedOp{kind: op.Op}
+	var err error
+	if p.file, err = documentPath(op.File); err != nil {
+		return p, err
+	}
+	if p.path, err = verbiage.ParsePath(op.Path); err != nil {
+		return p, err
+	}
+	for _, seg := range p.path {
+		if seg.Wildcard {
+			return p, fmt.Errorf("%w: wildcards are for reads, not writes: %s", verbiage.ErrInvalidPath, op.Path)
+		}
+	}
+	p.key = p.path.String()
+	switch op.Op {
+	case "set", "put":
+		if op.Op == "put" && len(p.path) > 0 {
+			return p, fmt.Errorf("%w: put replaces a whole document; use set for a key", ErrUsage)
+		}
+		if len(op.Value) == 0 {
+			return p, fmt.Errorf("%w: %s needs a value", ErrUsage, op.Op)
+		}
+		if p.value, err = objects.Decode(op.Value); err != nil {
+			return p, fmt.Errorf("value: %w", err)
+		}
+	case "del":
+	case "mv":
+		if len(p.path) > 0 {
+			return p, fmt.Errorf("%w: mv moves whole documents", ErrUsage)
+		}
+		if p.to, err = documentPath(op.To); err != nil {
+			return p, err
+		}
+	default:
+		return p, fmt.Errorf("%w: unknown operation %q (want set, put, del or mv)", ErrUsage, op.Op)
+	}
+	return p, nil
+}
+
+// documentPath checks a document's path: inside the store, a .json file,
+// and not one of the store's own files.
+func documentPath(file string) (string, error) {
+	clean, err := verbiage.CleanStorePath(file)
+	if err != nil {
+		return "", err
+	}
+	if !strings.HasSuffix(clean, ".json") {
+		return "", fmt.Errorf("%w: %s: documents are .json files", verbiage.ErrInvalidPath, file)
+	}
+	if strings.HasPrefix(clean, ".aiwg/") {
+		return "", fmt.Errorf("%w: %s belongs to the store itself", ErrReadOnly, clean)
+	}
+	return clean, nil
+}
+
+// docs caches decoded documents for the span of one transaction, so a
+// batch touching one document many times decodes and encodes it once.
+type docs struct {
+	tx     *repo.Tx
+	limits Limits
+	cache  map[string]any // nil value: deleted in this transaction
+	order  []string
+}
+
+var deleted = &struct{}{}
+
+func (d *docs) load(file string) (any, bool, error) {
+	if v, ok := d.cache[file]; ok {
+		if v == deleted {
+			return nil, false, nil
+		}
+		return v, true, nil
+	}
+	data, err := d.tx.ReadFile(file)
+	if errors.Is(err, repo.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	v, err := objects.Decode(data)
+	if err != nil {
+		return nil, false, fmt.Errorf("%s holds %w", file, err)
+	}
+	return v, true, nil
+}
+
+func (d *docs) store(file string, v any) {
+	if _, ok := d.cache[file]; !ok {
+		d.order = append(d.order, file)
+	}
+	d.cache[file] = v
+}
+
+// flush encodes every touched document once and stages it.
+func (d *docs) flush() error {
+	for _, file := range d.order {
+		v := d.cache[file]
+		if v == deleted {
+			if ok, _ := d.tx.Exists(file); ok {
+				if err := d.tx.Remove(file); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		data, err := objects.Encode(v)
+		if err != nil {
+			return err
+		}
+		if int64(len(data)) > d.limits.MaxDocumentBytes {
+			return fmt.Errorf("%w: %s would be %d bytes; the store's limit is %d (limits.max_document_bytes in %s)",
+				ErrLimit, file, len(data), d.limits.MaxDocumentBytes, ManifestPath)
+		}
+		if err := d.tx.WriteFile(file, data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p parsedOp) apply(d *docs, rec *recorder) error {
+	doc, exists, err := d.load(p.file)
+	if err != nil {
+		return err
+	}
+	switch p.kind {
+	case "set", "put":
+		op := OpUpdate
+		if !exists {
+			op = OpCreate
+			if len(p.path) > 0 {
+				doc = map[string]any{}
+			}
+		} else if len(p.path) > 0 {
+			if old, err := objects.Get(doc, p.path); errors.Is(err, objects.ErrNotFound) {
+				op = OpCreate
+			} else if err == nil && objects.Equal(old, p.value) {
+				return nil
+			}
+		} else if objects.Equal(doc, p.value) {
+			return nil
+		}
+		nd, err := objects.Set(doc, p.path, p.value)
+		if err != nil {
+			return fmt.Errorf("%s: %w", p.file, err)
+		}
+		d.store(p.file, nd)
+		rec.add(op, p.file, p.key)
+	case "del":
+		if !exists {
+			return fmt.Errorf("%s: %w", p.file, ErrNotFound)
+		}
+		if len(p.path) == 0 {
+			d.store(p.file, deleted)
+			rec.add(OpDelete, p.file, "")
+			return nil
+		}
+		nd, err := objects.Delete(doc, p.path)
+		if err != nil {
+			return fmt.Errorf("%s: %w", p.file, err)
+		}
+		d.store(p.file, nd)
+		rec.add(OpDelete, p.file, p.key)
+	case "mv":
+		if !exists {
+			return fmt.Errorf("%s: %w", p.file, ErrNotFound)
+		}
+		if p.to == p.file {
+			return nil
+		}
+		if _, there, err := d.load(p.to); err != nil {
+			return err
+		} else if there {
+			return fmt.Errorf("%w: %s (move refuses to overwrite)", ErrExists, p.to)
+		}
+		d.store(p.to, doc)
+		d.store(p.file, deleted)
+		rec.changes = append(rec.changes, Change{Operation: OpRename, File: p.file, To: p.to})
+	}
+	return nil
+}
+
+// commit runs build in a transaction on the options' branch and records it
+// as one commit whose message and trailers describe the recorded changes.
+func (s *Store) commit(ctx context.Context, wo WriteOptions, subject string, build func(*repo.Tx, *recorder) error) (*Mutation, error) {
+	ref := s.ref(wo.Branch)
+	copts := repo.CommitOptions{}
+	if wo.Expect != "" {
+		h, err := s.Resolve(wo.Expect, wo.Branch)
+		if err != nil {
+			return nil, err
+		}
+		copts.Expect = &h
+	}
+	agent := AgentName(wo.Agent)
+	when := wo.Time
+	if when.IsZero() {
+		when = s.now()
+	}
+	mutID := objects.NewID("mut")
+	var rec recorder
+	c, err := s.repo.Commit(ctx, ref, func(tx *repo.Tx) (*repo.CommitInfo, error) {
+		rec = recorder{}
+		if err := build(tx, &rec); err != nil {
+			return nil, err
+		}
+		sig := repo.NewSignature(agent, when)
+		msg := repo.FormatMessage(subjectFor(subject, wo.Message, rec.changes), "", trailersFor(mutID, wo, rec.changes))
+		return &repo.CommitInfo{Author: sig, Committer: sig, Message: msg}, nil
+	}, copts)
+	if err != nil {
+		return nil, err
+	}
+	s.maybeMaintain()
+	return mutationOf(c, ref), nil
+}
+
+// AgentName is the agent a write is attributed to when none is given:
+// $AIWG_AGENT, then the login name.
+func AgentName(agent string) string {
+	for _, a := range []string{agent, os.Getenv("AIWG_AGENT"), os.Getenv("USER")} {
+		if a = strings.TrimSpace(a); a != "" {
+			return a
+		}
+	}
+	return "anonymous"
+}
+
+func subjectFor(subject, message string, changes []Change) string {
+	switch {
+	case message != "":
+		return message
+	case subject != "":
+		return subject
+	case len(changes) == 1 && changes[0].To != "":
+		return changes[0].Operation + " " + changes[0].File + " to " + changes[0].To
+	case len(changes) == 1:
+		return changes[0].Operation + " " + changes[0].Path()
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "apply %d operations:", len(changes))
+	for i, c := range changes {
+		if i == 3 {
+			fmt.Fprintf(&b, " …")
+			break
+		}
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(" " + c.Operation + " " + c.Path())
+	}
+	return b.String()
+}
+
+// Trailer keys written on every mutation.
+const (
+	TrailerMutationID  = "Mutation-Id"
+	TrailerOperation   = "Operation"
+	TrailerPath        = "Path"
+	TrailerSource      = "Source"
+	TrailerCorrelation = "Correlation-Id"
+	TrailerRenamedTo   = "Renamed-To"
+)
+
+func trailersFor(mutID string, wo WriteOptions, changes []Change) repo.Trailers {
+	t := repo.Trailers{{Key: TrailerMutationID, Value: mutID}}
+	for _, c := range changes {
+		t = append(t, repo.Trailer{Key: TrailerOperation, Value: c.Operation}, repo.Trailer{Key: TrailerPath, Value: c.Path()})
+		if c.To != "" {
+			t = append(t, repo.Trailer{Key: TrailerRenamedTo, Value: c.To})
+		}
+	}
+	if wo.Source != "" {
+		t = append(t, repo.Trailer{Key: TrailerSource, Value: wo.Source})
+	}
+	if wo.Correlation != "" {
+		t = append(t, repo.Trailer{Key: TrailerCorrelation, Value: wo.Correlation})
+	}
+	return append(t, wo.Trailers...)
+}

@@ -353,6 +353,11 @@ func (s *Store) commit(ctx context.Context, wo WriteOptions, subject string, bui
 		if err := build(tx, &rec); err != nil {
 			return nil, err
 		}
+		for _, check := range s.writeChecks() {
+			if err := check(tx, wo, rec.changes); err != nil {
+				return nil, err
+			}
+		}
 		sig := repo.NewSignature(agent, when)
 		msg := repo.FormatMessage(subjectFor(subject, wo.Message, rec.changes), "", trailersFor(mutID, wo, rec.changes))
 		return &repo.CommitInfo{Author: sig, Committer: sig, Message: msg}, nil
@@ -361,7 +366,13 @@ func (s *Store) commit(ctx context.Context, wo WriteOptions, subject string, bui
 		return nil, err
 	}
 	s.maybeMaintain()
-	return mutationOf(c, ref), nil
+	m := mutationOf(c, ref)
+	for _, after := range s.afterCommits() {
+		if err := after(m, rec.changes); err != nil {
+			return m, err
+		}
+	}
+	return m, nil
 }
 
 // AgentName is the agent a write is attributed to when none is given:

@@ -3,7 +3,6 @@ package verbiage
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 )
 
@@ -26,9 +25,13 @@ func (s Segment) Index() (int, bool) {
 	if s.Wildcard || s.Key == "" || len(s.Key) > 9 || (len(s.Key) > 1 && s.Key[0] == '0') {
 		return 0, false
 	}
-	n, err := strconv.Atoi(s.Key)
-	if err != nil || n < 0 || s.Key[0] == '+' || s.Key[0] == '-' {
-		return 0, false
+	n := 0
+	for i := 0; i < len(s.Key); i++ {
+		c := s.Key[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
 	}
 	return n, true
 }

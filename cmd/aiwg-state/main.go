@@ -84,6 +84,11 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			storeCommands(),
 			documentCommands(),
 			historyCommands(),
+			mergeCommands(),
+			remoteCommands(),
+			rlmCommands(),
+			stateDocCommands(),
+			trajCommands(),
 		),
 	}
 	app.OnUsageError = onUsageError

@@ -1,0 +1,33 @@
+package aiwgstate
+
+import (
+	"github.com/aiwg/aiwg-state/repo"
+)
+
+// writeCheck runs inside every write transaction, after the operation has
+// staged its changes and before the commit is written; an error aborts the
+// write and nothing is committed. Each concern that guards writes (merge
+// conflicts, verbiage-ruled documents, access policy) owns one.
+type writeCheck func(tx *repo.Tx, wo WriteOptions, changes []Change) error
+
+// afterCommit runs after a commit is published on its branch. Its errors
+// do not undo the commit (it is already visible to others); they are
+// returned to the caller with the mutation.
+type afterCommit func(m *Mutation, changes []Change) error
+
+// writeChecks lists the guards every write passes, in order.
+func (s *Store) writeChecks() []writeCheck {
+	return []writeCheck{
+		s.checkConflicts,      // merge.go: no write on a branch with unresolved conflicts
+		s.checkRuledDocuments, // statedoc.go: verbiage-ruled documents stay valid
+		s.checkPolicy,         // policy.go: the agent may write these paths
+	}
+}
+
+// afterCommits lists what runs once a write is published, in order.
+func (s *Store) afterCommits() []afterCommit {
+	return []afterCommit{
+		s.indexCommit,   // audit.go: the changed-paths index
+		s.runCompletion, // rlm.go: completion handlers when Final is set
+	}
+}

@@ -1,0 +1,3 @@
+package aiwgstate
+
+func (s *Store) runCompletion(m *Mutation, changes []Change) error { return nil }

@@ -1,0 +1,87 @@
+package aiwgstate_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	aiwgstate "github.com/aiwg/aiwg-state"
+)
+
+// An agent keeps its working state in a store: every write is one commit
+// authored by the agent, and any revision can be read back.
+func Example() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "example-")
+	defer os.RemoveAll(dir)
+
+	st, err := aiwgstate.Init(ctx, filepath.Join(dir, "state.git"), aiwgstate.InitOptions{})
+	if err != nil {
+		panic(err)
+	}
+	defer st.Close()
+
+	planner := aiwgstate.WriteOptions{Agent: "planner", Source: "task-42"}
+	st.Set(ctx, "plan.json", "risk.level", []byte(`"low"`), planner)
+	m, _ := st.Set(ctx, "plan.json", "risk.level", []byte(`"high"`), planner)
+	fmt.Println(m.Subject, "by", m.Agent)
+
+	now, _ := st.Get(ctx, "plan.json", "risk.level", aiwgstate.ReadOptions{})
+	before, _ := st.Get(ctx, "plan.json", "risk.level", aiwgstate.ReadOptions{At: "HEAD~1"})
+	fmt.Printf("now %s, before %s\n", bytes.TrimSpace(now), bytes.TrimSpace(before))
+	// Output:
+	// update plan.json#risk.level by planner
+	// now "high", before "low"
+}
+
+// A batch of operations is one transaction: one commit, all or nothing.
+func ExampleStore_Apply() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "example-")
+	defer os.RemoveAll(dir)
+	st, _ := aiwgstate.Init(ctx, filepath.Join(dir, "state.git"), aiwgstate.InitOptions{})
+	defer st.Close()
+
+	m, err := st.Apply(ctx, []aiwgstate.Op{
+		{Op: "put", File: "memory/long_term/fact/f1.json", Value: []byte(`{"text": "the API is rate limited"}`)},
+		{Op: "set", File: "plan.json", Path: "steps", Value: []byte(`["read", "write"]`)},
+	}, aiwgstate.WriteOptions{Agent: "memory-writer"})
+	if err != nil {
+		panic(err)
+	}
+	for _, c := range m.Changes {
+		fmt.Println(c.Operation, c.Path())
+	}
+	// A batch with one bad operation changes nothing.
+	_, err = st.Apply(ctx, []aiwgstate.Op{
+		{Op: "set", File: "plan.json", Path: "owner", Value: []byte(`"ops"`)},
+		{Op: "set", File: "plan.json", Path: "steps.0.x", Value: []byte(`1`)},
+	}, aiwgstate.WriteOptions{})
+	fmt.Println(err != nil)
+	// Output:
+	// create memory/long_term/fact/f1.json
+	// create plan.json#steps
+	// true
+}
+
+// The log is the audit trail: who changed what, when, and why.
+func ExampleStore_Log() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "example-")
+	defer os.RemoveAll(dir)
+	st, _ := aiwgstate.Init(ctx, filepath.Join(dir, "state.git"), aiwgstate.InitOptions{})
+	defer st.Close()
+	st.Set(ctx, "plan.json", "goal", []byte(`"ship"`), aiwgstate.WriteOptions{Agent: "planner"})
+	st.Set(ctx, "notes.json", "todo", []byte(`[]`), aiwgstate.WriteOptions{Agent: "scribe"})
+	st.Set(ctx, "plan.json", "goal", []byte(`"ship today"`), aiwgstate.WriteOptions{Agent: "reviewer", Source: "review-1"})
+
+	st.Log(ctx, aiwgstate.LogOptions{File: "plan.json"}, func(m *aiwgstate.Mutation) bool {
+		fmt.Println(m.Agent, m.Changes[0].Operation, m.Changes[0].Path(), m.Source)
+		return true
+	})
+	// Output:
+	// reviewer update plan.json#goal review-1
+	// planner create plan.json#goal
+}

@@ -2,6 +2,7 @@ package repo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -37,11 +38,29 @@ func (r *Repo) PackCount() (int, error) {
 // never pruned from under its writer. One maintenance runs at a time per
 // store; a second caller gets ErrLocked.
 func (r *Repo) Maintain(ctx context.Context, full bool) error {
-	cmd, unlock, err := r.maintenanceCmd(ctx, full)
+	r.background.Wait()
+	var (
+		cmd    *exec.Cmd
+		unlock func()
+		err    error
+	)
+	// Another process's maintenance is short; wait for it rather than fail.
+	for deadline := time.Now().Add(2 * time.Minute); ; {
+		cmd, unlock, err = r.maintenanceCmd(ctx, full)
+		if err == nil || !errors.Is(err, ErrLocked) || time.Now().After(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 	if err != nil {
 		return err
 	}
 	defer unlock()
+	r.removeStaleTemp()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("git %s: %v: %s", strings.Join(cmd.Args[3:], " "), err, strings.TrimSpace(string(out)))
 	}
@@ -116,4 +135,23 @@ func maintenanceLockStale(lockPath string) bool {
 		return err == nil && time.Since(fi.ModTime()) > time.Hour
 	}
 	return syscall.Kill(pid, 0) == syscall.ESRCH
+}
+
+// removeStaleTemp deletes temporary files a killed writer left behind:
+// half-written packs older than an hour (a live writer renames them within
+// milliseconds).
+func (r *Repo) removeStaleTemp() {
+	dir := filepath.Join(r.dir, "objects", "pack")
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range es {
+		if !strings.HasPrefix(e.Name(), "tmp_pack_") && !strings.HasPrefix(e.Name(), "tmp_idx_") {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > time.Hour {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
 }

@@ -78,11 +78,10 @@ func (r *Repo) writePack(objs []rawObject) (plumbing.Hash, error) {
 
 	dir := filepath.Join(r.dir, "objects", "pack")
 	base := filepath.Join(dir, "pack-"+packHash.String())
-	tmpDir := filepath.Join(r.dir, "objects", "aiwg-tmp")
-	if err := r.writeFileAtomic(tmpDir, "tmp_idx_", base+".idx", ibuf.Bytes(), 0o444); err != nil {
+	if err := r.writeFileAtomic(dir, "tmp_idx_", base+".idx", ibuf.Bytes(), 0o444); err != nil {
 		return plumbing.ZeroHash, err
 	}
-	if err := r.writeFileAtomic(tmpDir, "tmp_pack_", base+".pack", buf.Bytes(), 0o444); err != nil {
+	if err := r.writeFileAtomic(dir, "tmp_pack_", base+".pack", buf.Bytes(), 0o444); err != nil {
 		os.Remove(base + ".idx")
 		return plumbing.ZeroHash, err
 	}
@@ -127,12 +126,14 @@ func writeObjHeader(buf *bytes.Buffer, t plumbing.ObjectType, size int) {
 // writeFileAtomic writes data to a temporary file in dir, syncs it when the
 // repo is durable, and renames it to dst.
 func (r *Repo) writeFileAtomic(dir, prefix, dst string, data []byte, perm os.FileMode) error {
-	tmp := filepath.Join(dir, prefix+strconv.FormatUint(rand.Uint64(), 36))
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, perm)
+	f, tmp, err := r.createTemp(dir, prefix)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", filepath.Base(dst), err)
 	}
 	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(perm)
+	}
 	if err == nil && r.opts.Sync {
 		err = f.Sync()
 	}
@@ -147,6 +148,13 @@ func (r *Repo) writeFileAtomic(dir, prefix, dst string, data []byte, perm os.Fil
 		return fmt.Errorf("write %s: %w", filepath.Base(dst), err)
 	}
 	return nil
+}
+
+// createTemp creates a temporary file in dir.
+func (r *Repo) createTemp(dir, prefix string) (*os.File, string, error) {
+	tmp := filepath.Join(dir, prefix+strconv.FormatUint(rand.Uint64(), 36))
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	return f, tmp, err
 }
 
 func syncDir(dir string) error {

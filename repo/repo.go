@@ -36,7 +36,7 @@ type Options struct {
 
 func (o *Options) fill() {
 	if o.Compression == 0 {
-		o.Compression = zlib.BestSpeed
+		o.Compression = zlib.NoCompression
 	}
 	if o.LockTimeout == 0 {
 		o.LockTimeout = 10 * time.Second
@@ -67,7 +67,7 @@ func Init(ctx context.Context, dir, branch string, opts Options) (*Repo, error) 
 	if _, err := os.Stat(filepath.Join(dir, "HEAD")); err == nil {
 		return nil, fmt.Errorf("init %s: %w", dir, os.ErrExist)
 	}
-	for _, d := range []string{"objects/pack", "objects/info", "objects/aiwg-tmp", "refs/heads", "refs/tags"} {
+	for _, d := range []string{"objects/pack", "objects/info", "refs/heads", "refs/tags"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			return nil, fmt.Errorf("init: %w", err)
 		}
@@ -101,7 +101,7 @@ func Open(_ context.Context, dir string, opts Options) (*Repo, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := filesystem.NewStorageWithOptions(osfs.New(abs), cache.NewObjectLRU(16*cache.MiByte), filesystem.Options{})
+	st := filesystem.NewStorageWithOptions(osfs.New(abs), cache.NewObjectLRU(16*cache.MiByte), filesystem.Options{MaxOpenDescriptors: 64})
 	return &Repo{dir: abs, opts: opts, st: st, cache: newLRU(opts.CacheEntries)}, nil
 }
 

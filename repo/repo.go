@@ -59,6 +59,9 @@ type Repo struct {
 
 	zlibPool   sync.Pool
 	background sync.WaitGroup // maintenance started by this Repo
+
+	tailMu sync.Mutex
+	tail   *tailPack // the last tail pack this process wrote
 }
 
 // Init creates a bare repository at dir whose HEAD points at branch. It

@@ -42,7 +42,7 @@ func (r *Repo) WriteTag(t *Tag) (plumbing.Hash, error) {
 	body := buf.Bytes()
 	h := hashObject(plumbing.TagObject, body)
 	objs := []rawObject{{typ: plumbing.TagObject, hash: h, body: body}}
-	if _, err := r.writePack(objs); err != nil {
+	if err := r.writeObjects(objs); err != nil {
 		return plumbing.ZeroHash, err
 	}
 	r.remember(objs, nil)

@@ -148,6 +148,7 @@ type CommitOptions struct {
 // transaction that changes nothing returns ErrNoChange and writes nothing.
 func (r *Repo) Commit(ctx context.Context, branch string, fn func(*Tx) (*CommitInfo, error), opts CommitOptions) (*Commit, error) {
 	var out *Commit
+	published := func(bool) {}
 	err := r.withLock(ctx, branch, func(lock *fileLock) (bool, error) {
 		head, _, err := r.readRef(branch)
 		if err != nil && !errors.Is(err, ErrNotFound) {
@@ -187,8 +188,18 @@ func (r *Repo) Commit(ctx context.Context, branch string, fn func(*Tx) (*CommitI
 		}
 		c.Hash = hashObject(plumbing.CommitObject, body)
 		b.objs = append(b.objs, rawObject{typ: plumbing.CommitObject, hash: c.Hash, body: body})
-		if _, err := r.writePack(b.objs); err != nil {
+		newPack, oldTail, err := r.writePack(b.objs)
+		if err != nil {
 			return false, err
+		}
+		published = func(ok bool) {
+			switch {
+			case !ok:
+				r.removePack(newPack)
+				r.setTail(nil)
+			case !oldTail.IsZero():
+				r.removePack(oldTail)
+			}
 		}
 		r.remember(b.objs, b.trees)
 		r.mu.Lock()
@@ -200,6 +211,7 @@ func (r *Repo) Commit(ctx context.Context, branch string, fn func(*Tx) (*CommitI
 		out = c
 		return false, nil
 	})
+	published(err == nil)
 	if err != nil {
 		return nil, err
 	}
@@ -268,16 +280,20 @@ func (b *builder) build(base plumbing.Hash, dir string, changes map[string]*[]by
 			continue
 		}
 		h := hashObject(plumbing.BlobObject, *c)
+		mode := filemode.Regular
+		var prev plumbing.Hash
+		if i, found := search(es, name); found && !es[i].IsDir() {
+			prev = es[i].Hash
+			if es[i].Mode == filemode.Executable {
+				mode = filemode.Executable
+			}
+		}
 		if !b.blobs[h] {
 			if b.blobs == nil {
 				b.blobs = map[plumbing.Hash]bool{}
 			}
 			b.blobs[h] = true
-			b.objs = append(b.objs, rawObject{typ: plumbing.BlobObject, hash: h, body: *c})
-		}
-		mode := filemode.Regular
-		if i, found := search(es, name); found && es[i].Mode == filemode.Executable {
-			mode = filemode.Executable
+			b.objs = append(b.objs, rawObject{typ: plumbing.BlobObject, hash: h, body: *c, base: prev})
 		}
 		if err := set(TreeEntry{Name: name, Mode: mode, Hash: h}, false); err != nil {
 			return plumbing.ZeroHash, err
@@ -303,7 +319,11 @@ func (b *builder) build(base plumbing.Hash, dir string, changes map[string]*[]by
 	body := encodeTree(es)
 	h := hashObject(plumbing.TreeObject, body)
 	if h != base && h != emptyTree {
-		b.objs = append(b.objs, rawObject{typ: plumbing.TreeObject, hash: h, body: body})
+		prev := base
+		if prev == emptyTree {
+			prev = plumbing.ZeroHash
+		}
+		b.objs = append(b.objs, rawObject{typ: plumbing.TreeObject, hash: h, body: body, base: prev})
 		b.trees[h] = &Tree{Entries: es}
 	}
 	return h, nil

@@ -1,0 +1,161 @@
+package repo
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestTailPacksStayReadable writes many commits through the tail pack and
+// its deltas, from several Repo instances on several branches at once (as
+// several processes would), then checks every file of every branch head
+// with the git CLI and git fsck --strict.
+func TestTailPacksStayReadable(t *testing.T) {
+	r := newRepo(t)
+	const writers, commits = 3, 120
+	want := make([]map[string]string, writers)
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := 0; w < writers; w++ {
+		want[w] = map[string]string{}
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			rw, err := Open(context.Background(), r.Dir(), Options{})
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer rw.Close()
+			rng := rand.New(rand.NewPCG(uint64(w), 7))
+			for i := 0; i < commits; i++ {
+				// Large files exercise blob deltas; many names a wide tree.
+				name := fmt.Sprintf("dir%d/f%03d.json", rng.IntN(3), rng.IntN(150))
+				body := fmt.Sprintf("%s%d\n", strings.Repeat("x", rng.IntN(4000)), i)
+				_, err := rw.Commit(context.Background(), fmt.Sprintf("refs/heads/b%d", w), func(tx *Tx) (*CommitInfo, error) {
+					if err := tx.WriteFile(name, []byte(body)); err != nil {
+						return nil, err
+					}
+					sig := NewSignature("w", time.Unix(1700000000, 0))
+					return &CommitInfo{Author: sig, Committer: sig, Message: "m\n"}, nil
+				}, CommitOptions{})
+				if err != nil {
+					errs <- err
+					return
+				}
+				want[w][name] = body
+			}
+		}(w)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	git(t, r.Dir(), "fsck", "--strict", "--no-dangling")
+	for w := 0; w < writers; w++ {
+		for name, body := range want[w] {
+			if got := git(t, r.Dir(), "show", fmt.Sprintf("b%d:%s", w, name)); got != body {
+				t.Fatalf("b%d:%s differs", w, name)
+			}
+		}
+	}
+	packs, _ := filepath.Glob(filepath.Join(r.Dir(), "objects", "pack", "*.pack"))
+	if len(packs) > writers*commits/10 {
+		t.Errorf("%d packs after %d commits: the tail pack is not being extended", len(packs), writers*commits)
+	}
+	for _, p := range packs {
+		if out, err := exec.Command("git", "verify-pack", strings.TrimSuffix(p, ".pack")+".idx").CombinedOutput(); err != nil {
+			t.Fatalf("verify-pack: %v %s", err, out)
+		}
+	}
+	// A fresh reader (another process) sees the same through go-git.
+	fresh, err := Open(context.Background(), r.Dir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	for name, body := range want[0] {
+		h, _ := fresh.Ref("refs/heads/b0")
+		c, err := fresh.ReadCommit(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := fresh.ReadFileAt(c.Tree, name)
+		if err != nil || string(got) != body {
+			t.Fatalf("go-git read of %s: %v", name, err)
+		}
+	}
+}
+
+func TestMakeDeltaAppliesAsGitDoes(t *testing.T) {
+	cases := [][2]string{
+		{"", ""}, {"abc", "abc"}, {"abc", ""}, {"", "xyz"}, {"hello world", "hello there world"},
+		{strings.Repeat("a", 70000), strings.Repeat("a", 70000) + "b"},
+		{strings.Repeat("ab", 40000), "z" + strings.Repeat("ab", 40000)},
+	}
+	for _, c := range cases {
+		d := makeDelta([]byte(c[0]), []byte(c[1]))
+		got, err := applyDeltaForTest([]byte(c[0]), d)
+		if err != nil || string(got) != c[1] {
+			t.Errorf("delta %q -> %q: %v", c[0][:min(10, len(c[0]))], c[1][:min(10, len(c[1]))], err)
+		}
+	}
+}
+
+// applyDeltaForTest is git's patch-delta, written from the format.
+func applyDeltaForTest(src, d []byte) ([]byte, error) {
+	varint := func() int {
+		n, shift := 0, 0
+		for {
+			c := d[0]
+			d = d[1:]
+			n |= int(c&0x7f) << shift
+			shift += 7
+			if c&0x80 == 0 {
+				return n
+			}
+		}
+	}
+	if varint() != len(src) {
+		return nil, fmt.Errorf("source size")
+	}
+	size := varint()
+	var out []byte
+	for len(d) > 0 {
+		op := d[0]
+		d = d[1:]
+		if op&0x80 == 0 {
+			out = append(out, d[:op]...)
+			d = d[op:]
+			continue
+		}
+		off, n := 0, 0
+		for i := 0; i < 4; i++ {
+			if op&(1<<i) != 0 {
+				off |= int(d[0]) << (8 * i)
+				d = d[1:]
+			}
+		}
+		for i := 0; i < 3; i++ {
+			if op&(0x10<<i) != 0 {
+				n |= int(d[0]) << (8 * i)
+				d = d[1:]
+			}
+		}
+		if n == 0 {
+			n = 0x10000
+		}
+		out = append(out, src[off:off+n]...)
+	}
+	if len(out) != size {
+		return nil, fmt.Errorf("size %d, want %d", len(out), size)
+	}
+	return out, nil
+}

@@ -99,14 +99,17 @@ func breakStaleLock(lockPath string) bool {
 	if err != nil {
 		return false
 	}
-	var head [len(lockMarker)]byte
-	n, _ := f.ReadAt(head[:], 0)
-	ours := string(head[:n]) == lockMarker
-	if !ours && time.Since(fi.ModTime()) < staleLockAge {
+	if !hasMarker(f) && time.Since(fi.ModTime()) < staleLockAge {
 		return false
 	}
 	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
 		return false // a live aiwg-state writer holds it
+	}
+	// Read again under the flock: a live writer replaces the marker with
+	// the ref's value before it lets go, so what we read before may be
+	// stale.
+	if fi, err = f.Stat(); err != nil || (!hasMarker(f) && time.Since(fi.ModTime()) < staleLockAge) {
+		return false
 	}
 	held, _ := f.Stat()
 	aside := lockPath + ".stale-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatUint(rand.Uint64(), 36)
@@ -124,4 +127,10 @@ func breakStaleLock(lockPath string) bool {
 	}
 	os.Remove(aside)
 	return true
+}
+
+func hasMarker(f *os.File) bool {
+	var head [len(lockMarker)]byte
+	n, _ := f.ReadAt(head[:], 0)
+	return string(head[:n]) == lockMarker
 }

@@ -204,13 +204,15 @@ func (r *Repo) withLock(ctx context.Context, name string, fn func(lock *fileLock
 			return fmt.Errorf("ref %s: %w", name, err)
 		}
 	}
-	if err := lock.Close(); err != nil {
-		return fmt.Errorf("ref %s: %w", name, err)
-	}
+	// Rename while still holding the flock, so no waiter can take a live
+	// writer's lock for a dead one's in between.
 	if err := os.Rename(lockPath, path); err != nil {
 		return fmt.Errorf("ref %s: %w", name, err)
 	}
 	done = true
+	if err := lock.Close(); err != nil {
+		return fmt.Errorf("ref %s: %w", name, err)
+	}
 	if r.opts.Sync {
 		return syncDir(filepath.Dir(path))
 	}

@@ -1,0 +1,55 @@
+// Package statedoc serves the verbiage-keyed state document of seed 004
+// ("State Schema and Rules"): its default shape and validation, shard
+// references (`ref file://<path>`) that mount other JSON files into it, and
+// the seed's domain verbs (goals, sub-goals, events, latest, requests,
+// items, the active project, apply and reset) as pure functions on the
+// decoded document.
+//
+// The package knows no git. Files are read through the Files interface with
+// '/'-separated store paths; a write produces the set of files to write
+// (FileWrite), which the caller commits as one commit.
+//
+// # Shards
+//
+// Any string value of the form "ref file://<path>" mounts the JSON file at
+// <path> at that point. <path> is relative to the directory of the file that
+// holds the ref; when that directory is named "state", a path that itself
+// starts with "state/" is taken from the directory above (the seed's
+// convenience rule, so state/state.json can say "ref file://state/OPS/Q.json"
+// instead of "ref file://OPS/Q.json"). Absolute paths, ".." that climbs out
+// of the store, paths into the store's own .aiwg/ directory and files that
+// are not .json are refused with verbiage.ErrInvalidPath, as is raw white
+// space in a stored ref's path. Mounts resolve recursively; a cycle is
+// ErrInvalidState.
+//
+// Doc.Resolved is the document with every mount inlined, which is what the
+// verbs and readers see. Doc.Update takes a new resolved document and writes
+// it back through the mounts: a value inside a mounted subtree goes to the
+// shard file, and the parent keeps its ref string. Deleting or replacing a
+// ref with a non-ref value unmounts the shard; the file is left in place (a
+// write never deletes data it was not asked to delete).
+//
+// A ref string set with an init payload, "ref file://<path> <json-or-string>",
+// writes the payload as the shard's root value and stores the canonical ref;
+// it is refused with ErrExists when that file is already mounted, so an init
+// never clobbers a mounted shard.
+package statedoc
+
+import "errors"
+
+// Sentinel errors; callers map them to the seed's exit codes. Invalid keys
+// and paths are verbiage.ErrInvalidKey and verbiage.ErrInvalidPath (exit 2);
+// a missing goal, sub-goal or item is objects.ErrNotFound and a deep set
+// through a scalar objects.ErrNotContainer (exit 3).
+var (
+	// ErrInvalidState: the document breaks the seed's shape or a shard rule
+	// (cycle, missing shard, a file mounted twice and written differently).
+	// Exit 3.
+	ErrInvalidState = errors.New("invalid state")
+	// ErrExists: a goal or sub-goal of that key exists, or an init would
+	// overwrite a mounted shard. Exit 3.
+	ErrExists = errors.New("already exists")
+	// ErrInFlight: a request was made while the sub-goal already has one in
+	// flight. Exit 4.
+	ErrInFlight = errors.New("request in flight")
+)

@@ -70,8 +70,17 @@ func (c Change) Path() string {
 	return c.File + "#" + c.Key
 }
 
-// recorder collects the changes of a transaction for its message.
-type recorder struct{ changes []Change }
+// recorder collects the changes of a transaction for its message, and the
+// trailers only the transaction can know (a number chosen under the lock).
+type recorder struct {
+	changes  []Change
+	trailers repo.Trailers
+}
+
+// trailer adds a trailer to the commit being built.
+func (r *recorder) trailer(key, value string) {
+	r.trailers = append(r.trailers, repo.Trailer{Key: key, Value: value})
+}
 
 func (r *recorder) add(op, file, key string) {
 	r.changes = append(r.changes, Change{Operation: op, File: file, Key: key})
@@ -359,7 +368,7 @@ func (s *Store) commit(ctx context.Context, wo WriteOptions, subject string, bui
 			}
 		}
 		sig := repo.NewSignature(agent, when)
-		msg := repo.FormatMessage(subjectFor(subject, wo.Message, rec.changes), "", trailersFor(mutID, wo, rec.changes))
+		msg := repo.FormatMessage(subjectFor(subject, wo.Message, rec.changes), "", append(trailersFor(mutID, wo, rec.changes), rec.trailers...))
 		return &repo.CommitInfo{Author: sig, Committer: sig, Message: msg}, nil
 	}, copts)
 	if err != nil {

@@ -1,0 +1,41 @@
+package repo
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// ObjectSize returns an object's size. For a packed object it reads the
+// entry's header only, so summing the sizes of many files stays cheap.
+func (r *Repo) ObjectSize(h plumbing.Hash) (int64, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if o, ok := r.cache.get(h); ok {
+		if raw, ok := o.(rawObject); ok {
+			return int64(len(raw.body)), nil
+		}
+	}
+	var lastErr error
+	// As in readObjectLocked: a pack may have appeared or moved since the
+	// storage indexed them.
+	for attempt := 0; attempt < 4; attempt++ {
+		if attempt > 0 {
+			r.st.ObjectStorage.Reindex()
+			if attempt > 1 {
+				time.Sleep(time.Duration(attempt) * 5 * time.Millisecond)
+			}
+		}
+		n, err := r.st.ObjectStorage.EncodedObjectSize(h)
+		if err == nil {
+			return n, nil
+		}
+		lastErr = err
+	}
+	if errors.Is(lastErr, plumbing.ErrObjectNotFound) {
+		return 0, fmt.Errorf("object %s: %w", h, ErrNotFound)
+	}
+	return 0, fmt.Errorf("object %s: %w", h, lastErr)
+}

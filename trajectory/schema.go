@@ -1,0 +1,133 @@
+package trajectory
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"github.com/aiwg/aiwg-state/objects"
+)
+
+// ErrInvalid is wrapped by every error for a document that breaks the
+// schema or the seed's rules; the CLI maps it to the domain exit code.
+var ErrInvalid = errors.New("invalid trajectory")
+
+// SchemaID is the $id of the seed's schema.
+const SchemaID = "https://aiwg.io/schemas/rlm-trajectory/v1"
+
+// Schema validates trajectories and single iterations.
+type Schema struct {
+	trajectory *jsonschema.Schema
+	iteration  *jsonschema.Schema
+}
+
+// CompileSchema compiles the JSON Schema (2020-12) of seed 001, with format
+// assertions on, so a malformed date-time is refused as the seed intends.
+func CompileSchema(data []byte) (*Schema, error) {
+	doc, err := objects.Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("trajectory schema: %w", err)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.AssertFormat()
+	if err := c.AddResource(SchemaID, doc); err != nil {
+		return nil, fmt.Errorf("trajectory schema: %w", err)
+	}
+	s := &Schema{}
+	if s.trajectory, err = c.Compile(SchemaID); err != nil {
+		return nil, fmt.Errorf("trajectory schema: %w", err)
+	}
+	if s.iteration, err = c.Compile(SchemaID + "#/$defs/TAOIteration"); err != nil {
+		return nil, fmt.Errorf("trajectory schema: %w", err)
+	}
+	return s, nil
+}
+
+// ValidateTrajectory checks a whole document (or a header without its
+// iterations, which the schema allows).
+func (s *Schema) ValidateTrajectory(doc any) error {
+	return check(s.trajectory, doc, "")
+}
+
+// ValidateIteration checks one iteration; the error names the field from
+// the iteration's root (observation.status).
+func (s *Schema) ValidateIteration(it any) error {
+	return check(s.iteration, it, "")
+}
+
+// ValidationError names the first field that breaks the schema.
+type ValidationError struct {
+	// Field is a key path in the store's dot form (iterations.0.thought.type);
+	// empty for the document itself.
+	Field string
+	// Reason is the validator's message for that field.
+	Reason string
+}
+
+func (e *ValidationError) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("%s: %s", ErrInvalid, e.Reason)
+	}
+	return fmt.Sprintf("%s: field %s: %s", ErrInvalid, e.Field, e.Reason)
+}
+
+func (e *ValidationError) Unwrap() error { return ErrInvalid }
+
+var printer = message.NewPrinter(language.English)
+
+func check(sch *jsonschema.Schema, v any, prefix string) error {
+	err := sch.Validate(v)
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	leaves := leafErrors(ve, nil)
+	sort.SliceStable(leaves, func(i, j int) bool {
+		return strings.Join(leaves[i].InstanceLocation, "/") < strings.Join(leaves[j].InstanceLocation, "/")
+	})
+	first := leaves[0]
+	loc := append([]string(nil), first.InstanceLocation...)
+	if req, ok := first.ErrorKind.(*kind.Required); ok && len(req.Missing) > 0 {
+		loc = append(loc, req.Missing[0])
+		return &ValidationError{Field: joinField(prefix, loc), Reason: "is required"}
+	}
+	return &ValidationError{Field: joinField(prefix, loc), Reason: first.ErrorKind.LocalizedString(printer)}
+}
+
+// leafErrors finds the errors that say what is wrong. An error whose causes
+// all sit at its own location (oneOf, anyOf) is itself the leaf: its own
+// message ("oneOf failed") is clearer than one arbitrary branch's.
+func leafErrors(e *jsonschema.ValidationError, out []*jsonschema.ValidationError) []*jsonschema.ValidationError {
+	if len(e.Causes) == 0 {
+		return append(out, e)
+	}
+	switch e.ErrorKind.(type) {
+	case *kind.OneOf, *kind.AnyOf:
+		return append(out, e)
+	}
+	for _, c := range e.Causes {
+		out = leafErrors(c, out)
+	}
+	return out
+}
+
+func joinField(prefix string, loc []string) string {
+	parts := make([]string, 0, len(loc)+1)
+	if prefix != "" {
+		parts = append(parts, prefix)
+	}
+	for _, l := range loc {
+		parts = append(parts, strings.ReplaceAll(l, ".", `\.`))
+	}
+	return strings.Join(parts, ".")
+}

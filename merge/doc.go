@@ -83,4 +83,17 @@
 //
 // Clock is a hybrid logical clock written into commit trailers as
 // WALL.LOGICAL@AGENT; Tick stamps a local write, Observe a merged one.
+//
+// # Files and trees
+//
+// MergeFile merges three copies of one file (bytes): .json documents key by
+// key with Values, written back canonical; any other file changed
+// differently on both sides is a whole-file conflict. Trees merges the
+// paths that changed on either side of two trees, named by opaque content
+// ids, loading only what both sides changed. ParseAttributes reads the
+// strategy of each path from a .gitattributes file (merge=aiwg-STRATEGY,
+// plus aiwg-fallback= and aiwg-keys=), git's matching rules included.
+// Driver is the same file merge as git's merge driver runs it, and Record
+// is what is left to resolve, stored as JSON data rather than markers. None
+// of it knows git: the store and the CLI supply the bytes.
 package merge

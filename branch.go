@@ -1,0 +1,141 @@
+package aiwgstate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/aiwg/aiwg-state/repo"
+	"github.com/aiwg/aiwg-state/verbiage"
+)
+
+// BranchInfo describes one branch of the store.
+type BranchInfo struct {
+	Name   string `json:"name"`
+	Commit string `json:"commit"`
+	// Head is set for the branch the store's HEAD points at.
+	Head bool `json:"head,omitempty"`
+	// Merging is set while the branch has a merge in progress.
+	Merging bool `json:"merging,omitempty"`
+}
+
+// Branches lists the store's branches by name.
+func (s *Store) Branches(ctx context.Context) ([]BranchInfo, error) {
+	refs, names, err := s.repo.Refs("refs/heads/")
+	if err != nil {
+		return nil, err
+	}
+	head, _ := s.repo.Head()
+	_, merging, err := s.repo.Refs(MergeRefPrefix)
+	if err != nil {
+		return nil, err
+	}
+	inMerge := map[string]bool{}
+	for _, m := range merging {
+		inMerge[strings.TrimPrefix(m, MergeRefPrefix)] = true
+	}
+	out := make([]BranchInfo, 0, len(names))
+	for _, n := range names {
+		short := shortBranch(n)
+		out = append(out, BranchInfo{Name: short, Commit: refs[n].String(), Head: n == head, Merging: inMerge[short]})
+	}
+	return out, nil
+}
+
+// CreateBranch creates branch name at revision from ("" = the head of the
+// default branch). An existing branch is ErrExists: a branch is never
+// moved by creating it again.
+func (s *Store) CreateBranch(ctx context.Context, name, from string) (BranchInfo, error) {
+	if err := CheckBranchName(name); err != nil {
+		return BranchInfo{}, err
+	}
+	h, err := s.Resolve(from, "")
+	if err != nil {
+		return BranchInfo{}, err
+	}
+	ref := branchRef(name)
+	if _, err := s.repo.Ref(ref); err == nil {
+		return BranchInfo{}, fmt.Errorf("branch %s: %w", name, ErrExists)
+	}
+	if err := s.repo.UpdateRef(ctx, ref, plumbing.ZeroHash, h); err != nil {
+		if errors.Is(err, repo.ErrStale) {
+			return BranchInfo{}, fmt.Errorf("branch %s: %w", name, ErrExists)
+		}
+		return BranchInfo{}, err
+	}
+	return BranchInfo{Name: name, Commit: h.String()}, nil
+}
+
+// DeleteBranch deletes a branch, and any merge in progress on it. The
+// branch HEAD points at cannot be deleted (switch first), nor can the last
+// branch.
+func (s *Store) DeleteBranch(ctx context.Context, name string) error {
+	if err := CheckBranchName(name); err != nil {
+		return err
+	}
+	ref := branchRef(name)
+	h, err := s.repo.Ref(ref)
+	if err != nil {
+		return fmt.Errorf("branch %s: %w", name, err)
+	}
+	if head, _ := s.repo.Head(); head == ref {
+		return fmt.Errorf("%w: %s is the store's HEAD; switch to another branch first", ErrReadOnly, name)
+	}
+	if m, err := s.repo.Ref(mergeRef(ref)); err == nil {
+		if err := s.repo.UpdateRef(ctx, mergeRef(ref), m, plumbing.ZeroHash); err != nil {
+			return err
+		}
+	}
+	return s.repo.UpdateRef(ctx, ref, h, plumbing.ZeroHash)
+}
+
+// Switch points the store's HEAD, the default branch of every command, at
+// an existing branch. Stores opened afterwards (the next command) use it;
+// this Store keeps its default branch, which other goroutines may be using.
+func (s *Store) Switch(ctx context.Context, name string) error {
+	if err := CheckBranchName(name); err != nil {
+		return err
+	}
+	ref := branchRef(name)
+	if _, err := s.repo.Ref(ref); err != nil {
+		return fmt.Errorf("branch %s: %w", name, err)
+	}
+	return s.repo.SetHead(ctx, ref)
+}
+
+// CheckBranchName applies git's check-ref-format rules to a branch name,
+// so every branch the store makes is one git accepts, plus one of ours: a
+// branch name does not start with "refs/" (it would be read as a full ref).
+func CheckBranchName(name string) error {
+	bad := func(why string) error {
+		return fmt.Errorf("%w: branch name %q %s", verbiage.ErrInvalidName, name, why)
+	}
+	switch {
+	case name == "" || name == "@":
+		return bad("is not a name")
+	case strings.HasPrefix(name, "-"):
+		return bad("starts with '-'")
+	case strings.HasPrefix(name, "refs/") || name == "HEAD":
+		return bad("is reserved")
+	case strings.HasSuffix(name, "/") || strings.HasSuffix(name, "."):
+		return bad("ends with '/' or '.'")
+	case strings.Contains(name, "..") || strings.Contains(name, "@{") || strings.Contains(name, "//"):
+		return bad("holds '..', '@{' or '//'")
+	case len(name) > 200:
+		return bad("is longer than 200 bytes")
+	}
+	for _, c := range []byte(name) {
+		if c < 0x20 || c == 0x7f || strings.IndexByte(" ~^:?*[\\", c) >= 0 {
+			return bad(fmt.Sprintf("holds %q", c))
+		}
+	}
+	for _, seg := range strings.Split(name, "/") {
+		if seg == "" || strings.HasPrefix(seg, ".") || strings.HasSuffix(seg, ".lock") {
+			return bad("has a component that is empty, starts with '.' or ends with '.lock'")
+		}
+	}
+	return nil
+}

@@ -1,0 +1,439 @@
+package hooks
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/aiwg/aiwg-state/objects"
+	"github.com/aiwg/aiwg-state/policy"
+	"github.com/aiwg/aiwg-state/verbiage"
+)
+
+// Rules a pushed commit is checked against, as named in refusals.
+const (
+	RuleStorePath     = "store-path"
+	RuleCanonicalJSON = "canonical-json"
+	RuleLimit         = "limit"
+	RulePolicy        = "policy"
+	RuleSigned        = "signed"
+	RuleConflicts     = "conflicts"
+	RuleRef           = "ref"
+)
+
+// mergeRefPrefix is where aiwg-state keeps a merge in progress (see the
+// root package's MergeRefPrefix): its tree is a conflict record, not state.
+const mergeRefPrefix = "refs/aiwg/merge/"
+
+// refRule says why a ref may not be pushed at all: only branches and tags
+// hold state, and a merge in progress is resolved before it is shared.
+func refRule(ref string) (string, string) {
+	switch {
+	case strings.HasPrefix(ref, "refs/heads/"), strings.HasPrefix(ref, "refs/tags/"):
+		return "", ""
+	case strings.HasPrefix(ref, mergeRefPrefix):
+		return RuleConflicts, "a merge in progress has unresolved conflicts: resolve them and run merge --continue, then push the branch"
+	}
+	return RuleRef, "only branches (refs/heads/) and tags (refs/tags/) are accepted"
+}
+
+// Paths of the store the checks read.
+const (
+	ManifestPath  = ".aiwg/store.json"
+	defaultMaxDoc = 10 << 20
+)
+
+// ErrRefused: the push breaks a rule of the store.
+var ErrRefused = errors.New("push refused")
+
+// Update is one ref a push moves: pre-receive reads "OLD NEW REF" lines.
+type Update struct {
+	Old, New plumbing.Hash
+	Ref      string
+}
+
+// ParseUpdates reads pre-receive's standard input.
+func ParseUpdates(r io.Reader) ([]Update, error) {
+	var ups []Update
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 4096), 1<<20)
+	for sc.Scan() {
+		line := strings.TrimRight(sc.Text(), "\r")
+		if line == "" {
+			continue
+		}
+		f := strings.Split(line, " ")
+		if len(f) != 3 || !plumbing.IsHash(f[0]) || !plumbing.IsHash(f[1]) || !strings.HasPrefix(f[2], "refs/") {
+			return nil, fmt.Errorf("pre-receive input: malformed line %q", line)
+		}
+		ups = append(ups, Update{Old: plumbing.NewHash(f[0]), New: plumbing.NewHash(f[1]), Ref: f[2]})
+	}
+	return ups, sc.Err()
+}
+
+// Violation is one broken rule: which ref, commit, agent, path and rule.
+type Violation struct {
+	Ref    string `json:"ref,omitempty"`
+	Commit string `json:"commit"`
+	Agent  string `json:"agent"`
+	Path   string `json:"path,omitempty"`
+	Rule   string `json:"rule"`
+	Detail string `json:"detail"`
+}
+
+func (v Violation) String() string {
+	var b strings.Builder
+	if v.Ref != "" {
+		b.WriteString(v.Ref + ": ")
+	}
+	fmt.Fprintf(&b, "commit %s by agent %q", short(v.Commit), v.Agent)
+	if v.Path != "" {
+		b.WriteString(": " + v.Path)
+	}
+	fmt.Fprintf(&b, ": rule %s: %s", v.Rule, v.Detail)
+	return b.String()
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+// RefusedError lists every violation found; it wraps ErrRefused, and
+// policy.ErrDenied when the access policy is among the broken rules.
+type RefusedError struct{ Violations []Violation }
+
+func (e *RefusedError) Error() string {
+	var b strings.Builder
+	b.WriteString(ErrRefused.Error() + ":")
+	for i, v := range e.Violations {
+		if i == 5 {
+			fmt.Fprintf(&b, " (and %d more)", len(e.Violations)-5)
+			break
+		}
+		if i > 0 {
+			b.WriteString(";")
+		}
+		b.WriteString(" " + v.String())
+	}
+	return b.String()
+}
+
+func (e *RefusedError) Unwrap() []error {
+	for _, v := range e.Violations {
+		if v.Rule == RulePolicy {
+			return []error{ErrRefused, policy.ErrDenied}
+		}
+	}
+	return []error{ErrRefused}
+}
+
+// Options tune a check.
+type Options struct {
+	// PolicyFrom is the revision whose tree holds the policy and limits in
+	// force (default "HEAD": on a server, its HEAD branch before the push).
+	PolicyFrom string
+	// MaxViolations stops the check after this many (default 50): one
+	// broken rule in a long push should not print thousands of lines.
+	MaxViolations int
+}
+
+// Check checks the commits a push brings to the repository at gitDir,
+// for pre-receive: for each update, the commits reachable from its new
+// value and not from any ref the repository has. It returns a
+// *RefusedError when a rule is broken.
+func Check(ctx context.Context, gitDir string, updates []Update, opts Options) error {
+	c, err := newChecker(ctx, gitDir, opts)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	for _, u := range updates {
+		if u.New.IsZero() {
+			continue // a deletion brings no content
+		}
+		if rule, detail := refRule(u.Ref); rule != "" {
+			if err := c.add(Violation{Ref: u.Ref, Commit: u.New.String(), Rule: rule, Detail: detail}); err != nil {
+				break
+			}
+			continue
+		}
+		// Commits that only other refs reach (none are accepted, but a
+		// server may have some) are checked when they come onto a branch.
+		commits, err := c.revList(ctx, u.New.String(), "--not", "--branches", "--tags")
+		if err != nil {
+			return err
+		}
+		if err := c.checkCommits(ctx, u.Ref, commits); err != nil {
+			return err
+		}
+	}
+	return c.result()
+}
+
+// CheckRevs checks the commits rev-list selects with revs ("main",
+// "origin/main..main", "main --not --remotes"): the same checks a server
+// makes, run on a local store.
+func CheckRevs(ctx context.Context, gitDir string, revs []string, opts Options) error {
+	c, err := newChecker(ctx, gitDir, opts)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	for _, r := range revs {
+		if strings.HasPrefix(r, "-") && r != "--not" && r != "--all" && r != "--remotes" && r != "--branches" {
+			return fmt.Errorf("revision %q: %w", r, errMissing)
+		}
+	}
+	commits, err := c.revList(ctx, revs...)
+	if err != nil {
+		return err
+	}
+	if err := c.checkCommits(ctx, "", commits); err != nil {
+		return err
+	}
+	return c.result()
+}
+
+type checker struct {
+	gitDir     string
+	cat        *catFile
+	policy     *policy.Policy
+	maxDoc     int64
+	max        int
+	violations []Violation
+	seen       map[string]bool
+	trees      map[string][]treeEntry
+}
+
+var errEnough = errors.New("enough violations")
+
+func newChecker(ctx context.Context, gitDir string, opts Options) (*checker, error) {
+	cat, err := newCatFile(ctx, gitDir)
+	if err != nil {
+		return nil, err
+	}
+	c := &checker{gitDir: gitDir, cat: cat, maxDoc: defaultMaxDoc, max: opts.MaxViolations,
+		seen: map[string]bool{}, trees: map[string][]treeEntry{}}
+	if c.max <= 0 {
+		c.max = 50
+	}
+	from := opts.PolicyFrom
+	if from == "" {
+		from = "HEAD"
+	}
+	if err := c.loadSettings(from); err != nil {
+		cat.close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *checker) close() { c.cat.close() }
+
+// loadSettings reads the policy and limits in force. A revision without a
+// commit (a new, empty server) has none: everything is allowed.
+func (c *checker) loadSettings(rev string) error {
+	if _, _, err := c.cat.read(rev + "^{commit}"); errors.Is(err, errMissing) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	if _, body, err := c.cat.read(rev + ":" + policy.Path); err == nil {
+		p, err := policy.Parse(body)
+		if err != nil {
+			return fmt.Errorf("the policy in force (%s at %s): %w", policy.Path, rev, err)
+		}
+		c.policy = p
+	} else if !errors.Is(err, errMissing) {
+		return err
+	}
+	if _, body, err := c.cat.read(rev + ":" + ManifestPath); err == nil {
+		var m struct {
+			Limits struct {
+				MaxDocumentBytes int64 `json:"max_document_bytes"`
+			} `json:"limits"`
+		}
+		if json.Unmarshal(body, &m) == nil && m.Limits.MaxDocumentBytes > 0 {
+			c.maxDoc = m.Limits.MaxDocumentBytes
+		}
+	} else if !errors.Is(err, errMissing) {
+		return err
+	}
+	return nil
+}
+
+func (c *checker) result() error {
+	if len(c.violations) == 0 {
+		return nil
+	}
+	return &RefusedError{Violations: c.violations}
+}
+
+func (c *checker) add(v Violation) error {
+	c.violations = append(c.violations, v)
+	if len(c.violations) >= c.max {
+		return errEnough
+	}
+	return nil
+}
+
+func (c *checker) revList(ctx context.Context, args ...string) ([]string, error) {
+	full := append([]string{"--git-dir", c.gitDir, "rev-list", "--reverse", "--topo-order"}, args...)
+	cmd := exec.CommandContext(ctx, "git", full...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("git rev-list: %s: %w", strings.TrimSpace(stderr.String()), err)
+	}
+	return strings.Fields(string(out)), nil
+}
+
+func (c *checker) checkCommits(ctx context.Context, ref string, commits []string) error {
+	for _, h := range commits {
+		if c.seen[h] {
+			continue
+		}
+		c.seen[h] = true
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := c.checkCommit(ref, h); err != nil {
+			if errors.Is(err, errEnough) {
+				return nil
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *checker) readCommit(h string) (*object.Commit, error) {
+	typ, body, err := c.cat.read(h)
+	if err != nil {
+		return nil, err
+	}
+	if typ != "commit" {
+		return nil, fmt.Errorf("%s is a %s, not a commit", h, typ)
+	}
+	mo := &plumbing.MemoryObject{}
+	mo.SetType(plumbing.CommitObject)
+	mo.Write(body)
+	var oc object.Commit
+	if err := oc.Decode(mo); err != nil {
+		return nil, fmt.Errorf("commit %s: %w", h, err)
+	}
+	return &oc, nil
+}
+
+func (c *checker) checkCommit(ref, h string) error {
+	cm, err := c.readCommit(h)
+	if err != nil {
+		return err
+	}
+	agent := cm.Author.Name
+	v := Violation{Ref: ref, Commit: h, Agent: agent}
+	if c.policy != nil && c.policy.RequireSigned {
+		if cm.PGPSignature == "" {
+			v.Rule, v.Detail = RuleSigned, "the policy requires signed commits; this one is not signed"
+		} else if out, err := exec.Command("git", "--git-dir", c.gitDir, "verify-commit", h).CombinedOutput(); err != nil {
+			v.Rule, v.Detail = RuleSigned, "the signature does not verify: "+strings.Join(strings.Fields(string(out)), " ")
+		}
+		if v.Rule != "" {
+			if err := c.add(v); err != nil {
+				return err
+			}
+		}
+	}
+	changes, err := c.changes(cm)
+	if err != nil {
+		return err
+	}
+	for _, ch := range changes {
+		v := Violation{Ref: ref, Commit: h, Agent: agent, Path: ch.path}
+		for _, check := range []func(change) (string, string, error){c.checkPath, c.checkContent, c.checkPolicy} {
+			rule, detail, err := check(ch)
+			if err != nil {
+				return err
+			}
+			if rule != "" {
+				v.Rule, v.Detail = rule, detail
+				if err := c.add(v); err != nil {
+					return err
+				}
+				break // one violation per path is enough to act on
+			}
+		}
+	}
+	return nil
+}
+
+// change is a path a commit wrote: entry is the new one, zero when the
+// commit deleted the path.
+type change struct {
+	path  string
+	entry treeEntry
+	agent string
+}
+
+func (ch change) deleted() bool { return ch.entry.hash == "" }
+
+func (c *checker) checkPath(ch change) (string, string, error) {
+	if ch.deleted() {
+		return "", "", nil
+	}
+	clean, err := verbiage.CleanStorePath(ch.path)
+	if err != nil {
+		return RuleStorePath, err.Error(), nil
+	}
+	if clean != ch.path {
+		return RuleStorePath, fmt.Sprintf("the path is not in its canonical spelling %q", clean), nil
+	}
+	switch ch.entry.mode {
+	case "100644", "100755":
+	default:
+		return RuleStorePath, fmt.Sprintf("a store holds regular files only (mode %s)", ch.entry.mode), nil
+	}
+	return "", "", nil
+}
+
+func (c *checker) checkContent(ch change) (string, string, error) {
+	if ch.deleted() || !strings.HasSuffix(ch.path, ".json") {
+		return "", "", nil
+	}
+	_, body, err := c.cat.read(ch.entry.hash)
+	if err != nil {
+		return "", "", err
+	}
+	if int64(len(body)) > c.maxDoc {
+		return RuleLimit, fmt.Sprintf("%d bytes; the store's limit is %d (limits.max_document_bytes)", len(body), c.maxDoc), nil
+	}
+	canon, err := objects.Canonical(body)
+	if err != nil {
+		return RuleCanonicalJSON, err.Error(), nil
+	}
+	if !bytes.Equal(canon, body) {
+		return RuleCanonicalJSON, "not canonical JSON (keys sorted, two-space indent, final newline): write documents with aiwg-state", nil
+	}
+	return "", "", nil
+}
+
+func (c *checker) checkPolicy(ch change) (string, string, error) {
+	d := c.policy.Decide(ch.agent, ch.path)
+	if d.Allowed {
+		return "", "", nil
+	}
+	return RulePolicy, d.Rule + ": this agent may not write this path", nil
+}

@@ -1,0 +1,52 @@
+// Package hooks holds the git hooks a store installs: the server-side
+// pre-receive hook that checks every pushed commit before the server takes
+// it.
+//
+// git runs no hooks for go-git, and git hosts' merge buttons run no custom
+// code: the one place every write to a shared store passes through is the
+// git server that receives it. `aiwg-state hooks install --server DIR`
+// writes DIR/hooks/pre-receive, a two-line shell script that runs
+// `aiwg-state hooks run pre-receive`; git feeds it the ref updates of the
+// push and refuses the whole push when it exits non-zero, leaving every ref
+// of the server as it was.
+//
+// # What is checked
+//
+// Every commit the push brings that the server does not have yet (git
+// rev-list NEW --not --all), in the order they were made, on every path the
+// commit changed (for a merge: the paths whose content differs from every
+// parent, i.e. what the merge itself decided):
+//
+//   - store-path: the path is one aiwg-state could have written
+//     (verbiage.CleanStorePath), and a regular file (no symlink, no
+//     submodule);
+//   - canonical-json: a .json file is canonical JSON (objects.Canonical),
+//     so no conflict markers or hand edits that would break readers;
+//   - limit: a .json file is within the store's limits.max_document_bytes;
+//   - policy: the commit's author (the agent) may write the path, by the
+//     access policy (package policy);
+//   - signed: when the policy sets require_signed, `git verify-commit`
+//     accepts the commit.
+//
+// And per ref: only branches and tags are taken (rule ref); a merge in
+// progress (refs/aiwg/merge/*, where aiwg-state keeps unresolved
+// conflicts as data) is refused (rule conflicts): conflicts are resolved
+// before they are shared, and a branch itself never holds them. Deleting a
+// ref is not checked.
+//
+// The policy and limits in force are those of the server's HEAD branch
+// before the push, so a push cannot grant itself rights by editing
+// .aiwg/policy.json (the edit is itself a write the old policy must allow).
+// A server whose HEAD has no commit yet takes any first push.
+//
+// A refusal names the ref, the commit, the agent, the path and the rule, one
+// line each, which git shows the pusher as "remote:" lines.
+//
+// # Reading objects
+//
+// pre-receive runs before git moves the pushed objects into the repository
+// (they sit in a quarantine directory named by the environment), where
+// go-git cannot see them; the checker reads objects through one
+// `git cat-file --batch` process, which honours the quarantine, and lists
+// commits with `git rev-list`.
+package hooks

@@ -1,0 +1,282 @@
+package hooks
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/aiwg/aiwg-state/internal/gitserver"
+	"github.com/aiwg/aiwg-state/objects"
+	"github.com/aiwg/aiwg-state/policy"
+)
+
+// TestMain doubles as the hook: Install writes a script that runs
+// "BINARY hooks run pre-receive", and here BINARY is this test binary, so
+// the real git server runs the real checks on the quarantined push.
+func TestMain(m *testing.M) {
+	if n := len(os.Args); n >= 4 && strings.Join(os.Args[n-3:], " ") == "hooks run pre-receive" {
+		os.Exit(runHook())
+	}
+	os.Exit(m.Run())
+}
+
+func runHook() int {
+	ups, err := ParseUpdates(os.Stdin)
+	if err == nil {
+		err = Check(context.Background(), ".", ups, Options{})
+	}
+	var re *RefusedError
+	if errors.As(err, &re) {
+		for _, v := range re.Violations {
+			fmt.Fprintln(os.Stderr, "aiwg-state: refused: "+v.String())
+		}
+		return 1
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "aiwg-state:", err)
+		return 1
+	}
+	return 0
+}
+
+const testPolicy = `{
+  "roles": {"coordinator": ["conductor"], "workers": ["pulse", "heartbeat"]},
+  "rules": [
+    {"name": "coordinator writes all", "roles": ["coordinator"], "paths": ["**"]},
+    {"name": "only own sessions", "roles": ["workers"], "paths": ["agents/{agent}/**"]}
+  ]
+}`
+
+func canon(t *testing.T, s string) string {
+	t.Helper()
+	b, err := objects.Canonical([]byte(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// work is a plain git clone where commits are made as a given agent.
+type work struct {
+	t   *testing.T
+	dir string
+}
+
+func (w *work) git(agent string, args ...string) (string, error) {
+	cmd := exec.Command("git", append([]string{"-C", w.dir}, args...)...)
+	cmd.Env = append(os.Environ(),
+		"GIT_AUTHOR_NAME="+agent, "GIT_AUTHOR_EMAIL="+agent+"@agents.invalid",
+		"GIT_COMMITTER_NAME="+agent, "GIT_COMMITTER_EMAIL="+agent+"@agents.invalid")
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func (w *work) must(agent string, args ...string) string {
+	w.t.Helper()
+	out, err := w.git(agent, args...)
+	if err != nil {
+		w.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// commit writes files (path -> content, "" deletes) as agent.
+func (w *work) commit(agent string, files map[string]string) string {
+	w.t.Helper()
+	for p, v := range files {
+		full := filepath.Join(w.dir, p)
+		if v == "" {
+			w.must(agent, "rm", "-q", p)
+			continue
+		}
+		os.MkdirAll(filepath.Dir(full), 0o755)
+		if err := os.WriteFile(full, []byte(v), 0o644); err != nil {
+			w.t.Fatal(err)
+		}
+		w.must(agent, "add", p)
+	}
+	w.must(agent, "commit", "-q", "-m", "write by "+agent)
+	return strings.TrimSpace(w.must(agent, "rev-parse", "HEAD"))
+}
+
+// setup serves a bare repository with the hook installed, seeded with a
+// policy, and returns the server's git dir and a work clone of it.
+func setup(t *testing.T, serve func(testing.TB, string) string) (string, *work) {
+	root := t.TempDir()
+	server := gitserver.Bare(t, root, "s.git")
+	url := serve(t, root) + "s.git"
+	w := &work{t: t, dir: filepath.Join(t.TempDir(), "w")}
+	if out, err := exec.Command("git", "clone", "-q", url, w.dir).CombinedOutput(); err != nil {
+		t.Fatalf("clone: %v\n%s", err, out)
+	}
+	w.must("conductor", "checkout", "-q", "-b", "main")
+	w.commit("conductor", map[string]string{
+		policy.Path:  canon(t, testPolicy),
+		ManifestPath: canon(t, `{"format": 1, "limits": {"max_document_bytes": 1000}}`),
+	})
+	// The first push reaches an empty server: no policy in force yet.
+	if _, err := Install(server, InstallOptions{Binary: os.Args[0]}); err != nil {
+		t.Fatal(err)
+	}
+	w.must("conductor", "push", "-q", "origin", "main")
+	exec.Command("git", "--git-dir", server, "symbolic-ref", "HEAD", "refs/heads/main").Run()
+	return server, w
+}
+
+func serverRefs(t *testing.T, server string) string {
+	out, err := exec.Command("git", "--git-dir", server, "show-ref").CombinedOutput()
+	if err != nil && len(out) > 0 {
+		t.Fatalf("show-ref: %v\n%s", err, out)
+	}
+	return string(out)
+}
+
+func TestServerHookRefusesAndAccepts(t *testing.T) {
+	for name, serve := range map[string]func(testing.TB, string) string{"daemon": gitserver.Daemon, "http": gitserver.HTTP} {
+		t.Run(name, func(t *testing.T) {
+			server, w := setup(t, serve)
+			tests := []struct {
+				name, agent string
+				files       map[string]string
+				ref         string
+				rule, path  string // "" = accepted
+			}{
+				{"own session", "pulse", map[string]string{"agents/pulse/s1.json": canon(t, `{"n": 1}`)}, "agents/pulse/main", "", ""},
+				{"another agent's session", "pulse", map[string]string{"agents/heartbeat/s1.json": canon(t, `{"n": 1}`)}, "agents/pulse/main", RulePolicy, "agents/heartbeat/s1.json"},
+				{"policy edit by a worker", "pulse", map[string]string{policy.Path: canon(t, `{"default": "allow", "rules": []}`)}, "main", RulePolicy, policy.Path},
+				{"not canonical", "pulse", map[string]string{"agents/pulse/s2.json": "{\"b\":1,\"a\":2}\n"}, "agents/pulse/main", RuleCanonicalJSON, "agents/pulse/s2.json"},
+				{"conflict markers", "pulse", map[string]string{"agents/pulse/s3.json": "<<<<<<< ours\n{}\n=======\n[]\n>>>>>>> theirs\n"}, "agents/pulse/main", RuleCanonicalJSON, "agents/pulse/s3.json"},
+				{"over the limit", "pulse", map[string]string{"agents/pulse/big.json": canon(t, `{"x": "`+strings.Repeat("y", 1200)+`"}`)}, "agents/pulse/main", RuleLimit, "agents/pulse/big.json"},
+				{"coordinator anywhere", "conductor", map[string]string{"global/config.json": canon(t, `{"a": 1}`)}, "main", "", ""},
+				{"merge in progress", "conductor", map[string]string{"merge.json": canon(t, `{}`)}, "refs/aiwg/merge/main", RuleConflicts, ""},
+			}
+			for _, tt := range tests {
+				before := serverRefs(t, server)
+				base := strings.TrimSpace(w.must("x", "rev-parse", "HEAD"))
+				commit := w.commit(tt.agent, tt.files)
+				dst := tt.ref
+				if !strings.HasPrefix(dst, "refs/") {
+					dst = "refs/heads/" + dst
+				}
+				out, err := w.git(tt.agent, "push", "origin", "HEAD:"+dst)
+				if tt.rule == "" {
+					if err != nil {
+						t.Fatalf("%s: push refused: %v\n%s", tt.name, err, out)
+					}
+					continue
+				}
+				if err == nil {
+					t.Fatalf("%s: push accepted", tt.name)
+				}
+				if after := serverRefs(t, server); after != before {
+					t.Fatalf("%s: server refs changed by a refused push:\n%s\nwas:\n%s", tt.name, after, before)
+				}
+				for _, want := range []string{"commit " + commit[:12], "rule " + tt.rule, tt.path} {
+					if !strings.Contains(out, want) {
+						t.Errorf("%s: refusal does not name %q:\n%s", tt.name, want, out)
+					}
+				}
+				if tt.rule != RuleConflicts && !strings.Contains(out, fmt.Sprintf("agent %q", tt.agent)) {
+					t.Errorf("%s: refusal does not name the agent:\n%s", tt.name, out)
+				}
+				w.must("x", "reset", "-q", "--hard", base)
+			}
+		})
+	}
+}
+
+func TestCheckRevsAndMerges(t *testing.T) {
+	ctx := context.Background()
+	server, w := setup(t, func(tb testing.TB, root string) string { return root + "/" })
+	// Two workers write their own sessions on branches; the coordinator
+	// merges both into main. The merge brings others' paths but decides
+	// none itself: accepted.
+	main := strings.TrimSpace(w.must("x", "rev-parse", "HEAD"))
+	w.must("x", "checkout", "-q", "-b", "a")
+	w.commit("pulse", map[string]string{"agents/pulse/s.json": canon(t, `{"n": 1}`)})
+	w.must("x", "checkout", "-q", "-b", "b", main)
+	w.commit("heartbeat", map[string]string{"agents/heartbeat/s.json": canon(t, `{"n": 2}`)})
+	w.must("x", "checkout", "-q", "main")
+	w.must("conductor", "merge", "-q", "--no-ff", "-m", "integrate", "a", "b")
+	w.must("x", "push", "-q", "origin", "main")
+	if err := CheckRevs(ctx, server, []string{"main"}, Options{}); err != nil {
+		t.Fatalf("accepted history fails the local check: %v", err)
+	}
+	// A worker's merge commit whose own resolution writes another's path.
+	w.must("x", "checkout", "-q", "-b", "c", main)
+	w.commit("pulse", map[string]string{"agents/pulse/t.json": canon(t, `{"n": 3}`)})
+	w.must("pulse", "merge", "-q", "--no-ff", "--no-commit", "a")
+	os.MkdirAll(filepath.Join(w.dir, "agents/heartbeat"), 0o755)
+	if err := os.WriteFile(filepath.Join(w.dir, "agents/heartbeat/x.json"), []byte(canon(t, `{}`)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.must("pulse", "add", ".")
+	w.must("pulse", "commit", "-q", "-m", "merge with extra")
+	tip := strings.TrimSpace(w.must("x", "rev-parse", "HEAD"))
+	err := CheckRevs(ctx, filepath.Join(w.dir, ".git"), []string{"c", "--not", "--remotes"}, Options{PolicyFrom: "origin/main"})
+	var re *RefusedError
+	if !errors.As(err, &re) || !errors.Is(err, policy.ErrDenied) || len(re.Violations) != 1 {
+		t.Fatalf("CheckRevs = %v", err)
+	}
+	if v := re.Violations[0]; v.Commit != tip || v.Path != "agents/heartbeat/x.json" || v.Agent != "pulse" || v.Rule != RulePolicy {
+		t.Fatalf("violation = %+v", v)
+	}
+}
+
+func TestParseUpdates(t *testing.T) {
+	z, h := strings.Repeat("0", 40), strings.Repeat("a", 40)
+	ups, err := ParseUpdates(strings.NewReader(z + " " + h + " refs/heads/main\n" + h + " " + z + " refs/tags/t\n"))
+	if err != nil || len(ups) != 2 || ups[0].Ref != "refs/heads/main" || !ups[0].Old.IsZero() || !ups[1].New.IsZero() {
+		t.Fatalf("ParseUpdates = %+v, %v", ups, err)
+	}
+	for _, bad := range []string{"x y z\n", z + " " + h + "\n", z + " " + h + " main\n", z + "  " + h + " refs/heads/a\n"} {
+		if _, err := ParseUpdates(strings.NewReader(bad)); err == nil {
+			t.Errorf("ParseUpdates(%q) accepted", bad)
+		}
+	}
+}
+
+func FuzzParseUpdates(f *testing.F) {
+	z, h := strings.Repeat("0", 40), strings.Repeat("a", 40)
+	f.Add([]byte(z + " " + h + " refs/heads/main\n"))
+	f.Add([]byte(h + " " + z + " refs/tags/v1\r\n\n"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		ups, err := ParseUpdates(bytes.NewReader(in))
+		if err != nil {
+			return
+		}
+		for _, u := range ups {
+			if !strings.HasPrefix(u.Ref, "refs/") || strings.ContainsAny(u.Ref, " \n") {
+				t.Fatalf("accepted ref %q", u.Ref)
+			}
+		}
+	})
+}
+
+func TestInstall(t *testing.T) {
+	server := gitserver.Bare(t, t.TempDir(), "s.git")
+	hook := filepath.Join(server, "hooks", "pre-receive")
+	os.WriteFile(hook, []byte("#!/bin/sh\nexit 0\n"), 0o755)
+	if _, err := Install(server, InstallOptions{Binary: os.Args[0]}); !errors.Is(err, ErrHookExists) {
+		t.Fatalf("Install over a foreign hook = %v", err)
+	}
+	if _, err := Install(server, InstallOptions{Binary: os.Args[0], Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	// Installing again replaces our own hook without --force.
+	if _, err := Install(server, InstallOptions{Binary: os.Args[0]}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Install(t.TempDir(), InstallOptions{Binary: os.Args[0]}); err == nil {
+		t.Fatal("installed into a directory that is no repository")
+	}
+	if _, err := Install(server, InstallOptions{Binary: filepath.Join(t.TempDir(), "missing")}); err == nil {
+		t.Fatal("installed a hook running a missing binary")
+	}
+}

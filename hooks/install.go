@@ -1,0 +1,64 @@
+package hooks
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ErrHookExists: the repository already has a hook aiwg-state did not write.
+var ErrHookExists = errors.New("a hook is already installed")
+
+// hookMarker identifies the hooks Install writes, so a re-install replaces
+// its own hook and never someone else's.
+const hookMarker = "# installed by aiwg-state hooks install --server"
+
+// InstallOptions tune Install.
+type InstallOptions struct {
+	// Binary is the aiwg-state executable the hook runs (absolute path).
+	Binary string
+	// Force replaces a pre-receive hook aiwg-state did not write.
+	Force bool
+}
+
+// Install writes the pre-receive hook into the bare repository at gitDir.
+func Install(gitDir string, opts InstallOptions) (string, error) {
+	if fi, err := os.Stat(filepath.Join(gitDir, "objects")); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("%s is not a git repository (install the hook into the server's bare repository)", gitDir)
+	}
+	bin, err := filepath.Abs(opts.Binary)
+	if err != nil || opts.Binary == "" {
+		return "", fmt.Errorf("hook binary %q: need the path of aiwg-state", opts.Binary)
+	}
+	if fi, err := os.Stat(bin); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+		return "", fmt.Errorf("hook binary %s is not an executable file", bin)
+	}
+	dir := filepath.Join(gitDir, "hooks")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "pre-receive")
+	if old, err := os.ReadFile(path); err == nil && !bytes.Contains(old, []byte(hookMarker)) && !opts.Force {
+		return "", fmt.Errorf("%s: %w (pass --force to replace it)", path, ErrHookExists)
+	}
+	script := "#!/bin/sh\n" + hookMarker + "\n" +
+		"# Every pushed commit is checked (canonical JSON, store paths, limits,\n" +
+		"# conflicts, access policy); a refusal leaves the server's refs unchanged.\n" +
+		"exec " + shellQuote(bin) + " hooks run pre-receive\n"
+	tmp := path + ".aiwg-tmp"
+	if err := os.WriteFile(tmp, []byte(script), 0o755); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return "", err
+	}
+	return path, nil
+}
+
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

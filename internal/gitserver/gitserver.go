@@ -1,0 +1,139 @@
+// Package gitserver starts real git servers on loopback for tests and
+// benchmarks: `git daemon` with receive-pack enabled, and `git http-backend`
+// behind net/http/cgi. Both serve every bare repository under a root
+// directory, listen on 127.0.0.1 only, and stop with the test.
+package gitserver
+
+import (
+	"fmt"
+	"net"
+	"net/http/cgi"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Daemon serves root with `git daemon` and returns the base URL
+// ("git://127.0.0.1:PORT/"); a repository root/x.git is at base+"x.git".
+func Daemon(tb testing.TB, root string) string {
+	tb.Helper()
+	base, stop, err := StartDaemon(root)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(stop)
+	return base
+}
+
+// StartDaemon is Daemon for programs without a testing.TB.
+func StartDaemon(root string) (base string, stop func(), err error) {
+	var lastErr error
+	// A free port is found by listening on :0 and closing; another process
+	// may take it before git daemon binds, so try a few times.
+	for attempt := 0; attempt < 5; attempt++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return "", nil, err
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		cmd := exec.Command("git", "daemon", "--enable=receive-pack", "--export-all", "--reuseaddr",
+			"--informative-errors", "--base-path="+root, "--listen=127.0.0.1", fmt.Sprintf("--port=%d", port), root)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		// Its stderr stays closed: the readiness probe alone makes it complain.
+		cmd.Stdout, cmd.Stderr = nil, nil
+		if err := cmd.Start(); err != nil {
+			return "", nil, err
+		}
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		stop := func() {
+			// The daemon forks a child per connection: end the whole group
+			// it leads (this process started it; nothing else is in it).
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+			select {
+			case <-done:
+			case <-time.After(5 * time.Second):
+				syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+				<-done
+			}
+		}
+		addr := fmt.Sprintf("127.0.0.1:%d", port)
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) {
+			select {
+			case <-done:
+				lastErr = fmt.Errorf("git daemon on port %d exited", port)
+			default:
+			}
+			if lastErr != nil {
+				break
+			}
+			if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
+				c.Close()
+				return "git://" + addr + "/", stop, nil
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		stop()
+		if lastErr == nil {
+			lastErr = fmt.Errorf("git daemon on port %d did not start", port)
+		}
+	}
+	return "", nil, lastErr
+}
+
+// HTTP serves root with `git http-backend` (smart HTTP, pushes allowed) and
+// returns the base URL ("http://127.0.0.1:PORT/").
+func HTTP(tb testing.TB, root string) string {
+	tb.Helper()
+	base, stop, err := StartHTTP(root)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(stop)
+	return base
+}
+
+// StartHTTP is HTTP for programs without a testing.TB.
+func StartHTTP(root string) (base string, stop func(), err error) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		return "", nil, err
+	}
+	h := &cgi.Handler{
+		Path: git,
+		Args: []string{"http-backend"},
+		Env: []string{
+			"GIT_PROJECT_ROOT=" + root,
+			"GIT_HTTP_EXPORT_ALL=1",
+			// Anonymous pushes are refused unless receive-pack is enabled.
+			"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http.receivepack", "GIT_CONFIG_VALUE_0=true",
+			"PATH=" + os.Getenv("PATH"),
+			"HOME=" + os.Getenv("HOME"),
+		},
+	}
+	srv := httptest.NewUnstartedServer(h)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	srv.Listener = l
+	srv.Config.ReadHeaderTimeout = 10 * time.Second
+	srv.Start()
+	return srv.URL + "/", srv.Close, nil
+}
+
+// Bare creates an empty bare repository root/name and returns its path.
+func Bare(tb testing.TB, root, name string) string {
+	tb.Helper()
+	dir := filepath.Join(root, name)
+	if out, err := exec.Command("git", "init", "--quiet", "--bare", dir).CombinedOutput(); err != nil {
+		tb.Fatalf("git init --bare: %v\n%s", err, out)
+	}
+	return dir
+}

@@ -1,0 +1,63 @@
+// Package policy is the store's access policy: which agents may write which
+// paths of the store. It answers one question, "may agent A write path P?",
+// the same way wherever a write is checked: in-process before every commit,
+// by the server-side hook on every pushed commit, and by `aiwg-state policy
+// check` on a local revision.
+//
+// # The file
+//
+// The policy is the store file .aiwg/policy.json (canonical JSON, versioned
+// like any other file, so a change of policy is itself a commit that the
+// policy in force must allow):
+//
+//	{
+//	  "default": "deny",
+//	  "require_signed": false,
+//	  "roles": {
+//	    "coordinator": ["conductor"],
+//	    "workers": ["pulse", "heartbeat", "dream_weaver", "worker-*"]
+//	  },
+//	  "rules": [
+//	    {"name": "coordinator writes all", "roles": ["coordinator"], "paths": ["**"]},
+//	    {"name": "no one else touches the store's settings", "agents": ["*"], "paths": [".aiwg/**", ".gitattributes"], "effect": "deny"},
+//	    {"name": "guardian writes health", "agents": ["guardian"], "paths": ["global/health/**"]},
+//	    {"name": "only own sessions", "roles": ["workers"], "paths": ["agents/{agent}/**"]},
+//	    {"name": "only own locks", "agents": ["*"], "paths": ["locks/{agent}/**"]}
+//	  ]
+//	}
+//
+// Subjects: "agents" lists agent ids or glob patterns over ids ('*' any run
+// of characters, '?' one, [a-z] a class, as path.Match); "roles" names roles,
+// and a role's members are ids or glob patterns too. The agent of a commit is
+// its author name, which is what aiwg-state writes for --agent.
+//
+// Paths are gitattributes(5) patterns (verbiage.CompilePattern), matched
+// against store file paths. The placeholder {agent} stands for the agent
+// being checked, with its glob characters escaped: "agents/{agent}/**" gives
+// every agent its own subtree and no one else's; this is seed 003's "only own
+// sessions" and "only own locks". An agent id holding '/' or being "." or
+// ".." never matches a rule with {agent}, so it cannot reach into another
+// agent's subtree.
+//
+// # Evaluation order
+//
+// Rules are read in file order and the first rule that names the agent (by
+// id, pattern or role) and matches the path decides: "effect": "allow" (the
+// default) or "deny". When no rule decides, "default" does: "deny" unless
+// the file says "allow". A store without a policy file allows every write.
+// Put narrow denials before broad grants.
+//
+// Reads are not governed: whoever can fetch a git repository can read all of
+// it. "require_signed" asks that every commit received from elsewhere (a
+// push, `policy check`) carry a signature that the receiving git verifies
+// (git verify-commit); aiwg-state's own in-process writes are unsigned, so
+// the in-process check does not apply it.
+//
+// # Which policy is in force
+//
+// A write is judged by the policy of the state it changes, never by the
+// policy it brings: in-process, the policy at the branch head before the
+// write; on a server, the policy at the server's HEAD branch before the
+// push. So a commit that edits .aiwg/policy.json is itself checked against
+// the old policy.
+package policy

@@ -8,6 +8,7 @@ import (
 
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/repo"
+	"github.com/aiwg/aiwg-state/statedoc"
 )
 
 // FormatVersion is the store layout version written into new manifests.
@@ -17,6 +18,15 @@ const FormatVersion = 1
 type Manifest struct {
 	Format int    `json:"format"`
 	Limits Limits `json:"limits"`
+	// Verbiage declares the verbiage-ruled documents (statedoc.go reads
+	// it; the seed's default state document when absent).
+	Verbiage *VerbiageRules `json:"verbiage,omitempty"`
+}
+
+// VerbiageRules lists the documents whose keys follow seed 004's rules,
+// as gitattributes-style path patterns.
+type VerbiageRules struct {
+	Documents []string `json:"documents"`
 }
 
 // Limits bound what one write may store.
@@ -29,7 +39,8 @@ type Limits struct {
 var defaultLimits = Limits{MaxDocumentBytes: 10 << 20}
 
 func defaultManifest() []byte {
-	b, err := json.Marshal(Manifest{Format: FormatVersion, Limits: defaultLimits})
+	b, err := json.Marshal(Manifest{Format: FormatVersion, Limits: defaultLimits,
+		Verbiage: &VerbiageRules{Documents: []string{statedoc.DefaultPath}}})
 	if err != nil {
 		panic(err)
 	}
@@ -46,10 +57,14 @@ func defaultManifest() []byte {
 const DefaultAttributes = `# Merge strategy per path (gitattributes(5) patterns; the last match wins).
 # aiwg-state merge reads this file, and so does plain "git merge" in a clone
 # once "aiwg-state install-drivers" has registered the drivers.
-# Strategies: last-write-wins, first-write-wins, merge-objects,
-# merge-arrays, higher-priority-wins.
-*.json                  merge=aiwg-merge-objects
-**/variables/*.json     merge=aiwg-last-write-wins
+# Strategies: last-write-wins, first-write-wins, merge-objects, merge-arrays,
+# higher-priority-wins, max, conflict. aiwg-fallback=S settles what
+# merge-objects/merge-arrays cannot; aiwg-keys=KEY:S,... per object key.
+*.json                   merge=aiwg-merge-objects
+**/variables/*.json      merge=aiwg-last-write-wins
+state/**/*.json          merge=aiwg-merge-objects aiwg-keys=EVENTS:merge-arrays,SEEN:max,LAST-SEEN-IDX:max aiwg-fallback=last-write-wins
+memory/**/*.json         merge=aiwg-merge-objects aiwg-fallback=last-write-wins
+.aiwg/store.json         merge=aiwg-conflict
 `
 
 // manifestAt reads the manifest of a tree.

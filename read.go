@@ -18,6 +18,9 @@ type ReadOptions struct {
 	At string
 	// Branch that At's HEAD and times are taken on ("" = default).
 	Branch string
+	// NoResolve reads a verbiage-ruled document as stored: its
+	// "ref file://" mounts as strings rather than the shards inlined.
+	NoResolve bool
 }
 
 func (s *Store) tree(ro ReadOptions) (plumbing.Hash, error) {
@@ -39,6 +42,9 @@ func (s *Store) Get(ctx context.Context, file, keypath string, ro ReadOptions) (
 	p, err := verbiage.ParsePath(keypath)
 	if err != nil {
 		return nil, err
+	}
+	if !ro.NoResolve && s.isRuled(file, ro) {
+		return s.GetState(ctx, file, keypath, ro, false)
 	}
 	data, err := s.Cat(ctx, file, ro)
 	if err != nil {
@@ -151,4 +157,19 @@ func (s *Store) List(ctx context.Context, dir string, ro ReadOptions) ([]Entry, 
 		out[i] = Entry{Name: e.Name, Path: p, IsDir: e.IsDir}
 	}
 	return out, nil
+}
+
+// isRuled reports whether file is a verbiage-ruled document at the
+// revision read, whose reads resolve its shards.
+func (s *Store) isRuled(file string, ro ReadOptions) bool {
+	clean, err := verbiage.CleanStorePath(file)
+	if err != nil {
+		return false
+	}
+	root, err := s.tree(ro)
+	if err != nil {
+		return false
+	}
+	patterns, err := ruledPatterns(mustRead(s.repo.ReadFileAt(root, ManifestPath)))
+	return err == nil && matchesAny(patterns, clean)
 }

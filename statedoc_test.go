@@ -1,6 +1,7 @@
 package aiwgstate_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -124,8 +125,9 @@ func TestRuledDocumentsCheckedOnEveryWrite(t *testing.T) {
 	ctx := context.Background()
 	st := newStore(t)
 	wo := aiwgstate.WriteOptions{}
-	if _, err := st.Put(ctx, "state/state.json", statedoc.DefaultStateDocument(), wo); err != nil {
-		t.Fatal(err)
+	// init wrote the default state document.
+	if got, err := st.Cat(ctx, "state/state.json", aiwgstate.ReadOptions{}); err != nil || !bytes.Equal(got, statedoc.DefaultStateDocument()) {
+		t.Fatalf("init's state document: %s (%v)", got, err)
 	}
 	if _, err := st.Set(ctx, "state/state.json", "GOALS.G", []byte(`"ref file://G.json"`), wo); !errors.Is(err, statedoc.ErrInvalidState) {
 		t.Fatalf("a ref to a missing shard: %v", err)

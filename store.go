@@ -13,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/aiwg/aiwg-state/repo"
+	"github.com/aiwg/aiwg-state/statedoc"
 )
 
 // DefaultDir is where a store lives under a project, found again from any
@@ -103,6 +104,10 @@ func Init(ctx context.Context, dir string, opts InitOptions) (*Store, error) {
 			return err
 		}
 		rec.add("create", AttributesPath, "")
+		if err := tx.WriteFile(statedoc.DefaultPath, statedoc.DefaultStateDocument()); err != nil {
+			return err
+		}
+		rec.add("create", statedoc.DefaultPath, "")
 		return nil
 	})
 	if err != nil {

@@ -242,3 +242,23 @@ func TestLogFiltersAndFileHistoryMatchGit(t *testing.T) {
 		t.Errorf("limit: %d mutations", n)
 	}
 }
+
+func TestGetResolvesStateDocumentShards(t *testing.T) {
+	st := newStore(t)
+	ctx := context.Background()
+	_, err := st.Apply(ctx, []aiwgstate.Op{
+		{Op: "put", File: "state/G.json", Value: []byte(`{"SUB-GOALS": {}, "TITLE": "G"}`)},
+		{Op: "set", File: "state/state.json", Path: "GOALS.G", Value: []byte(`"ref file://G.json"`)},
+	}, aiwgstate.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.Get(ctx, "state/state.json", "GOALS.G.TITLE", aiwgstate.ReadOptions{})
+	if err != nil || string(got) != "\"G\"\n" {
+		t.Fatalf("resolved get = %s, %v", got, err)
+	}
+	got, err = st.Get(ctx, "state/state.json", "GOALS.G", aiwgstate.ReadOptions{NoResolve: true})
+	if err != nil || string(got) != "\"ref file://G.json\"\n" {
+		t.Fatalf("--no-resolve get = %s, %v", got, err)
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/verbiage"
@@ -51,6 +53,11 @@ type WriteOptions struct {
 	Trailers repo.Trailers
 	// Time stamps the commit (default now); importers keep original times.
 	Time time.Time
+
+	// For merges, set by this package only: the other parents, the head
+	// the branch must be at, and whether an unchanged tree still commits.
+	mergeParents []plumbing.Hash
+	expectHead   *plumbing.Hash
 }
 
 // Change is one path a mutation touched.
@@ -342,7 +349,7 @@ func (p parsedOp) apply(d *docs, rec *recorder) error {
 // as one commit whose message and trailers describe the recorded changes.
 func (s *Store) commit(ctx context.Context, wo WriteOptions, subject string, build func(*repo.Tx, *recorder) error) (*Mutation, error) {
 	ref := s.ref(wo.Branch)
-	copts := repo.CommitOptions{}
+	copts := repo.CommitOptions{Expect: wo.expectHead}
 	if wo.Expect != "" {
 		h, err := s.Resolve(wo.Expect, wo.Branch)
 		if err != nil {
@@ -368,8 +375,16 @@ func (s *Store) commit(ctx context.Context, wo WriteOptions, subject string, bui
 			}
 		}
 		sig := repo.NewSignature(agent, when)
-		msg := repo.FormatMessage(subjectFor(subject, wo.Message, rec.changes), "", append(trailersFor(mutID, wo, rec.changes), rec.trailers...))
-		return &repo.CommitInfo{Author: sig, Committer: sig, Message: msg}, nil
+		trailers := append(trailersFor(mutID, wo, rec.changes), rec.trailers...)
+		// The hybrid logical clock orders this write for last-write-wins
+		// merges: past the parent's (and a merged branch's) clock.
+		var merged plumbing.Hash
+		if len(wo.mergeParents) > 0 {
+			merged = wo.mergeParents[0]
+		}
+		trailers = append(trailers, repo.Trailer{Key: TrailerClock, Value: s.nextClock(tx.Parent(), merged, agent, when).String()})
+		msg := repo.FormatMessage(subjectFor(subject, wo.Message, rec.changes), "", trailers)
+		return &repo.CommitInfo{Author: sig, Committer: sig, Message: msg, MergeParents: wo.mergeParents, AllowEmpty: len(wo.mergeParents) > 0}, nil
 	}, copts)
 	if err != nil {
 		return nil, err

@@ -97,6 +97,11 @@ func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, err 
 		written[o.hash] = idxEntry{offset: off, crc: crc}
 		count++
 	}
+	if tail != nil && len(written) == 0 {
+		// Everything is in the tail already: rewriting it would give the
+		// same pack, and removing the "old" one would remove it.
+		return tail.hash, plumbing.ZeroHash, nil
+	}
 	data := buf.Bytes()
 	binary.BigEndian.PutUint32(data[8:], count)
 	sum := sha1.Sum(data)
@@ -148,8 +153,8 @@ func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, err 
 // of a virtual merge base): the replaced tail goes at once, since the new
 // pack holds everything it did.
 func (r *Repo) writeObjects(objs []rawObject) error {
-	_, oldTail, err := r.writePack(objs)
-	if err == nil && !oldTail.IsZero() {
+	newPack, oldTail, err := r.writePack(objs)
+	if err == nil && !oldTail.IsZero() && oldTail != newPack {
 		r.removePack(oldTail)
 	}
 	return err

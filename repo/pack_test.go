@@ -159,3 +159,19 @@ func applyDeltaForTest(src, d []byte) ([]byte, error) {
 	}
 	return out, nil
 }
+
+// TestRewritingNothingKeepsThePack: objects already in the tail make no
+// new pack, and the tail must survive (it once removed itself).
+func TestRewritingNothingKeepsThePack(t *testing.T) {
+	r := newRepo(t)
+	c := write(t, r, map[string]string{"a": "1\n"})
+	tree, _ := r.ReadTree(c.Tree)
+	objs := []rawObject{{typ: 2, hash: c.Tree, body: encodeTree(tree.Entries)}}
+	if err := r.writeObjects(objs); err != nil {
+		t.Fatal(err)
+	}
+	git(t, r.Dir(), "fsck", "--strict", "--no-dangling")
+	if got := git(t, r.Dir(), "show", "main:a"); got != "1\n" {
+		t.Fatalf("show = %q", got)
+	}
+}

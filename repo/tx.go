@@ -194,6 +194,7 @@ func (r *Repo) Commit(ctx context.Context, branch string, fn func(*Tx) (*CommitI
 		}
 		published = func(ok bool) {
 			switch {
+			case newPack == oldTail:
 			case !ok:
 				r.removePack(newPack)
 				r.setTail(nil)

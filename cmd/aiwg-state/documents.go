@@ -29,7 +29,9 @@ func documentCommands() []*cli.Command {
    aiwg-state get plan.json risk.level --at HEAD~3
    aiwg-state get plan.json --at 2026-11-01T12:00:00Z
    aiwg-state get plan.json title --raw     # a string without quotes`,
-			Flags: append(readFlags(), &cli.BoolFlag{Name: "raw", Usage: "print a string value as plain text"}),
+			Flags: append(readFlags(),
+				&cli.BoolFlag{Name: "raw", Usage: "print a string value as plain text"},
+				&cli.BoolFlag{Name: "no-resolve", Usage: "show a state document's \"ref file://\" mounts as stored, not the shards inlined"}),
 			Action: command(func(s *session) error {
 				a, err := args(s.c, 1, 2)
 				if err != nil {
@@ -39,7 +41,9 @@ func documentCommands() []*cli.Command {
 				if len(a) == 2 {
 					key = a[1]
 				}
-				v, err := s.store.Get(s.c.Context, a[0], key, s.readOptions())
+				ro := s.readOptions()
+				ro.NoResolve = s.c.Bool("no-resolve")
+				v, err := s.store.Get(s.c.Context, a[0], key, ro)
 				if err != nil {
 					return err
 				}

@@ -117,25 +117,35 @@ func concat[T any](parts ...[]T) []T {
 	return out
 }
 
-// reorderArgs moves a subcommand's flags before its positional arguments.
-// urfave/cli v2 stops parsing flags at the first argument, so without this
-// `aiwg-state set doc.json a 1 --json` would take --json as a value. Only
-// names the command defines count as flags, so a value like -1 stays a value;
-// "--" ends flags as usual.
+// reorderArgs moves a command's flags after its command path and before
+// its positional arguments. urfave/cli v2 stops parsing flags at the first
+// argument, and reads flags placed before a subcommand's name as the
+// parent's, so without this `aiwg-state set doc.json a 1 --json` would take
+// --json as a value. Only names a command defines count as flags, so a
+// value like -1 stays a value; "--" ends flags as usual.
 func reorderArgs(app *cli.App, args []string) []string {
 	if len(args) < 2 {
 		return args
 	}
-	out := []string{args[0]}
+	valued := valueFlags(app.Commands)
+	path := []string{args[0]}
+	var early []string // flags met before the command path ended
 	rest := args[1:]
 	var cmd *cli.Command
 	cmds := app.Commands
-	// Walk down the command path (global flags may come first).
 	for len(rest) > 0 {
 		a := rest[0]
+		if a == "--" {
+			break
+		}
 		if strings.HasPrefix(a, "-") {
-			out = append(out, a)
+			early = append(early, a)
 			rest = rest[1:]
+			name, _, hasEq := strings.Cut(strings.TrimLeft(a, "-"), "=")
+			if valued[name] && !hasEq && len(rest) > 0 {
+				early = append(early, rest[0])
+				rest = rest[1:]
+			}
 			continue
 		}
 		next := findCommand(cmds, a)
@@ -143,7 +153,7 @@ func reorderArgs(app *cli.App, args []string) []string {
 			break
 		}
 		cmd = next
-		out = append(out, a)
+		path = append(path, a)
 		rest = rest[1:]
 		cmds = next.Subcommands
 		if len(cmds) == 0 {
@@ -153,8 +163,9 @@ func reorderArgs(app *cli.App, args []string) []string {
 	if cmd == nil {
 		return args
 	}
-	takesValue := map[string]bool{}
-	isFlag := map[string]bool{}
+	// urfave/cli adds --help/-h to every command without listing it.
+	takesValue := map[string]bool{"help": false, "h": false}
+	isFlag := map[string]bool{"help": true, "h": true}
 	for _, f := range cmd.Flags {
 		_, isBool := f.(*cli.BoolFlag)
 		for _, n := range f.Names() {
@@ -162,7 +173,8 @@ func reorderArgs(app *cli.App, args []string) []string {
 			takesValue[n] = !isBool
 		}
 	}
-	var flags, pos []string
+	flags := early
+	var pos []string
 	for i := 0; i < len(rest); i++ {
 		a := rest[i]
 		if a == "--" {
@@ -181,11 +193,36 @@ func reorderArgs(app *cli.App, args []string) []string {
 		}
 		pos = append(pos, a)
 	}
-	out = append(out, flags...)
+	out := append(path, flags...)
+	for _, f := range flags {
+		if f == "--help" || f == "-h" || f == "-help" {
+			return out // help takes no arguments; they would read as a topic
+		}
+	}
 	if len(pos) > 0 {
 		out = append(out, "--")
 		out = append(out, pos...)
 	}
+	return out
+}
+
+// valueFlags are the names of flags that take a value, in any command.
+func valueFlags(cmds []*cli.Command) map[string]bool {
+	out := map[string]bool{}
+	var walk func([]*cli.Command)
+	walk = func(cs []*cli.Command) {
+		for _, c := range cs {
+			for _, f := range c.Flags {
+				if _, isBool := f.(*cli.BoolFlag); !isBool {
+					for _, n := range f.Names() {
+						out[n] = true
+					}
+				}
+			}
+			walk(c.Subcommands)
+		}
+	}
+	walk(cmds)
 	return out
 }
 

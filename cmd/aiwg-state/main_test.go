@@ -230,6 +230,9 @@ func TestReorderArgs(t *testing.T) {
 		{"x set --json a.json k 1", "x set --json -- a.json k 1"},
 		{"x get a.json -- --json", "x get -- a.json --json"},
 		{"x log", "x log"},
+		{"x set a.json --help", "x set --help"},
+		{"x --store s set a.json k 1", "x set --store s -- a.json k 1"},
+		{"x remote --store s add origin u", "x remote add --store s -- origin u"},
 	}
 	for _, c := range cases {
 		if got := strings.Join(reorderArgs(app, strings.Fields(c.in)), " "); got != c.want {

@@ -96,7 +96,8 @@ func Get(doc any, p verbiage.Path) (any, error) {
 
 // Set returns a new root with v at p; doc is not modified (the objects and
 // arrays on the way to p are copied, everything else is shared, and v is
-// stored as is). Missing object members on the way are created as objects.
+// stored as is). Missing object members on the way are created as objects,
+// or as arrays when the next segment is "-".
 // On an array an index in range replaces, an index equal to the length or
 // "-" appends, and anything beyond is ErrNotFound. The empty path replaces
 // the root. A nil doc (no document yet, or a null root) starts a new object;
@@ -114,10 +115,15 @@ func set(node any, exists bool, p verbiage.Path, i int, v any) (any, error) {
 	if i == len(p) {
 		return v, nil
 	}
+	seg := p[i]
 	if !exists {
 		node = map[string]any(nil)
+		if seg.Append() {
+			// "-" is RFC 6901's end of an array: a.- on a missing a
+			// means a new array, not an object with a key "-".
+			node = []any(nil)
+		}
 	}
-	seg := p[i]
 	switch x := node.(type) {
 	case map[string]any:
 		child, ok := x[seg.Key]

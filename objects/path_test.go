@@ -1,6 +1,7 @@
 package objects
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -286,5 +287,16 @@ func TestSetRefusesKeysThatCannotBeStored(t *testing.T) {
 	_, err := Set(map[string]any{}, verbiage.Path{{Key: "a\xff"}}, 1)
 	if !errors.Is(err, verbiage.ErrInvalidPath) {
 		t.Errorf("Set with an invalid UTF-8 key: %v", err)
+	}
+}
+
+func TestSetAppendCreatesAnArray(t *testing.T) {
+	doc, err := Set(map[string]any{}, verbiage.MustParsePath("items.-"), json.Number("7"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := Encode(doc)
+	if string(got) != "{\n  \"items\": [\n    7\n  ]\n}\n" {
+		t.Fatalf("got %s", got)
 	}
 }

@@ -53,8 +53,9 @@ type Repo struct {
 	dir  string
 	opts Options
 
-	mu    sync.Mutex // guards st and cache
+	mu    sync.Mutex // guards st, objs and cache
 	st    *filesystem.Storage
+	objs  *objReader
 	cache *lru
 
 	zlibPool   sync.Pool
@@ -105,7 +106,7 @@ func Open(_ context.Context, dir string, opts Options) (*Repo, error) {
 		return nil, err
 	}
 	st := filesystem.NewStorageWithOptions(osfs.New(abs), cache.NewObjectLRU(16*cache.MiByte), filesystem.Options{MaxOpenDescriptors: 64})
-	return &Repo{dir: abs, opts: opts, st: st, cache: newLRU(opts.CacheEntries)}, nil
+	return &Repo{dir: abs, opts: opts, st: st, objs: newObjReader(abs), cache: newLRU(opts.CacheEntries)}, nil
 }
 
 // Dir is the repository's directory (the git dir).
@@ -120,6 +121,7 @@ func (r *Repo) Close() error {
 	r.background.Wait()
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.objs.close()
 	return r.st.Close()
 }
 
@@ -143,6 +145,9 @@ func (r *Repo) ReadObject(h plumbing.Hash) (plumbing.ObjectType, []byte, error) 
 }
 
 func (r *Repo) readObjectLocked(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
+	if t, body, err := r.objs.read(h); err == nil {
+		return t, body, nil
+	}
 	var lastErr error
 	// Another process may have added a pack since the storage indexed them,
 	// or `git repack` may be removing one: re-read the pack list and retry.

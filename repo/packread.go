@@ -1,0 +1,351 @@
+package repo
+
+import (
+	"bytes"
+	"compress/zlib"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// The object reader. go-git's storage decodes every pack index of the store
+// into memory on the first read of a process: at ~50,000 objects that is
+// most of a CLI command's time, paid again by every process. This reader
+// does what git does instead: it reads an index's bytes and binary-searches
+// them for the one object asked, reads that entry from the pack, and
+// resolves deltas; loose objects are read directly. Anything it does not
+// handle (alternates, a pack being replaced under it) falls back to
+// go-git's storage.
+
+// packIndex is one pack: its index bytes and, once needed, its pack file.
+type packIndex struct {
+	name string // pack-<hash>, without extension
+	idx  []byte
+	n    int
+	pack *os.File
+}
+
+// objReader finds and reads objects; it is used under Repo.mu.
+type objReader struct {
+	dir    string // objects/
+	packs  []*packIndex
+	loaded bool
+	bases  *lru // recently inflated delta bases, by pack offset
+}
+
+func newObjReader(gitDir string) *objReader {
+	return &objReader{dir: filepath.Join(gitDir, "objects"), bases: newLRU(256)}
+}
+
+func (o *objReader) close() {
+	for _, p := range o.packs {
+		if p.pack != nil {
+			p.pack.Close()
+		}
+	}
+	o.packs, o.loaded = nil, false
+}
+
+// scan (re)lists the packs, keeping the ones already open.
+func (o *objReader) scan() {
+	old := map[string]*packIndex{}
+	for _, p := range o.packs {
+		old[p.name] = p
+	}
+	es, _ := os.ReadDir(filepath.Join(o.dir, "pack"))
+	var packs []*packIndex
+	for _, e := range es {
+		n := e.Name()
+		if !strings.HasPrefix(n, "pack-") || !strings.HasSuffix(n, ".idx") {
+			continue
+		}
+		name := strings.TrimSuffix(n, ".idx")
+		if p, ok := old[name]; ok {
+			packs = append(packs, p)
+			delete(old, name)
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(o.dir, "pack", n))
+		if err != nil || len(data) < 8+1024+40 || !bytes.Equal(data[:8], []byte{0xff, 't', 'O', 'c', 0, 0, 0, 2}) {
+			continue
+		}
+		packs = append(packs, &packIndex{name: name, idx: data, n: int(binary.BigEndian.Uint32(data[8+255*4:]))})
+	}
+	for _, p := range old {
+		if p.pack != nil {
+			p.pack.Close()
+		}
+	}
+	// Newest first is where recent objects are; the order is otherwise
+	// irrelevant, so keep the directory's.
+	o.packs, o.loaded = packs, true
+}
+
+// find returns the pack and offset of h.
+func (p *packIndex) find(h plumbing.Hash) (int64, bool) {
+	fan := 8
+	lo := 0
+	if h[0] > 0 {
+		lo = int(binary.BigEndian.Uint32(p.idx[fan+4*(int(h[0])-1):]))
+	}
+	hi := int(binary.BigEndian.Uint32(p.idx[fan+4*int(h[0]):]))
+	names := 8 + 1024
+	for lo < hi {
+		mid := (lo + hi) / 2
+		c := bytes.Compare(p.idx[names+20*mid:names+20*mid+20], h[:])
+		switch {
+		case c == 0:
+			offs := names + 24*p.n
+			off := binary.BigEndian.Uint32(p.idx[offs+4*mid:])
+			if off&0x80000000 == 0 {
+				return int64(off), true
+			}
+			big := offs + 4*p.n + 8*int(off&0x7fffffff)
+			if big+8 > len(p.idx) {
+				return 0, false
+			}
+			return int64(binary.BigEndian.Uint64(p.idx[big:])), true
+		case c < 0:
+			lo = mid + 1
+		default:
+			hi = mid
+		}
+	}
+	return 0, false
+}
+
+var errNotHere = errors.New("not found by the object reader")
+
+// read returns an object's type and body, or errNotHere.
+func (o *objReader) read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
+	for attempt := 0; attempt < 2; attempt++ {
+		if !o.loaded || attempt == 1 {
+			o.scan()
+		}
+		for _, p := range o.packs {
+			if off, ok := p.find(h); ok {
+				t, body, err := o.readAt(p, off, 0)
+				if err == nil {
+					return t, body, nil
+				}
+			}
+		}
+		if t, body, err := o.readLoose(h); err == nil {
+			return t, body, nil
+		}
+	}
+	return 0, nil, errNotHere
+}
+
+func (o *objReader) readLoose(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
+	s := h.String()
+	f, err := os.Open(filepath.Join(o.dir, s[:2], s[2:]))
+	if err != nil {
+		return 0, nil, err
+	}
+	defer f.Close()
+	zr, err := zlib.NewReader(f)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer zr.Close()
+	data, err := io.ReadAll(zr)
+	if err != nil {
+		return 0, nil, err
+	}
+	nul := bytes.IndexByte(data, 0)
+	sp := bytes.IndexByte(data, ' ')
+	if nul < 0 || sp < 0 || sp > nul {
+		return 0, nil, fmt.Errorf("loose object %s: bad header", s)
+	}
+	t, err := plumbing.ParseObjectType(string(data[:sp]))
+	if err != nil {
+		return 0, nil, err
+	}
+	if n, err := strconv.Atoi(string(data[sp+1 : nul])); err != nil || n != len(data)-nul-1 {
+		return 0, nil, fmt.Errorf("loose object %s: bad size", s)
+	}
+	return t, data[nul+1:], nil
+}
+
+type baseKey struct {
+	pack string
+	off  int64
+}
+
+// readAt reads the pack entry at off, resolving deltas.
+func (o *objReader) readAt(p *packIndex, off int64, depth int) (plumbing.ObjectType, []byte, error) {
+	if depth > 64 {
+		return 0, nil, errors.New("delta chain too long")
+	}
+	key := hashOfBase(p.name, off)
+	if v, ok := o.bases.get(key); ok {
+		raw := v.(rawObject)
+		return raw.typ, raw.body, nil
+	}
+	if p.pack == nil {
+		f, err := os.Open(filepath.Join(o.dir, "pack", p.name+".pack"))
+		if err != nil {
+			return 0, nil, err
+		}
+		p.pack = f
+	}
+	var hdr [32]byte
+	n, err := p.pack.ReadAt(hdr[:], off)
+	if n == 0 {
+		return 0, nil, err
+	}
+	i := 0
+	c := hdr[i]
+	t := plumbing.ObjectType((c >> 4) & 7)
+	size := int64(c & 0x0f)
+	shift := 4
+	for c&0x80 != 0 {
+		i++
+		if i >= n {
+			return 0, nil, errors.New("corrupt entry header")
+		}
+		c = hdr[i]
+		size |= int64(c&0x7f) << shift
+		shift += 7
+	}
+	i++
+	var baseOff int64 = -1
+	var baseHash plumbing.Hash
+	switch t {
+	case plumbing.OFSDeltaObject:
+		if i >= n {
+			return 0, nil, errors.New("corrupt delta header")
+		}
+		c = hdr[i]
+		rel := int64(c & 0x7f)
+		for c&0x80 != 0 {
+			i++
+			if i >= n {
+				return 0, nil, errors.New("corrupt delta offset")
+			}
+			c = hdr[i]
+			rel = ((rel + 1) << 7) | int64(c&0x7f)
+		}
+		i++
+		baseOff = off - rel
+	case plumbing.REFDeltaObject:
+		if n < i+20 {
+			return 0, nil, errors.New("corrupt ref delta")
+		}
+		copy(baseHash[:], hdr[i:i+20])
+		i += 20
+	}
+	zr, err := zlib.NewReader(io.NewSectionReader(p.pack, off+int64(i), 1<<62))
+	if err != nil {
+		return 0, nil, err
+	}
+	body := make([]byte, size)
+	_, err = io.ReadFull(zr, body)
+	zr.Close()
+	if err != nil {
+		return 0, nil, err
+	}
+	switch t {
+	case plumbing.OFSDeltaObject, plumbing.REFDeltaObject:
+		var bt plumbing.ObjectType
+		var base []byte
+		if t == plumbing.OFSDeltaObject {
+			bt, base, err = o.readAt(p, baseOff, depth+1)
+		} else {
+			bt, base, err = o.read(baseHash)
+		}
+		if err != nil {
+			return 0, nil, err
+		}
+		if body, err = applyDelta(base, body); err != nil {
+			return 0, nil, err
+		}
+		t = bt
+	}
+	if len(body) <= maxCachedBlob*4 {
+		o.bases.put(key, rawObject{typ: t, body: body})
+	}
+	return t, body, nil
+}
+
+// hashOfBase makes a cache key for a pack offset.
+func hashOfBase(pack string, off int64) plumbing.Hash {
+	var h plumbing.Hash
+	copy(h[:], pack[5:])
+	binary.BigEndian.PutUint64(h[12:], uint64(off))
+	return h
+}
+
+// applyDelta is git's patch-delta.
+func applyDelta(src, d []byte) ([]byte, error) {
+	bad := errors.New("corrupt delta")
+	varint := func() (int, bool) {
+		n, shift := 0, 0
+		for len(d) > 0 {
+			c := d[0]
+			d = d[1:]
+			n |= int(c&0x7f) << shift
+			shift += 7
+			if c&0x80 == 0 {
+				return n, true
+			}
+		}
+		return 0, false
+	}
+	srcSize, ok1 := varint()
+	size, ok2 := varint()
+	if !ok1 || !ok2 || srcSize != len(src) {
+		return nil, bad
+	}
+	out := make([]byte, 0, size)
+	for len(d) > 0 {
+		op := d[0]
+		d = d[1:]
+		if op&0x80 == 0 {
+			if op == 0 || int(op) > len(d) {
+				return nil, bad
+			}
+			out = append(out, d[:op]...)
+			d = d[op:]
+			continue
+		}
+		off, n := 0, 0
+		for i := 0; i < 4; i++ {
+			if op&(1<<i) != 0 {
+				if len(d) == 0 {
+					return nil, bad
+				}
+				off |= int(d[0]) << (8 * i)
+				d = d[1:]
+			}
+		}
+		for i := 0; i < 3; i++ {
+			if op&(0x10<<i) != 0 {
+				if len(d) == 0 {
+					return nil, bad
+				}
+				n |= int(d[0]) << (8 * i)
+				d = d[1:]
+			}
+		}
+		if n == 0 {
+			n = 0x10000
+		}
+		if off+n > len(src) || off < 0 {
+			return nil, bad
+		}
+		out = append(out, src[off:off+n]...)
+	}
+	if len(out) != size {
+		return nil, bad
+	}
+	return out, nil
+}

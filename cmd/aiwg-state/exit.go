@@ -8,8 +8,11 @@ import (
 	"strings"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/merge"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/repo"
+	"github.com/aiwg/aiwg-state/statedoc"
+	"github.com/aiwg/aiwg-state/trajectory"
 	"github.com/aiwg/aiwg-state/verbiage"
 )
 
@@ -39,12 +42,19 @@ var exitTable = []struct {
 }{
 	{repo.ErrStale, exitStale},
 	{repo.ErrLocked, exitLock},
+	{statedoc.ErrInFlight, exitConflict}, {statedoc.ErrInvalidState, exitDomain}, {statedoc.ErrExists, exitDomain},
+	{aiwgstate.ErrInvalidState, exitDomain}, // rlm: a state document that breaks the schema
 	{verbiage.ErrInvalidPath, exitUsage},
 	{verbiage.ErrInvalidKey, exitUsage},
 	{verbiage.ErrInvalidName, exitUsage},
+	{verbiage.ErrInvalidPattern, exitUsage},
 	{repo.ErrInvalidName, exitUsage},
 	{objects.ErrInvalidJSON, exitUsage},
 	{aiwgstate.ErrUsage, exitUsage},
+	{merge.ErrUnknownStrategy, exitUsage},
+	{aiwgstate.ErrConflict, exitConflict},
+	{aiwgstate.ErrDenied, exitDomain},
+	{trajectory.ErrInvalid, exitDomain},
 	{aiwgstate.ErrLimit, exitDomain},
 	{aiwgstate.ErrExists, exitDomain},
 	{aiwgstate.ErrReadOnly, exitDomain},

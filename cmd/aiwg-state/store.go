@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -53,20 +54,29 @@ Examples:
 		},
 		{
 			Name:  "gc",
-			Usage: "pack the store's objects (writes also roll up small packs on their own)",
-			Description: `Writes add one small pack per commit and roll small packs up
-geometrically once there are more than 50. gc --full packs everything into
-one pack with git gc, for the smallest store. Both are safe while agents
-write. Needs the git CLI.`,
-			Flags: append(commonFlags(), &cli.BoolFlag{Name: "full", Usage: "repack everything into one pack (git gc)"}),
+			Usage: "remove expired temporary variables (one commit) and pack the store's objects",
+			Description: `Temporary variables past their --ttl are invisible to reads already;
+gc removes their files in one commit (history keeps them). Then objects are
+packed: writes extend a small tail pack and roll full ones up geometrically
+once there are more than 50; gc --full packs everything into one pack with
+git gc, for the smallest store. Both are safe while agents write. Packing
+needs the git CLI.`,
+			Flags: append(writeFlags(), &cli.BoolFlag{Name: "full", Usage: "repack everything into one pack (git gc)"}),
 			Action: command(func(s *session) error {
+				_, removed, err := s.store.RemoveExpired(s.c.Context, s.writeOptions())
+				if err != nil && !errors.Is(err, aiwgstate.ErrNoChange) {
+					return err
+				}
 				before, _ := dirSize(s.store.Dir())
 				if err := s.store.GC(s.c.Context, s.c.Bool("full")); err != nil {
 					return err
 				}
 				after, _ := dirSize(s.store.Dir())
 				if s.json {
-					return printJSON(s.out, map[string]any{"bytes_before": before, "bytes_after": after})
+					return printJSON(s.out, map[string]any{"expired_removed": nonNil(removed), "bytes_before": before, "bytes_after": after})
+				}
+				if len(removed) > 0 {
+					fmt.Fprintf(s.out, "removed %d expired temporary variables\n", len(removed))
 				}
 				fmt.Fprintf(s.out, "packed: %d bytes -> %d bytes\n", before, after)
 				return nil

@@ -1,0 +1,173 @@
+// Command rlm measures RLM variable reads and writes against the size of a
+// state: `var set` and `var get` on a state with 1,000 variables and 10,000
+// mutations, against the same on a state with 10 variables and 10
+// mutations (the target: within 1.2x), in-process through the Go API and
+// through the CLI binary; and `state export` of the big state (target:
+// under 2 s). Everything runs in one go on one machine; medians are
+// printed.
+//
+//	go run ./bench/rlm            # full run
+//	go run ./bench/rlm -n 300     # quicker
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"time"
+
+	aiwgstate "github.com/aiwg/aiwg-state"
+)
+
+func main() {
+	n := flag.Int("n", 1000, "in-process operations per measurement")
+	ncli := flag.Int("cli", 60, "CLI invocations per measurement")
+	keep := flag.Bool("keep", false, "keep the stores (for profiling) and print where they are")
+	flag.Parse()
+	ctx := context.Background()
+	work, err := os.MkdirTemp("", "aiwg-bench-rlm-")
+	check(err)
+	if *keep {
+		fmt.Println("stores kept in", work)
+	} else {
+		defer os.RemoveAll(work)
+	}
+	bin := filepath.Join(work, "aiwg-state")
+	out, err := exec.Command("go", "build", "-o", bin, "./cmd/aiwg-state").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "build (run from the repository root): %v\n%s", err, out)
+		os.Exit(1)
+	}
+	fmt.Printf("machine: %s/%s, %d CPUs\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
+
+	t0 := time.Now()
+	bigDir, bigID := seed(ctx, work, "big", 1000, 10000)
+	fmt.Printf("seeded big state (1,000 variables, 10,000 mutations) in %.1fs\n", time.Since(t0).Seconds())
+	smallDir, smallID := seed(ctx, work, "small", 10, 10)
+	fmt.Printf("\n%-44s %10s %10s %7s\n", "what", "small", "big", "ratio")
+
+	for _, sync := range []bool{false, true} {
+		label := map[bool]string{false: "no fsync", true: "fsync"}[sync]
+		m := *n
+		if sync {
+			m = *n / 4
+		}
+		ss := apiSet(ctx, smallDir, smallID, m, sync)
+		bs := apiSet(ctx, bigDir, bigID, m, sync)
+		row("Go API SetVariable (update), "+label, ss, bs)
+	}
+	row("Go API Variable (get)", apiGet(ctx, smallDir, smallID, *n), apiGet(ctx, bigDir, bigID, *n))
+	row("CLI var set (process per call), fsync", cli(bin, smallDir, smallID, *ncli, true), cli(bin, bigDir, bigID, *ncli, true))
+	row("CLI var get (process per call)", cli(bin, smallDir, smallID, *ncli, false), cli(bin, bigDir, bigID, *ncli, false))
+
+	st, err := aiwgstate.Open(ctx, bigDir, aiwgstate.Options{})
+	check(err)
+	var exp []time.Duration
+	var size int
+	for i := 0; i < 5; i++ {
+		t := time.Now()
+		doc, err := st.ExportState(ctx, bigID, aiwgstate.ExportOptions{})
+		exp = append(exp, time.Since(t))
+		check(err)
+		size = len(doc)
+	}
+	st.Close()
+	var cliExp []time.Duration
+	for i := 0; i < 3; i++ {
+		t := time.Now()
+		out, err := exec.Command(bin, "state", "export", bigID, "--store", bigDir).Output()
+		cliExp = append(cliExp, time.Since(t))
+		check(err)
+		size = len(out)
+	}
+	fmt.Printf("\nstate export of the big state (%.1f MB, validated against the schema): Go API median %s, CLI median %s (target < 2s)\n",
+		float64(size)/1e6, median(exp).Round(time.Millisecond), median(cliExp).Round(time.Millisecond))
+}
+
+// seed makes a store with one state holding vars variables (prompt and
+// Final included, as the seed's limit counts them), written with muts
+// mutations in all (one commit each after the init, which makes two).
+func seed(ctx context.Context, work, name string, vars, muts int) (string, string) {
+	dir := filepath.Join(work, name+".git")
+	st, err := aiwgstate.Init(ctx, dir, aiwgstate.InitOptions{Options: aiwgstate.Options{NoSync: true}})
+	check(err)
+	defer st.Close()
+	info, _, err := st.InitState(ctx, aiwgstate.StateInit{Prompt: "benchmark"}, aiwgstate.WriteOptions{Agent: "bench"})
+	check(err)
+	for i := 0; i < muts-2; i++ {
+		_, err := st.SetVariable(ctx, info.StateID, fmt.Sprintf("var_%04d", i%(vars-2)), json.Number(fmt.Sprint(i)), aiwgstate.VarOptions{}, aiwgstate.WriteOptions{Agent: "bench"})
+		check(err)
+	}
+	check(st.GC(ctx, false))
+	return dir, info.StateID
+}
+
+func apiSet(ctx context.Context, dir, id string, n int, sync bool) []time.Duration {
+	st, err := aiwgstate.Open(ctx, dir, aiwgstate.Options{NoSync: !sync})
+	check(err)
+	defer st.Close()
+	out := make([]time.Duration, 0, n)
+	for i := 0; i < n; i++ {
+		t := time.Now()
+		_, err := st.SetVariable(ctx, id, "var_0005", json.Number(fmt.Sprint(1_000_000+i)), aiwgstate.VarOptions{}, aiwgstate.WriteOptions{Agent: "bench"})
+		out = append(out, time.Since(t))
+		check(err)
+	}
+	return out
+}
+
+func apiGet(ctx context.Context, dir, id string, n int) []time.Duration {
+	st, err := aiwgstate.Open(ctx, dir, aiwgstate.Options{})
+	check(err)
+	defer st.Close()
+	out := make([]time.Duration, 0, n)
+	for i := 0; i < n; i++ {
+		t := time.Now()
+		_, err := st.Variable(ctx, id, fmt.Sprintf("var_%04d", i%8), aiwgstate.GetOptions{})
+		out = append(out, time.Since(t))
+		check(err)
+	}
+	return out
+}
+
+func cli(bin, dir, id string, n int, set bool) []time.Duration {
+	out := make([]time.Duration, 0, n)
+	for i := 0; i < n; i++ {
+		args := []string{"var", "get", "var_0003", "--state", id, "--store", dir}
+		if set {
+			args = []string{"var", "set", "var_0003", fmt.Sprint(2_000_000 + i), "--state", id, "--store", dir, "--agent", "bench"}
+		}
+		t := time.Now()
+		b, err := exec.Command(bin, args...).CombinedOutput()
+		out = append(out, time.Since(t))
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "%v: %s\n", err, b)
+			os.Exit(1)
+		}
+	}
+	return out
+}
+
+func row(what string, small, big []time.Duration) {
+	s, b := median(small), median(big)
+	fmt.Printf("%-44s %10s %10s %6.2fx\n", what, s.Round(time.Microsecond), b.Round(time.Microsecond), float64(b)/float64(s))
+}
+
+func median(ds []time.Duration) time.Duration {
+	c := append([]time.Duration(nil), ds...)
+	sort.Slice(c, func(i, j int) bool { return c[i] < c[j] })
+	return c[len(c)/2]
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,206 @@
+package aiwgstate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/aiwg/aiwg-state/checkpoint"
+	"github.com/aiwg/aiwg-state/repo"
+	"github.com/aiwg/aiwg-state/rlm"
+)
+
+// OpRollback is the Operation trailer of a rollback commit.
+const OpRollback = "rollback"
+
+// checkpointErr maps the checkpoint package's sentinels onto the store's.
+func checkpointErr(err error) error {
+	switch {
+	case errors.Is(err, checkpoint.ErrExists):
+		return fmt.Errorf("%w: %w", ErrExists, err)
+	case errors.Is(err, checkpoint.ErrLimit):
+		return fmt.Errorf("%w: %w", ErrLimit, err)
+	}
+	return err
+}
+
+// CreateCheckpoint tags the branch head as checkpoint name of a state (""
+// = the newest), an annotated tag refs/tags/checkpoints/<state>/<name>.
+func (s *Store) CreateCheckpoint(ctx context.Context, stateID, name, description string, wo WriteOptions) (*checkpoint.Checkpoint, error) {
+	if err := checkpoint.CheckName(name); err != nil {
+		return nil, err
+	}
+	head, err := s.Resolve("HEAD", wo.Branch)
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.repo.ReadCommit(head)
+	if err != nil {
+		return nil, err
+	}
+	h, err := s.stateAt(c.Tree, stateID)
+	if err != nil {
+		return nil, err
+	}
+	when := wo.Time
+	if when.IsZero() {
+		when = s.now()
+	}
+	ck := &checkpoint.Checkpoint{Name: name, State: h.StateID, Description: description, Commit: head, Agent: AgentName(wo.Agent), Time: when}
+	if err := checkpoint.Create(ctx, s.repo, ck); err != nil {
+		return nil, checkpointErr(err)
+	}
+	return ck, nil
+}
+
+// Checkpoints lists a state's checkpoints, oldest first.
+func (s *Store) Checkpoints(ctx context.Context, stateID string, ro ReadOptions) ([]checkpoint.Checkpoint, error) {
+	id, err := s.stateIDAt(stateID, ro)
+	if err != nil {
+		return nil, err
+	}
+	return checkpoint.List(s.repo, id)
+}
+
+// Checkpoint reads one checkpoint of a state.
+func (s *Store) Checkpoint(ctx context.Context, stateID, name string, ro ReadOptions) (*checkpoint.Checkpoint, error) {
+	id, err := s.stateIDAt(stateID, ro)
+	if err != nil {
+		return nil, err
+	}
+	return checkpoint.Get(s.repo, id, name)
+}
+
+// DeleteCheckpoint removes a checkpoint's tag; the commits stay.
+func (s *Store) DeleteCheckpoint(ctx context.Context, stateID, name string, ro ReadOptions) (*checkpoint.Checkpoint, error) {
+	id, err := s.stateIDAt(stateID, ro)
+	if err != nil {
+		return nil, err
+	}
+	return checkpoint.Delete(ctx, s.repo, id, name)
+}
+
+// PruneCheckpoints removes a state's oldest checkpoints until keep remain.
+func (s *Store) PruneCheckpoints(ctx context.Context, stateID string, keep int, ro ReadOptions) ([]checkpoint.Checkpoint, error) {
+	id, err := s.stateIDAt(stateID, ro)
+	if err != nil {
+		return nil, err
+	}
+	return checkpoint.Prune(ctx, s.repo, id, keep)
+}
+
+func (s *Store) stateIDAt(stateID string, ro ReadOptions) (string, error) {
+	root, err := s.tree(ro)
+	if err != nil {
+		return "", err
+	}
+	h, err := s.stateAt(root, stateID)
+	if err != nil {
+		return "", err
+	}
+	return h.StateID, nil
+}
+
+// RollbackOptions choose what a rollback restores.
+type RollbackOptions struct {
+	// Shared also restores the state's session and tree variables, which
+	// other states may share. By default a rollback restores what belongs
+	// to the state alone: states/<id>/, temp/<id>/, and its session when
+	// the session is the state's own (one it was given at init without
+	// --session or --parent).
+	Shared bool
+}
+
+// rollbackDirs are the directories a rollback of state h restores.
+func rollbackDirs(h *rlm.Header, shared bool) []string {
+	dirs := []string{"states/" + h.StateID, "temp/" + h.StateID}
+	own := h.SessionID == "sess-"+strings.TrimPrefix(h.StateID, "state-")
+	if h.SessionID != "" && (own || shared) {
+		dirs = append(dirs, "sessions/"+h.SessionID)
+	}
+	if h.TreeID != "" && shared {
+		dirs = append(dirs, "trees/"+h.TreeID)
+	}
+	return dirs
+}
+
+// Rollback restores a state to a checkpoint as one new commit (history
+// stays): the state's directories become byte-identical to the
+// checkpoint's; other states are untouched. The commit carries the
+// trailers Operation: rollback and Checkpoint: ckpt-….
+func (s *Store) Rollback(ctx context.Context, stateID, name string, opts RollbackOptions, wo WriteOptions) (*Mutation, *checkpoint.Checkpoint, error) {
+	id, err := s.stateIDAt(stateID, ReadOptions{Branch: wo.Branch})
+	if err != nil {
+		return nil, nil, err
+	}
+	ck, err := checkpoint.Get(s.repo, id, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	target, err := s.repo.ReadCommit(ck.Commit)
+	if err != nil {
+		return nil, nil, err
+	}
+	if wo.Message == "" {
+		wo.Message = "rollback " + id + " to " + ck.Name + " (" + ck.ID + ")"
+	}
+	wo.Trailers = append(append(repo.Trailers(nil), wo.Trailers...),
+		repo.Trailer{Key: TrailerState, Value: id}, repo.Trailer{Key: TrailerCheckpoint, Value: ck.ID})
+	m, err := s.commit(ctx, wo, "", func(tx *repo.Tx, rec *recorder) error {
+		h, err := readHeader(tx.ReadFile, id)
+		if err != nil {
+			return err
+		}
+		changes, err := checkpoint.Restore(tx, target.Tree, rollbackDirs(h, opts.Shared))
+		if err != nil {
+			return err
+		}
+		done := map[string]bool{}
+		for _, ch := range changes {
+			dir := topDir(ch.Path)
+			if !done[dir] {
+				done[dir] = true
+				rec.add(OpRollback, dir, "")
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, ck, err
+	}
+	return m, ck, nil
+}
+
+// topDir is the restored directory a file belongs to (states/<id>,
+// temp/<id>, sessions/<sid>, trees/<tid>).
+func topDir(p string) string {
+	parts := strings.SplitN(p, "/", 3)
+	if len(parts) < 2 {
+		return p
+	}
+	return parts[0] + "/" + parts[1]
+}
+
+// RollbackHard moves the branch back to the checkpoint's commit, dropping
+// every later commit of every state from the branch (they stay reachable
+// from the reflog-less object store only until gc). Callers must confirm.
+func (s *Store) RollbackHard(ctx context.Context, stateID, name, branch string) (from, to plumbing.Hash, ck *checkpoint.Checkpoint, err error) {
+	id, err := s.stateIDAt(stateID, ReadOptions{Branch: branch})
+	if err != nil {
+		return from, to, nil, err
+	}
+	if ck, err = checkpoint.Get(s.repo, id, name); err != nil {
+		return from, to, nil, err
+	}
+	ref := s.ref(branch)
+	if from, err = s.repo.Ref(ref); err != nil {
+		return from, to, ck, err
+	}
+	if err := s.repo.UpdateRef(ctx, ref, from, ck.Commit); err != nil {
+		return from, to, ck, err
+	}
+	return from, ck.Commit, ck, nil
+}

@@ -1,0 +1,9 @@
+// Package rlm is the domain of the RLM State Schema (seed 000): variables
+// and their eight types, scopes and where each lives in the store's tree,
+// the seed's limits, large values kept in a file beside their variable, and
+// the export document that conforms to the seed's schema.
+//
+// It knows JSON and store paths, not git: the root package reads and writes
+// the files through the store's transactions, and derives history and
+// checkpoints from commits and tags.
+package rlm

@@ -1,0 +1,449 @@
+package aiwgstate_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/checkpoint"
+	"github.com/aiwg/aiwg-state/objects"
+	"github.com/aiwg/aiwg-state/rlm"
+	"github.com/aiwg/aiwg-state/verbiage"
+)
+
+func initState(t *testing.T, st *aiwgstate.Store, in aiwgstate.StateInit) string {
+	t.Helper()
+	info, _, err := st.InitState(context.Background(), in, aiwgstate.WriteOptions{Agent: "planner"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.StateID
+}
+
+func setVar(t *testing.T, st *aiwgstate.Store, id, name string, v any, vo aiwgstate.VarOptions) *aiwgstate.VarResult {
+	t.Helper()
+	res, err := st.SetVariable(context.Background(), id, name, v, vo, aiwgstate.WriteOptions{Agent: "worker", Source: "task-1a2b3c4d"})
+	if err != nil {
+		t.Fatalf("set %s: %v", name, err)
+	}
+	return res
+}
+
+func TestRLMVariablesScenario(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+	id := initState(t, st, aiwgstate.StateInit{Prompt: "Find all TypeScript errors"})
+	fsck(t, st)
+	if n := strings.Count(git(t, st, "rev-list", "main"), "\n"); n != 2 {
+		t.Fatalf("init wrote %d commits, want store init + one", n)
+	}
+	if tags := git(t, st, "tag", "-l"); tags != "checkpoints/"+id+"/initial_state\n" {
+		t.Fatalf("tags after init: %q", tags)
+	}
+
+	// All eight types, inferred or declared.
+	cases := []struct {
+		name string
+		v    any
+		typ  rlm.Type
+		want rlm.Type
+	}{
+		{"summary_text", "three risks", "", rlm.TypeText},
+		{"risk_count", json.Number("3"), "", rlm.TypeNumber},
+		{"is_done", true, "", rlm.TypeBoolean},
+		{"nothing_yet", nil, "", rlm.TypeNull},
+		{"error_map", map[string]any{"a": json.Number("1")}, "", rlm.TypeJSON},
+		{"error_list", []any{"x"}, "", rlm.TypeArray},
+		{"report_path", "file:reports/a.md", "", rlm.TypeFilePath},
+		{"small_blob", "kept in a file", rlm.TypeFileContent, rlm.TypeText},
+		{"list_as_json", []any{json.Number("1")}, rlm.TypeJSON, rlm.TypeJSON},
+	}
+	for _, c := range cases {
+		setVar(t, st, id, c.name, c.v, aiwgstate.VarOptions{Type: c.typ})
+		got, err := st.Variable(ctx, id, c.name, aiwgstate.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Type != c.want || !objects.Equal(got.Value, c.v) {
+			t.Errorf("%s: got %v (%s), want %v (%s)", c.name, got.Value, got.Type, c.v, c.want)
+		}
+	}
+	if _, err := st.SetVariable(ctx, id, "bad", "x", aiwgstate.VarOptions{Type: rlm.TypeNumber}, aiwgstate.WriteOptions{}); !errors.Is(err, aiwgstate.ErrUsage) {
+		t.Errorf("type mismatch: %v", err)
+	}
+
+	// Each variable is its own file: git log -- <file> is its history.
+	setVar(t, st, id, "risk_count", json.Number("4"), aiwgstate.VarOptions{})
+	setVar(t, st, id, "summary_text", "four risks", aiwgstate.VarOptions{})
+	setVar(t, st, id, "risk_count", json.Number("5"), aiwgstate.VarOptions{})
+	file := "sessions/sess-" + strings.TrimPrefix(id, "state-") + "/variables/risk_count.json"
+	log := git(t, st, "log", "--format=%s", "--", file)
+	if log != "update "+file+"\nupdate "+file+"\ncreate "+file+"\n" {
+		t.Errorf("git log -- %s:\n%s", file, log)
+	}
+	if _, err := st.SetVariable(ctx, id, "risk_count", json.Number("5"), aiwgstate.VarOptions{}, aiwgstate.WriteOptions{}); !errors.Is(err, aiwgstate.ErrNoChange) {
+		t.Errorf("same value again: %v, want no change", err)
+	}
+
+	// Reads never commit; they count.
+	head := git(t, st, "rev-parse", "main")
+	for i := 0; i < 3; i++ {
+		st.Variable(ctx, id, "risk_count", aiwgstate.GetOptions{})
+	}
+	v, _ := st.Variable(ctx, id, "risk_count", aiwgstate.GetOptions{})
+	if git(t, st, "rev-parse", "main") != head || v.AccessCount == nil || *v.AccessCount < 4 {
+		t.Errorf("reads: head moved or access_count = %v", v.AccessCount)
+	}
+
+	// Refusals name the variable.
+	for _, name := range []string{"prompt"} {
+		_, err := st.SetVariable(ctx, id, name, "x", aiwgstate.VarOptions{}, aiwgstate.WriteOptions{})
+		if !errors.Is(err, aiwgstate.ErrReadOnly) || !strings.Contains(err.Error(), name) {
+			t.Errorf("write %s: %v", name, err)
+		}
+	}
+	setVar(t, st, id, "threshold", json.Number("0.8"), aiwgstate.VarOptions{ReadOnly: true})
+	if _, err := st.SetVariable(ctx, id, "threshold", json.Number("1"), aiwgstate.VarOptions{}, aiwgstate.WriteOptions{}); !errors.Is(err, aiwgstate.ErrReadOnly) || !strings.Contains(err.Error(), "threshold") {
+		t.Errorf("read-only: %v", err)
+	}
+	if _, err := st.SetVariable(ctx, id, strings.Repeat("a", 129), "x", aiwgstate.VarOptions{}, aiwgstate.WriteOptions{}); !errors.Is(err, verbiage.ErrInvalidName) {
+		t.Errorf("long name: %v", err)
+	}
+	if res := setVar(t, st, id, "data1", "x", aiwgstate.VarOptions{}); len(res.Advice) == 0 {
+		t.Error("no naming advice for data1")
+	}
+
+	// Scopes resolve state → temporary → tree → session → global.
+	setVar(t, st, id, "region", "global-eu", aiwgstate.VarOptions{Scope: rlm.ScopeGlobal})
+	if v, _ := st.Variable(ctx, id, "region", aiwgstate.GetOptions{}); v.Value != "global-eu" {
+		t.Fatalf("global read: %v", v.Value)
+	}
+	setVar(t, st, id, "region", "session-us", aiwgstate.VarOptions{})
+	ttl := time.Second
+	setVar(t, st, id, "region", "temp-ap", aiwgstate.VarOptions{TTL: &ttl})
+	if v, _ := st.Variable(ctx, id, "region", aiwgstate.GetOptions{}); v.Value != "temp-ap" || v.Metadata.Scope != rlm.ScopeTemporary {
+		t.Fatalf("temporary shadows: %v %s", v.Value, v.Metadata.Scope)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	if v, _ := st.Variable(ctx, id, "region", aiwgstate.GetOptions{}); v.Value != "session-us" {
+		t.Fatalf("expired temporary still visible: %v", v.Value)
+	}
+	m, removed, err := st.RemoveExpired(ctx, aiwgstate.WriteOptions{})
+	if err != nil || len(removed) != 1 || m == nil {
+		t.Fatalf("RemoveExpired: %v %v", removed, err)
+	}
+	if _, _, err := st.RemoveExpired(ctx, aiwgstate.WriteOptions{}); !errors.Is(err, aiwgstate.ErrNoChange) {
+		t.Errorf("second RemoveExpired: %v", err)
+	}
+
+	// Large values live beside the variable; reads return the content.
+	big := strings.Repeat("line of a long report\n", 600)
+	res := setVar(t, st, id, "long_report", big, aiwgstate.VarOptions{})
+	dataFile := strings.TrimSuffix(res.File, ".json") + ".data"
+	if got := git(t, st, "show", "main:"+dataFile); got != big {
+		t.Fatalf(".data holds %d bytes, want the text", len(got))
+	}
+	if v, _ := st.Variable(ctx, id, "long_report", aiwgstate.GetOptions{}); v.Value != big || v.Type != rlm.TypeText {
+		t.Fatalf("get of a large value: type %s", v.Type)
+	}
+	if v, _ := st.Variable(ctx, id, "long_report", aiwgstate.GetOptions{Raw: true}); v.Value != "file:"+dataFile {
+		t.Fatalf("raw: %v", v.Value)
+	}
+	setVar(t, st, id, "long_report", big+"one more line\n", aiwgstate.VarOptions{})
+	if d := git(t, st, "diff", "main~1", "main", "--", dataFile); !strings.Contains(d, "+one more line") {
+		t.Errorf("diff of a large value is not readable:\n%s", d)
+	}
+
+	// rename and remove
+	if _, err := st.RenameVariable(ctx, id, "data1", "first_draft", "", aiwgstate.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.DeleteVariable(ctx, id, "first_draft", "", aiwgstate.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Variable(ctx, id, "first_draft", aiwgstate.GetOptions{}); !errors.Is(err, aiwgstate.ErrNotFound) {
+		t.Errorf("removed variable: %v", err)
+	}
+	fsck(t, st)
+
+	out, err := st.ExportState(ctx, id, aiwgstate.ExportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	validate(t, out)
+	var doc rlm.Document
+	json.Unmarshal(out, &doc)
+	if doc.Metadata.CompletionStatus != "incomplete" || doc.Metadata.VariableCount != len(doc.Variables) || doc.Metadata.CheckpointCount != 1 {
+		t.Errorf("metadata: %+v", doc.Metadata)
+	}
+	found := false
+	for _, m := range doc.History.Mutations {
+		if m.VariableName == "risk_count" && string(m.OldValue) == "4" && string(m.NewValue) == "5" {
+			found = true
+		}
+	}
+	if !found {
+		t.Error("export lacks the update risk_count 4 -> 5")
+	}
+}
+
+func validate(t *testing.T, doc []byte) {
+	t.Helper()
+	sch, err := rlm.CompileSchema(aiwgstate.RLMSchema())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sch.Validate(doc); err != nil {
+		t.Fatalf("export does not validate: %v", err)
+	}
+}
+
+// The converted schema accepts its own (repaired) examples and refuses
+// what the seed's defects let through.
+func TestRLMSchemaExamples(t *testing.T) {
+	data, err := os.ReadFile("testdata/schemas/rlm-state.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sch, err := rlm.CompileSchema(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Examples []json.RawMessage `json:"examples"`
+	}
+	json.Unmarshal(data, &s)
+	if len(s.Examples) != 3 {
+		t.Fatalf("%d examples", len(s.Examples))
+	}
+	for i, ex := range s.Examples {
+		if err := sch.Validate(ex); err != nil {
+			t.Errorf("example %d: %v", i, err)
+		}
+	}
+	bad := []string{
+		`{"version":"1.0.0","state_id":"state-a1b2c3d4","variables":{"x":{"name":"x","value":1}}}`,
+		`{"version":"1.0.0","state_id":"state-a1b2c3d4","variables":{"x":{"name":"x","value":1,"type":null}}}`,
+		`{"version":"1.0.0","state_id":"state-a1b2c3d4","variables":{},"history":{"checkpoints":[{"checkpoint_id":"ckpt-init001","name":"a","timestamp":"2026-02-09T10:00:00Z"}]}}`,
+		`{"version":"1.0.0","state_id":"state-a1b2c3d4","tree_id":"tree-1","variables":{}}`,
+		`{"version":"1.0.0","state_id":"state-a1b2c3d4","variables":{},"metadata":{"created_at":"yesterday"}}`,
+	}
+	for _, b := range bad {
+		if err := sch.Validate([]byte(b)); err == nil {
+			t.Errorf("accepted %s", b)
+		}
+	}
+	if err := sch.Validate([]byte(`{"version":"1.0.0","state_id":"state-a1b2c3d4","tree_id":null,"variables":{"Final":null,"x":{"name":"x","value":null,"type":"null"}}}`)); err != nil {
+		t.Errorf("null tree_id / Final / type null: %v", err)
+	}
+}
+
+func TestRLMFinalAndTaskTree(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+	parent := initState(t, st, aiwgstate.StateInit{Prompt: "root task", Tree: "tree-1a2b3c4d"})
+	child := initState(t, st, aiwgstate.StateInit{Prompt: "leaf task", Parent: parent})
+	info, err := st.State(ctx, child, aiwgstate.ReadOptions{})
+	if err != nil || info.TreeID != "tree-1a2b3c4d" || info.ParentStateID != parent {
+		t.Fatalf("child: %+v %v", info, err)
+	}
+	res, err := st.SetFinal(ctx, child, "leaf answer", aiwgstate.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One commit carries the child's Final and the parent's result.
+	files := git(t, st, "show", "--name-only", "--format=", res.Mutation.Commit)
+	if !strings.Contains(files, "states/"+child+"/variables/Final.json") || !strings.Contains(files, "states/"+parent+"/variables/"+rlm.ResultName(child)+".json") {
+		t.Fatalf("propagation commit changed:\n%s", files)
+	}
+	v, err := st.Variable(ctx, parent, rlm.ResultName(child), aiwgstate.GetOptions{})
+	if err != nil || v.Value != "leaf answer" || v.Source != child {
+		t.Fatalf("parent result: %+v %v", v, err)
+	}
+	if _, err := st.SetFinal(ctx, child, "another answer", aiwgstate.WriteOptions{}); !errors.Is(err, aiwgstate.ErrComplete) || !errors.Is(err, aiwgstate.ErrReadOnly) {
+		t.Fatalf("second Final: %v", err)
+	}
+	pi, _ := st.State(ctx, parent, aiwgstate.ReadOptions{})
+	if pi.CompletionStatus != "incomplete" || len(pi.Children) != 1 {
+		t.Fatalf("parent: %+v", pi)
+	}
+	ci, _ := st.State(ctx, "", aiwgstate.ReadOptions{})
+	if ci.StateID != child || ci.CompletionStatus != "complete" {
+		t.Fatalf("newest state: %+v", ci)
+	}
+	fsck(t, st)
+	out, err := st.ExportState(ctx, child, aiwgstate.ExportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	validate(t, out)
+}
+
+func TestRLMCheckpointsAndRollback(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+	id := initState(t, st, aiwgstate.StateInit{Prompt: "p"})
+	other := initState(t, st, aiwgstate.StateInit{Prompt: "other"})
+	setVar(t, st, id, "plan", map[string]any{"steps": []any{"a", "b"}}, aiwgstate.VarOptions{})
+	setVar(t, st, id, "long_value", strings.Repeat("x", 11000), aiwgstate.VarOptions{})
+	ck, err := st.CreateCheckpoint(ctx, id, "before_decomposition", "plan agreed", aiwgstate.WriteOptions{Agent: "planner"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !verbiage.ValidID("ckpt", ck.ID) {
+		t.Fatalf("id %s", ck.ID)
+	}
+	if _, err := st.CreateCheckpoint(ctx, id, "before_decomposition", "", aiwgstate.WriteOptions{}); !errors.Is(err, aiwgstate.ErrExists) {
+		t.Fatalf("duplicate checkpoint: %v", err)
+	}
+	shown := git(t, st, "show", "--no-patch", "checkpoints/"+id+"/before_decomposition")
+	for _, want := range []string{"Tagger: planner", "Checkpoint: " + ck.ID, "State: " + id, "plan agreed"} {
+		if !strings.Contains(shown, want) {
+			t.Errorf("git show lacks %q:\n%s", want, shown)
+		}
+	}
+	snapshot := func(rev string) string {
+		return git(t, st, "ls-tree", "-r", rev, "states/"+id, "sessions/sess-"+strings.TrimPrefix(id, "state-"), "temp/"+id)
+	}
+	before := snapshot("main")
+	otherBefore := git(t, st, "ls-tree", "-r", "main", "states/"+other)
+	setVar(t, st, id, "plan", "replaced", aiwgstate.VarOptions{})
+	setVar(t, st, id, "long_value", "short now", aiwgstate.VarOptions{})
+	setVar(t, st, id, "extra", json.Number("1"), aiwgstate.VarOptions{})
+	st.SetFinal(ctx, id, "done", aiwgstate.WriteOptions{})
+	setVar(t, st, other, "unrelated", json.Number("2"), aiwgstate.VarOptions{})
+	otherAfter := git(t, st, "ls-tree", "-r", "main", "states/"+other, "sessions/sess-"+strings.TrimPrefix(other, "state-"))
+	commits := strings.Count(git(t, st, "rev-list", "main"), "\n")
+
+	m, _, err := st.Rollback(ctx, id, "before_decomposition", aiwgstate.RollbackOptions{}, aiwgstate.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := snapshot("main"); got != before {
+		t.Fatalf("rollback is not byte-identical:\n%s\nwant:\n%s", got, before)
+	}
+	if got := strings.Count(git(t, st, "rev-list", "main"), "\n"); got != commits+1 {
+		t.Fatalf("rollback wrote %d commits", got-commits)
+	}
+	if git(t, st, "ls-tree", "-r", "main", "states/"+other, "sessions/sess-"+strings.TrimPrefix(other, "state-")) != otherAfter || otherBefore == "" {
+		t.Fatal("rollback touched another state")
+	}
+	msg := git(t, st, "log", "-1", "--format=%B", m.Commit)
+	if !strings.Contains(msg, "Operation: rollback") || !strings.Contains(msg, "Checkpoint: "+ck.ID) {
+		t.Fatalf("rollback trailers:\n%s", msg)
+	}
+	fsck(t, st)
+
+	// 100 checkpoints at most; the 101st says what to prune.
+	for i := len(mustList(t, st, id)); i < checkpoint.MaxPerState; i++ {
+		if _, err := st.CreateCheckpoint(ctx, id, fmt.Sprintf("step_%03d", i), "", aiwgstate.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = st.CreateCheckpoint(ctx, id, "one_too_many", "", aiwgstate.WriteOptions{})
+	if !errors.Is(err, aiwgstate.ErrLimit) || !strings.Contains(err.Error(), "aiwg-state checkpoint rm ") || !strings.Contains(err.Error(), "prune") {
+		t.Fatalf("101st checkpoint: %v", err)
+	}
+	removed, err := st.PruneCheckpoints(ctx, id, 90, aiwgstate.ReadOptions{})
+	if err != nil || len(removed) != 10 {
+		t.Fatalf("prune: %d %v", len(removed), err)
+	}
+	if _, err := st.DeleteCheckpoint(ctx, id, "step_050", aiwgstate.ReadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(mustList(t, st, id)); n != 89 {
+		t.Fatalf("%d checkpoints left", n)
+	}
+	fsck(t, st)
+}
+
+func mustList(t *testing.T, st *aiwgstate.Store, id string) []checkpoint.Checkpoint {
+	cks, err := st.Checkpoints(context.Background(), id, aiwgstate.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cks
+}
+
+func TestRLMVariableLimit(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+	id := initState(t, st, aiwgstate.StateInit{Prompt: "p"})
+	dir := "sessions/sess-" + strings.TrimPrefix(id, "state-") + "/variables/"
+	var ops []aiwgstate.Op
+	for i := 0; i < rlm.MaxVariables-2; i++ {
+		ops = append(ops, aiwgstate.Op{Op: "put", File: fmt.Sprintf("%sv_%04d.json", dir, i),
+			Value: []byte(fmt.Sprintf(`{"name":"v_%04d","value":%d,"type":"number","metadata":{"scope":"session"}}`, i, i))})
+	}
+	if _, err := st.Apply(ctx, ops, aiwgstate.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := st.SetVariable(ctx, id, "one_more", json.Number("1"), aiwgstate.VarOptions{}, aiwgstate.WriteOptions{})
+	if !errors.Is(err, aiwgstate.ErrLimit) || !strings.Contains(err.Error(), "1000") {
+		t.Fatalf("1001st variable: %v", err)
+	}
+	setVar(t, st, id, "v_0001", json.Number("7"), aiwgstate.VarOptions{}) // updates stay allowed
+}
+
+func TestRLMImportRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	src := newStore(t)
+	id := initState(t, src, aiwgstate.StateInit{Prompt: "p"})
+	setVar(t, src, id, "a_value", json.Number("1"), aiwgstate.VarOptions{})
+	setVar(t, src, id, "a_value", json.Number("2"), aiwgstate.VarOptions{})
+	setVar(t, src, id, "shared_config", "x", aiwgstate.VarOptions{Scope: rlm.ScopeGlobal, Description: "cfg"})
+	src.RenameVariable(ctx, id, "a_value", "b_value", "", aiwgstate.WriteOptions{})
+	src.CreateCheckpoint(ctx, id, "middle", "half way", aiwgstate.WriteOptions{})
+	src.SetFinal(ctx, id, "answer", aiwgstate.WriteOptions{})
+	out, err := src.ExportState(ctx, id, aiwgstate.ExportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := newStore(t)
+	if _, err := dst.ImportState(ctx, out, aiwgstate.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	fsck(t, dst)
+	again, err := dst.ExportState(ctx, id, aiwgstate.ExportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := normalize(t, out), normalize(t, again)
+	if a != b {
+		os.WriteFile(os.TempDir()+"/rt-a.json", []byte(a), 0o644)
+		os.WriteFile(os.TempDir()+"/rt-b.json", []byte(b), 0o644)
+		t.Fatalf("round trip differs (see $TMPDIR/rt-a.json, rt-b.json)")
+	}
+	if _, err := dst.ImportState(ctx, out, aiwgstate.WriteOptions{}); !errors.Is(err, aiwgstate.ErrExists) {
+		t.Fatalf("second import: %v", err)
+	}
+	if _, err := dst.ImportState(ctx, []byte(`{"version":"1.0.0","state_id":"nope","variables":{}}`), aiwgstate.WriteOptions{}); !errors.Is(err, aiwgstate.ErrInvalidState) {
+		t.Fatalf("invalid document: %v", err)
+	}
+}
+
+// normalize drops what an import cannot keep (commit ids, access counts,
+// sub-second times) and the prompt's default source.
+func normalize(t *testing.T, doc []byte) string {
+	var d rlm.Document
+	if err := json.Unmarshal(doc, &d); err != nil {
+		t.Fatal(err)
+	}
+	for i := range d.History.Mutations {
+		delete(d.History.Mutations[i].Metadata, "commit")
+	}
+	for _, v := range d.Variables {
+		v.AccessCount = nil
+		v.Source = ""
+		v.CreatedAt, v.UpdatedAt = "", ""
+	}
+	d.Metadata.CreatedAt, d.Metadata.TotalSizeBytes = "", 0
+	b, _ := json.MarshalIndent(d, "", " ")
+	return string(b)
+}

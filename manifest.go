@@ -21,6 +21,9 @@ type Manifest struct {
 	// Verbiage declares the verbiage-ruled documents (statedoc.go reads
 	// it; the seed's default state document when absent).
 	Verbiage *VerbiageRules `json:"verbiage,omitempty"`
+	// Sync false makes the store skip fsync, as --no-sync does for one
+	// command: for scratch stores where speed beats crash durability.
+	Sync *bool `json:"sync,omitempty"`
 }
 
 // VerbiageRules lists the documents whose keys follow seed 004's rules,

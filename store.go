@@ -29,8 +29,8 @@ const (
 // Options tune an open store.
 type Options struct {
 	// NoSync skips fsync: a machine crash may lose the last writes (never
-	// consistency: the branch always names a complete commit). Also set
-	// by the store manifest's "sync": false.
+	// consistency: the branch always names a complete commit). The store
+	// manifest's "sync": false sets it for every user of the store.
 	NoSync bool
 	// Branch is the default branch of writes and reads; "" is the
 	// store's HEAD.
@@ -136,6 +136,13 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	} else if s.branch, err = r.Head(); err != nil {
 		r.Close()
 		return nil, err
+	}
+	if !opts.NoSync {
+		if root, err := s.tree(ReadOptions{}); err == nil {
+			if m, err := s.manifestAt(root); err == nil && m.Sync != nil && !*m.Sync {
+				r.SetSync(false)
+			}
+		}
 	}
 	return s, nil
 }

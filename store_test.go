@@ -262,3 +262,29 @@ func TestGetResolvesStateDocumentShards(t *testing.T) {
 		t.Fatalf("--no-resolve get = %s, %v", got, err)
 	}
 }
+
+func TestConfigChangesTheManifest(t *testing.T) {
+	st := newStore(t)
+	ctx := context.Background()
+	if _, err := st.SetConfig(ctx, "limits.max_document_bytes", []byte(`100`), aiwgstate.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Put(ctx, "big.json", []byte(`"`+strings.Repeat("x", 200)+`"`), aiwgstate.WriteOptions{}); !errors.Is(err, aiwgstate.ErrLimit) {
+		t.Fatalf("a document over the configured limit: %v", err)
+	}
+	if _, err := st.SetConfig(ctx, "limits.max_document_bytes", []byte(`"lots"`), aiwgstate.WriteOptions{}); !errors.Is(err, aiwgstate.ErrUsage) {
+		t.Fatalf("an invalid setting: %v", err)
+	}
+	if _, err := st.SetConfig(ctx, "sync", []byte(`false`), aiwgstate.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	again, err := aiwgstate.Open(ctx, st.Dir(), aiwgstate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if again.Repo().Options().Sync {
+		t.Fatal(`"sync": false in the manifest did not turn fsync off`)
+	}
+	fsck(t, st)
+}

@@ -115,6 +115,10 @@ func (r *Repo) Dir() string { return r.dir }
 // Options returns the options the repository was opened with.
 func (r *Repo) Options() Options { return r.opts }
 
+// SetSync turns fsync of writes on or off. Call it before the first write
+// (a store's setting is read once it is open).
+func (r *Repo) SetSync(on bool) { r.opts.Sync = on }
+
 // Close waits for maintenance this Repo started and releases file
 // descriptors.
 func (r *Repo) Close() error {

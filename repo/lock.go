@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
@@ -66,7 +67,7 @@ func (r *Repo) acquire(ctx context.Context, lockPath string) (*fileLock, error) 
 		if !errors.Is(err, fs.ErrExist) {
 			return nil, err
 		}
-		if breakStaleLock(lockPath) {
+		if r.breakStaleLock(lockPath) {
 			continue
 		}
 		if time.Now().After(deadline) {
@@ -86,20 +87,18 @@ func (r *Repo) acquire(ctx context.Context, lockPath string) (*fileLock, error) 
 // breakStaleLock removes a lock left by a dead writer: one that carries our
 // marker with its flock free (the writer died mid-transaction), or, as a
 // last resort for locks of a killed git process, one older than
-// staleLockAge with its flock free. It moves the file aside first (rename is
-// atomic, so two breakers cannot both win) and puts it back if what it moved
-// turns out to be a fresh lock of a live writer.
-func breakStaleLock(lockPath string) bool {
+// staleLockAge with its flock free. Breakers take turns (an flock on
+// aiwg/lock-breaker, which the kernel releases if a breaker dies), and a
+// lock is only removed while the breaker holds its flock and the path
+// still names the very file judged: a live writer holds its flock for as
+// long as its lock file has that name, so a live lock is never taken.
+func (r *Repo) breakStaleLock(lockPath string) bool {
 	f, err := os.Open(lockPath)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return false
-	}
-	if !hasMarker(f) && time.Since(fi.ModTime()) < staleLockAge {
+	if !looksStale(f) {
 		return false
 	}
 	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
@@ -108,25 +107,35 @@ func breakStaleLock(lockPath string) bool {
 	// Read again under the flock: a live writer replaces the marker with
 	// the ref's value before it lets go, so what we read before may be
 	// stale.
-	if fi, err = f.Stat(); err != nil || (!hasMarker(f) && time.Since(fi.ModTime()) < staleLockAge) {
+	if !looksStale(f) {
 		return false
 	}
-	held, _ := f.Stat()
-	aside := lockPath + ".stale-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatUint(rand.Uint64(), 36)
-	if os.Rename(lockPath, aside) != nil {
+	brkDir := filepath.Join(r.dir, "aiwg")
+	os.MkdirAll(brkDir, 0o755)
+	b, err := os.OpenFile(filepath.Join(brkDir, "lock-breaker"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
 		return false
 	}
-	moved, err := os.Stat(aside)
-	if err == nil && !os.SameFile(moved, held) {
-		// Someone replaced the lock between our checks: restore theirs
-		// (Link fails rather than overwrite a newer one).
-		if os.Link(aside, lockPath) == nil {
-			os.Remove(aside)
-			return false
-		}
+	defer b.Close()
+	if syscall.Flock(int(b.Fd()), syscall.LOCK_EX) != nil {
+		return false
 	}
-	os.Remove(aside)
-	return true
+	judged, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	cur, err := os.Stat(lockPath)
+	if err != nil || !os.SameFile(cur, judged) {
+		return false // already broken, or finished, by someone else
+	}
+	return os.Remove(lockPath) == nil
+}
+
+// looksStale: our marker (the writer never got to write the ref's value),
+// or old enough to be a killed git's.
+func looksStale(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && (hasMarker(f) || time.Since(fi.ModTime()) >= staleLockAge)
 }
 
 func hasMarker(f *os.File) bool {

@@ -18,7 +18,7 @@ func TestObjectReaderReadsWhatGitWrote(t *testing.T) {
 	for i := 0; i < 40; i++ {
 		write(t, r, map[string]string{
 			fmt.Sprintf("d/f%02d.json", i%7): strings.Repeat(fmt.Sprintf("line %d\n", i), 50+i),
-			"top.json":                        fmt.Sprintf("%d\n", i),
+			"top.json":                       fmt.Sprintf("%d\n", i),
 		})
 	}
 	git(t, r.Dir(), "gc", "--aggressive", "--quiet")

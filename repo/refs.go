@@ -191,8 +191,11 @@ func (r *Repo) withLock(ctx context.Context, name string, fn func(lock *fileLock
 	done := false
 	defer func() {
 		if !done {
-			lock.Close()
+			// Remove while still holding the flock: once it is released,
+			// a breaker may take the file for a dead writer's and a new
+			// writer may create the next lock, which this must not remove.
 			os.Remove(lockPath)
+			lock.Close()
 		}
 	}()
 	deleted, err := fn(lock)
@@ -205,7 +208,15 @@ func (r *Repo) withLock(ctx context.Context, name string, fn func(lock *fileLock
 		}
 	}
 	// Rename while still holding the flock, so no waiter can take a live
-	// writer's lock for a dead one's in between.
+	// writer's lock for a dead one's in between; and check first that the
+	// name is still ours (a git process's lock broken after two seconds
+	// is the one way it could not be), so another writer's lock is never
+	// renamed over the ref.
+	if mine, err := lock.Stat(); err != nil {
+		return fmt.Errorf("ref %s: %w", name, err)
+	} else if cur, err := os.Stat(lockPath); err != nil || !os.SameFile(mine, cur) {
+		return fmt.Errorf("ref %s: %w: the lock was taken from this writer", name, ErrLocked)
+	}
 	if err := os.Rename(lockPath, path); err != nil {
 		return fmt.Errorf("ref %s: %w", name, err)
 	}

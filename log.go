@@ -1,13 +1,17 @@
 package aiwgstate
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/aiwg/aiwg-state/audit"
+	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/verbiage"
 )
@@ -26,6 +30,9 @@ type Mutation struct {
 	Source      string    `json:"source,omitempty"`
 	Correlation string    `json:"correlation_id,omitempty"`
 	Trailers    []Trailer `json:"trailers,omitempty"`
+	// Value is set by a keyed log (LogOptions.Key): the key's old and new
+	// value in this commit.
+	Value *ValueChange `json:"value,omitempty"`
 }
 
 // Trailer is a commit trailer as shown in JSON output.
@@ -68,8 +75,17 @@ func mutationOf(c *repo.Commit, _ string) *Mutation {
 type LogOptions struct {
 	ReadOptions
 	// File keeps the commits that changed this file (compared with their
-	// first parent, as git log --first-parent -- FILE does).
+	// first parent, as git log --first-parent -- FILE does), found through
+	// the changed-paths index (package audit).
 	File string
+	// Key, with File, keeps the commits that changed the value at this key
+	// path; each mutation then carries the old and new value.
+	Key string
+	// AllParents follows merges into all their parents (as git log --
+	// FILE does by default) instead of first parents only.
+	AllParents bool
+	// Follow continues a file's history across moves (mv).
+	Follow bool
 	// Agent keeps one agent's commits.
 	Agent string
 	// Since and Until bound the commit time (zero = unbounded).
@@ -80,21 +96,64 @@ type LogOptions struct {
 	Limit int
 }
 
-// Log calls fn for each mutation, newest first, along first parents from
-// the revision, until fn returns false, the limit is reached or history
-// ends.
+// ValueChange is what one commit did to the key of a keyed log: the value
+// before and after (absent when the key did not exist on that side).
+type ValueChange struct {
+	// Op is create, update, delete, or rename (moved with the file).
+	Op   string `json:"op"`
+	File string `json:"file"`
+	// From is the file's name before a move.
+	From string          `json:"from,omitempty"`
+	Key  string          `json:"key"`
+	Old  json.RawMessage `json:"old,omitempty"`
+	New  json.RawMessage `json:"new,omitempty"`
+}
+
+// Log calls fn for each mutation, newest first, from the revision, until fn
+// returns false, the limit is reached or history ends. With a file, the
+// index answers in time proportional to that file's (or key's) changes;
+// without one, it walks history.
 func (s *Store) Log(ctx context.Context, lo LogOptions, fn func(*Mutation) bool) error {
 	start, err := s.Resolve(lo.At, lo.Branch)
 	if err != nil {
 		return err
 	}
-	file := ""
-	if lo.File != "" {
-		if file, err = verbiage.CleanStorePath(lo.File); err != nil {
-			return err
-		}
-	}
 	n := 0
+	keep := func(c *repo.Commit) (*Mutation, bool) {
+		if !lo.Until.IsZero() && c.Committer.When.After(lo.Until) {
+			return nil, false
+		}
+		if lo.Agent != "" && c.Author.Name != lo.Agent {
+			return nil, false
+		}
+		m := mutationOf(c, "")
+		if lo.Op != "" && !hasOp(m, lo.Op) {
+			return nil, false
+		}
+		return m, true
+	}
+	// emit reports whether the walk goes on.
+	emit := func(m *Mutation) bool {
+		n++
+		return fn(m) && (lo.Limit == 0 || n < lo.Limit)
+	}
+	if lo.File != "" {
+		return s.fileLog(ctx, start, lo, keep, emit)
+	}
+	if lo.Key != "" {
+		return fmt.Errorf("%w: a key path needs a file", ErrUsage)
+	}
+	if lo.AllParents {
+		return s.walkAll(ctx, start, func(c *repo.Commit) (bool, error) {
+			if !lo.Since.IsZero() && c.Committer.When.Before(lo.Since) {
+				return true, nil
+			}
+			if m, ok := keep(c); ok {
+				return emit(m), nil
+			}
+			return true, nil
+		})
+	}
 	return s.repo.FirstParents(start, func(c *repo.Commit) (bool, error) {
 		if err := ctx.Err(); err != nil {
 			return false, err
@@ -102,28 +161,124 @@ func (s *Store) Log(ctx context.Context, lo LogOptions, fn func(*Mutation) bool)
 		if !lo.Since.IsZero() && c.Committer.When.Before(lo.Since) {
 			return false, nil // first-parent history is time-ordered enough to stop
 		}
-		if !lo.Until.IsZero() && c.Committer.When.After(lo.Until) {
+		if m, ok := keep(c); ok {
+			return emit(m), nil
+		}
+		return true, nil
+	})
+}
+
+func (s *Store) fileLog(ctx context.Context, start plumbing.Hash, lo LogOptions, keep func(*repo.Commit) (*Mutation, bool), emit func(*Mutation) bool) error {
+	file, err := verbiage.CleanStorePath(lo.File)
+	if err != nil {
+		return err
+	}
+	key, err := verbiage.ParsePath(lo.Key)
+	if err != nil {
+		return err
+	}
+	for _, seg := range key {
+		if seg.Wildcard {
+			return fmt.Errorf("%w: log takes one key path, not a wildcard: %s", verbiage.ErrInvalidPath, lo.Key)
+		}
+	}
+	ix := audit.Open(s.repo)
+	return ix.Log(ctx, start, audit.LogOptions{File: file, Key: key, AllParents: lo.AllParents, Follow: lo.Follow}, func(h audit.Hit) (bool, error) {
+		c, err := s.repo.ReadCommit(h.Commit)
+		if err != nil {
+			return false, err
+		}
+		if !lo.Since.IsZero() && c.Committer.When.Before(lo.Since) {
+			return lo.AllParents, nil // first parents: time-ordered enough to stop
+		}
+		m, ok := keep(c)
+		if !ok {
 			return true, nil
 		}
-		if lo.Agent != "" && c.Author.Name != lo.Agent {
-			return true, nil
+		if len(key) > 0 {
+			vc := &ValueChange{File: h.File, Key: key.String()}
+			before := h.File
+			for _, ch := range m.Changes {
+				if ch.Operation == OpRename && ch.To == h.File {
+					before, vc.From = ch.File, ch.File
+				}
+			}
+			if v, ok, err := ix.ValueAt(c.Hash, h.File, key); err == nil && ok {
+				vc.New = rawJSON(v)
+			}
+			if len(c.Parents) > 0 {
+				if v, ok, err := ix.ValueAt(c.Parents[0], before, key); err == nil && ok {
+					vc.Old = rawJSON(v)
+				}
+			}
+			switch {
+			case vc.From != "" && bytes.Equal(vc.Old, vc.New):
+				vc.Op = OpRename
+			case vc.Old == nil:
+				vc.Op = OpCreate
+			case vc.New == nil:
+				vc.Op = OpDelete
+			default:
+				vc.Op = OpUpdate
+			}
+			m.Value = vc
 		}
-		if file != "" {
-			changed, err := s.changedFile(c, file)
-			if err != nil || !changed {
-				return err == nil, err
+		return emit(m), nil
+	})
+}
+
+func rawJSON(v any) json.RawMessage {
+	b, err := objects.Encode(v)
+	if err != nil {
+		return nil
+	}
+	// Compact: a log line holds one value.
+	var out bytes.Buffer
+	if json.Compact(&out, b) != nil {
+		return json.RawMessage(b)
+	}
+	return json.RawMessage(out.Bytes())
+}
+
+// walkAll visits every commit reachable from start, newest committer time
+// first, as git log does.
+func (s *Store) walkAll(ctx context.Context, start plumbing.Hash, fn func(*repo.Commit) (bool, error)) error {
+	seen := map[plumbing.Hash]bool{start: true}
+	var queue []*repo.Commit
+	c, err := s.repo.ReadCommit(start)
+	if err != nil {
+		return err
+	}
+	queue = append(queue, c)
+	for len(queue) > 0 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		best := 0
+		for i, q := range queue {
+			if q.Committer.When.After(queue[best].Committer.When) {
+				best = i
 			}
 		}
-		m := mutationOf(c, "")
-		if lo.Op != "" && !hasOp(m, lo.Op) {
-			return true, nil
+		c := queue[best]
+		queue = append(queue[:best], queue[best+1:]...)
+		more, err := fn(c)
+		if err != nil || !more {
+			return err
 		}
-		n++
-		if !fn(m) {
-			return false, nil
+		for _, p := range c.Parents {
+			if seen[p] {
+				continue
+			}
+			seen[p] = true
+			pc, err := s.repo.ReadCommit(p)
+			if err != nil {
+				return err
+			}
+			queue = append(queue, pc)
 		}
-		return lo.Limit == 0 || n < lo.Limit, nil
-	})
+	}
+	return nil
 }
 
 func hasOp(m *Mutation, op string) bool {
@@ -135,20 +290,7 @@ func hasOp(m *Mutation, op string) bool {
 	return false
 }
 
-// changedFile compares the file's blob in c and in its first parent.
-func (s *Store) changedFile(c *repo.Commit, file string) (bool, error) {
-	now := s.entryHash(c.Tree, file)
-	var before plumbing.Hash
-	if len(c.Parents) > 0 {
-		p, err := s.repo.ReadCommit(c.Parents[0])
-		if err != nil {
-			return false, err
-		}
-		before = s.entryHash(p.Tree, file)
-	}
-	return now != before, nil
-}
-
+// entryHash is the blob (or subtree) at file in a tree, zero when absent.
 func (s *Store) entryHash(root plumbing.Hash, file string) plumbing.Hash {
 	e, err := s.repo.Lookup(root, file)
 	if err != nil || e.IsDir() {
@@ -158,24 +300,29 @@ func (s *Store) entryHash(root plumbing.Hash, file string) plumbing.Hash {
 }
 
 // Show returns one mutation: a revision, or a mutation id (mut-xxxxxxxx)
-// looked up along first parents of the branch.
+// found through the index among the commits reachable from the branch
+// (when two commits carry the id, the newest).
 func (s *Store) Show(ctx context.Context, rev, branch string) (*Mutation, error) {
 	if verbiage.ValidID("mut", rev) {
-		var found *Mutation
-		err := s.Log(ctx, LogOptions{ReadOptions: ReadOptions{Branch: branch}}, func(m *Mutation) bool {
-			if m.MutationID == rev {
-				found = m
-				return false
-			}
-			return true
-		})
+		head, err := s.Resolve("HEAD", branch)
 		if err != nil {
 			return nil, err
 		}
-		if found == nil {
-			return nil, fmt.Errorf("mutation %s: %w", rev, ErrNotFound)
+		ix := audit.Open(s.repo)
+		hs, err := ix.FindMutation(ctx, rev, head)
+		if err != nil {
+			return nil, err
 		}
-		return found, nil
+		for _, h := range hs {
+			c, err := s.repo.ReadCommit(h)
+			if err != nil {
+				return nil, err
+			}
+			if m := mutationOf(c, ""); m.MutationID == rev {
+				return m, nil
+			}
+		}
+		return nil, fmt.Errorf("mutation %s: %w", rev, ErrNotFound)
 	}
 	h, err := s.Resolve(rev, branch)
 	if err != nil {

@@ -9,22 +9,33 @@ import (
 	"github.com/urfave/cli/v2"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/objects/jsondiff"
+	"github.com/aiwg/aiwg-state/verbiage"
 )
 
 func historyCommands() []*cli.Command {
 	return []*cli.Command{
 		{
 			Name:      "log",
-			Usage:     "list mutations, newest first",
-			ArgsUsage: "[FILE]",
-			Description: `Each line: commit, time (UTC), agent, operation and path, mutation id.
-With FILE, only the commits that changed that file (as git log
---first-parent -- FILE).
+			Usage:     "list mutations, newest first; with FILE[#KEYPATH], only those that changed it",
+			ArgsUsage: "[FILE[#KEYPATH]]",
+			Description: `Each line: commit, time (UTC), agent, mutation id, what changed.
+
+With FILE, only the commits that changed that file: the same commits as
+git log --first-parent -- FILE (or, with --all-parents, as git log -- FILE,
+which follows merges into the side that brought the change). With
+FILE#KEYPATH, only the commits that changed the value at that key path,
+each with the old -> new value. Both come from the changed-paths index
+(see reindex), so they cost in proportion to that key's changes, not to the
+length of history.
 
 Examples:
    aiwg-state log
    aiwg-state log plan.json -n 5
+   aiwg-state log docs/plan.json#risk.level
+   aiwg-state log docs/plan.json --follow            # across mv
+   aiwg-state log plan.json --all-parents             # both sides of merges
    aiwg-state log --agent planner --since 2026-11-01T00:00:00Z
    aiwg-state log --op delete --json`,
 			Flags: append(readFlags(),
@@ -33,15 +44,20 @@ Examples:
 				&cli.StringFlag{Name: "until", Usage: "only mutations at or before this RFC 3339 time"},
 				&cli.StringFlag{Name: "op", Usage: "only mutations with this operation: create, update, delete, rename"},
 				&cli.IntFlag{Name: "n", Usage: "at most this many mutations"},
+				&cli.BoolFlag{Name: "follow", Usage: "continue the file's history across moves (mv)"},
+				&cli.BoolFlag{Name: "all-parents", Usage: "follow merges into all parents (default: first parents, as git log --first-parent)"},
 			),
 			Action: command(func(s *session) error {
 				a, err := args(s.c, 0, 1)
 				if err != nil {
 					return err
 				}
-				lo := aiwgstate.LogOptions{ReadOptions: s.readOptions(), Agent: s.c.String("agent"), Op: s.c.String("op"), Limit: s.c.Int("n")}
+				lo := aiwgstate.LogOptions{ReadOptions: s.readOptions(), Agent: s.c.String("agent"), Op: s.c.String("op"), Limit: s.c.Int("n"),
+					Follow: s.c.Bool("follow"), AllParents: s.c.Bool("all-parents")}
 				if len(a) == 1 {
-					lo.File = a[0]
+					lo.File, lo.Key, _ = strings.Cut(a[0], "#")
+				} else if lo.Follow {
+					return usagef("log --follow needs a FILE")
 				}
 				if lo.Since, err = parseTime("since", s.c.String("since")); err != nil {
 					return err
@@ -62,11 +78,138 @@ Examples:
 					return err
 				}
 				if s.json {
-					if all == nil {
-						all = []*aiwgstate.Mutation{}
-					}
-					return printJSON(s.out, all)
+					return printJSON(s.out, nonNil(all))
 				}
+				return nil
+			}),
+		},
+		{
+			Name:      "blame",
+			Usage:     "for every leaf key of a document, the mutation that last set it",
+			ArgsUsage: "FILE",
+			Description: `Each line: commit, time (UTC), agent, mutation id, key path = value, for
+every leaf (scalar, empty object or empty array) of the document at --at
+(default HEAD), along first parents. A key path is a position: inserting at
+the front of an array changes every index after it. --lines blames the
+stored text line by line instead, like git blame.
+
+Examples:
+   aiwg-state blame plan.json
+   aiwg-state blame plan.json --at HEAD~10 --json
+   aiwg-state blame plan.json --lines`,
+			Flags: append(readFlags(),
+				&cli.BoolFlag{Name: "lines", Usage: "blame lines of the stored text, like git blame"},
+			),
+			Action: command(func(s *session) error {
+				a, err := args(s.c, 1, 1)
+				if err != nil {
+					return err
+				}
+				if s.c.Bool("lines") {
+					lines, err := s.store.BlameLines(s.c.Context, a[0], s.readOptions())
+					if err != nil {
+						return err
+					}
+					if s.json {
+						return printJSON(s.out, nonNil(lines))
+					}
+					width := len(fmt.Sprint(len(lines)))
+					for _, l := range lines {
+						fmt.Fprintf(s.out, "%s (%-12s %s %*d) %s\n", shortHash(dashIfEmpty(l.Commit)), l.Agent, stamp(l.Time), width, l.Line, l.Text)
+					}
+					return nil
+				}
+				entries, err := s.store.Blame(s.c.Context, a[0], s.readOptions())
+				if err != nil {
+					return err
+				}
+				if s.json {
+					return printJSON(s.out, nonNil(entries))
+				}
+				for _, e := range entries {
+					path := e.Path
+					if path == "" {
+						path = "(root)"
+					}
+					fmt.Fprintf(s.out, "%s  %s  %-12s  %s  %s = %s\n", shortHash(dashIfEmpty(e.Commit)), stamp(e.Time), e.Agent, dashIfEmpty(e.MutationID), path, e.Value)
+				}
+				return nil
+			}),
+		},
+		{
+			Name:      "bisect",
+			Usage:     "find the first mutation at which a predicate on the state became true",
+			ArgsUsage: " ",
+			Description: `Binary search along first parents between --good (where the predicate is
+false; default: before the first commit) and --bad (where it is true;
+default: HEAD): about log2(n) state reads for n commits.
+
+A predicate is FILE#KEYPATH OP VALUE with OP one of == != < > <= >= and
+VALUE a JSON literal (quote strings), or FILE#KEYPATH exists, or FILE
+exists; a leading ! negates. A comparison with a missing key is false;
+< and > compare numbers.
+
+Examples:
+   aiwg-state bisect --pred 'docs/plan.json#risk.level == "high"'
+   aiwg-state bisect --pred 'budget.json#spent > 1000' --good v1 --bad main
+   aiwg-state bisect --pred 'notes.json exists' --json`,
+			Flags: append(commonFlags(),
+				&cli.StringFlag{Name: "pred", Usage: "the predicate (see above)", Required: true},
+				&cli.StringFlag{Name: "good", Usage: "a revision where the predicate is false (default: before the first commit)"},
+				&cli.StringFlag{Name: "bad", Usage: "a revision where the predicate is true (default: HEAD)"},
+			),
+			Action: command(func(s *session) error {
+				if _, err := args(s.c, 0, 0); err != nil {
+					return err
+				}
+				res, err := s.store.Bisect(s.c.Context, aiwgstate.BisectOptions{Predicate: s.c.String("pred"), Good: s.c.String("good"), Bad: s.c.String("bad"), Branch: s.c.String("branch")})
+				if err != nil {
+					return err
+				}
+				if s.json {
+					return printJSON(s.out, res)
+				}
+				fmt.Fprintf(s.out, "first mutation where %s (%d states read):\n", res.Predicate, res.Reads)
+				printMutationLine(s, res.Mutation)
+				return nil
+			}),
+		},
+		{
+			Name:  "reindex",
+			Usage: "rebuild the changed-paths index that log and blame use",
+			Description: `The index lives in the store's git directory (aiwg/index), outside the
+versioned tree. Every write keeps it current, and commits it does not know
+(made with plain git, fetched) are indexed when a query first meets them,
+so reindex is only needed after deleting it or to pay that cost up front.
+Progress goes to standard error.
+
+Examples:
+   aiwg-state reindex
+   aiwg-state reindex --json`,
+			Flags: commonFlags(),
+			Action: command(func(s *session) error {
+				if _, err := args(s.c, 0, 0); err != nil {
+					return err
+				}
+				errw := s.c.App.ErrWriter
+				t0 := time.Now()
+				last := time.Time{}
+				st, err := s.store.Reindex(s.c.Context, func(done, total int) {
+					if done == total || time.Since(last) > 200*time.Millisecond {
+						last = time.Now()
+						fmt.Fprintf(errw, "indexing commits: %d/%d\r", done, total)
+						if done == total {
+							fmt.Fprintln(errw)
+						}
+					}
+				})
+				if err != nil {
+					return err
+				}
+				if s.json {
+					return printJSON(s.out, st)
+				}
+				fmt.Fprintf(s.out, "indexed %d commits, %d key paths, in %s\n", st.Commits, st.Keys, time.Since(t0).Round(time.Millisecond))
 				return nil
 			}),
 		},
@@ -124,14 +267,31 @@ Examples:
 				if s.json {
 					format = "json"
 				}
+				if format == "patch" && o.File != "" {
+					// One document: the bare RFC 6902 patch, ready for any
+					// JSON Patch tool.
+					ops := []jsondiff.Op{}
+					if len(diffs) == 1 {
+						ops = filePatch(diffs[0], o.Key)
+					}
+					return printJSON(s.out, ops)
+				}
 				return writeDiffs(s, diffs, format)
 			}),
 		},
 		{
 			Name:      "show",
 			Usage:     "show one mutation: its trailers and its diff",
-			ArgsUsage: "[REV]",
-			Flags:     commonFlags(),
+			ArgsUsage: "[REV|mut-xxxxxxxx]",
+			Description: `REV is a commit, branch, tag, HEAD~N or RFC 3339 time (default HEAD); a
+mutation id is looked up in the changed-paths index among the commits
+reachable from the branch.
+
+Examples:
+   aiwg-state show
+   aiwg-state show HEAD~3 --json
+   aiwg-state show mut-1a2b3c4d`,
+			Flags: commonFlags(),
 			Action: command(func(s *session) error {
 				a, err := args(s.c, 0, 1)
 				if err != nil {
@@ -182,7 +342,7 @@ func writeDiffs(s *session, diffs []aiwgstate.FileDiff, format string) error {
 	case "patch":
 		out := make([]map[string]any, 0, len(diffs))
 		for _, d := range diffs {
-			out = append(out, map[string]any{"file": d.File, "patch": nonNil(jsondiff.Patch(d.Old, d.New))})
+			out = append(out, map[string]any{"file": d.File, "patch": filePatch(d, "")})
 		}
 		return printJSON(s.out, out)
 	case "markdown":
@@ -208,6 +368,52 @@ func writeDiffs(s *session, diffs []aiwgstate.FileDiff, format string) error {
 	return usagef("unknown --format %q: want text, json, patch or markdown", format)
 }
 
+// filePatch is the RFC 6902 patch from a document's old version to its new
+// one; with a key path, only that subtree's operations (pointers still
+// from the document root).
+func filePatch(d aiwgstate.FileDiff, key string) []jsondiff.Op {
+	if d.Status == "binary" {
+		return []jsondiff.Op{}
+	}
+	p, err := verbiage.ParsePath(key)
+	if err != nil || len(p) == 0 {
+		return nonNil(jsondiff.Patch(d.Old, d.New))
+	}
+	ov, oerr := objects.Get(d.Old, p)
+	nv, nerr := objects.Get(d.New, p)
+	ptr := p.Pointer()
+	switch {
+	case oerr != nil && nerr != nil:
+		return []jsondiff.Op{}
+	case oerr != nil:
+		return []jsondiff.Op{{Op: "add", Path: ptr, Value: nv}}
+	case nerr != nil:
+		return []jsondiff.Op{{Op: "remove", Path: ptr}}
+	}
+	ops := jsondiff.Patch(ov, nv)
+	for i := range ops {
+		ops[i].Path = ptr + ops[i].Path
+		if ops[i].From != "" || ops[i].Op == "move" || ops[i].Op == "copy" {
+			ops[i].From = ptr + ops[i].From
+		}
+	}
+	return nonNil(ops)
+}
+
+func dashIfEmpty(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "                   "
+	}
+	return t.UTC().Format("2006-01-02 15:04:05")
+}
+
 func isTerminal(w any) bool {
 	f, ok := w.(*os.File)
 	if !ok {
@@ -219,11 +425,27 @@ func isTerminal(w any) bool {
 
 func printMutationLine(s *session, m *aiwgstate.Mutation) {
 	what := m.Subject
+	if v := m.Value; v != nil {
+		what = fmt.Sprintf("%s %s#%s: %s -> %s", v.Op, v.File, v.Key, valueOrNone(v.Old), valueOrNone(v.New))
+		if v.From != "" {
+			what += " (moved from " + v.From + ")"
+		}
+	}
 	id := m.MutationID
 	if id == "" {
 		id = "-"
 	}
 	fmt.Fprintf(s.out, "%s  %s  %-12s  %s  %s\n", shortHash(m.Commit), m.Time.UTC().Format("2006-01-02 15:04:05"), m.Agent, id, what)
+}
+
+func valueOrNone(v []byte) string {
+	if v == nil {
+		return "(none)"
+	}
+	if len(v) > 80 {
+		return string(v[:77]) + "..."
+	}
+	return string(v)
 }
 
 func parseTime(flag, v string) (time.Time, error) {

@@ -1,0 +1,491 @@
+package audit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/aiwg/aiwg-state/objects"
+	"github.com/aiwg/aiwg-state/repo"
+)
+
+// IndexDir is where the index lives, relative to the git dir.
+const IndexDir = "aiwg/index"
+
+// DefaultFoldAt is how many log records a reader tolerates before it folds
+// the log into a new snapshot: reading the log costs each query in
+// proportion to its length, a fold costs once in proportion to history.
+const DefaultFoldAt = 1024
+
+// Index is the changed-paths index of one repository. It is safe for
+// concurrent use by several processes; an Index value itself is meant for
+// one goroutine at a time.
+type Index struct {
+	repo *repo.Repo
+	dir  string
+	// Progress, when set, hears how many commits an indexing pass has done
+	// out of how many (reindex, or a first query on an unindexed history).
+	Progress func(done, total int)
+	// FoldAt overrides DefaultFoldAt.
+	FoldAt int
+
+	mu sync.Mutex // guards v, and serializes this process's queries
+	v  *view      // the last loaded view
+}
+
+// Open returns the index of r; nothing is read until the first query.
+func Open(r *repo.Repo) *Index {
+	return &Index{repo: r, dir: filepath.Join(r.Dir(), filepath.FromSlash(IndexDir))}
+}
+
+// Dir is the index's directory.
+func (ix *Index) Dir() string { return ix.dir }
+
+func (ix *Index) snapshotPath() string { return filepath.Join(ix.dir, "snapshot") }
+func (ix *Index) logPath(gen uint64) string {
+	return filepath.Join(ix.dir, "log."+strconv.FormatUint(gen, 10))
+}
+
+// lock takes the index's write lock (an flock the kernel drops when the
+// process dies, so a SIGKILL never leaves it held).
+func (ix *Index) lock() (func(), error) {
+	if err := os.MkdirAll(ix.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("index: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(ix.dir, "lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("index: %w", err)
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("index lock: %w", err)
+	}
+	return func() { f.Close() }, nil
+}
+
+// currentGen reads the generation from the snapshot's header only: writers
+// need it to find the log and must not pay for reading the whole snapshot.
+func (ix *Index) currentGen() uint64 {
+	f, err := os.Open(ix.snapshotPath())
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	var h [24]byte
+	if n, _ := f.ReadAt(h[:], 0); n < 24 || string(h[:8]) != snapMagic {
+		return 0
+	}
+	return uint64(h[16]) | uint64(h[17])<<8 | uint64(h[18])<<16 | uint64(h[19])<<24 |
+		uint64(h[20])<<32 | uint64(h[21])<<40 | uint64(h[22])<<48 | uint64(h[23])<<56
+}
+
+// appendRecords writes records to the current log under the lock, as one
+// write.
+func (ix *Index) appendRecords(recs []*record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	unlock, err := ix.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return ix.appendLocked(ix.currentGen(), recs)
+}
+
+func (ix *Index) appendLocked(gen uint64, recs []*record) error {
+	var buf []byte
+	for _, r := range recs {
+		buf = r.appendFrame(buf)
+	}
+	f, err := os.OpenFile(ix.logPath(gen), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	_, err = f.Write(buf)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	return nil
+}
+
+// Add indexes one commit: the after-commit hook of every write. It costs a
+// tree comparison along the changed paths (trees the write just read and
+// wrote, so cached), the decoding of the changed documents, and one append.
+func (ix *Index) Add(c *repo.Commit) error {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	r, err := ix.recordOf(c)
+	if err != nil {
+		return err
+	}
+	if err := ix.appendRecords([]*record{r}); err != nil {
+		return err
+	}
+	if ix.v != nil {
+		ix.v.add([]*record{r})
+	}
+	return nil
+}
+
+// recordOf computes what a commit changed against its first parent.
+func (ix *Index) recordOf(c *repo.Commit) (*record, error) {
+	r := &record{hash: c.Hash, parents: c.Parents, time: c.Committer.When.Unix()}
+	if id := c.Trailers().Get("Mutation-Id"); id != "" {
+		r.mutID = id
+	}
+	var base plumbing.Hash
+	if len(c.Parents) > 0 {
+		p, err := ix.repo.ReadCommit(c.Parents[0])
+		if err != nil && !errors.Is(err, repo.ErrNotFound) {
+			return nil, err
+		}
+		if err == nil {
+			base = p.Tree
+		}
+	}
+	changes, err := ix.repo.DiffTrees(base, c.Tree)
+	if err != nil {
+		return nil, err
+	}
+	for _, ch := range changes {
+		r.files = append(r.files, ch.Path)
+		if !strings.HasSuffix(ch.Path, ".json") {
+			r.keys = append(r.keys, fileKey(ch.Path))
+			r.deep = append(r.deep, fileKey(ch.Path))
+			continue
+		}
+		old, oldOK, err1 := ix.decodeBlob(ch.Old)
+		new, newOK, err2 := ix.decodeBlob(ch.New)
+		if err1 != nil || err2 != nil {
+			// Not JSON: the file changed as a whole.
+			r.keys = append(r.keys, fileKey(ch.Path))
+			r.deep = append(r.deep, fileKey(ch.Path))
+			continue
+		}
+		for _, kc := range ChangedKeys(old, oldOK, new, newOK) {
+			k := keyOf(ch.Path, kc.Path)
+			r.keys = append(r.keys, k)
+			if kc.Deep {
+				r.deep = append(r.deep, k)
+			}
+		}
+	}
+	return r, nil
+}
+
+func (ix *Index) decodeBlob(h plumbing.Hash) (any, bool, error) {
+	if h.IsZero() {
+		return nil, false, nil
+	}
+	data, err := ix.repo.ReadBlob(h)
+	if err != nil {
+		return nil, false, err
+	}
+	v, err := objects.Decode(data)
+	return v, err == nil, err
+}
+
+// loadView reads the snapshot and the log.
+func (ix *Index) loadView() (*view, error) {
+	var lastErr error
+	for attempt := 0; attempt < 5; attempt++ {
+		v, err := ix.tryLoad()
+		if err == nil {
+			return v, nil
+		}
+		lastErr = err
+	}
+	return nil, lastErr
+}
+
+func (ix *Index) tryLoad() (*view, error) {
+	var snap *snapshot
+	data, err := os.ReadFile(ix.snapshotPath())
+	switch {
+	case err == nil:
+		// A corrupt snapshot is ignored: everything is re-derived from git
+		// and the next fold replaces it.
+		snap, _ = parseSnapshot(data)
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("index: %w", err)
+	}
+	v := newView(snap)
+	if snap == nil {
+		v.gen = ix.currentGen() // writers append where the header says
+	}
+	logData, err := os.ReadFile(ix.logPath(v.gen))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("index: %w", err)
+	}
+	if err != nil && v.gen != 0 {
+		// A fold creates the new log before it publishes the snapshot, so a
+		// missing log means another fold replaced both since we read.
+		if ix.currentGen() != v.gen {
+			return nil, fmt.Errorf("index: folded while reading: %w", err)
+		}
+	}
+	v.add(readFrames(logData))
+	return v, nil
+}
+
+// view returns the index with every commit in tips (and all their
+// ancestors) indexed, indexing what it lacks first.
+func (ix *Index) view(ctx context.Context, tips ...plumbing.Hash) (*view, error) {
+	v := ix.v
+	var err error
+	for _, h := range tips {
+		if v != nil && !h.IsZero() && !v.knows(h) {
+			v = nil // another process may have indexed it: read the index again
+			break
+		}
+	}
+	if v == nil {
+		if v, err = ix.loadView(); err != nil {
+			return nil, err
+		}
+	}
+	var want []plumbing.Hash
+	for _, h := range tips {
+		if !h.IsZero() && !v.knows(h) {
+			want = append(want, h)
+		}
+	}
+	want = append(want, v.missing()...)
+	if len(want) > 0 {
+		if err = ix.catchUp(ctx, v, want); err != nil {
+			return nil, err
+		}
+	}
+	ix.v = v
+	foldAt := ix.FoldAt
+	if foldAt == 0 {
+		foldAt = DefaultFoldAt
+	}
+	if len(v.tail) > foldAt || (v.snap == nil && len(v.tail) > 0 && ix.snapshotExists()) {
+		if err = ix.fold(); err != nil {
+			return nil, err
+		}
+		if ix.v, err = ix.loadView(); err != nil {
+			return nil, err
+		}
+	}
+	return ix.v, nil
+}
+
+// snapshotExists tells, when no snapshot was loaded, that the one on disk
+// is corrupt and must be replaced.
+func (ix *Index) snapshotExists() bool {
+	_, err := os.Stat(ix.snapshotPath())
+	return err == nil
+}
+
+// catchUp indexes the commits reachable from want that the index lacks,
+// walking parents only until it meets indexed commits.
+func (ix *Index) catchUp(ctx context.Context, v *view, want []plumbing.Hash) error {
+	seen := map[plumbing.Hash]bool{}
+	var todo []*repo.Commit
+	stack := append([]plumbing.Hash(nil), want...)
+	for len(stack) > 0 {
+		h := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[h] || v.knows(h) || v.absent[h] {
+			continue
+		}
+		seen[h] = true
+		if r := v.pending[h]; r != nil {
+			stack = append(stack, r.parents...)
+			continue
+		}
+		c, err := ix.repo.ReadCommit(h)
+		if errors.Is(err, repo.ErrNotFound) {
+			v.absent[h] = true
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		todo = append(todo, c)
+		stack = append(stack, c.Parents...)
+	}
+	const batch = 2048
+	var recs []*record
+	flush := func() error {
+		if err := ix.appendRecords(recs); err != nil {
+			return err
+		}
+		v.add(recs)
+		recs = recs[:0]
+		return nil
+	}
+	for i, c := range todo {
+		if i%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if ix.Progress != nil {
+				ix.Progress(i, len(todo))
+			}
+		}
+		r, err := ix.recordOf(c)
+		if err != nil {
+			return err
+		}
+		recs = append(recs, r)
+		if len(recs) == batch {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	if ix.Progress != nil && len(todo) > 0 {
+		ix.Progress(len(todo), len(todo))
+	}
+	v.add(nil)
+	return nil
+}
+
+// fold writes the snapshot and the log into a new snapshot, under the lock:
+// read everything (no writer can append meanwhile), write log.<gen+1> with
+// the records still waiting for parents, publish the snapshot by rename,
+// then remove old logs.
+func (ix *Index) fold() error {
+	unlock, err := ix.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	v, err := ix.tryLoad()
+	if err != nil {
+		return err
+	}
+	gen := v.gen
+	names, _ := os.ReadDir(ix.dir)
+	for _, e := range names {
+		if g, ok := strings.CutPrefix(e.Name(), "log."); ok {
+			if n, err := strconv.ParseUint(g, 10, 64); err == nil && n > gen {
+				gen = n
+			}
+		}
+	}
+	gen++
+	var pending []*record
+	for _, r := range v.pending {
+		pending = append(pending, r)
+	}
+	if err := ix.writeFile(ix.logPath(gen), func() []byte {
+		var b []byte
+		for _, r := range pending {
+			b = r.appendFrame(b)
+		}
+		return b
+	}()); err != nil {
+		return err
+	}
+	if err := ix.writeFile(ix.snapshotPath(), buildSnapshot(gen, v.all())); err != nil {
+		return err
+	}
+	for _, e := range names {
+		if strings.HasPrefix(e.Name(), "log.") && e.Name() != "log."+strconv.FormatUint(gen, 10) {
+			os.Remove(filepath.Join(ix.dir, e.Name()))
+		}
+	}
+	return nil
+}
+
+// writeFile publishes a file whole: temporary file, fsync, rename.
+func (ix *Index) writeFile(path string, data []byte) error {
+	tmp := path + ".tmp-" + strconv.Itoa(os.Getpid())
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("index: %w", err)
+	}
+	return nil
+}
+
+// Rebuild throws the index away and indexes every commit reachable from
+// tips (usually every branch and tag), reporting progress.
+func (ix *Index) Rebuild(ctx context.Context, tips []plumbing.Hash) (int, error) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	unlock, err := ix.lock()
+	if err != nil {
+		return 0, err
+	}
+	names, _ := os.ReadDir(ix.dir)
+	for _, e := range names {
+		if e.Name() == "snapshot" || strings.HasPrefix(e.Name(), "log.") {
+			os.Remove(filepath.Join(ix.dir, e.Name()))
+		}
+	}
+	unlock()
+	ix.v = newView(nil)
+	if err := ix.catchUp(ctx, ix.v, tips); err != nil {
+		return 0, err
+	}
+	n := len(ix.v.tail)
+	if err := ix.fold(); err != nil {
+		return 0, err
+	}
+	ix.v = nil
+	return n, nil
+}
+
+// Stats describe the index for `reindex --json` and troubleshooting.
+type Stats struct {
+	Commits  int    `json:"commits"`
+	Snapshot int    `json:"snapshot_commits"`
+	Log      int    `json:"log_commits"`
+	Keys     int    `json:"keys"`
+	Gen      uint64 `json:"generation"`
+}
+
+// Stats loads the index and describes it.
+func (ix *Index) Stats() (Stats, error) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	v, err := ix.loadView()
+	if err != nil {
+		return Stats{}, err
+	}
+	st := Stats{Commits: int(v.size()), Snapshot: int(v.n0), Log: len(v.tail), Gen: v.gen}
+	if v.snap != nil {
+		st.Keys = v.snap.nkeys
+	}
+	return st, nil
+}

@@ -1,0 +1,401 @@
+package audit
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"sort"
+	"strconv"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// commit is one indexed commit as the algorithms see it, numbered in
+// topological order (parents before children).
+type commit struct {
+	hash    plumbing.Hash
+	parents []int32 // -1: a parent git does not have (shallow history)
+	time    int64
+	mutID   string
+	files   []string // files whose blob changed
+	exact   []string // exact changed keys (see keyOf)
+	deep    []string // those of them that changed keys below them too
+	depth   int32    // along first parents; a root is 0
+	jump    int32    // a first-parent ancestor for O(log n) level queries
+}
+
+func (c *commit) firstParent() int32 {
+	if len(c.parents) == 0 {
+		return -1
+	}
+	return c.parents[0]
+}
+
+// Snapshot layout, little endian. A fixed header, then sections:
+//
+//	header   magic[8] crc32c(rest)[4] version[4] gen[8] ncommits[4] nkeys[4] nmut[4] nstr[4]
+//	         then the byte offsets of: commits hashidx extra fwd dict strs posts mut
+//	commits  ncommits x {hash[20] firstParent[4] jump[4] depth[4] extra[4] fwd[4] time[8]}
+//	hashidx  ncommits x {hash[20] num[4]}, sorted by hash
+//	extra    per merge: count[4] parents[4]... (a commit's extra is 0xffffffff when it has
+//	         at most one parent); num -1 is a missing parent
+//	fwd      per commit: nfiles[4] nexact[4] ndeep[4] then key ids of the files' roots,
+//	         of the exact keys and of the deep ones
+//	dict     nkeys x {str[4] len[4] sub[4] nsub[4] exact[4] nexact[4] deep[4] ndeep[4]},
+//	         sorted by key; sub, exact and deep index posts (in u32 units)
+//	strs     key bytes, then mutation ids
+//	posts    commit numbers, each list ascending
+//	mut      nmut x {id[4] num[4]} sorted: mutation ids of the form mut-xxxxxxxx
+const (
+	snapMagic      = "AIWGIX01"
+	snapVersion    = 1
+	snapHeaderSize = 8 + 4 + 4 + 8 + 4*4 + 8*8
+	commitSize     = 48
+	hashIdxSize    = 24
+	dictSize       = 32
+	noExtra        = 0xffffffff
+	rootMark       = -2 // the first parent of a root (-1 is a missing parent)
+)
+
+var errCorrupt = errors.New("index snapshot is corrupt")
+
+type snapshot struct {
+	data                                            []byte
+	gen                                             uint64
+	n, nkeys, nmut                                  int
+	commits, hashidx, extra, fwd, dict, strs, posts int
+	mut                                             int
+}
+
+func parseSnapshot(data []byte) (*snapshot, error) {
+	if len(data) < snapHeaderSize || string(data[:8]) != snapMagic {
+		return nil, errCorrupt
+	}
+	if crc32.Checksum(data[12:], castagnoli) != binary.LittleEndian.Uint32(data[8:]) {
+		return nil, errCorrupt
+	}
+	if binary.LittleEndian.Uint32(data[12:]) != snapVersion {
+		return nil, errCorrupt
+	}
+	s := &snapshot{data: data, gen: binary.LittleEndian.Uint64(data[16:])}
+	u := func(i int) int { return int(binary.LittleEndian.Uint32(data[24+4*i:])) }
+	s.n, s.nkeys, s.nmut = u(0), u(1), u(2)
+	off := func(i int) int { return int(binary.LittleEndian.Uint64(data[40+8*i:])) }
+	s.commits, s.hashidx, s.extra, s.fwd, s.dict, s.strs, s.posts, s.mut = off(0), off(1), off(2), off(3), off(4), off(5), off(6), off(7)
+	if s.commits+s.n*commitSize > len(data) || s.hashidx+s.n*hashIdxSize > len(data) ||
+		s.dict+s.nkeys*dictSize > len(data) || s.mut+s.nmut*8 > len(data) {
+		return nil, errCorrupt
+	}
+	return s, nil
+}
+
+func (s *snapshot) u32(off int) uint32 { return binary.LittleEndian.Uint32(s.data[off:]) }
+
+func (s *snapshot) commitAt(num int32) []byte {
+	o := s.commits + int(num)*commitSize
+	return s.data[o : o+commitSize]
+}
+
+func (s *snapshot) hash(num int32) plumbing.Hash {
+	var h plumbing.Hash
+	copy(h[:], s.commitAt(num))
+	return h
+}
+
+// firstParent is -1 for a root or a parent git does not have.
+func (s *snapshot) firstParent(num int32) int32 {
+	return max(int32(binary.LittleEndian.Uint32(s.commitAt(num)[20:])), -1)
+}
+func (s *snapshot) jump(num int32) int32 {
+	return int32(binary.LittleEndian.Uint32(s.commitAt(num)[24:]))
+}
+func (s *snapshot) depth(num int32) int32 {
+	return int32(binary.LittleEndian.Uint32(s.commitAt(num)[28:]))
+}
+func (s *snapshot) time(num int32) int64 {
+	return int64(binary.LittleEndian.Uint64(s.commitAt(num)[40:]))
+}
+
+func (s *snapshot) parents(num int32) []int32 {
+	c := s.commitAt(num)
+	fp := int32(binary.LittleEndian.Uint32(c[20:]))
+	ex := binary.LittleEndian.Uint32(c[32:])
+	if ex == noExtra {
+		if fp == rootMark {
+			return nil
+		}
+		return []int32{fp}
+	}
+	o := s.extra + int(ex)
+	n := int(s.u32(o))
+	out := make([]int32, n)
+	for i := range out {
+		out[i] = int32(s.u32(o + 4 + 4*i))
+	}
+	return out
+}
+
+// find returns the number of a commit.
+func (s *snapshot) find(h plumbing.Hash) (int32, bool) {
+	i := sort.Search(s.n, func(i int) bool {
+		o := s.hashidx + i*hashIdxSize
+		return bytes.Compare(s.data[o:o+20], h[:]) >= 0
+	})
+	if i == s.n {
+		return 0, false
+	}
+	o := s.hashidx + i*hashIdxSize
+	if !bytes.Equal(s.data[o:o+20], h[:]) {
+		return 0, false
+	}
+	return int32(s.u32(o + 20)), true
+}
+
+func (s *snapshot) keyString(id int) string {
+	o := s.dict + id*dictSize
+	so, sl := int(s.u32(o)), int(s.u32(o+4))
+	return string(s.data[s.strs+so : s.strs+so+sl])
+}
+
+func (s *snapshot) keyBytes(id int) []byte {
+	o := s.dict + id*dictSize
+	so, sl := int(s.u32(o)), int(s.u32(o+4))
+	return s.data[s.strs+so : s.strs+so+sl]
+}
+
+// findKey returns the dictionary id of a key.
+func (s *snapshot) findKey(k string) (int, bool) {
+	i := sort.Search(s.nkeys, func(i int) bool { return string(s.keyBytes(i)) >= k })
+	if i < s.nkeys && string(s.keyBytes(i)) == k {
+		return i, true
+	}
+	return 0, false
+}
+
+func (s *snapshot) postings(id int, kind int) []int32 {
+	o := s.dict + id*dictSize + 8 + 8*kind
+	start, n := int(s.u32(o)), int(s.u32(o+4))
+	out := make([]int32, n)
+	for i := range out {
+		out[i] = int32(s.u32(s.posts + 4*(start+i)))
+	}
+	return out
+}
+
+// forward returns the files, the exact keys and the deep keys of a commit.
+func (s *snapshot) forward(num int32) (files, exact, deep []string) {
+	o := s.fwd + int(binary.LittleEndian.Uint32(s.commitAt(num)[36:]))
+	nf, ne, nd := int(s.u32(o)), int(s.u32(o+4)), int(s.u32(o+8))
+	for i := 0; i < nf+ne+nd; i++ {
+		k := s.keyString(int(s.u32(o + 12 + 4*i)))
+		switch {
+		case i < nf:
+			files = append(files, k[:len(k)-1])
+		case i < nf+ne:
+			exact = append(exact, k)
+		default:
+			deep = append(deep, k)
+		}
+	}
+	return files, exact, deep
+}
+
+func mutNumber(id string) (uint32, bool) {
+	if len(id) != 12 || id[:4] != "mut-" {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(id[4:], 16, 32)
+	return uint32(v), err == nil
+}
+
+// findMutation returns the commits carrying a mutation id.
+func (s *snapshot) findMutation(id string) []int32 {
+	v, ok := mutNumber(id)
+	if !ok {
+		return nil
+	}
+	i := sort.Search(s.nmut, func(i int) bool { return s.u32(s.mut+8*i) >= v })
+	var out []int32
+	for ; i < s.nmut && s.u32(s.mut+8*i) == v; i++ {
+		out = append(out, int32(s.u32(s.mut+8*i+4)))
+	}
+	return out
+}
+
+// load decodes every commit of the snapshot, for folding into a new one.
+func (s *snapshot) load() []*commit {
+	out := make([]*commit, s.n)
+	for i := range out {
+		n := int32(i)
+		c := &commit{hash: s.hash(n), parents: s.parents(n), time: s.time(n), depth: s.depth(n), jump: s.jump(n)}
+		c.files, c.exact, c.deep = s.forward(n)
+		out[i] = c
+	}
+	for i := 0; i < s.nmut; i++ {
+		num := s.u32(s.mut + 8*i + 4)
+		out[num].mutID = "mut-" + leftPad(strconv.FormatUint(uint64(s.u32(s.mut+8*i)), 16))
+	}
+	return out
+}
+
+func leftPad(h string) string {
+	for len(h) < 8 {
+		h = "0" + h
+	}
+	return h
+}
+
+// buildSnapshot writes every commit (numbered in topological order) into
+// the snapshot form.
+func buildSnapshot(gen uint64, commits []*commit) []byte {
+	// Postings.
+	type lists struct{ sub, exact, deep []int32 }
+	post := map[string]*lists{}
+	get := func(k string) *lists {
+		l := post[k]
+		if l == nil {
+			l = &lists{}
+			post[k] = l
+		}
+		return l
+	}
+	add := func(l *[]int32, n int32) {
+		if len(*l) == 0 || (*l)[len(*l)-1] != n {
+			*l = append(*l, n)
+		}
+	}
+	for i, c := range commits {
+		n := int32(i)
+		for _, f := range c.files {
+			add(&get(fileKey(f)).sub, n)
+		}
+		for _, k := range c.exact {
+			add(&get(k).exact, n)
+			for _, p := range keyPrefixBytes(k) {
+				add(&get(k[:p]).sub, n)
+			}
+		}
+		for _, k := range c.deep {
+			add(&get(k).deep, n)
+		}
+	}
+	keys := make([]string, 0, len(post))
+	for k := range post {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	keyID := make(map[string]uint32, len(keys))
+	for i, k := range keys {
+		keyID[k] = uint32(i)
+	}
+
+	var commitsB, hashB, extraB, fwdB, dictB, strsB, postsB, mutB []byte
+	le := binary.LittleEndian
+	type mutEntry struct{ id, num uint32 }
+	var muts []mutEntry
+	hashes := make([]int, len(commits))
+	for i, c := range commits {
+		hashes[i] = i
+		commitsB = append(commitsB, c.hash[:]...)
+		fp := c.firstParent()
+		if len(c.parents) == 0 {
+			fp = rootMark
+		}
+		commitsB = le.AppendUint32(commitsB, uint32(fp))
+		commitsB = le.AppendUint32(commitsB, uint32(c.jump))
+		commitsB = le.AppendUint32(commitsB, uint32(c.depth))
+		if len(c.parents) > 1 {
+			commitsB = le.AppendUint32(commitsB, uint32(len(extraB)))
+			extraB = le.AppendUint32(extraB, uint32(len(c.parents)))
+			for _, p := range c.parents {
+				extraB = le.AppendUint32(extraB, uint32(p))
+			}
+		} else {
+			commitsB = le.AppendUint32(commitsB, noExtra)
+		}
+		commitsB = le.AppendUint32(commitsB, uint32(len(fwdB)))
+		fwdB = le.AppendUint32(fwdB, uint32(len(c.files)))
+		fwdB = le.AppendUint32(fwdB, uint32(len(c.exact)))
+		fwdB = le.AppendUint32(fwdB, uint32(len(c.deep)))
+		for _, f := range c.files {
+			fwdB = le.AppendUint32(fwdB, keyID[fileKey(f)])
+		}
+		for _, list := range [][]string{c.exact, c.deep} {
+			for _, k := range list {
+				fwdB = le.AppendUint32(fwdB, keyID[k])
+			}
+		}
+		commitsB = le.AppendUint64(commitsB, uint64(c.time))
+		if v, ok := mutNumber(c.mutID); ok {
+			muts = append(muts, mutEntry{v, uint32(i)})
+		}
+	}
+	sort.Slice(hashes, func(a, b int) bool {
+		return bytes.Compare(commits[hashes[a]].hash[:], commits[hashes[b]].hash[:]) < 0
+	})
+	for _, i := range hashes {
+		hashB = append(hashB, commits[i].hash[:]...)
+		hashB = le.AppendUint32(hashB, uint32(i))
+	}
+	for _, k := range keys {
+		l := post[k]
+		dictB = le.AppendUint32(dictB, uint32(len(strsB)))
+		dictB = le.AppendUint32(dictB, uint32(len(k)))
+		strsB = append(strsB, k...)
+		for _, list := range [][]int32{l.sub, l.exact, l.deep} {
+			dictB = le.AppendUint32(dictB, uint32(len(postsB)/4))
+			dictB = le.AppendUint32(dictB, uint32(len(list)))
+			for _, n := range list {
+				postsB = le.AppendUint32(postsB, uint32(n))
+			}
+		}
+	}
+	sort.Slice(muts, func(a, b int) bool {
+		if muts[a].id != muts[b].id {
+			return muts[a].id < muts[b].id
+		}
+		return muts[a].num < muts[b].num
+	})
+	for _, m := range muts {
+		mutB = le.AppendUint32(mutB, m.id)
+		mutB = le.AppendUint32(mutB, m.num)
+	}
+
+	out := make([]byte, snapHeaderSize)
+	copy(out, snapMagic)
+	le.PutUint32(out[12:], snapVersion)
+	le.PutUint64(out[16:], gen)
+	le.PutUint32(out[24:], uint32(len(commits)))
+	le.PutUint32(out[28:], uint32(len(keys)))
+	le.PutUint32(out[32:], uint32(len(muts)))
+	for i, sec := range [][]byte{commitsB, hashB, extraB, fwdB, dictB, strsB, postsB, mutB} {
+		le.PutUint64(out[40+8*i:], uint64(len(out)))
+		out = append(out, sec...)
+	}
+	le.PutUint32(out[8:], crc32.Checksum(out[12:], castagnoli))
+	return out
+}
+
+// keyPrefixBytes returns the lengths of the keys of every prefix of k's
+// path, the file's root first and k itself last.
+func keyPrefixBytes(k string) []int {
+	i := 0
+	for i < len(k) && k[i] != 0 {
+		i++
+	}
+	if i == len(k) {
+		return nil
+	}
+	i++
+	out := []int{i}
+	for i < len(k) {
+		n, w := binary.Uvarint([]byte(k[i:min(len(k), i+binary.MaxVarintLen64)]))
+		if w <= 0 || uint64(len(k)-i-w) < n {
+			return out
+		}
+		i += w + int(n)
+		out = append(out, i)
+	}
+	return out
+}

@@ -1,0 +1,380 @@
+package aiwgstate_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/objects"
+	"github.com/aiwg/aiwg-state/verbiage"
+)
+
+// auditHistory builds a random history on main: writes through the store
+// on main and on a side branch, merges made with plain git (git
+// commit-tree -p A -p B, with the tree of either parent or a mix of both),
+// and plain git commits the index never saw. Commit times increase by one
+// second per commit, so git's date order is well defined.
+type auditHistory struct {
+	t     *testing.T
+	st    *aiwgstate.Store
+	rng   *rand.Rand
+	clock time.Time
+	docs  []string
+	keys  []string
+	side  bool
+}
+
+func newAuditHistory(t *testing.T, seed uint64) *auditHistory {
+	return &auditHistory{
+		t: t, st: newStore(t), rng: rand.New(rand.NewPCG(seed, 7)),
+		clock: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
+		docs:  []string{"a.json", "dir/b.json", "dir/c.json"},
+		keys:  []string{"x", "y.p", "y.q", "list.0", "list.1", "z"},
+	}
+}
+
+func (h *auditHistory) tick() time.Time {
+	h.clock = h.clock.Add(time.Second)
+	return h.clock
+}
+
+func (h *auditHistory) gitEnv(args ...string) string {
+	h.t.Helper()
+	return h.gitIn(nil, "", args...)
+}
+
+func (h *auditHistory) gitIn(env []string, stdin string, args ...string) string {
+	h.t.Helper()
+	cmd := exec.Command("git", append([]string{"--git-dir", h.st.Dir()}, args...)...)
+	stamp := fmt.Sprintf("%d +0000", h.clock.Unix())
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=human", "GIT_AUTHOR_EMAIL=h@example.com", "GIT_COMMITTER_NAME=human",
+		"GIT_COMMITTER_EMAIL=h@example.com", "GIT_AUTHOR_DATE="+stamp, "GIT_COMMITTER_DATE="+stamp)
+	cmd.Env = append(cmd.Env, env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.Output()
+	if err != nil {
+		h.t.Fatalf("git %s: %v", strings.Join(args, " "), err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func (h *auditHistory) write(branch string) {
+	ctx := context.Background()
+	wo := aiwgstate.WriteOptions{Branch: branch, Agent: fmt.Sprintf("agent%d", h.rng.IntN(3)), Time: h.tick()}
+	doc := h.docs[h.rng.IntN(len(h.docs))]
+	var err error
+	switch r := h.rng.IntN(10); {
+	case r < 6:
+		key := h.keys[h.rng.IntN(len(h.keys))]
+		_, err = h.st.Set(ctx, doc, key, []byte(fmt.Sprint(h.rng.IntN(4))), wo)
+		if errors.Is(err, objects.ErrNotContainer) || errors.Is(err, objects.ErrNotFound) {
+			_, err = h.st.Set(ctx, doc, strings.Split(key, ".")[0], []byte(`{}`), wo)
+		}
+	case r < 8:
+		_, err = h.st.Delete(ctx, doc, h.keys[h.rng.IntN(len(h.keys))], wo)
+	case r < 9:
+		_, err = h.st.Put(ctx, doc, []byte(fmt.Sprintf(`{"x":%d,"list":[%d,%d]}`, h.rng.IntN(3), h.rng.IntN(3), h.rng.IntN(3))), wo)
+	default:
+		_, err = h.st.Delete(ctx, doc, "", wo)
+	}
+	if err != nil && !errors.Is(err, aiwgstate.ErrNoChange) && !errors.Is(err, aiwgstate.ErrNotFound) && !errors.Is(err, objects.ErrNotFound) && !errors.Is(err, objects.ErrNotContainer) {
+		h.t.Fatalf("write: %v", err)
+	}
+}
+
+// plainCommit changes a document with plain git (not canonical JSON).
+func (h *auditHistory) plainCommit() {
+	h.tick()
+	doc := h.docs[h.rng.IntN(len(h.docs))]
+	blob := h.gitIn(nil, fmt.Sprintf(`{"x": %d, "plain": true}`, h.rng.IntN(4)), "hash-object", "-w", "--stdin")
+	idx := filepath.Join(h.t.TempDir(), "index")
+	env := []string{"GIT_INDEX_FILE=" + idx}
+	h.gitIn(env, "", "read-tree", "main")
+	h.gitIn(env, "", "update-index", "--add", "--cacheinfo", "100644,"+blob+","+doc)
+	tree := h.gitIn(env, "", "write-tree")
+	c := h.gitIn(nil, "", "commit-tree", tree, "-p", "main", "-m", "plain edit of "+doc)
+	h.gitIn(nil, "", "update-ref", "refs/heads/main", c)
+}
+
+// merge merges side into main with plain git.
+func (h *auditHistory) merge() {
+	h.tick()
+	var tree string
+	switch h.rng.IntN(3) {
+	case 0:
+		tree = h.gitEnv("rev-parse", "main^{tree}")
+	case 1:
+		tree = h.gitEnv("rev-parse", "side^{tree}")
+	default: // each document from either side: a merge unlike both parents
+		idx := filepath.Join(h.t.TempDir(), "index")
+		env := []string{"GIT_INDEX_FILE=" + idx}
+		h.gitIn(env, "", "read-tree", "main")
+		for _, d := range h.docs {
+			if h.rng.IntN(2) == 0 {
+				continue
+			}
+			if blob, err := exec.Command("git", "--git-dir", h.st.Dir(), "rev-parse", "side:"+d).Output(); err == nil {
+				h.gitIn(env, "", "update-index", "--add", "--cacheinfo", "100644,"+strings.TrimSpace(string(blob))+","+d)
+			} else {
+				h.gitIn(env, "0 0000000000000000000000000000000000000000\t"+d+"\n", "update-index", "--index-info")
+			}
+		}
+		tree = h.gitIn(env, "", "write-tree")
+	}
+	c := h.gitIn(nil, "", "commit-tree", tree, "-p", "main", "-p", "side", "-m", "merge side")
+	h.gitIn(nil, "", "update-ref", "refs/heads/main", c)
+}
+
+func (h *auditHistory) step() {
+	switch r := h.rng.IntN(20); {
+	case r < 12:
+		h.write("")
+	case r < 15:
+		if !h.side {
+			h.gitEnv("update-ref", "refs/heads/side", "main")
+			h.side = true
+		}
+		h.write("side")
+	case r < 17:
+		if h.side {
+			h.merge()
+		}
+	default:
+		h.plainCommit()
+	}
+}
+
+func (h *auditHistory) storeLog(file, key string, allParents bool) []string {
+	h.t.Helper()
+	var got []string
+	err := h.st.Log(context.Background(), aiwgstate.LogOptions{File: file, Key: key, AllParents: allParents}, func(m *aiwgstate.Mutation) bool {
+		got = append(got, m.Commit)
+		return true
+	})
+	if err != nil {
+		h.t.Fatalf("log %s#%s: %v", file, key, err)
+	}
+	return got
+}
+
+func (h *auditHistory) checkLogs(when string) {
+	h.t.Helper()
+	for _, doc := range h.docs {
+		for _, all := range []bool{false, true} {
+			args := []string{"log", "--format=%H", "main", "--", doc}
+			if !all {
+				args = []string{"log", "--first-parent", "--format=%H", "main", "--", doc}
+			}
+			want := strings.Fields(h.gitEnv(args...))
+			if got := h.storeLog(doc, "", all); !slices.Equal(got, want) {
+				h.t.Fatalf("%s: log %s (all parents %v):\n got %v\nwant %v (%s)", when, doc, all, got, want, strings.Join(args, " "))
+			}
+		}
+	}
+}
+
+// TestLogMatchesGit: log FILE lists the commits git log -- FILE lists
+// (first-parent: as git log --first-parent), on histories with merges and
+// commits made by plain git, before and after the index has seen them.
+func TestLogMatchesGit(t *testing.T) {
+	seeds := []uint64{1, 2, 3, 4}
+	if testing.Short() {
+		seeds = seeds[:2]
+	}
+	for _, seed := range seeds {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			h := newAuditHistory(t, seed)
+			for i := 0; i < 40; i++ {
+				h.step()
+			}
+			h.checkLogs("half way")
+			for i := 0; i < 40; i++ {
+				h.step()
+			}
+			h.checkLogs("at the end")
+			// From a clean slate, the index is rebuilt the same.
+			if _, err := h.st.Reindex(context.Background(), nil); err != nil {
+				t.Fatal(err)
+			}
+			h.checkLogs("after reindex")
+		})
+	}
+}
+
+// replayValue is a key's value at a commit, canonical JSON, "" when absent.
+func replayValue(t *testing.T, st *aiwgstate.Store, commit, file string, key verbiage.Path) string {
+	data, err := st.Cat(context.Background(), file, aiwgstate.ReadOptions{At: commit})
+	if err != nil {
+		return ""
+	}
+	doc, err := objects.Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := objects.Get(doc, key)
+	if err != nil {
+		return ""
+	}
+	out, _ := objects.Encode(v)
+	return "=" + string(out)
+}
+
+// TestBlameAndKeyLogMatchReplay: for random histories, every leaf's blame
+// commit is the newest first-parent commit whose change altered that key,
+// and the keyed log lists exactly the commits that altered it, checked by
+// replaying every version of the document.
+func TestBlameAndKeyLogMatchReplay(t *testing.T) {
+	seeds := []uint64{11, 12, 13}
+	if testing.Short() {
+		seeds = seeds[:1]
+	}
+	for _, seed := range seeds {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			h := newAuditHistory(t, seed)
+			for i := 0; i < 70; i++ {
+				h.step()
+			}
+			chain := strings.Fields(h.gitEnv("rev-list", "--first-parent", "main"))
+			for _, doc := range h.docs {
+				if _, err := h.st.Cat(context.Background(), doc, aiwgstate.ReadOptions{}); err != nil {
+					continue
+				}
+				blame, err := h.st.Blame(context.Background(), doc, aiwgstate.ReadOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, b := range blame {
+					key := verbiage.MustParsePath(b.Path)
+					if b.Path == "" {
+						key = verbiage.Path{}
+					}
+					var want string
+					var changes []string
+					for i, c := range chain {
+						parent := ""
+						if i+1 < len(chain) {
+							parent = chain[i+1]
+						}
+						now := replayValue(t, h.st, c, doc, key)
+						before := ""
+						if parent != "" {
+							before = replayValue(t, h.st, parent, doc, key)
+						}
+						if now != before {
+							changes = append(changes, c)
+							if want == "" {
+								want = c
+							}
+						}
+					}
+					if b.Commit != want {
+						t.Fatalf("blame %s#%s = %s, replay says %s", doc, b.Path, b.Commit, want)
+					}
+					if got := h.storeLog(doc, b.Path, false); !slices.Equal(got, changes) && b.Path != "" {
+						t.Fatalf("log %s#%s:\n got %v\nwant %v", doc, b.Path, got, changes)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestLogFollowAndBlameAcrossMove(t *testing.T) {
+	st := newStore(t)
+	ctx := context.Background()
+	wo := aiwgstate.WriteOptions{Agent: "planner"}
+	m1, _ := st.Set(ctx, "plan.json", "risk.level", []byte(`"low"`), wo)
+	m2, _ := st.Set(ctx, "plan.json", "owner", []byte(`"ops"`), aiwgstate.WriteOptions{Agent: "bob"})
+	mv, err := st.Move(ctx, "plan.json", "docs/plan.json", wo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m4, _ := st.Set(ctx, "docs/plan.json", "risk.level", []byte(`"high"`), wo)
+	var got []string
+	err = st.Log(ctx, aiwgstate.LogOptions{File: "docs/plan.json", Key: "risk.level", Follow: true}, func(m *aiwgstate.Mutation) bool {
+		got = append(got, m.Value.Op+" "+string(m.Value.Old)+" "+string(m.Value.New)+" "+m.MutationID)
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`update "low" "high" ` + m4.MutationID, `rename "low" "low" ` + mv.MutationID, `create  "low" ` + m1.MutationID}
+	if !slices.Equal(got, want) {
+		t.Fatalf("log --follow:\n got %q\nwant %q", got, want)
+	}
+	blame, err := st.Blame(ctx, "docs/plan.json", aiwgstate.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byPath := map[string]string{}
+	for _, b := range blame {
+		byPath[b.Path] = b.MutationID + " " + b.Agent
+	}
+	if byPath["owner"] != m2.MutationID+" bob" || byPath["risk.level"] != m4.MutationID+" planner" {
+		t.Fatalf("blame across the move: %v", byPath)
+	}
+	// Show finds a mutation by id through the index.
+	m, err := st.Show(ctx, m2.MutationID, "")
+	if err != nil || m.Commit != m2.Commit {
+		t.Fatalf("show %s = %v, %v", m2.MutationID, m, err)
+	}
+	if _, err := st.Show(ctx, "mut-00000000", ""); !errors.Is(err, aiwgstate.ErrNotFound) {
+		t.Fatalf("show of an unknown id: %v", err)
+	}
+}
+
+// TestBisect finds the first commit at which a predicate holds, reading
+// O(log n) states, and agrees with a linear scan.
+func TestBisect(t *testing.T) {
+	st := newStore(t)
+	ctx := context.Background()
+	var commits []string
+	for i := 0; i < 100; i++ {
+		m, err := st.Set(ctx, "budget.json", "spent", []byte(fmt.Sprint(i*10)), aiwgstate.WriteOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		commits = append(commits, m.Commit)
+	}
+	cases := []struct {
+		pred, good, bad string
+		want            int // index into commits, -1: error
+	}{
+		{"budget.json#spent > 500", "", "", 51},
+		{"budget.json#spent >= 500", "", "", 50},
+		{"budget.json#spent < 35", "", commits[3], 0},
+		{"budget.json#spent == 0", "", "", -1}, // false at HEAD
+		{"budget.json exists", "", "", 0},
+		{"budget.json#spent > 100", commits[5], commits[60], 11},
+		{"budget.json#spent > 5000", "", "", -1},         // never holds
+		{"budget.json#spent > 100", commits[50], "", -1}, // already holds at good
+		{"budget.json#spent >", "", "", -1},
+	}
+	for _, c := range cases {
+		res, err := st.Bisect(ctx, aiwgstate.BisectOptions{Predicate: c.pred, Good: c.good, Bad: c.bad})
+		if c.want < 0 {
+			if err == nil {
+				t.Errorf("bisect %q: want an error, got %s", c.pred, res.Mutation.Commit)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("bisect %q: %v", c.pred, err)
+		}
+		if res.Mutation.Commit != commits[c.want] {
+			t.Errorf("bisect %q = %s, want commit %d", c.pred, res.Mutation.Subject, c.want)
+		}
+		if res.Reads > 10 { // log2(101) + 2
+			t.Errorf("bisect %q read %d states", c.pred, res.Reads)
+		}
+	}
+}

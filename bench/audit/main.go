@@ -1,0 +1,282 @@
+// Command audit measures per-key history and blame at scale, in one run on
+// one machine: stores of 10,000 and 100,000 commits over 1,000 variables
+// (one JSON document each, in one directory), built with git fast-import,
+// each commit setting one variable as an agent's mutation would (trailers
+// included). On each store it times, as separate processes:
+//
+//	aiwg-state log FILE          vs  git log --format=%H -- FILE
+//	aiwg-state log FILE#value    (the keyed log, old -> new values)
+//	aiwg-state blame FILE        vs  git blame FILE
+//
+// and, through the Go API on a store kept open, log and blame again (the
+// index's own cost, without process start-up and go-git's set-up of the
+// pack index, which grows with the number of objects).
+//
+// for a busy variable (changed ~N/1000 times, chosen at random per commit)
+// and a rare one (changed exactly 10 times at either size), with git's
+// commit-graph written with Bloom filters (--changed-paths). The index is
+// built first with `aiwg-state reindex` (timed: the one-time cost on a
+// history written by plain git). A smaller run goes through our own write
+// path (Store.Set, index maintained by the after-commit hook) and reports
+// the hook's share of a write.
+//
+//	go run ./bench/audit                    # 10k and 100k, 2,000 own writes
+//	go run ./bench/audit -sizes 10000 -runs 5
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/audit"
+)
+
+const variables = 1000
+
+func main() {
+	sizes := flag.String("sizes", "10000,100000", "commit counts of the fast-import stores")
+	runs := flag.Int("runs", 7, "timed runs per command (median reported)")
+	own := flag.Int("own", 2000, "mutations through our own write path")
+	keep := flag.Bool("keep", false, "keep the stores (their directory is printed)")
+	flag.Parse()
+	work, err := os.MkdirTemp("", "aiwg-audit-bench-")
+	check(err)
+	if *keep {
+		fmt.Println("stores in", work)
+	} else {
+		defer os.RemoveAll(work)
+	}
+	bin := filepath.Join(work, "aiwg-state")
+	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/aiwg-state").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build (run from the repository root): %v\n%s", err, out)
+		os.Exit(1)
+	}
+	gv, _ := exec.Command("git", "version").Output()
+	fmt.Printf("machine: %s/%s, %d CPUs, %s; %d variables in one directory; medians of %d runs (process start included)\n\n",
+		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), strings.TrimSpace(string(gv)), variables, *runs)
+	fmt.Printf("%-9s %-40s %12s %12s %8s\n", "commits", "query", "aiwg-state", "git", "ours/git")
+	for _, s := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		check(err)
+		store := filepath.Join(work, fmt.Sprintf("fi-%d.git", n))
+		t0 := time.Now()
+		busyChanges := fastImport(store, n)
+		build := time.Since(t0)
+		t0 = time.Now()
+		git(store, "commit-graph", "write", "--reachable", "--changed-paths")
+		graph := time.Since(t0)
+		t0 = time.Now()
+		run(bin, "reindex", "--store", store)
+		reindex := time.Since(t0)
+		fmt.Printf("%-9d (fast-import %s, commit-graph %s, aiwg-state reindex %s)\n", n, round(build), round(graph), round(reindex))
+		compare(bin, store, n, "busy", "variables/v0042.json", busyChanges, *runs)
+		compare(bin, store, n, "rare", "variables/rare.json", 10, *runs)
+	}
+	ownWritePath(bin, work, *own, *runs)
+}
+
+func compare(bin, store string, n int, label, file string, changes, runs int) {
+	row := func(what string, ours, theirs []string) {
+		o := median(runs, func() { run(bin, append(ours, "--store", store)...) })
+		var g time.Duration
+		gs := "-"
+		ratio := "-"
+		if theirs != nil {
+			g = median(runs, func() { git(store, theirs...) })
+			gs = round(g)
+			ratio = fmt.Sprintf("%.2f", float64(o)/float64(g))
+		}
+		fmt.Printf("%-9d %-40s %12s %12s %8s\n", n, what, round(o), gs, ratio)
+	}
+	// Both must list the same commits.
+	ours := strings.Count(run(bin, "log", file, "--store", store), "\n")
+	theirs := strings.Count(git(store, "log", "--first-parent", "--format=%H", "--", file), "\n")
+	if ours != theirs {
+		fmt.Fprintf(os.Stderr, "log %s: aiwg-state lists %d commits, git %d\n", file, ours, theirs)
+		os.Exit(1)
+	}
+	row(fmt.Sprintf("log %s (%s, %d changes)", filepath.Base(file), label, changes), []string{"log", file}, []string{"log", "--format=%H", "--", file})
+	row(fmt.Sprintf("log %s#value", filepath.Base(file)), []string{"log", file + "#value"}, nil)
+	row(fmt.Sprintf("blame %s", filepath.Base(file)), []string{"blame", file}, []string{"blame", "--", file})
+
+	// The same through the Go API on a store kept open: the index's own
+	// cost, without process start and go-git's per-process pack set-up.
+	ctx := context.Background()
+	st, err := aiwgstate.Open(ctx, store, aiwgstate.Options{})
+	check(err)
+	defer st.Close()
+	lg := median(runs, func() {
+		check(st.Log(ctx, aiwgstate.LogOptions{File: file}, func(*aiwgstate.Mutation) bool { return true }))
+	})
+	bl := median(runs, func() {
+		_, err := st.Blame(ctx, file, aiwgstate.ReadOptions{})
+		check(err)
+	})
+	fmt.Printf("%-9d %-40s %12s %12s\n", n, "  in-process (open store): log, blame", round(lg), round(bl))
+}
+
+// fastImport writes n commits into a new bare store: the first creates
+// the 1,000 variables and rare.json, each later one sets one variable; the
+// rare variable is set 10 times, evenly spread. Returns how many commits
+// changed v0042.
+func fastImport(store string, n int) int {
+	check(exec.Command("git", "init", "--bare", "-q", "-b", "main", store).Run())
+	cmd := exec.Command("git", "--git-dir", store, "fast-import", "--quiet", "--depth=50")
+	in, err := cmd.StdinPipe()
+	check(err)
+	cmd.Stderr = os.Stderr
+	check(cmd.Start())
+	w := bufio.NewWriterSize(in, 1<<20)
+	r := rand.New(rand.NewPCG(42, uint64(n)))
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+	busy := 0
+	doc := func(name string, v int, agent string) string {
+		return fmt.Sprintf("{\n  \"name\": %q,\n  \"updated_by\": %q,\n  \"value\": %d\n}\n", name, agent, v)
+	}
+	for i := 0; i < n; i++ {
+		agent := fmt.Sprintf("agent%d", r.IntN(8))
+		var file, body string
+		fmt.Fprintf(w, "commit refs/heads/main\n")
+		fmt.Fprintf(w, "author %s <%s@agents.invalid> %d +0000\ncommitter %s <%s@agents.invalid> %d +0000\n", agent, agent, start+int64(i), agent, agent, start+int64(i))
+		if i == 0 {
+			msg := "init\n\nMutation-Id: mut-00000000\n"
+			fmt.Fprintf(w, "data %d\n%s\n", len(msg), msg)
+			for v := 0; v < variables; v++ {
+				b := doc(fmt.Sprintf("v%04d", v), 0, agent)
+				fmt.Fprintf(w, "M 100644 inline variables/v%04d.json\ndata %d\n%s\n", v, len(b), b)
+			}
+			b := doc("rare", 0, agent)
+			fmt.Fprintf(w, "M 100644 inline variables/rare.json\ndata %d\n%s\n", len(b), b)
+			continue
+		}
+		if i%(n/10) == 0 {
+			file, body = "variables/rare.json", doc("rare", i, agent)
+		} else {
+			v := r.IntN(variables)
+			if v == 42 {
+				busy++
+			}
+			file, body = fmt.Sprintf("variables/v%04d.json", v), doc(fmt.Sprintf("v%04d", v), i, agent)
+		}
+		msg := fmt.Sprintf("update %s#value\n\nMutation-Id: mut-%08x\nOperation: update\nPath: %s#value\n", file, r.Uint32(), file)
+		fmt.Fprintf(w, "data %d\n%s\n", len(msg), msg)
+		fmt.Fprintf(w, "M 100644 inline %s\ndata %d\n%s\n", file, len(body), body)
+	}
+	check(w.Flush())
+	check(in.Close())
+	check(cmd.Wait())
+	return busy + 1
+}
+
+// ownWritePath writes through Store.Set, where the after-commit hook keeps
+// the index, and times the hook on its own.
+func ownWritePath(bin, work string, n, runs int) {
+	ctx := context.Background()
+	dir := filepath.Join(work, "own.git")
+	st, err := aiwgstate.Init(ctx, dir, aiwgstate.InitOptions{Options: aiwgstate.Options{NoSync: true}})
+	check(err)
+	for v := 0; v < variables; v++ {
+		_, err := st.Set(ctx, fmt.Sprintf("variables/v%04d.json", v), "value", []byte("0"), aiwgstate.WriteOptions{Agent: "seed"})
+		check(err)
+	}
+	r := rand.New(rand.NewPCG(1, 1))
+	writes := make([]time.Duration, 0, n)
+	var commits []plumbing.Hash
+	for i := 0; i < n; i++ {
+		file := fmt.Sprintf("variables/v%04d.json", r.IntN(variables))
+		if i%(n/10) == 0 {
+			file = "variables/v0042.json"
+		}
+		t0 := time.Now()
+		m, err := st.Set(ctx, file, "value", []byte(strconv.Itoa(i+1)), aiwgstate.WriteOptions{Agent: fmt.Sprintf("agent%d", i%8)})
+		writes = append(writes, time.Since(t0))
+		check(err)
+		commits = append(commits, plumbing.NewHash(m.Commit))
+	}
+	// The hook alone, on the same commits (into a scratch index).
+	scratch, err := aiwgstate.Open(ctx, dir, aiwgstate.Options{NoSync: true})
+	check(err)
+	ix := audit.Open(scratch.Repo())
+	hooks := make([]time.Duration, 0, len(commits))
+	for _, h := range commits[len(commits)-min(500, len(commits)):] {
+		c, err := scratch.Repo().ReadCommit(h)
+		check(err)
+		t0 := time.Now()
+		check(ix.Add(c))
+		hooks = append(hooks, time.Since(t0))
+	}
+	st.Close()
+	scratch.Close()
+	git(dir, "gc", "-q")
+	git(dir, "commit-graph", "write", "--reachable", "--changed-paths")
+	fmt.Printf("\nown write path: %d variables seeded, then %d Store.Set: median write %s, of which the index hook %s\n",
+		variables, n, round(med(writes)), round(med(hooks)))
+	total := variables + n + 1
+	compare(bin, dir, total, "own", "variables/v0042.json", 10+1, runs)
+}
+
+func median(runs int, fn func()) time.Duration {
+	fn() // warm the page cache
+	ds := make([]time.Duration, runs)
+	for i := range ds {
+		t0 := time.Now()
+		fn()
+		ds[i] = time.Since(t0)
+	}
+	return med(ds)
+}
+
+func med(ds []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}
+
+func run(bin string, args ...string) string {
+	out, err := exec.Command(bin, args...).Output()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "aiwg-state %s: %v\n", strings.Join(args, " "), err)
+		os.Exit(1)
+	}
+	return string(out)
+}
+
+func git(store string, args ...string) string {
+	out, err := exec.Command("git", append([]string{"--git-dir", store}, args...)...).Output()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "git %s: %v\n", strings.Join(args, " "), err)
+		os.Exit(1)
+	}
+	return string(out)
+}
+
+func round(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		return d.Round(10 * time.Millisecond).String()
+	case d >= time.Millisecond:
+		return d.Round(100 * time.Microsecond).String()
+	}
+	return d.Round(time.Microsecond).String()
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}

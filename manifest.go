@@ -2,6 +2,7 @@ package aiwgstate
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -72,12 +73,18 @@ memory/**/*.json         merge=aiwg-merge-objects aiwg-fallback=last-write-wins
 
 // manifestAt reads the manifest of a tree.
 func (s *Store) manifestAt(root plumbing.Hash) (Manifest, error) {
-	data, _ := s.repo.ReadFileAt(root, ManifestPath)
+	data, err := s.repo.ReadFileAt(root, ManifestPath)
+	if err != nil && !errors.Is(err, repo.ErrNotFound) {
+		return Manifest{}, err // never fall back to defaults on a read error
+	}
 	return parseManifest(data)
 }
 
 func manifestTx(tx *repo.Tx) (Manifest, error) {
-	data, _ := tx.ReadFile(ManifestPath)
+	data, err := tx.ReadFile(ManifestPath)
+	if err != nil && !errors.Is(err, repo.ErrNotFound) {
+		return Manifest{}, err
+	}
 	return parseManifest(data)
 }
 

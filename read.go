@@ -43,6 +43,15 @@ func (s *Store) Get(ctx context.Context, file, keypath string, ro ReadOptions) (
 	if err != nil {
 		return nil, err
 	}
+	if ro.At == "" {
+		// Pin the revision once, so the rule and the data come from the
+		// same commit even while others write.
+		h, err := s.Resolve("HEAD", ro.Branch)
+		if err != nil {
+			return nil, err
+		}
+		ro.At = h.String()
+	}
 	if !ro.NoResolve && s.isRuled(file, ro) {
 		return s.GetState(ctx, file, keypath, ro, false)
 	}

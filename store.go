@@ -86,6 +86,11 @@ func Init(ctx context.Context, dir string, opts InitOptions) (*Store, error) {
 	if _, err := os.Stat(filepath.Join(dir, "HEAD")); err == nil {
 		return nil, fmt.Errorf("a store already exists at %s: %w", dir, ErrExists)
 	}
+	// A store gets a directory of its own: a failed init removes what it
+	// made, which must never be someone's files.
+	if es, err := os.ReadDir(dir); err == nil && len(es) > 0 {
+		return nil, fmt.Errorf("%s is not empty; a store needs a directory of its own: %w", dir, ErrExists)
+	}
 	r, err := repo.Init(ctx, dir, branch, repo.Options{Sync: !opts.NoSync})
 	if err != nil {
 		return nil, err

@@ -211,6 +211,10 @@ func documentPath(file string) (string, error) {
 	if !strings.HasSuffix(clean, ".json") {
 		return "", fmt.Errorf("%w: %s: documents are .json files", verbiage.ErrInvalidPath, file)
 	}
+	if strings.Contains(clean, "#") {
+		// FILE#KEY names a key in trailers and on the command line.
+		return "", fmt.Errorf("%w: %s: '#' separates a document from a key path and cannot be part of a name", verbiage.ErrInvalidPath, file)
+	}
 	if strings.HasPrefix(clean, ".aiwg/") {
 		return "", fmt.Errorf("%w: %s belongs to the store itself", ErrReadOnly, clean)
 	}
@@ -261,7 +265,11 @@ func (d *docs) flush() error {
 	for _, file := range d.order {
 		v := d.cache[file]
 		if v == deleted {
-			if ok, _ := d.tx.Exists(file); ok {
+			ok, err := d.tx.Exists(file)
+			if err != nil {
+				return err
+			}
+			if ok {
 				if err := d.tx.Remove(file); err != nil {
 					return err
 				}

@@ -13,12 +13,6 @@ import (
 	"time"
 )
 
-// staleLockAge is how old a lock file must be before a waiter may break it.
-// Git holds a ref lock for milliseconds; our writers hold one for one
-// transaction. Age alone is not enough (a slow disk), so a lock is broken
-// only when, in addition, no process holds the flock our writers take on it.
-const staleLockAge = 2 * time.Second
-
 // fileLock is a held <name>.lock file. Until its final value is written it
 // holds a marker naming our process, so a waiter can tell a lock of a dead
 // aiwg-state writer (marker, flock free) from git's own (no flock ever).
@@ -84,10 +78,9 @@ func (r *Repo) acquire(ctx context.Context, lockPath string) (*fileLock, error) 
 	}
 }
 
-// breakStaleLock removes a lock left by a dead writer: one that carries our
-// marker with its flock free (the writer died mid-transaction), or, as a
-// last resort for locks of a killed git process, one older than
-// staleLockAge with its flock free. Breakers take turns (an flock on
+// breakStaleLock removes a lock left by a dead aiwg-state writer: one that
+// carries our marker with its flock free (the writer died mid-transaction).
+// Breakers take turns (an flock on
 // aiwg/lock-breaker, which the kernel releases if a breaker dies), and a
 // lock is only removed while the breaker holds its flock and the path
 // still names the very file judged: a live writer holds its flock for as
@@ -117,8 +110,8 @@ func (r *Repo) breakStaleLock(lockPath string) bool {
 		return false
 	}
 	defer b.Close()
-	if syscall.Flock(int(b.Fd()), syscall.LOCK_EX) != nil {
-		return false
+	if syscall.Flock(int(b.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		return false // another breaker is at it; the caller waits and retries
 	}
 	judged, err := f.Stat()
 	if err != nil {
@@ -131,12 +124,12 @@ func (r *Repo) breakStaleLock(lockPath string) bool {
 	return os.Remove(lockPath) == nil
 }
 
-// looksStale: our marker (the writer never got to write the ref's value),
-// or old enough to be a killed git's.
-func looksStale(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && (hasMarker(f) || time.Since(fi.ModTime()) >= staleLockAge)
-}
+// looksStale: our marker, so the writer never got to write the ref's
+// value. A lock without it is git's (or ours in its last microseconds) and
+// is never broken: git renames whatever <ref>.lock names when it finishes,
+// however long it took, so breaking a slow git's lock could put another
+// writer's lock over the ref. A killed git's lock is reported, as git does.
+func looksStale(f *os.File) bool { return hasMarker(f) }
 
 func hasMarker(f *os.File) bool {
 	var head [len(lockMarker)]byte

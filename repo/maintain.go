@@ -99,6 +99,12 @@ func (r *Repo) MaintainInBackground() error {
 
 func (r *Repo) maintenanceLock() string { return filepath.Join(r.dir, "aiwg-maintenance.lock") }
 
+// maintaining reports whether a repack may be running.
+func (r *Repo) maintaining() bool {
+	_, err := os.Stat(r.maintenanceLock())
+	return err == nil
+}
+
 // maintenanceCmd takes the maintenance lock and prepares the git command.
 func (r *Repo) maintenanceCmd(ctx context.Context, full bool) (*exec.Cmd, func(), error) {
 	lockPath := r.maintenanceLock()
@@ -137,9 +143,9 @@ func maintenanceLockStale(lockPath string) bool {
 	return syscall.Kill(pid, 0) == syscall.ESRCH
 }
 
-// removeStaleTemp deletes temporary files a killed writer left behind:
-// half-written packs older than an hour (a live writer renames them within
-// milliseconds).
+// removeStaleTemp deletes what a killed writer left behind: half-written
+// packs and indexes without a pack, older than an hour (a live writer
+// finishes with them within milliseconds).
 func (r *Repo) removeStaleTemp() {
 	dir := filepath.Join(r.dir, "objects", "pack")
 	es, err := os.ReadDir(dir)
@@ -147,11 +153,20 @@ func (r *Repo) removeStaleTemp() {
 		return
 	}
 	for _, e := range es {
-		if !strings.HasPrefix(e.Name(), "tmp_pack_") && !strings.HasPrefix(e.Name(), "tmp_idx_") {
+		n := e.Name()
+		orphanIdx := false
+		if strings.HasPrefix(n, "pack-") && strings.HasSuffix(n, ".idx") {
+			// An index whose pack is gone: a crash between the two unlinks
+			// of a replaced tail. git ignores it; readers would keep
+			// trying it.
+			_, err := os.Stat(filepath.Join(dir, strings.TrimSuffix(n, ".idx")+".pack"))
+			orphanIdx = errors.Is(err, os.ErrNotExist)
+		}
+		if !orphanIdx && !strings.HasPrefix(n, "tmp_pack_") && !strings.HasPrefix(n, "tmp_idx_") {
 			continue
 		}
 		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > time.Hour {
-			os.Remove(filepath.Join(dir, e.Name()))
+			os.Remove(filepath.Join(dir, n))
 		}
 	}
 }

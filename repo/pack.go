@@ -100,7 +100,7 @@ func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, err 
 	if tail != nil && len(written) == 0 {
 		// Everything is in the tail already: rewriting it would give the
 		// same pack, and removing the "old" one would remove it.
-		return tail.hash, plumbing.ZeroHash, nil
+		return tail.hash, tail.hash, nil
 	}
 	data := buf.Bytes()
 	binary.BigEndian.PutUint32(data[8:], count)
@@ -154,7 +154,7 @@ func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, err 
 // pack holds everything it did.
 func (r *Repo) writeObjects(objs []rawObject) error {
 	newPack, oldTail, err := r.writePack(objs)
-	if err == nil && !oldTail.IsZero() && oldTail != newPack {
+	if err == nil && !oldTail.IsZero() && oldTail != newPack && !r.maintaining() {
 		r.removePack(oldTail)
 	}
 	return err

@@ -76,19 +76,30 @@ func (o *objReader) scan() {
 		if err != nil || len(data) < 8+1024+40 || !bytes.Equal(data[:8], []byte{0xff, 't', 'O', 'c', 0, 0, 0, 2}) {
 			continue
 		}
-		packs = append(packs, &packIndex{name: name, idx: data, n: int(binary.BigEndian.Uint32(data[8+255*4:]))})
+		count := int(binary.BigEndian.Uint32(data[8+255*4:]))
+		if count < 0 || len(data) < 8+1024+28*count+40 {
+			continue // truncated: leave it to go-git's checks
+		}
+		packs = append(packs, &packIndex{name: name, idx: data, n: count})
 	}
 	for _, p := range old {
 		if p.pack != nil {
 			p.pack.Close()
 		}
 	}
-	// Newest first is where recent objects are; the order is otherwise
-	// irrelevant, so keep the directory's.
 	o.packs, o.loaded = packs, true
 }
 
-// find returns the pack and offset of h.
+// packNames identifies the pack set of the last scan.
+func (o *objReader) packNames() string {
+	var b strings.Builder
+	for _, p := range o.packs {
+		b.WriteString(p.name)
+	}
+	return b.String()
+}
+
+// find returns the offset of h in the pack.
 func (p *packIndex) find(h plumbing.Hash) (int64, bool) {
 	fan := 8
 	lo := 0
@@ -108,7 +119,7 @@ func (p *packIndex) find(h plumbing.Hash) (int64, bool) {
 				return int64(off), true
 			}
 			big := offs + 4*p.n + 8*int(off&0x7fffffff)
-			if big+8 > len(p.idx) {
+			if big+8 > len(p.idx)-40 {
 				return 0, false
 			}
 			return int64(binary.BigEndian.Uint64(p.idx[big:])), true
@@ -123,15 +134,30 @@ func (p *packIndex) find(h plumbing.Hash) (int64, bool) {
 
 var errNotHere = errors.New("not found by the object reader")
 
+const (
+	// maxChain bounds delta chains (git's own packs go to 50 deep).
+	maxChain = 64
+	// maxObjectSize bounds what one entry header may ask to allocate;
+	// larger objects are left to go-git.
+	maxObjectSize = 1 << 30
+)
+
 // read returns an object's type and body, or errNotHere.
 func (o *objReader) read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
+	return o.readDepth(h, 0)
+}
+
+func (o *objReader) readDepth(h plumbing.Hash, depth int) (plumbing.ObjectType, []byte, error) {
+	if depth > maxChain {
+		return 0, nil, errors.New("delta chain too long")
+	}
 	for attempt := 0; attempt < 2; attempt++ {
 		if !o.loaded || attempt == 1 {
 			o.scan()
 		}
 		for _, p := range o.packs {
 			if off, ok := p.find(h); ok {
-				t, body, err := o.readAt(p, off, 0)
+				t, body, err := o.readAt(p, off, depth)
 				if err == nil {
 					return t, body, nil
 				}
@@ -182,7 +208,7 @@ type baseKey struct {
 
 // readAt reads the pack entry at off, resolving deltas.
 func (o *objReader) readAt(p *packIndex, off int64, depth int) (plumbing.ObjectType, []byte, error) {
-	if depth > 64 {
+	if depth > maxChain {
 		return 0, nil, errors.New("delta chain too long")
 	}
 	key := hashOfBase(p.name, off)
@@ -247,6 +273,9 @@ func (o *objReader) readAt(p *packIndex, off int64, depth int) (plumbing.ObjectT
 	if err != nil {
 		return 0, nil, err
 	}
+	if size > maxObjectSize {
+		return 0, nil, fmt.Errorf("object of %d bytes: larger than the reader takes", size)
+	}
 	body := make([]byte, size)
 	_, err = io.ReadFull(zr, body)
 	zr.Close()
@@ -260,7 +289,7 @@ func (o *objReader) readAt(p *packIndex, off int64, depth int) (plumbing.ObjectT
 		if t == plumbing.OFSDeltaObject {
 			bt, base, err = o.readAt(p, baseOff, depth+1)
 		} else {
-			bt, base, err = o.read(baseHash)
+			bt, base, err = o.readDepth(baseHash, depth+1)
 		}
 		if err != nil {
 			return 0, nil, err

@@ -24,8 +24,9 @@ type Options struct {
 	// disk (fsync of files and directories). Off trades crash durability of
 	// the last few writes for speed; the store stays consistent either way.
 	Sync bool
-	// Compression is the zlib level of written objects (git accepts any;
-	// packing recompresses). Default zlib.BestSpeed.
+	// Compression is the zlib level of written objects. Default: none,
+	// since the tail pack is rewritten on every commit and git's repack
+	// recompresses and deltifies what it rolls up (git accepts any level).
 	Compression int
 	// LockTimeout bounds how long a writer waits for a ref lock held by
 	// another writer before failing with ErrLocked. Default 10s.
@@ -149,41 +150,52 @@ func (r *Repo) ReadObject(h plumbing.Hash) (plumbing.ObjectType, []byte, error) 
 }
 
 func (r *Repo) readObjectLocked(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
-	if t, body, err := r.objs.read(h); err == nil {
-		return t, body, nil
-	}
 	var lastErr error
-	// Another process may have added a pack since the storage indexed them,
-	// or `git repack` may be removing one: re-read the pack list and retry.
-	for attempt := 0; attempt < 4; attempt++ {
+	prev := ""
+	// While `git repack` or another writer replaces packs, an object can be
+	// missing from every listing for a moment. A miss is believed only once
+	// the pack directory reads the same on two scans in a row; until then
+	// it is retried with backoff, so a concurrent gc never looks like a
+	// missing document.
+	for attempt := 0; attempt < 12; attempt++ {
 		if attempt > 0 {
-			r.st.ObjectStorage.Reindex()
-			if attempt > 1 {
-				time.Sleep(time.Duration(attempt) * 5 * time.Millisecond)
-			}
+			time.Sleep(min(time.Duration(1<<attempt)*time.Millisecond, 200*time.Millisecond))
 		}
-		o, err := r.st.EncodedObject(plumbing.AnyObject, h)
-		if err != nil {
-			lastErr = err
-			continue
+		if t, body, err := r.objs.read(h); err == nil {
+			return t, body, nil
 		}
-		rd, err := o.Reader()
-		if err != nil {
-			lastErr = err
-			continue
+		r.st.ObjectStorage.Reindex()
+		t, body, err := r.readGoGit(h)
+		if err == nil {
+			return t, body, nil
 		}
-		body, err := io.ReadAll(rd)
-		rd.Close()
-		if err != nil {
-			lastErr = err
-			continue
+		lastErr = err
+		sig := r.objs.packNames()
+		if attempt > 0 && sig == prev && errors.Is(err, plumbing.ErrObjectNotFound) {
+			break
 		}
-		return o.Type(), body, nil
+		prev = sig
 	}
 	if errors.Is(lastErr, plumbing.ErrObjectNotFound) {
 		return 0, nil, fmt.Errorf("object %s: %w", h, ErrNotFound)
 	}
 	return 0, nil, fmt.Errorf("object %s: %w", h, lastErr)
+}
+
+// readGoGit reads through go-git's storage: the fallback for what the
+// object reader does not handle.
+func (r *Repo) readGoGit(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
+	o, err := r.st.EncodedObject(plumbing.AnyObject, h)
+	if err != nil {
+		return 0, nil, err
+	}
+	rd, err := o.Reader()
+	if err != nil {
+		return 0, nil, err
+	}
+	defer rd.Close()
+	body, err := io.ReadAll(rd)
+	return o.Type(), body, err
 }
 
 // ReadBlob returns a blob's content.

@@ -95,7 +95,8 @@ func TestTreeOrderMatchesGit(t *testing.T) {
 func TestRefusesNamesGitRefuses(t *testing.T) {
 	r := newRepo(t)
 	write(t, r, map[string]string{"Doc.json": "1\n"})
-	for _, p := range []string{".git/config", "a/../b", "a//b", "x/.GIT", "doc.JSON/x", "doc.json", "git~1/x"} {
+	for _, p := range []string{".git/config", "a/../b", "a//b", "x/.GIT", "doc.JSON/x", "doc.json", "git~1/x",
+		"d/.git:x", ".g\u200cit/x", ".git\\x", "GIT~1:y", ".git. "} {
 		_, err := r.Commit(context.Background(), "refs/heads/main", func(tx *Tx) (*CommitInfo, error) {
 			if err := tx.WriteFile(p, []byte("1\n")); err != nil {
 				return nil, err

@@ -10,6 +10,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/aiwg/aiwg-state/verbiage"
 )
 
 // TreeEntry is one entry of a git tree.
@@ -146,18 +148,10 @@ func checkEntryName(name string) error {
 		return fmt.Errorf("%w: %q", ErrInvalidName, name)
 	case strings.ContainsAny(name, "/\x00"):
 		return fmt.Errorf("%w: %q contains a slash or NUL", ErrInvalidName, name)
-	case isDotGit(name):
+	case verbiage.IsDotGit(name):
 		return fmt.Errorf("%w: %q is reserved by git", ErrInvalidName, name)
 	}
 	return nil
-}
-
-// isDotGit matches ".git" in any case, with the trailing dots and spaces
-// that some file systems drop, and the NTFS short name "git~1"; fsck
-// --strict refuses all of them.
-func isDotGit(name string) bool {
-	n := strings.ToLower(strings.TrimRight(name, ". "))
-	return n == ".git" || n == "git~1"
 }
 
 // checkNewName refuses a name that would be added to es beside an entry

@@ -198,7 +198,9 @@ func (r *Repo) Commit(ctx context.Context, branch string, fn func(*Tx) (*CommitI
 			case !ok:
 				r.removePack(newPack)
 				r.setTail(nil)
-			case !oldTail.IsZero():
+			case !oldTail.IsZero() && !r.maintaining():
+				// During maintenance the old tail stays: git repack
+				// may be reading it, and removes it when it rolls it up.
 				r.removePack(oldTail)
 			}
 		}

@@ -72,7 +72,7 @@ func FuzzCleanStorePath(f *testing.F) {
 				return
 			}
 			for _, seg := range strings.Split(out, "/") {
-				if seg == "" || seg == "." || seg == ".." || isDotGit(seg) || strings.EqualFold(seg, ".git") {
+				if seg == "" || seg == "." || seg == ".." || IsDotGit(seg) || strings.EqualFold(seg, ".git") {
 					t.Fatalf("%s(%q) = %q holds the segment %q", name, s, out, seg)
 				}
 			}

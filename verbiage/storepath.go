@@ -82,7 +82,7 @@ func checkStorePath(p, c string) error {
 			return storePathError(p, fmt.Sprintf("segment %q is not allowed", seg))
 		case len(seg) > MaxStoreSegmentLen:
 			return storePathError(p, fmt.Sprintf("segment of %d bytes, at most %d are allowed", len(seg), MaxStoreSegmentLen))
-		case isDotGit(seg):
+		case IsDotGit(seg):
 			return storePathError(p, fmt.Sprintf("segment %q names git's own directory", seg))
 		}
 	}
@@ -93,10 +93,11 @@ func storePathError(p, why string) error {
 	return fmt.Errorf("%w: store path %s: %s", ErrInvalidPath, quoteShort(p), why)
 }
 
-// isDotGit reports a segment that some git or some file system takes for
-// ".git": git refuses such tree entries (fsck's hasDotgit) because a checkout
-// on macOS or Windows would write into the repository's own directory.
-func isDotGit(seg string) bool {
+// IsDotGit reports a path segment that some git or some file system takes
+// for ".git": git refuses such tree entries (fsck's hasDotgit) because a
+// checkout on macOS or Windows would write into the repository's own
+// directory. The repo layer refuses the same names in every tree it writes.
+func IsDotGit(seg string) bool {
 	// HFS+ ignores these code points when it compares names.
 	var b strings.Builder
 	for _, r := range seg {
@@ -107,7 +108,8 @@ func isDotGit(seg string) bool {
 	s := b.String()
 	// NTFS: everything after ':' names an alternate data stream of the file
 	// before it, and trailing dots and spaces are dropped.
-	if i := strings.IndexByte(s, ':'); i >= 0 {
+	// A backslash separates components there too.
+	if i := strings.IndexAny(s, ":\\"); i >= 0 {
 		s = s[:i]
 	}
 	s = strings.TrimRight(s, ". ")

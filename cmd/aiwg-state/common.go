@@ -12,17 +12,27 @@ import (
 	aiwgstate "github.com/aiwg/aiwg-state"
 )
 
-var (
-	storeFlag  = &cli.StringFlag{Name: "store", Usage: "the store's directory (default: the nearest .aiwg/state.git)", EnvVars: []string{"AIWG_STATE_STORE"}}
-	branchFlag = &cli.StringFlag{Name: "branch", Aliases: []string{"b"}, Usage: "the branch to read or write (default: the store's HEAD)"}
-	jsonFlag   = &cli.BoolFlag{Name: "json", Usage: "print JSON"}
-	atFlag     = &cli.StringFlag{Name: "at", Usage: "read at a revision: commit, branch, tag, HEAD~N or an RFC 3339 time"}
-	noSyncFlag = &cli.BoolFlag{Name: "no-sync", Usage: "skip fsync: faster, but a machine crash may lose the last writes (never consistency)"}
-)
+func jsonFlag() cli.Flag { return &cli.BoolFlag{Name: "json", Usage: "print JSON"} }
 
-func commonFlags() []cli.Flag { return []cli.Flag{storeFlag, branchFlag, jsonFlag, noSyncFlag} }
+func noSyncFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "no-sync", Usage: "skip fsync: faster, but a machine crash may lose the last writes (never consistency)"}
+}
 
-func readFlags() []cli.Flag { return append(commonFlags(), atFlag) }
+// commonFlags are built fresh for every command: urfave/cli writes
+// environment values into a flag when it applies it, so shared flag values
+// would leak from one run of the app to the next (quickstart, tests).
+func commonFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "store", Usage: "the store's directory (default: the nearest .aiwg/state.git)", EnvVars: []string{"AIWG_STATE_STORE"}},
+		&cli.StringFlag{Name: "branch", Aliases: []string{"b"}, Usage: "the branch to read or write (default: the store's HEAD)"},
+		jsonFlag(),
+		noSyncFlag(),
+	}
+}
+
+func readFlags() []cli.Flag {
+	return append(commonFlags(), &cli.StringFlag{Name: "at", Usage: "read at a revision: commit, branch, tag, HEAD~N or an RFC 3339 time"})
+}
 
 func writeFlags() []cli.Flag {
 	return append(commonFlags(),

@@ -71,15 +71,14 @@ NO_COLOR.`
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	app := &cli.App{
-		Name:                   "aiwg-state",
-		Usage:                  "a git-native versioned state store for AI agents",
-		Description:            appHelp,
-		Reader:                 stdin,
-		Writer:                 stdout,
-		ErrWriter:              stderr,
-		HideVersion:            true,
-		UseShortOptionHandling: true,
-		ExitErrHandler:         func(*cli.Context, error) {}, // run() reports errors
+		Name:           "aiwg-state",
+		Usage:          "a git-native versioned state store for AI agents",
+		Description:    appHelp,
+		Reader:         stdin,
+		Writer:         stdout,
+		ErrWriter:      stderr,
+		HideVersion:    true,
+		ExitErrHandler: func(*cli.Context, error) {}, // run() reports errors
 		Commands: concat(
 			storeCommands(),
 			documentCommands(),

@@ -244,7 +244,7 @@ Examples:
    aiwg-state merge-file --strategy merge-objects base.json ours.json theirs.json
    git config merge.aiwg-merge-objects.driver 'aiwg-state merge-file --strategy merge-objects %O %A %B --path %P'`,
 			Flags: []cli.Flag{
-				jsonFlag,
+				jsonFlag(),
 				&cli.StringFlag{Name: "strategy", Usage: "the strategy (required)", Required: true},
 				&cli.StringFlag{Name: "path", Usage: "the file's path in the tree (git's %P)"},
 			},
@@ -262,7 +262,7 @@ Examples:
    git clone .aiwg/state.git state && cd state && aiwg-state install-drivers
    aiwg-state install-drivers --repo ../state`,
 			Flags: []cli.Flag{
-				jsonFlag,
+				jsonFlag(),
 				&cli.StringFlag{Name: "repo", Usage: "the clone (default: the current directory)"},
 				&cli.StringFlag{Name: "bin", Usage: "the aiwg-state executable git should run (default: this one)"},
 			},

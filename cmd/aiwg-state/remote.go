@@ -178,7 +178,7 @@ every command finds it.
 Examples:
    aiwg-state clone https://git.example.com/state.git
    aiwg-state clone /srv/git/state.git /tmp/state.git`,
-			Flags: []cli.Flag{jsonFlag, noSyncFlag},
+			Flags: []cli.Flag{jsonFlag(), noSyncFlag()},
 			Action: func(c *cli.Context) error {
 				a, err := args(c, 1, 2)
 				if err != nil {
@@ -352,7 +352,7 @@ Examples:
 					&cli.StringFlag{Name: "server", Usage: "the server's bare repository", Required: true},
 					&cli.StringFlag{Name: "binary", Usage: "the aiwg-state the hook runs (default: this one)"},
 					&cli.BoolFlag{Name: "force", Usage: "replace a pre-receive hook aiwg-state did not write"},
-					jsonFlag,
+					jsonFlag(),
 				},
 				Action: func(c *cli.Context) error {
 					if _, err := args(c, 0, 0); err != nil {

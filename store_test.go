@@ -2,6 +2,7 @@ package aiwgstate_test
 
 import (
 	"context"
+	"os"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -144,6 +145,10 @@ func TestBadInputChangesNothing(t *testing.T) {
 			_, err := st.Put(ctx, ".aiwg/store.json", []byte(`{}`), aiwgstate.WriteOptions{})
 			return err
 		}, aiwgstate.ErrReadOnly},
+		{"'#' in a name", func() error {
+			_, err := st.Put(ctx, "a#b.json", []byte(`{}`), aiwgstate.WriteOptions{})
+			return err
+		}, verbiage.ErrInvalidPath},
 		{"case clash", func() error { _, err := st.Put(ctx, "A.json", []byte(`{}`), aiwgstate.WriteOptions{}); return err }, repo.ErrInvalidName},
 		{"oversize", func() error {
 			_, err := st.Put(ctx, "big.json", []byte(`"`+strings.Repeat("x", 11<<20)+`"`), aiwgstate.WriteOptions{})
@@ -287,4 +292,17 @@ func TestConfigChangesTheManifest(t *testing.T) {
 		t.Fatal(`"sync": false in the manifest did not turn fsync off`)
 	}
 	fsck(t, st)
+}
+
+func TestInitNeverTakesANonEmptyDirectory(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "precious.txt"), []byte("keep me"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := aiwgstate.Init(context.Background(), dir, aiwgstate.InitOptions{}); !errors.Is(err, aiwgstate.ErrExists) {
+		t.Fatalf("init into a non-empty directory: %v", err)
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, "precious.txt")); err != nil || string(data) != "keep me" {
+		t.Fatal("init touched the user's file")
+	}
 }

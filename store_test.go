@@ -2,9 +2,9 @@ package aiwgstate_test
 
 import (
 	"context"
-	"os"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"

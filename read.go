@@ -94,15 +94,7 @@ func (s *Store) selectKeys(file string, data []byte, p verbiage.Path) ([]byte, e
 // file written by plain git that is not canonical is returned canonicalized,
 // and one that is not JSON is an error naming the file.
 func (s *Store) Cat(ctx context.Context, file string, ro ReadOptions) ([]byte, error) {
-	clean, err := verbiage.CleanStorePath(file)
-	if err != nil {
-		return nil, err
-	}
-	root, err := s.tree(ro)
-	if err != nil {
-		return nil, err
-	}
-	data, err := s.repo.ReadFileAt(root, clean)
+	clean, data, err := s.readFile(file, ro)
 	if errors.Is(err, repo.ErrNotFound) {
 		return nil, fmt.Errorf("%s: no such document at %s: %w", clean, revName(ro), ErrNotFound)
 	}
@@ -118,15 +110,22 @@ func (s *Store) Cat(ctx context.Context, file string, ro ReadOptions) ([]byte, e
 
 // ReadRaw returns a file's bytes as stored, whatever they hold.
 func (s *Store) ReadRaw(ctx context.Context, file string, ro ReadOptions) ([]byte, error) {
+	_, data, err := s.readFile(file, ro)
+	return data, err
+}
+
+// readFile reads a store path at a revision.
+func (s *Store) readFile(file string, ro ReadOptions) (string, []byte, error) {
 	clean, err := verbiage.CleanStorePath(file)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	root, err := s.tree(ro)
 	if err != nil {
-		return nil, err
+		return clean, nil, err
 	}
-	return s.repo.ReadFileAt(root, clean)
+	data, err := s.repo.ReadFileAt(root, clean)
+	return clean, data, err
 }
 
 func revName(ro ReadOptions) string {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/verbiage"
 )
 
@@ -202,7 +203,7 @@ func (d *differ) value(at verbiage.Path, o, n any) {
 	case kindArray:
 		d.array(at, o.([]any), n.([]any))
 	default:
-		if !equal(o, n) {
+		if !objects.Equal(o, n) {
 			d.add(Change{Kind: Changed, Path: at, Old: o, New: n})
 		}
 	}
@@ -229,7 +230,7 @@ func (d *differ) object(at verbiage.Path, o, n map[string]any) {
 func differingKeys(o, n map[string]any) []string {
 	var keys []string
 	for k, ov := range o {
-		if nv, ok := n[k]; !ok || !equal(ov, nv) {
+		if nv, ok := n[k]; !ok || !objects.Equal(ov, nv) {
 			keys = append(keys, k)
 		}
 	}
@@ -243,7 +244,7 @@ func differingKeys(o, n map[string]any) []string {
 }
 
 func (d *differ) array(at verbiage.Path, o, n []any) {
-	if equal(o, n) {
+	if objects.Equal(o, n) {
 		return
 	}
 	for _, s := range align(o, n) {

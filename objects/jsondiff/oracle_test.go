@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
+
+	"github.com/aiwg/aiwg-state/objects"
 )
 
 // decode parses JSON into the UseNumber form.
@@ -83,7 +85,7 @@ func checkPatch(t testing.TB, old, new any) {
 			report("evanphx: patched document differs from new", got)
 		}
 	}
-	if same := equal(normalize(old), normalize(new)); same != (len(ops) == 0) {
+	if same := objects.Equal(normalize(old), normalize(new)); same != (len(ops) == 0) {
 		t.Fatalf("patch of %d ops between documents equal=%v", len(ops), same)
 	}
 }
@@ -92,7 +94,7 @@ func checkPatch(t testing.TB, old, new any) {
 func checkDiff(t testing.TB, old, new any) {
 	t.Helper()
 	changes := Diff(old, new, Options{})
-	if same := equal(normalize(old), normalize(new)); same != (len(changes) == 0) {
+	if same := objects.Equal(normalize(old), normalize(new)); same != (len(changes) == 0) {
 		t.Fatalf("equal=%v but %d changes: %+v", same, len(changes), changes)
 	}
 	for _, c := range changes {

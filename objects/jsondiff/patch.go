@@ -3,6 +3,8 @@ package jsondiff
 import (
 	"strconv"
 	"strings"
+
+	"github.com/aiwg/aiwg-state/objects"
 )
 
 // Op is one RFC 6902 JSON Patch operation. Path and From are RFC 6901
@@ -105,7 +107,7 @@ func (p *patcher) value(ptr string, o, n any, stable bool) {
 	case kindArray:
 		p.array(ptr, o.([]any), n.([]any))
 	default:
-		if !equal(o, n) {
+		if !objects.Equal(o, n) {
 			p.emit(Op{Op: "replace", Path: ptr, Value: n}, nil, stable)
 		}
 	}
@@ -116,7 +118,7 @@ func (p *patcher) value(ptr string, o, n any, stable bool) {
 // later (pending) — that prefix is cur long — then the old elements not yet
 // visited, in order, minus those already moved out early.
 func (p *patcher) array(ptr string, o, n []any) {
-	if equal(o, n) {
+	if objects.Equal(o, n) {
 		return
 	}
 	at := func(i int) string { return ptr + "/" + strconv.Itoa(i) }

@@ -95,11 +95,11 @@ func (s *Store) selectKeys(file string, data []byte, p verbiage.Path) ([]byte, e
 // and one that is not JSON is an error naming the file.
 func (s *Store) Cat(ctx context.Context, file string, ro ReadOptions) ([]byte, error) {
 	clean, data, err := s.readFile(file, ro)
-	if errors.Is(err, repo.ErrNotFound) {
-		return nil, fmt.Errorf("%s: no such document at %s: %w", clean, revName(ro), ErrNotFound)
-	}
 	if err != nil {
 		return nil, err
+	}
+	if data == nil {
+		return nil, fmt.Errorf("%s: no such document at %s: %w", clean, revName(ro), ErrNotFound)
 	}
 	out, err := objects.Canonical(data)
 	if err != nil {
@@ -110,11 +110,15 @@ func (s *Store) Cat(ctx context.Context, file string, ro ReadOptions) ([]byte, e
 
 // ReadRaw returns a file's bytes as stored, whatever they hold.
 func (s *Store) ReadRaw(ctx context.Context, file string, ro ReadOptions) ([]byte, error) {
-	_, data, err := s.readFile(file, ro)
+	clean, data, err := s.readFile(file, ro)
+	if err == nil && data == nil {
+		err = fmt.Errorf("%s: no such file at %s: %w", clean, revName(ro), ErrNotFound)
+	}
 	return data, err
 }
 
-// readFile reads a store path at a revision.
+// readFile reads a store path at a revision; a missing file is nil data
+// and no error (a bad revision is an error).
 func (s *Store) readFile(file string, ro ReadOptions) (string, []byte, error) {
 	clean, err := verbiage.CleanStorePath(file)
 	if err != nil {
@@ -125,6 +129,12 @@ func (s *Store) readFile(file string, ro ReadOptions) (string, []byte, error) {
 		return clean, nil, err
 	}
 	data, err := s.repo.ReadFileAt(root, clean)
+	if errors.Is(err, repo.ErrNotFound) {
+		return clean, nil, nil
+	}
+	if err == nil && data == nil {
+		data = []byte{} // an empty file is not a missing one
+	}
 	return clean, data, err
 }
 

@@ -1,6 +1,7 @@
 package repo
 
 import (
+	"bufio"
 	"bytes"
 	"compress/zlib"
 	"encoding/binary"
@@ -38,6 +39,7 @@ type objReader struct {
 	packs  []*packIndex
 	loaded bool
 	bases  *lru // recently inflated delta bases, by pack offset
+	zr     io.ReadCloser
 }
 
 func newObjReader(gitDir string) *objReader {
@@ -269,17 +271,11 @@ func (o *objReader) readAt(p *packIndex, off int64, depth int) (plumbing.ObjectT
 		copy(baseHash[:], hdr[i:i+20])
 		i += 20
 	}
-	zr, err := zlib.NewReader(io.NewSectionReader(p.pack, off+int64(i), 1<<62))
-	if err != nil {
-		return 0, nil, err
-	}
 	if size > maxObjectSize {
 		return 0, nil, fmt.Errorf("object of %d bytes: larger than the reader takes", size)
 	}
 	body := make([]byte, size)
-	_, err = io.ReadFull(zr, body)
-	zr.Close()
-	if err != nil {
+	if err := o.inflate(io.NewSectionReader(p.pack, off+int64(i), 1<<62), body); err != nil {
 		return 0, nil, err
 	}
 	switch t {
@@ -303,6 +299,23 @@ func (o *objReader) readAt(p *packIndex, off int64, depth int) (plumbing.ObjectT
 		o.bases.put(key, rawObject{typ: t, body: body})
 	}
 	return t, body, nil
+}
+
+// inflate fills body from the zlib stream at r, reusing one decompressor:
+// a new one allocates tens of kilobytes, more than most objects it reads.
+func (o *objReader) inflate(r io.Reader, body []byte) error {
+	br := bufio.NewReaderSize(r, 4096)
+	if o.zr == nil {
+		zr, err := zlib.NewReader(br)
+		if err != nil {
+			return err
+		}
+		o.zr = zr
+	} else if err := o.zr.(zlib.Resetter).Reset(br, nil); err != nil {
+		return err
+	}
+	_, err := io.ReadFull(o.zr, body)
+	return err
 }
 
 // hashOfBase makes a cache key for a pack offset.

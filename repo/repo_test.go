@@ -159,3 +159,18 @@ func TestResolve(t *testing.T) {
 		}
 	}
 }
+
+func TestBulkInsertRefusesCaseClash(t *testing.T) {
+	r := newRepo(t)
+	_, err := r.Commit(context.Background(), "refs/heads/main", func(tx *Tx) (*CommitInfo, error) {
+		for i := 0; i < 30; i++ {
+			if err := tx.WriteFile(fmt.Sprintf("d/f%02d", i), []byte("1\n")); err != nil {
+				return nil, err
+			}
+		}
+		return &CommitInfo{}, errors.Join(tx.WriteFile("d/Doc", []byte("1\n")), tx.WriteFile("d/doc", []byte("2\n")))
+	}, CommitOptions{})
+	if !errors.Is(err, ErrInvalidName) {
+		t.Fatalf("err = %v, want a case clash", err)
+	}
+}

@@ -169,3 +169,33 @@ func checkNewName(es []TreeEntry, name string) error {
 	}
 	return nil
 }
+
+// caseIndex checks new names for case-insensitive clashes: one scan of the
+// directory per name for a few names, a map of folded names built once
+// when a transaction adds many (a bulk import into one directory would
+// otherwise be quadratic).
+type caseIndex struct {
+	bulk bool
+	seen map[string]string
+}
+
+func (c *caseIndex) check(es []TreeEntry, name string) error {
+	if !c.bulk {
+		return checkNewName(es, name)
+	}
+	if err := checkEntryName(name); err != nil {
+		return err
+	}
+	if c.seen == nil {
+		c.seen = make(map[string]string, len(es))
+		for _, e := range es {
+			c.seen[strings.ToLower(e.Name)] = e.Name
+		}
+	}
+	k := strings.ToLower(name)
+	if prev, ok := c.seen[k]; ok && prev != name {
+		return fmt.Errorf("%w: %q and %q differ only in case", ErrInvalidName, prev, name)
+	}
+	c.seen[k] = name
+	return nil
+}

@@ -249,6 +249,7 @@ func (b *builder) build(base plumbing.Hash, dir string, changes map[string]*[]by
 		}
 	}
 	es := append(make([]TreeEntry, 0, len(t.Entries)+len(changes)), t.Entries...)
+	folded := caseIndex{bulk: len(changes) > 16}
 	set := func(e TreeEntry, del bool) error {
 		i, found := search(es, e.Name)
 		if found && es[i].IsDir() != e.IsDir() && !del {
@@ -265,7 +266,7 @@ func (b *builder) build(base plumbing.Hash, dir string, changes map[string]*[]by
 		case found:
 			es[i] = e
 		default:
-			if err := checkNewName(es, e.Name); err != nil {
+			if err := folded.check(es, e.Name); err != nil {
 				return fmt.Errorf("%s%s: %w", dir, e.Name, err)
 			}
 			j := insertAt(es, e)

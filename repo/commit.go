@@ -135,10 +135,18 @@ func (r *Repo) ReadCommit(h plumbing.Hash) (*Commit, error) {
 	return c, nil
 }
 
-// commitKey keeps decoded commits apart from raw objects in the cache.
+// commitKey and treeKey keep decoded commits and trees apart from raw
+// objects in the one cache: a raw tree is what a lookup scans, a decoded
+// one what a write edits, and both stay cached side by side.
 func commitKey(h plumbing.Hash) plumbing.Hash {
 	h[19] ^= 0xff
 	h[0] ^= 0xa5
+	return h
+}
+
+func treeKey(h plumbing.Hash) plumbing.Hash {
+	h[19] ^= 0x5a
+	h[1] ^= 0x3c
 	return h
 }
 

@@ -19,27 +19,48 @@ func (r *Repo) Lookup(root plumbing.Hash, path string) (TreeEntry, error) {
 	if path == "" {
 		return TreeEntry{Mode: 0o040000, Hash: root}, nil
 	}
-	t, err := r.ReadTree(root)
-	if err != nil {
-		return TreeEntry{}, err
-	}
+	h := root
 	for {
 		name, rest, more := strings.Cut(path, "/")
-		e, ok := t.Find(name)
+		e, ok, err := r.findEntry(h, name)
+		if err != nil {
+			return TreeEntry{}, err
+		}
 		if !ok {
-			return TreeEntry{}, fmt.Errorf("%w", ErrNotFound)
+			return TreeEntry{}, fmt.Errorf("%s: %w", name, ErrNotFound)
 		}
 		if !more {
 			return e, nil
 		}
 		if !e.IsDir() {
-			return TreeEntry{}, fmt.Errorf("%w", ErrNotFound)
+			return TreeEntry{}, fmt.Errorf("%s is a file: %w", name, ErrNotFound)
 		}
-		if t, err = r.ReadTree(e.Hash); err != nil {
-			return TreeEntry{}, err
-		}
-		path = rest
+		h, path = e.Hash, rest
 	}
+}
+
+// findEntry finds name in tree h: in the decoded tree when a write has
+// cached one, else by scanning the raw tree, which spares a read of one
+// key from decoding a 10,000-entry directory.
+func (r *Repo) findEntry(h plumbing.Hash, name string) (TreeEntry, bool, error) {
+	if h == emptyTree {
+		return TreeEntry{}, false, nil
+	}
+	r.mu.Lock()
+	o, ok := r.cache.get(treeKey(h))
+	r.mu.Unlock()
+	if ok {
+		e, found := o.(*Tree).Find(name)
+		return e, found, nil
+	}
+	t, body, err := r.ReadObject(h)
+	if err != nil {
+		return TreeEntry{}, false, err
+	}
+	if t != plumbing.TreeObject {
+		return TreeEntry{}, false, fmt.Errorf("object %s is a %s, not a tree: %w", h, t, ErrNotFound)
+	}
+	return scanTree(body, name)
 }
 
 // ReadFileAt returns the content of the file at path in tree root.

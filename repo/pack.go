@@ -187,15 +187,15 @@ func (r *Repo) deltaFor(tail *tailPack, o rawObject, memo map[int64]int) ([]byte
 func (r *Repo) cachedBody(h plumbing.Hash, t plumbing.ObjectType) ([]byte, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	o, ok := r.cache.get(h)
-	if !ok {
-		return nil, false
+	if o, ok := r.cache.get(h); ok {
+		if v, ok := o.(rawObject); ok {
+			return v.body, v.typ == t
+		}
 	}
-	switch v := o.(type) {
-	case rawObject:
-		return v.body, v.typ == t
-	case *Tree:
-		return encodeTree(v.Entries), t == plumbing.TreeObject
+	if o, ok := r.cache.get(treeKey(h)); ok && t == plumbing.TreeObject {
+		if v, ok := o.(*Tree); ok {
+			return encodeTree(v.Entries), true
+		}
 	}
 	return nil, false
 }

@@ -217,7 +217,7 @@ func (r *Repo) ReadTree(h plumbing.Hash) (*Tree, error) {
 		return &Tree{}, nil
 	}
 	r.mu.Lock()
-	if o, ok := r.cache.get(h); ok {
+	if o, ok := r.cache.get(treeKey(h)); ok {
 		if t, ok := o.(*Tree); ok {
 			r.mu.Unlock()
 			return t, nil
@@ -236,7 +236,7 @@ func (r *Repo) ReadTree(h plumbing.Hash) (*Tree, error) {
 		return nil, fmt.Errorf("tree %s: %w", h, err)
 	}
 	r.mu.Lock()
-	r.cache.put(h, tree)
+	r.cache.put(treeKey(h), tree)
 	r.mu.Unlock()
 	return tree, nil
 }
@@ -247,7 +247,7 @@ func (r *Repo) remember(objs []rawObject, trees map[plumbing.Hash]*Tree) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for h, t := range trees {
-		r.cache.put(h, t)
+		r.cache.put(treeKey(h), t)
 	}
 	for _, o := range objs {
 		if o.typ != plumbing.TreeObject && len(o.body) <= maxCachedBlob {

@@ -199,3 +199,29 @@ func (c *caseIndex) check(es []TreeEntry, name string) error {
 	c.seen[k] = name
 	return nil
 }
+
+// scanTree finds one entry in a raw tree body without decoding the rest.
+func scanTree(data []byte, name string) (TreeEntry, bool, error) {
+	for len(data) > 0 {
+		sp := bytes.IndexByte(data, ' ')
+		if sp < 0 {
+			return TreeEntry{}, false, fmt.Errorf("corrupt tree: no mode")
+		}
+		nul := bytes.IndexByte(data[sp:], 0)
+		if nul < 0 || len(data) < sp+nul+21 {
+			return TreeEntry{}, false, fmt.Errorf("corrupt tree: truncated entry")
+		}
+		nul += sp
+		if string(data[sp+1:nul]) == name {
+			mode, err := strconv.ParseUint(string(data[:sp]), 8, 32)
+			if err != nil {
+				return TreeEntry{}, false, fmt.Errorf("corrupt tree: mode %q", data[:sp])
+			}
+			var h plumbing.Hash
+			copy(h[:], data[nul+1:nul+21])
+			return TreeEntry{Name: name, Mode: filemode.FileMode(mode), Hash: h}, true, nil
+		}
+		data = data[nul+21:]
+	}
+	return TreeEntry{}, false, nil
+}

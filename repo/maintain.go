@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -144,9 +145,22 @@ func maintenanceLockStale(lockPath string) bool {
 }
 
 // removeStaleTemp deletes what a killed writer left behind: half-written
-// packs and indexes without a pack, older than an hour (a live writer
-// finishes with them within milliseconds).
+// packs, indexes without a pack, and lock files never linked into place
+// (<ref>.lock.<random>.lock), older than an hour (a live writer finishes
+// with them within milliseconds).
 func (r *Repo) removeStaleTemp() {
+	filepath.WalkDir(filepath.Join(r.dir, "refs"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		n := d.Name()
+		if i := strings.Index(n, ".lock."); i >= 0 && strings.HasSuffix(n, ".lock") && len(n) > i+len(".lock.")+len(".lock") {
+			if fi, err := d.Info(); err == nil && time.Since(fi.ModTime()) > time.Hour {
+				os.Remove(p)
+			}
+		}
+		return nil
+	})
 	dir := filepath.Join(r.dir, "objects", "pack")
 	es, err := os.ReadDir(dir)
 	if err != nil {

@@ -195,6 +195,7 @@ func (r *Repo) withLock(ctx context.Context, name string, fn func(lock *fileLock
 			// a breaker may take the file for a dead writer's and a new
 			// writer may create the next lock, which this must not remove.
 			os.Remove(lockPath)
+			lock.clearOwner()
 			lock.Close()
 		}
 	}()
@@ -221,6 +222,7 @@ func (r *Repo) withLock(ctx context.Context, name string, fn func(lock *fileLock
 		return fmt.Errorf("ref %s: %w", name, err)
 	}
 	done = true
+	lock.clearOwner()
 	if err := lock.Close(); err != nil {
 		return fmt.Errorf("ref %s: %w", name, err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/policy"
+	"github.com/aiwg/aiwg-state/statedoc"
 	"github.com/aiwg/aiwg-state/verbiage"
 )
 
@@ -28,6 +29,7 @@ const (
 	RuleSigned        = "signed"
 	RuleConflicts     = "conflicts"
 	RuleRef           = "ref"
+	RuleVerbiage      = "verbiage"
 )
 
 // mergeRefPrefix is where aiwg-state keeps a merge in progress (see the
@@ -211,6 +213,7 @@ type checker struct {
 	cat        *catFile
 	policy     *policy.Policy
 	maxDoc     int64
+	ruled      []verbiage.Pattern // verbiage-ruled documents (seed 004)
 	max        int
 	violations []Violation
 	seen       map[string]bool
@@ -259,19 +262,90 @@ func (c *checker) loadSettings(rev string) error {
 	} else if !errors.Is(err, errMissing) {
 		return err
 	}
+	ruled := []string{statedoc.DefaultPath}
 	if _, body, err := c.cat.read(rev + ":" + ManifestPath); err == nil {
 		var m struct {
 			Limits struct {
 				MaxDocumentBytes int64 `json:"max_document_bytes"`
 			} `json:"limits"`
+			Verbiage *struct {
+				Documents []string `json:"documents"`
+			} `json:"verbiage"`
 		}
-		if json.Unmarshal(body, &m) == nil && m.Limits.MaxDocumentBytes > 0 {
-			c.maxDoc = m.Limits.MaxDocumentBytes
+		if json.Unmarshal(body, &m) == nil {
+			if m.Limits.MaxDocumentBytes > 0 {
+				c.maxDoc = m.Limits.MaxDocumentBytes
+			}
+			if m.Verbiage != nil && m.Verbiage.Documents != nil {
+				ruled = m.Verbiage.Documents
+			}
 		}
 	} else if !errors.Is(err, errMissing) {
 		return err
 	}
+	c.ruled = c.ruled[:0]
+	for _, d := range ruled {
+		if p, err := verbiage.CompilePattern(d); err == nil {
+			c.ruled = append(c.ruled, p)
+		}
+	}
 	return nil
+}
+
+// checkRuled validates the verbiage-ruled documents a commit may have
+// changed, shards included (seed 004): a document matching a ruled pattern
+// that the commit wrote, or any ruled document beside which (in its
+// directory or below) the commit wrote a JSON file, since that may be one
+// of its shards.
+func (c *checker) checkRuled(ref, h, agent string, changes []change) error {
+	docs := map[string]bool{}
+	for _, ch := range changes {
+		if ch.deleted() || !strings.HasSuffix(ch.path, ".json") {
+			continue
+		}
+		for _, p := range c.ruled {
+			if p.Match(ch.path) {
+				docs[ch.path] = true
+			}
+		}
+		// A literal ruled path whose directory holds the changed file.
+		for _, p := range c.ruled {
+			lit := p.String()
+			if strings.ContainsAny(lit, "*?[\\") {
+				continue
+			}
+			dir := lit[:strings.LastIndex(lit, "/")+1]
+			if strings.HasPrefix(ch.path, dir) {
+				docs[lit] = true
+			}
+		}
+	}
+	files := commitFiles{c: c, commit: h}
+	for doc := range docs {
+		if _, err := files.ReadFile(doc); err != nil {
+			continue // not in this commit
+		}
+		if _, err := statedoc.Load(files, doc); err != nil {
+			if e := c.add(Violation{Ref: ref, Commit: h, Agent: agent, Path: doc, Rule: RuleVerbiage, Detail: err.Error()}); e != nil {
+				return e
+			}
+		}
+	}
+	return nil
+}
+
+// commitFiles reads files of one pushed commit, for statedoc.
+type commitFiles struct {
+	c      *checker
+	commit string
+}
+
+func (f commitFiles) ReadFile(path string) ([]byte, error) {
+	_, body, err := f.c.cat.read(f.commit + ":" + path)
+	if errors.Is(err, errMissing) {
+		return nil, fmt.Errorf("%s: %w", path, objects.ErrNotFound)
+	}
+	return body, err
 }
 
 func (c *checker) result() error {
@@ -359,6 +433,9 @@ func (c *checker) checkCommit(ref, h string) error {
 	}
 	changes, err := c.changes(cm)
 	if err != nil {
+		return err
+	}
+	if err := c.checkRuled(ref, h, agent, changes); err != nil {
 		return err
 	}
 	for _, ch := range changes {

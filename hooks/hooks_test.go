@@ -154,6 +154,10 @@ func TestServerHookRefusesAndAccepts(t *testing.T) {
 				{"conflict markers", "pulse", map[string]string{"agents/pulse/s3.json": "<<<<<<< ours\n{}\n=======\n[]\n>>>>>>> theirs\n"}, "agents/pulse/main", RuleCanonicalJSON, "agents/pulse/s3.json"},
 				{"over the limit", "pulse", map[string]string{"agents/pulse/big.json": canon(t, `{"x": "`+strings.Repeat("y", 1200)+`"}`)}, "agents/pulse/main", RuleLimit, "agents/pulse/big.json"},
 				{"coordinator anywhere", "conductor", map[string]string{"global/config.json": canon(t, `{"a": 1}`)}, "main", "", ""},
+				{"a valid state document", "conductor", map[string]string{"state/state.json": canon(t, stateDoc(`{}`))}, "main", "", ""},
+				{"a bad key in the state document", "conductor", map[string]string{"state/state.json": canon(t, stateDoc(`{"bad_key": {}}`))}, "main", RuleVerbiage, "state/state.json"},
+				{"a bad key in a shard", "conductor", map[string]string{"state/OPS.json": canon(t, `{"bad_key": 1}`)}, "main", "", ""},
+				{"mounting the bad shard", "conductor", map[string]string{"state/state.json": canon(t, stateDoc(`{"OPS": "ref file://OPS.json"}`))}, "main", RuleVerbiage, "state/state.json"},
 				{"merge in progress", "conductor", map[string]string{"merge.json": canon(t, `{}`)}, "refs/aiwg/merge/main", RuleConflicts, ""},
 			}
 			for _, tt := range tests {
@@ -279,4 +283,9 @@ func TestInstall(t *testing.T) {
 	if _, err := Install(server, InstallOptions{Binary: filepath.Join(t.TempDir(), "missing")}); err == nil {
 		t.Fatal("installed a hook running a missing binary")
 	}
+}
+
+// stateDoc is a seed-004 state document with the given GOALS.
+func stateDoc(goals string) string {
+	return `{"ACTIVE-PROJECT": {"TITLE": null, "PROJECT-ID": null}, "GOALS": ` + goals + `, "ITEMS": {"GLOBAL": {"META": {}, "CONTENT": {}}, "PROJECTS": []}}`
 }

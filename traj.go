@@ -8,6 +8,7 @@ import (
 	"path"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -826,4 +827,39 @@ func (s *Store) ImportTrajectory(ctx context.Context, data []byte, im Trajectory
 		return "", nil, err
 	}
 	return id, m, nil
+}
+
+// ValidateKnownFile checks a stored file against the schema and limits of
+// the kind of file its path says it is: the server-side hook runs it on
+// every pushed file, so a trajectory iteration written by plain git is held
+// to the same rules as one recorded by aiwg-state. It returns the rule
+// broken ("schema" or "limit"), or "" for a file it has nothing to say on.
+func ValidateKnownFile(path string, body []byte) (rule, detail string) {
+	rest, ok := strings.CutPrefix(path, TrajectoriesDir+"/")
+	if !ok {
+		return "", ""
+	}
+	parts := strings.Split(rest, "/")
+	if len(parts) != 3 || parts[1] != "iterations" {
+		return "", ""
+	}
+	n, ok := trajectory.ParseIterationName(parts[2])
+	if !ok {
+		return "schema", "an iteration file is named NNNN.json"
+	}
+	if n > trajectory.MaxIterations {
+		return "limit", fmt.Sprintf("iteration %d: a trajectory records at most %d (seed 001)", n, trajectory.MaxIterations)
+	}
+	sch, err := trajectorySchema()
+	if err != nil {
+		return "schema", err.Error()
+	}
+	doc, err := objects.Decode(body)
+	if err != nil {
+		return "schema", err.Error()
+	}
+	if err := sch.ValidateIteration(doc); err != nil {
+		return "schema", err.Error()
+	}
+	return "", ""
 }

@@ -2,6 +2,7 @@ package aiwgstate_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -227,5 +228,39 @@ func BenchmarkRecordIteration(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+func TestValidateKnownFile(t *testing.T) {
+	good := []byte(`{"iteration_number": 1}`)
+	cases := []struct {
+		path string
+		body []byte
+		rule string
+	}{
+		{"docs/plan.json", []byte(`{"anything": true}`), ""},
+		{"trajectories/traj-00000001/iterations/0101.json", good, "limit"},
+		{"trajectories/traj-00000001/iterations/x.json", good, "schema"},
+		{"trajectories/traj-00000001/iterations/0001.json", []byte(`{"thought": 7}`), "schema"},
+	}
+	// The seed's first iteration is valid.
+	data, err := os.ReadFile("testdata/trajectories/successful_trajectory.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := json.Marshal(doc["iterations"].([]any)[0])
+	cases = append(cases, struct {
+		path string
+		body []byte
+		rule string
+	}{"trajectories/traj-00000001/iterations/0001.json", first, ""})
+	for _, c := range cases {
+		if rule, detail := aiwgstate.ValidateKnownFile(c.path, c.body); rule != c.rule {
+			t.Errorf("%s: rule %q (%s), want %q", c.path, rule, detail, c.rule)
+		}
 	}
 }

@@ -30,6 +30,7 @@ const (
 	RuleConflicts     = "conflicts"
 	RuleRef           = "ref"
 	RuleVerbiage      = "verbiage"
+	RuleSchema        = "schema"
 )
 
 // mergeRefPrefix is where aiwg-state keeps a merge in progress (see the
@@ -149,6 +150,10 @@ type Options struct {
 	// MaxViolations stops the check after this many (default 50): one
 	// broken rule in a long push should not print thousands of lines.
 	MaxViolations int
+	// Validate checks a file the store knows the schema of (trajectory
+	// iterations, ...); it returns the rule broken ("" if none) and why.
+	// The caller supplies it so this package stays below the store.
+	Validate func(path string, body []byte) (rule, detail string)
 }
 
 // Check checks the commits a push brings to the repository at gitDir,
@@ -214,6 +219,7 @@ type checker struct {
 	policy     *policy.Policy
 	maxDoc     int64
 	ruled      []verbiage.Pattern // verbiage-ruled documents (seed 004)
+	validate   func(path string, body []byte) (string, string)
 	max        int
 	violations []Violation
 	seen       map[string]bool
@@ -228,7 +234,7 @@ func newChecker(ctx context.Context, gitDir string, opts Options) (*checker, err
 		return nil, err
 	}
 	c := &checker{gitDir: gitDir, cat: cat, maxDoc: defaultMaxDoc, max: opts.MaxViolations,
-		seen: map[string]bool{}, trees: map[string][]treeEntry{}}
+		seen: map[string]bool{}, trees: map[string][]treeEntry{}, validate: opts.Validate}
 	if c.max <= 0 {
 		c.max = 50
 	}
@@ -503,6 +509,11 @@ func (c *checker) checkContent(ch change) (string, string, error) {
 	}
 	if !bytes.Equal(canon, body) {
 		return RuleCanonicalJSON, "not canonical JSON (keys sorted, two-space indent, final newline): write documents with aiwg-state", nil
+	}
+	if c.validate != nil {
+		if rule, detail := c.validate(ch.path, body); rule != "" {
+			return rule, detail, nil
+		}
 	}
 	return "", "", nil
 }

@@ -17,10 +17,12 @@ import (
 	"github.com/aiwg/aiwg-state/verbiage"
 )
 
-var stateFlag = &cli.StringFlag{Name: "state", Usage: "the state (default: the newest state on the branch)", EnvVars: []string{"AIWG_STATE"}}
+func stateFlag() cli.Flag {
+	return &cli.StringFlag{Name: "state", Usage: "the state (default: the newest state on the branch)", EnvVars: []string{"AIWG_STATE"}}
+}
 
-func rlmReadFlags() []cli.Flag  { return append(readFlags(), stateFlag) }
-func rlmWriteFlags() []cli.Flag { return append(writeFlags(), stateFlag) }
+func rlmReadFlags() []cli.Flag  { return append(readFlags(), stateFlag()) }
+func rlmWriteFlags() []cli.Flag { return append(writeFlags(), stateFlag()) }
 
 func rlmCommands() []*cli.Command {
 	return []*cli.Command{stateCommand(), varCommand(), finalCommand(), checkpointCommand(), rollbackCommand()}
@@ -466,7 +468,7 @@ Examples:
 
 func checkpointCommand() *cli.Command {
 	cpFlags := func() []cli.Flag {
-		return append(commonFlags(), stateFlag, &cli.StringFlag{Name: "agent", Usage: "the tagger", EnvVars: []string{"AIWG_AGENT"}})
+		return append(commonFlags(), stateFlag(), &cli.StringFlag{Name: "agent", Usage: "the tagger", EnvVars: []string{"AIWG_AGENT"}})
 	}
 	return &cli.Command{
 		Name:  "checkpoint",

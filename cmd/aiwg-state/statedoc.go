@@ -19,14 +19,16 @@ import (
 // The seed-004 state document: domain verbs (goal, event, latest, request,
 // item, project, doc) and key access through shards (state-doc).
 
-var docFlag = &cli.StringFlag{Name: "doc", Usage: "the verbiage-ruled state document (default: state/state.json)"}
+func docFlag() cli.Flag {
+	return &cli.StringFlag{Name: "doc", Usage: "the verbiage-ruled state document (default: state/state.json)"}
+}
 
 func stateWriteFlags(extra ...cli.Flag) []cli.Flag {
-	return append(append(writeFlags(), docFlag), extra...)
+	return append(append(writeFlags(), docFlag()), extra...)
 }
 
 func stateReadFlags(extra ...cli.Flag) []cli.Flag {
-	return append(append(readFlags(), docFlag), extra...)
+	return append(append(readFlags(), docFlag()), extra...)
 }
 
 // edit runs a statedoc verb as one commit and reports it.

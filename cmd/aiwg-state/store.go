@@ -160,6 +160,8 @@ func quickstart(c *cli.Context) error {
 		{"Read one key, now and as it was two mutations ago.", []string{"get", "plan.json", "risk.level"}, ""},
 		{"", []string{"get", "plan.json", "risk.level", "--at", "HEAD~2"}, ""},
 		{"The audit log: who changed what, when, with which mutation id.", []string{"log"}, ""},
+		{"Only the commits that changed one key, with old and new values.", []string{"log", "plan.json#risk.level"}, ""},
+		{"Who last set each key of a document.", []string{"blame", "plan.json"}, ""},
 		{"What the last change did, key by key.", []string{"diff"}, ""},
 		{"What the reviewer's change did, for a pull-request review.", []string{"diff", "HEAD~1", "--format", "markdown"}, ""},
 	}

@@ -60,6 +60,16 @@ func (s *Store) CreateBranch(ctx context.Context, name, from string) (BranchInfo
 	if _, err := s.repo.Ref(ref); err == nil {
 		return BranchInfo{}, fmt.Errorf("branch %s: %w", name, ErrExists)
 	}
+	// Refs are files: a/b cannot sit beside a branch a, nor a beside a/b.
+	_, names, err := s.repo.Refs("refs/heads/")
+	if err != nil {
+		return BranchInfo{}, err
+	}
+	for _, n := range names {
+		if strings.HasPrefix(n, ref+"/") || strings.HasPrefix(ref, n+"/") {
+			return BranchInfo{}, fmt.Errorf("%w: branch %s clashes with branch %s (one would be a directory of the other)", ErrExists, name, shortBranch(n))
+		}
+	}
 	if err := s.repo.UpdateRef(ctx, ref, plumbing.ZeroHash, h); err != nil {
 		if errors.Is(err, repo.ErrStale) {
 			return BranchInfo{}, fmt.Errorf("branch %s: %w", name, ErrExists)
@@ -69,10 +79,12 @@ func (s *Store) CreateBranch(ctx context.Context, name, from string) (BranchInfo
 	return BranchInfo{Name: name, Commit: h.String()}, nil
 }
 
-// DeleteBranch deletes a branch, and any merge in progress on it. The
-// branch HEAD points at cannot be deleted (switch first), nor can the last
-// branch.
-func (s *Store) DeleteBranch(ctx context.Context, name string) error {
+// DeleteBranch deletes a branch. As git branch -d does, it refuses a
+// branch whose commits the store's HEAD branch does not contain (they would
+// be lost at the next gc), and one with a merge in progress (exit 4), unless
+// force is set, which drops the merge too. The branch HEAD points at cannot
+// be deleted (switch first).
+func (s *Store) DeleteBranch(ctx context.Context, name string, force bool) error {
 	if err := CheckBranchName(name); err != nil {
 		return err
 	}
@@ -81,8 +93,19 @@ func (s *Store) DeleteBranch(ctx context.Context, name string) error {
 	if err != nil {
 		return fmt.Errorf("branch %s: %w", name, err)
 	}
-	if head, _ := s.repo.Head(); head == ref {
+	head, _ := s.repo.Head()
+	if head == ref {
 		return fmt.Errorf("%w: %s is the store's HEAD; switch to another branch first", ErrReadOnly, name)
+	}
+	if !force {
+		if merging, err := s.HasConflicts(name); err == nil && merging {
+			return fmt.Errorf("%w: %s has a merge in progress; resolve or abort it, or delete with --force", ErrConflict, name)
+		}
+		if hh, err := s.repo.Ref(head); err == nil {
+			if merged, err := s.repo.IsAncestor(h, hh); err == nil && !merged {
+				return fmt.Errorf("%w: %s has commits that %s does not contain; merge it first, or delete with --force", ErrReadOnly, name, shortBranch(head))
+			}
+		}
 	}
 	if m, err := s.repo.Ref(mergeRef(ref)); err == nil {
 		if err := s.repo.UpdateRef(ctx, mergeRef(ref), m, plumbing.ZeroHash); err != nil {

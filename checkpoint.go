@@ -199,6 +199,16 @@ func (s *Store) RollbackHard(ctx context.Context, stateID, name, branch string) 
 	if from, err = s.repo.Ref(ref); err != nil {
 		return from, to, ck, err
 	}
+	if merging, err := s.HasConflicts(shortBranch(ref)); err == nil && merging {
+		return from, to, ck, fmt.Errorf("%w: %s has a merge in progress; resolve or abort it first", ErrConflict, shortBranch(ref))
+	}
+	// A checkpoint belongs to a state, not a branch: moving a branch to a
+	// checkpoint taken on another branch would swap its history.
+	if ok, err := s.repo.IsAncestor(ck.Commit, from); err != nil {
+		return from, to, ck, err
+	} else if !ok {
+		return from, to, ck, fmt.Errorf("%w: checkpoint %s was not taken on %s's history; rollback --hard only moves a branch back", ErrReadOnly, name, shortBranch(ref))
+	}
 	if err := s.repo.UpdateRef(ctx, ref, from, ck.Commit); err != nil {
 		return from, to, ck, err
 	}

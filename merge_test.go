@@ -305,7 +305,7 @@ func TestCrissCrossMerge(t *testing.T) {
 	if _, err := st.Merge(ctx, "tmp", aiwgstate.MergeOptions{Into: "main", Write: at(3)}); err != nil {
 		t.Fatal(err)
 	}
-	st.DeleteBranch(ctx, "tmp")
+	st.DeleteBranch(ctx, "tmp", true)
 	st.CreateBranch(ctx, "tmp", a1.String())
 	if _, err := st.Merge(ctx, "tmp", aiwgstate.MergeOptions{Into: "feat", Write: at(4)}); err != nil {
 		t.Fatal(err)

@@ -240,3 +240,27 @@ func TestReorderArgs(t *testing.T) {
 		}
 	}
 }
+
+func TestBranchAndHardRollbackGuards(t *testing.T) {
+	s := newStore(t)
+	mustCLI(t, s, "", "state", "init", "--prompt", "p")
+	mustCLI(t, s, "", "branch", "f")
+	mustCLI(t, s, "", "set", "only-f.json", "a", "1", "--branch", "f")
+	if _, _, code := runCLI(t, s, "", "branch", "-d", "f"); code != exitDomain {
+		t.Fatalf("deleting an unmerged branch: exit %d", code)
+	}
+	if _, _, code := runCLI(t, s, "", "branch", "f/x"); code != exitDomain {
+		t.Fatalf("a branch clashing with another: exit %d", code)
+	}
+	mustCLI(t, s, "", "checkpoint", "create", "onf", "--branch", "f")
+	mustCLI(t, s, "", "set", "only-main.json", "a", "1")
+	head := gitOut(t, s, "rev-parse", "main")
+	if _, _, code := runCLI(t, s, "", "rollback", "onf", "--hard", "--yes"); code != exitDomain {
+		t.Fatalf("rollback --hard to another branch's checkpoint: exit %d", code)
+	}
+	if gitOut(t, s, "rev-parse", "main") != head {
+		t.Fatal("the refused rollback moved main")
+	}
+	mustCLI(t, s, "", "branch", "-d", "f", "--force")
+	gitOut(t, s, "fsck", "--strict", "--no-dangling")
+}

@@ -34,7 +34,8 @@ Examples:
    aiwg-state branch -d hotfix`,
 			Flags: append(commonFlags(),
 				&cli.StringFlag{Name: "from", Usage: "the revision the new branch starts at (default: HEAD)"},
-				&cli.BoolFlag{Name: "delete", Aliases: []string{"d"}, Usage: "delete the branch NAME"},
+				&cli.BoolFlag{Name: "delete", Aliases: []string{"d"}, Usage: "delete the branch NAME (refused if HEAD does not contain it, or it has a merge in progress)"},
+				&cli.BoolFlag{Name: "force", Usage: "with -d: delete even unmerged commits and a merge in progress"},
 			),
 			Action: command(func(s *session) error {
 				a, err := args(s.c, 0, 1)
@@ -49,7 +50,7 @@ Examples:
 					// a subcommand so flags may come anywhere on the line.
 					return listBranches(s)
 				case s.c.Bool("delete"):
-					if err := s.store.DeleteBranch(s.c.Context, a[0]); err != nil {
+					if err := s.store.DeleteBranch(s.c.Context, a[0], s.c.Bool("force")); err != nil {
 						return err
 					}
 					if s.json {

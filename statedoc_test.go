@@ -180,7 +180,9 @@ func TestManifestDeclaresRuledDocuments(t *testing.T) {
 	if _, err := st.Set(ctx, "state/state.json", "lower", []byte(`1`), aiwgstate.WriteOptions{}); err != nil {
 		t.Fatalf("an undeclared document: %v", err)
 	}
-	if _, err := st.Set(ctx, "agents/a1/state.json", "lower", []byte(`1`), aiwgstate.WriteOptions{}); !errors.Is(err, verbiage.ErrInvalidKey) {
+	// A declared document's keys are normalized where they can be, and
+	// refused where they cannot.
+	if _, err := st.Set(ctx, "agents/a1/state.json", "bad_key", []byte(`1`), aiwgstate.WriteOptions{}); !errors.Is(err, verbiage.ErrInvalidKey) {
 		t.Fatalf("a declared document: %v", err)
 	}
 	m, err := st.EditState(ctx, "agents/a1/state.json", aiwgstate.WriteOptions{}, "goal", func(d any) (any, []verbiage.Path, error) {

@@ -266,6 +266,23 @@ func TestGetResolvesStateDocumentShards(t *testing.T) {
 	if err != nil || string(got) != "\"ref file://G.json\"\n" {
 		t.Fatalf("--no-resolve get = %s, %v", got, err)
 	}
+	// A plain set inside the mount writes the shard and keeps the ref.
+	if _, err := st.Set(ctx, "state/state.json", "GOALS.G.SUMMARY", []byte(`"via the parent"`), aiwgstate.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := git(t, st, "show", "main:state/G.json"); !strings.Contains(got, `"SUMMARY": "via the parent"`) {
+		t.Fatalf("the shard was not written:\n%s", got)
+	}
+	if got := git(t, st, "show", "main:state/state.json"); !strings.Contains(got, `"G": "ref file://G.json"`) {
+		t.Fatalf("the parent lost its ref:\n%s", got)
+	}
+	if n := strings.Count(git(t, st, "show", "--name-only", "--format=", "main"), "\n"); n != 1 {
+		t.Fatalf("the write touched %d files, want the shard only", n)
+	}
+	if _, err := st.Delete(ctx, "state/state.json", "GOALS.G.SUMMARY", aiwgstate.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	fsck(t, st)
 }
 
 func TestConfigChangesTheManifest(t *testing.T) {

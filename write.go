@@ -13,6 +13,7 @@ import (
 
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/repo"
+	"github.com/aiwg/aiwg-state/statedoc"
 	"github.com/aiwg/aiwg-state/verbiage"
 )
 
@@ -94,8 +95,24 @@ func (r *recorder) add(op, file, key string) {
 }
 
 // Set writes value (JSON) at key path keypath of file; an empty keypath
-// replaces the document. A missing file is created.
+// replaces the document. A missing file is created. In a verbiage-ruled
+// state document the key path goes through its shards: a key inside a
+// mounted subtree is written to the shard file, the parent keeps its ref,
+// in one commit (seed 004).
 func (s *Store) Set(ctx context.Context, file, keypath string, value []byte, wo WriteOptions) (*Mutation, error) {
+	if keypath != "" && s.isRuled(file, ReadOptions{Branch: wo.Branch}) {
+		p, err := verbiage.ParsePath(keypath)
+		if err != nil {
+			return nil, err
+		}
+		v, err := objects.Decode(value)
+		if err != nil {
+			return nil, fmt.Errorf("value: %w", err)
+		}
+		return s.EditState(ctx, file, wo, "", func(doc any) (any, []verbiage.Path, error) {
+			return statedoc.SetPath(doc, p, v)
+		})
+	}
 	return s.Apply(ctx, []Op{{Op: "set", File: file, Path: keypath, Value: value}}, wo)
 }
 
@@ -104,8 +121,18 @@ func (s *Store) Put(ctx context.Context, file string, value []byte, wo WriteOpti
 	return s.Apply(ctx, []Op{{Op: "put", File: file, Value: value}}, wo)
 }
 
-// Delete removes a key, or the whole file when keypath is empty.
+// Delete removes a key, or the whole file when keypath is empty; in a
+// verbiage-ruled state document, through its shards as Set does.
 func (s *Store) Delete(ctx context.Context, file, keypath string, wo WriteOptions) (*Mutation, error) {
+	if keypath != "" && s.isRuled(file, ReadOptions{Branch: wo.Branch}) {
+		p, err := verbiage.ParsePath(keypath)
+		if err != nil {
+			return nil, err
+		}
+		return s.EditState(ctx, file, wo, "", func(doc any) (any, []verbiage.Path, error) {
+			return statedoc.DeletePath(doc, p)
+		})
+	}
 	return s.Apply(ctx, []Op{{Op: "del", File: file, Path: keypath}}, wo)
 }
 

@@ -146,7 +146,7 @@ func TestStateDocInvalidFromGitExits3(t *testing.T) {
 	s := newStore(t)
 	mustCLI(t, s, "", "goal", "create", "g")
 	// A generic set cannot break it...
-	if _, _, code := runCLI(t, s, "", "set", "state/state.json", "GOALS.g", "{}"); code != exitUsage {
+	if _, _, code := runCLI(t, s, "", "set", "state/state.json", "GOALS.bad_key", "{}"); code != exitUsage {
 		t.Fatalf("generic set of a bad key: exit %d", code)
 	}
 	// ...but plain git can: reads then exit 3.

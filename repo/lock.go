@@ -105,11 +105,11 @@ func (l *fileLock) WriteString(s string) (int, error) {
 // Write is WriteString for bytes.
 func (l *fileLock) Write(b []byte) (int, error) { return l.WriteString(string(b)) }
 
-// acquire creates lockPath exclusively, as git does, and also takes an
-// flock on it that the kernel releases when this process dies. A waiter
-// that finds the file old and the flock free knows the holder was killed
-// and breaks the lock; without that, one SIGKILL would block every writer
-// until someone removed the file by hand.
+// acquire creates lockPath exclusively, as git does (see tryLock), waiting
+// with jittered backoff while another writer holds it, and breaking it
+// when its holder was an aiwg-state writer that died (see breakStaleLock):
+// without that, one SIGKILL would block every writer until someone removed
+// the file by hand.
 func (r *Repo) acquire(ctx context.Context, lockPath string) (*fileLock, error) {
 	deadline := time.Now().Add(r.opts.LockTimeout)
 	wait := 50 * time.Microsecond

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -152,6 +153,15 @@ Examples:
 			Flags: append(commonFlags(), &cli.StringFlag{Name: "into", Usage: "the branch with the merge in progress (default: --branch, else HEAD)"}),
 			Action: command(func(s *session) error {
 				cs, err := s.store.Conflicts(s.c.Context, s.c.String("into"))
+				if errors.Is(err, aiwgstate.ErrNotFound) {
+					// No merge in progress: nothing to resolve, which an
+					// agent polling this must not read as a failure.
+					if s.json {
+						return printJSON(s.out, []aiwgstate.ConflictEntry{})
+					}
+					fmt.Fprintln(s.out, "no merge in progress")
+					return nil
+				}
 				if err != nil {
 					return err
 				}

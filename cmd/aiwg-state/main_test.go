@@ -158,6 +158,7 @@ func TestExitCodesAndErrors(t *testing.T) {
 		{[]string{"get", "a.json", "--at", "HEAD~9"}, exitDomain},
 		{[]string{"set", "a.json", "x", "1", "--expect", "HEAD~1"}, exitStale},
 		{[]string{"put", ".aiwg/store.json", "{}"}, exitDomain},
+		{[]string{"nosuchcommand"}, exitUsage},
 	}
 	for _, c := range cases {
 		out, errOut, code := runCLI(t, s, "", c.args...)

@@ -162,7 +162,18 @@ func (r *Repo) tryLock(lockPath string) (*fileLock, error) {
 	}
 	err = os.Link(tmp, lockPath)
 	os.Remove(tmp)
-	if err != nil {
+	if err != nil && !errors.Is(err, fs.ErrExist) {
+		// A file system without hard links: create the lock in place, as
+		// git does, leaving a short window in which a killed writer's lock
+		// is not recognisable (it then needs removing by hand, as git's).
+		f.Close()
+		if f, err = os.OpenFile(lockPath, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o644); err != nil {
+			return nil, err
+		}
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+			f.WriteString(lockMarker + strconv.Itoa(os.Getpid()) + "\n")
+		}
+	} else if err != nil {
 		f.Close()
 		return nil, err
 	}

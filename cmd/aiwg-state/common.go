@@ -86,6 +86,15 @@ func (s *session) readOptions() aiwgstate.ReadOptions {
 	return aiwgstate.ReadOptions{At: s.c.String("at")}
 }
 
+// done prints a command's outcome: v as JSON with --json, else one line.
+func (s *session) done(v any, format string, a ...any) error {
+	if s.json {
+		return printJSON(s.out, v)
+	}
+	fmt.Fprintf(s.out, format+"\n", a...)
+	return nil
+}
+
 // printJSON writes v as one line of JSON.
 func printJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
@@ -119,6 +128,14 @@ func args(c *cli.Context, min, max int) ([]string, error) {
 		return nil, usagef("%s takes %s argument(s), got %d: usage: aiwg-state %s %s", c.Command.Name, want, len(a), c.Command.Name, c.Command.ArgsUsage)
 	}
 	return a, nil
+}
+
+// argAt is the optional positional argument i, or "" when absent.
+func argAt(a []string, i int) string {
+	if i < len(a) {
+		return a[i]
+	}
+	return ""
 }
 
 // readValue reads a VALUE argument: "-" is standard input.

@@ -37,10 +37,7 @@ func documentCommands() []*cli.Command {
 				if err != nil {
 					return err
 				}
-				key := ""
-				if len(a) == 2 {
-					key = a[1]
-				}
+				key := argAt(a, 1)
 				ro := s.readOptions()
 				ro.NoResolve = s.c.Bool("no-resolve")
 				v, err := s.store.Get(s.c.Context, a[0], key, ro)
@@ -77,10 +74,7 @@ func documentCommands() []*cli.Command {
 				if err != nil {
 					return err
 				}
-				dir := ""
-				if len(a) == 1 {
-					dir = a[0]
-				}
+				dir := argAt(a, 0)
 				es, err := s.store.List(s.c.Context, dir, s.readOptions())
 				if err != nil {
 					return err
@@ -164,10 +158,7 @@ Examples:
 				if err != nil {
 					return err
 				}
-				key := ""
-				if len(a) == 2 {
-					key = a[1]
-				}
+				key := argAt(a, 1)
 				return s.report(s.store.Delete(s.c.Context, a[0], key, s.writeOptions()))
 			}),
 		},
@@ -314,9 +305,5 @@ func (s *session) report(m *aiwgstate.Mutation, err error) error {
 	if err != nil {
 		return err
 	}
-	if s.json {
-		return printJSON(s.out, m)
-	}
-	fmt.Fprintf(s.out, "%s %s %s\n", shortHash(m.Commit), m.MutationID, m.Subject)
-	return nil
+	return s.done(m, "%s %s %s", shortHash(m.Commit), m.MutationID, m.Subject)
 }

@@ -206,11 +206,7 @@ Examples:
 				if err != nil {
 					return err
 				}
-				if s.json {
-					return printJSON(s.out, st)
-				}
-				fmt.Fprintf(s.out, "indexed %d commits, %d key paths, in %s\n", st.Commits, st.Keys, time.Since(t0).Round(time.Millisecond))
-				return nil
+				return s.done(st, "indexed %d commits, %d key paths, in %s", st.Commits, st.Keys, time.Since(t0).Round(time.Millisecond))
 			}),
 		},
 		{

@@ -54,11 +54,7 @@ Examples:
 					if err := s.store.DeleteBranch(s.c.Context, a[0], s.c.Bool("force")); err != nil {
 						return err
 					}
-					if s.json {
-						return printJSON(s.out, map[string]any{"deleted": a[0]})
-					}
-					fmt.Fprintf(s.out, "deleted branch %s\n", a[0])
-					return nil
+					return s.done(map[string]any{"deleted": a[0]}, "deleted branch %s", a[0])
 				}
 				from := s.c.String("from")
 				if from == "" {
@@ -68,11 +64,7 @@ Examples:
 				if err != nil {
 					return err
 				}
-				if s.json {
-					return printJSON(s.out, b)
-				}
-				fmt.Fprintf(s.out, "created branch %s at %s\n", b.Name, shortHash(b.Commit))
-				return nil
+				return s.done(b, "created branch %s at %s", b.Name, shortHash(b.Commit))
 			}),
 		},
 		{
@@ -91,11 +83,7 @@ Examples:
 				if err := s.store.Switch(s.c.Context, a[0]); err != nil {
 					return err
 				}
-				if s.json {
-					return printJSON(s.out, map[string]any{"head": a[0]})
-				}
-				fmt.Fprintf(s.out, "HEAD is now %s\n", a[0])
-				return nil
+				return s.done(map[string]any{"head": a[0]}, "HEAD is now %s", a[0])
 			}),
 		},
 		{
@@ -216,10 +204,7 @@ Examples:
 				if n != 1 {
 					return usagef("resolve takes exactly one of --ours, --theirs, --base, --value JSON")
 				}
-				key := ""
-				if len(a) == 2 {
-					key = a[1]
-				}
+				key := argAt(a, 1)
 				left, err := s.store.ResolveConflict(s.c.Context, s.c.String("into"), a[0], key, how, s.writeOptions())
 				if err != nil {
 					return err

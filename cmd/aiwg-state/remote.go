@@ -45,11 +45,7 @@ Examples:
 						if err := s.store.AddRemote(s.c.Context, a[0], a[1]); err != nil {
 							return err
 						}
-						if s.json {
-							return printJSON(s.out, repo.Remote{Name: a[0], URL: repo.RedactURL(a[1])})
-						}
-						fmt.Fprintf(s.out, "added remote %s %s\n", a[0], repo.RedactURL(a[1]))
-						return nil
+						return s.done(repo.Remote{Name: a[0], URL: repo.RedactURL(a[1])}, "added remote %s %s", a[0], repo.RedactURL(a[1]))
 					}),
 				},
 				{
@@ -87,11 +83,7 @@ Examples:
 						if err := s.store.RemoveRemote(s.c.Context, a[0]); err != nil {
 							return err
 						}
-						if s.json {
-							return printJSON(s.out, map[string]any{"removed": a[0]})
-						}
-						fmt.Fprintf(s.out, "removed remote %s\n", a[0])
-						return nil
+						return s.done(map[string]any{"removed": a[0]}, "removed remote %s", a[0])
 					}),
 				},
 			},
@@ -224,11 +216,7 @@ Examples:
 					if err != nil {
 						return err
 					}
-					if s.json {
-						return printJSON(s.out, map[string]any{"branch": branch})
-					}
-					fmt.Fprintf(s.out, "on branch %s\n", branch)
-					return nil
+					return s.done(map[string]any{"branch": branch}, "on branch %s", branch)
 				}),
 			}},
 		},

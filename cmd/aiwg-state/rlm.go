@@ -66,11 +66,7 @@ git log -- <file> is that variable's history.`,
 					if err != nil {
 						return err
 					}
-					if s.json {
-						return printJSON(s.out, map[string]any{"state": info, "mutation": m})
-					}
-					fmt.Fprintf(s.out, "%s %s created %s (session %s)\n", shortHash(m.Commit), m.MutationID, info.StateID, info.SessionID)
-					return nil
+					return s.done(map[string]any{"state": info, "mutation": m}, "%s %s created %s (session %s)", shortHash(m.Commit), m.MutationID, info.StateID, info.SessionID)
 				}),
 			},
 			{
@@ -134,11 +130,7 @@ git log -- <file> is that variable's history.`,
 					if err != nil {
 						return err
 					}
-					if s.json {
-						return printJSON(s.out, map[string]any{"state_id": info.StateID, "completion_status": info.CompletionStatus, "final": info.Final})
-					}
-					fmt.Fprintf(s.out, "%s %s\n", info.StateID, info.CompletionStatus)
-					return nil
+					return s.done(map[string]any{"state_id": info.StateID, "completion_status": info.CompletionStatus, "final": info.Final}, "%s %s", info.StateID, info.CompletionStatus)
 				}),
 			},
 			{
@@ -190,11 +182,7 @@ Examples:
 					if err != nil {
 						return err
 					}
-					if s.json {
-						return printJSON(s.out, info)
-					}
-					fmt.Fprintf(s.out, "imported %s\n", info.StateID)
-					return nil
+					return s.done(info, "imported %s", info.StateID)
 				}),
 			},
 			{
@@ -492,11 +480,7 @@ A state keeps at most 100 checkpoints.`,
 					if err != nil {
 						return err
 					}
-					if s.json {
-						return printJSON(s.out, ck)
-					}
-					fmt.Fprintf(s.out, "%s %s %s -> %s\n", ck.ID, ck.Name, strings.TrimPrefix(ck.Ref, "refs/tags/"), shortHash(ck.Commit.String()))
-					return nil
+					return s.done(ck, "%s %s %s -> %s", ck.ID, ck.Name, strings.TrimPrefix(ck.Ref, "refs/tags/"), shortHash(ck.Commit.String()))
 				}),
 			},
 			{
@@ -555,11 +539,7 @@ A state keeps at most 100 checkpoints.`,
 					if err != nil {
 						return err
 					}
-					if s.json {
-						return printJSON(s.out, map[string]any{"removed": c.ID, "name": c.Name})
-					}
-					fmt.Fprintf(s.out, "removed %s %s\n", c.ID, c.Name)
-					return nil
+					return s.done(map[string]any{"removed": c.ID, "name": c.Name}, "removed %s %s", c.ID, c.Name)
 				}),
 			},
 			{
@@ -616,11 +596,7 @@ Examples:
 				if err != nil {
 					return err
 				}
-				if s.json {
-					return printJSON(s.out, map[string]any{"from": from.String(), "to": to.String(), "checkpoint_id": ck.ID})
-				}
-				fmt.Fprintf(s.out, "branch moved %s -> %s (%s %s)\n", shortHash(from.String()), shortHash(to.String()), ck.ID, ck.Name)
-				return nil
+				return s.done(map[string]any{"from": from.String(), "to": to.String(), "checkpoint_id": ck.ID}, "branch moved %s -> %s (%s %s)", shortHash(from.String()), shortHash(to.String()), ck.ID, ck.Name)
 			}
 			m, _, err := s.store.Rollback(s.c.Context, s.c.String("state"), a[0], aiwgstate.RollbackOptions{Shared: s.c.Bool("shared")}, s.writeOptions())
 			return s.report(m, err)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -418,10 +417,7 @@ Examples:
 						if err != nil {
 							return err
 						}
-						key := ""
-						if len(a) == 1 {
-							key = a[0]
-						}
+						key := argAt(a, 0)
 						v, err := s.store.GetState(s.c.Context, s.c.String("doc"), key, s.readOptions(), s.c.Bool("no-resolve"))
 						if err != nil {
 							return err
@@ -479,11 +475,7 @@ Examples:
 						if err != nil {
 							return err
 						}
-						if s.json {
-							return printJSON(s.out, map[string]string{"file": f, "key": k})
-						}
-						fmt.Fprintf(s.out, "%s %s\n", f, k)
-						return nil
+						return s.done(map[string]string{"file": f, "key": k}, "%s %s", f, k)
 					}),
 				},
 				{
@@ -494,11 +486,7 @@ Examples:
 						if err != nil {
 							return err
 						}
-						if s.json {
-							return printJSON(s.out, map[string]any{"file": d.Path(), "valid": true, "files": d.Files()})
-						}
-						fmt.Fprintf(s.out, "%s is valid (%d files)\n", d.Path(), len(d.Files()))
-						return nil
+						return s.done(map[string]any{"file": d.Path(), "valid": true, "files": d.Files()}, "%s is valid (%d files)", d.Path(), len(d.Files()))
 					}),
 				},
 			},

@@ -101,10 +101,7 @@ Examples:
 				if len(a) == 2 {
 					return s.report(s.store.SetConfig(s.c.Context, a[0], []byte(a[1]), s.writeOptions()))
 				}
-				key := ""
-				if len(a) == 1 {
-					key = a[0]
-				}
+				key := argAt(a, 0)
 				v, err := s.store.Config(s.c.Context, key, s.readOptions())
 				if err != nil {
 					return err

@@ -224,11 +224,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			if s.json {
-				return printJSON(s.out, map[string]any{"trajectory_id": a[0], "iteration": n, "mutation": m})
-			}
-			fmt.Fprintf(s.out, "%s %04d %s %s\n", a[0], n, shortHash(m.Commit), m.MutationID)
-			return nil
+			return s.done(map[string]any{"trajectory_id": a[0], "iteration": n, "mutation": m}, "%s %04d %s %s", a[0], n, shortHash(m.Commit), m.MutationID)
 		}),
 	}
 }

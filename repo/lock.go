@@ -1,6 +1,7 @@
 package repo
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,96 +15,81 @@ import (
 	"time"
 )
 
-// fileLock is a held <name>.lock file. Until its final value is written it
-// holds a marker naming our process, so a waiter can tell a lock of a dead
-// aiwg-state writer (marker, flock free) from git's own (no flock ever).
+// fileLock is a held <name>.lock file. For as long as it exists it holds
+// a marker naming our process, and our flock: a waiter can tell the lock
+// of a dead aiwg-state writer (marker, flock free) from a live one (flock
+// held) and from git's (no marker). The ref's new value is not written
+// into the lock, as git does, but into a file of its own that is renamed
+// over the ref before the lock is removed; so the marker is never
+// overwritten, and a writer killed at any instant, or a breaker killed
+// mid-break, leaves either no lock or one the next writer recognises.
+//
+// The lock is a hard link to the Repo's lock file (see lockFile), which
+// is flocked and marked once, when the Repo first takes a lock: taking and
+// releasing a lock then allocates and frees no inode, only a name.
 type fileLock struct {
-	*os.File
-	path    string
-	owner   string // the owner record (see recordOwner)
-	written bool
-}
-
-// ownerRecord is where the record of who holds lockPath is kept, under
-// the git dir where git does not look.
-func (r *Repo) ownerRecord(lockPath string) string {
-	rel, err := filepath.Rel(r.dir, lockPath)
-	if err != nil {
-		return ""
-	}
-	return filepath.Join(r.dir, "aiwg", "locks", strings.ReplaceAll(filepath.ToSlash(rel), "/", "%"))
-}
-
-// recordOwner notes, right after the lock is created and before its
-// content changes, that this process holds the lock file with this inode;
-// clearOwner erases the note once the lock is renamed or removed. A
-// breaker takes a lock for ours (and its writer for dead) only when the
-// note names that very inode and a process that no longer exists: so a
-// writer killed at any point after its first microseconds, even while
-// syncing the ref's value over the marker, does not block the store, and
-// a lock of git's is never taken for ours (it would need a note left by a
-// writer killed between its rename and the clearing, no aiwg-state write
-// since, and git's new lock on that very inode).
-func (l *fileLock) recordOwner() {
-	if l.owner == "" {
-		return
-	}
-	fi, err := l.Stat()
-	if err != nil {
-		return
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return
-	}
-	os.MkdirAll(filepath.Dir(l.owner), 0o755)
-	os.WriteFile(l.owner, []byte(fmt.Sprintf("%d %d\n", os.Getpid(), st.Ino)), 0o644)
-}
-
-func (l *fileLock) clearOwner() {
-	if l.owner != "" {
-		os.WriteFile(l.owner, nil, 0o644)
-	}
-}
-
-// ownedByUs reports whether the owner note names this lock file and a
-// process that is gone.
-func ownedByUs(record string, f *os.File) bool {
-	data, err := os.ReadFile(record)
-	if err != nil {
-		return false
-	}
-	var pid int
-	var ino uint64
-	if _, err := fmt.Sscanf(string(data), "%d %d", &pid, &ino); err != nil || pid <= 0 {
-		return false
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		return false
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && uint64(st.Ino) == ino && syscall.Kill(pid, 0) == syscall.ESRCH
+	path  string
+	held  *os.File // the flocked file path names
+	own   bool     // held is this lock's own file, not the Repo's
+	value bytes.Buffer
 }
 
 const lockMarker = "aiwg-state lock held by pid "
 
-// WriteString writes the lock's final content, replacing the marker.
-func (l *fileLock) WriteString(s string) (int, error) {
-	if !l.written {
-		l.written = true
-		if err := l.Truncate(0); err != nil {
-			return 0, err
-		}
-		if _, err := l.Seek(0, 0); err != nil {
-			return 0, err
-		}
+// WriteString adds to the ref's new value.
+func (l *fileLock) WriteString(s string) (int, error) { return l.value.WriteString(s) }
+
+// Write adds to the ref's new value.
+func (l *fileLock) Write(b []byte) (int, error) { return l.value.Write(b) }
+
+// release removes the lock. The name goes before the flock can: once the
+// flock is released a breaker may take the file for a dead writer's and a
+// new writer may create the next lock, which this must not remove.
+func (l *fileLock) release() {
+	os.Remove(l.path)
+	if l.own {
+		l.held.Close()
 	}
-	return l.File.WriteString(s)
 }
 
-// Write is WriteString for bytes.
-func (l *fileLock) Write(b []byte) (int, error) { return l.WriteString(string(b)) }
+// publish puts the value written to the lock in place at path (the ref)
+// with an atomic rename, syncing it first when sync is set. It refuses if
+// lockPath no longer names this lock (removed by hand), so a writer never
+// updates a ref it did not hold.
+func (l *fileLock) publish(path string, sync bool) error {
+	tmp := tempName(l.path)
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(l.value.Bytes())
+	if err == nil && sync {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		mine, serr := l.held.Stat()
+		cur, cerr := os.Stat(l.path)
+		if serr != nil || cerr != nil || !os.SameFile(mine, cur) {
+			err = fmt.Errorf("%w: the lock was taken from this writer", ErrLocked)
+		}
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
+
+// tempName is a fresh name beside lockPath that ends in .lock, which git
+// skips when it lists refs; removeStaleTemp sweeps any a crash leaves.
+func tempName(lockPath string) string {
+	return lockPath + "." + strconv.FormatUint(rand.Uint64(), 36) + ".lock"
+}
 
 // acquire creates lockPath exclusively, as git does (see tryLock), waiting
 // with jittered backoff while another writer holds it, and breaking it
@@ -138,48 +124,111 @@ func (r *Repo) acquire(ctx context.Context, lockPath string) (*fileLock, error) 
 	}
 }
 
-// tryLock creates lockPath, failing with fs.ErrExist when it exists. The
-// file is made under a temporary name (ending in .lock, which git ignores),
-// flocked and marked there, and then hard-linked to lockPath, which is as
-// exclusive as O_EXCL: so lockPath never exists, even for a moment, without
-// the flock and marker that let a waiter tell a dead writer's lock from a
-// live one or from git's.
+// tryLock creates lockPath, failing with fs.ErrExist when it exists, as
+// a hard link to the Repo's lock file, which is as exclusive as O_EXCL:
+// so lockPath never exists, even for a moment, without the flock and
+// marker that let a waiter tell a dead writer's lock from a live one or
+// from git's.
 func (r *Repo) tryLock(lockPath string) (*fileLock, error) {
-	tmp := lockPath + "." + strconv.FormatUint(rand.Uint64(), 36) + ".lock"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o644)
+	held, template, err := r.lockFile()
 	if err != nil {
 		return nil, err
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	err = os.Link(template, lockPath)
+	if err == nil {
+		return &fileLock{path: lockPath, held: held}, nil
+	}
+	if errors.Is(err, fs.ErrExist) {
+		return nil, err
+	}
+	// A file system without hard links: create the lock in place, as git
+	// does, leaving a short window in which a killed writer's lock is not
+	// recognisable (it then needs removing by hand, as git's).
+	f, err := os.OpenFile(lockPath, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+		f.WriteString(lockMarker + strconv.Itoa(os.Getpid()) + "\n")
+	}
+	return &fileLock{path: lockPath, held: f, own: true}, nil
+}
+
+// lockFile returns the Repo's lock file, creating it on first use: a file
+// under aiwg/locks, marked and flocked for the Repo's life (the kernel
+// drops the flock when the process dies), of which every lock the Repo
+// takes is a hard link. It is made under a temporary name and renamed
+// once flocked, so sweepLockFiles never takes a live one for a dead one's.
+func (r *Repo) lockFile() (*os.File, string, error) {
+	r.lockMu.Lock()
+	defer r.lockMu.Unlock()
+	if r.lockF != nil {
+		return r.lockF, r.lockPath, nil
+	}
+	dir := filepath.Join(r.dir, "aiwg", "locks")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, "", err
+	}
+	name := strconv.FormatUint(rand.Uint64(), 36)
+	tmp := filepath.Join(dir, "new-"+name)
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, "", err
+	}
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	if err == nil {
+		_, err = f.WriteString(lockMarker + strconv.Itoa(os.Getpid()) + "\n")
+	}
+	final := filepath.Join(dir, "held-"+name)
+	if err == nil {
+		err = os.Rename(tmp, final)
+	}
+	if err != nil {
 		f.Close()
 		os.Remove(tmp)
-		return nil, err
+		return nil, "", err
 	}
-	if _, err := f.WriteString(lockMarker + strconv.Itoa(os.Getpid()) + "\n"); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return nil, err
+	r.lockF, r.lockPath = f, final
+	return f, final, nil
+}
+
+// closeLockFile removes the Repo's lock file when the Repo closes.
+func (r *Repo) closeLockFile() {
+	r.lockMu.Lock()
+	defer r.lockMu.Unlock()
+	if r.lockF != nil {
+		os.Remove(r.lockPath)
+		r.lockF.Close()
+		r.lockF = nil
 	}
-	err = os.Link(tmp, lockPath)
-	os.Remove(tmp)
-	if err != nil && !errors.Is(err, fs.ErrExist) {
-		// A file system without hard links: create the lock in place, as
-		// git does, leaving a short window in which a killed writer's lock
-		// is not recognisable (it then needs removing by hand, as git's).
-		f.Close()
-		if f, err = os.OpenFile(lockPath, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o644); err != nil {
-			return nil, err
+}
+
+// sweepLockFiles removes the lock files of Repos whose process died (their
+// flock is free), and temporary ones a crash left.
+func (r *Repo) sweepLockFiles() {
+	dir := filepath.Join(r.dir, "aiwg", "locks")
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range es {
+		p := filepath.Join(dir, e.Name())
+		switch {
+		case strings.HasPrefix(e.Name(), "held-"):
+			f, err := os.Open(p)
+			if err != nil {
+				continue
+			}
+			if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+				os.Remove(p)
+			}
+			f.Close()
+		case strings.HasPrefix(e.Name(), "new-"):
+			if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > time.Hour {
+				os.Remove(p)
+			}
 		}
-		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
-			f.WriteString(lockMarker + strconv.Itoa(os.Getpid()) + "\n")
-		}
-	} else if err != nil {
-		f.Close()
-		return nil, err
 	}
-	l := &fileLock{File: f, path: lockPath, owner: r.ownerRecord(lockPath)}
-	l.recordOwner()
-	return l, nil
 }
 
 // breakStaleLock removes a lock left by a dead aiwg-state writer: one that
@@ -195,18 +244,11 @@ func (r *Repo) breakStaleLock(lockPath string) bool {
 		return false
 	}
 	defer f.Close()
-	record := r.ownerRecord(lockPath)
-	if !looksStale(f, record) {
+	if !hasMarker(f) {
 		return false
 	}
 	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
 		return false // a live aiwg-state writer holds it
-	}
-	// Read again under the flock: a live writer replaces the marker with
-	// the ref's value before it lets go, so what we read before may be
-	// stale.
-	if !looksStale(f, record) {
-		return false
 	}
 	brkDir := filepath.Join(r.dir, "aiwg")
 	os.MkdirAll(brkDir, 0o755)
@@ -226,22 +268,14 @@ func (r *Repo) breakStaleLock(lockPath string) bool {
 	if err != nil || !os.SameFile(cur, judged) {
 		return false // already broken, or finished, by someone else
 	}
-	// The note goes first: once the file is removed its inode may be
-	// reused by git's next lock, which the note must not then name.
-	os.WriteFile(record, nil, 0o644)
 	return os.Remove(lockPath) == nil
 }
 
-// looksStale: the lock is ours (our marker in it, or our owner record
-// naming it), so with its flock free its writer is dead. A lock that is
-// not ours is git's and is never broken: git renames whatever <ref>.lock
-// names when it finishes, however long it took, so breaking a slow git's
-// lock could put another writer's lock over the ref. A killed git's lock
-// is reported, as git does.
-func looksStale(f *os.File, record string) bool {
-	return hasMarker(f) || ownedByUs(record, f)
-}
-
+// hasMarker reports whether f is an aiwg-state lock. A lock that is not
+// ours is git's and is never broken: git renames whatever <ref>.lock names
+// when it finishes, however long it took, so breaking a slow git's lock
+// could put another writer's lock over the ref. A killed git's lock is
+// reported, as git does.
 func hasMarker(f *os.File) bool {
 	var head [len(lockMarker)]byte
 	n, _ := f.ReadAt(head[:], 0)

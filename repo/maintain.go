@@ -62,6 +62,7 @@ func (r *Repo) Maintain(ctx context.Context, full bool) error {
 	}
 	defer unlock()
 	r.removeStaleTemp()
+	r.sweepLockFiles()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("git %s: %v: %s", strings.Join(cmd.Args[3:], " "), err, strings.TrimSpace(string(out)))
 	}
@@ -149,18 +150,30 @@ func maintenanceLockStale(lockPath string) bool {
 // (<ref>.lock.<random>.lock), older than an hour (a live writer finishes
 // with them within milliseconds).
 func (r *Repo) removeStaleTemp() {
-	filepath.WalkDir(filepath.Join(r.dir, "refs"), func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return nil
-		}
+	// Temporary lock and ref-value files (see tempName) of writers killed
+	// in their first or last microseconds: under refs/, and beside HEAD
+	// and packed-refs at the top.
+	strayTemp := func(p string, d fs.DirEntry) {
 		n := d.Name()
 		if i := strings.Index(n, ".lock."); i >= 0 && strings.HasSuffix(n, ".lock") && len(n) > i+len(".lock.")+len(".lock") {
 			if fi, err := d.Info(); err == nil && time.Since(fi.ModTime()) > time.Hour {
 				os.Remove(p)
 			}
 		}
+	}
+	filepath.WalkDir(filepath.Join(r.dir, "refs"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			strayTemp(p, d)
+		}
 		return nil
 	})
+	if es, err := os.ReadDir(r.dir); err == nil {
+		for _, e := range es {
+			if !e.IsDir() {
+				strayTemp(filepath.Join(r.dir, e.Name()), e)
+			}
+		}
+	}
 	dir := filepath.Join(r.dir, "objects", "pack")
 	es, err := os.ReadDir(dir)
 	if err != nil {

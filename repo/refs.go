@@ -176,8 +176,9 @@ func (r *Repo) UpdateRef(ctx context.Context, name string, old, new plumbing.Has
 	})
 }
 
-// withLock runs fn holding <name>.lock and renames the lock over the ref;
-// when fn reports that it deleted the ref, or fails, the lock is removed.
+// withLock runs fn holding <name>.lock, then puts the value fn wrote in
+// place of the ref and removes the lock; when fn reports that it deleted
+// the ref, or fails, the lock is just removed.
 func (r *Repo) withLock(ctx context.Context, name string, fn func(lock *fileLock) (deleted bool, err error)) error {
 	path := filepath.Join(r.dir, filepath.FromSlash(name))
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -188,42 +189,12 @@ func (r *Repo) withLock(ctx context.Context, name string, fn func(lock *fileLock
 	if err != nil {
 		return fmt.Errorf("ref %s: %w", name, err)
 	}
-	done := false
-	defer func() {
-		if !done {
-			// Remove while still holding the flock: once it is released,
-			// a breaker may take the file for a dead writer's and a new
-			// writer may create the next lock, which this must not remove.
-			os.Remove(lockPath)
-			lock.clearOwner()
-			lock.Close()
-		}
-	}()
+	defer lock.release()
 	deleted, err := fn(lock)
 	if err != nil || deleted {
 		return err
 	}
-	if r.opts.Sync {
-		if err := lock.Sync(); err != nil {
-			return fmt.Errorf("ref %s: %w", name, err)
-		}
-	}
-	// Rename while still holding the flock, so no waiter can take a live
-	// writer's lock for a dead one's in between; and check first that the
-	// name is still ours (a git process's lock broken after two seconds
-	// is the one way it could not be), so another writer's lock is never
-	// renamed over the ref.
-	if mine, err := lock.Stat(); err != nil {
-		return fmt.Errorf("ref %s: %w", name, err)
-	} else if cur, err := os.Stat(lockPath); err != nil || !os.SameFile(mine, cur) {
-		return fmt.Errorf("ref %s: %w: the lock was taken from this writer", name, ErrLocked)
-	}
-	if err := os.Rename(lockPath, path); err != nil {
-		return fmt.Errorf("ref %s: %w", name, err)
-	}
-	done = true
-	lock.clearOwner()
-	if err := lock.Close(); err != nil {
+	if err := lock.publish(path, r.opts.Sync); err != nil {
 		return fmt.Errorf("ref %s: %w", name, err)
 	}
 	if r.opts.Sync {

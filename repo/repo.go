@@ -64,6 +64,10 @@ type Repo struct {
 
 	tailMu sync.Mutex
 	tail   *tailPack // the last tail pack this process wrote
+
+	lockMu   sync.Mutex
+	lockF    *os.File // see lockFile
+	lockPath string
 }
 
 // Init creates a bare repository at dir whose HEAD points at branch. It
@@ -124,6 +128,7 @@ func (r *Repo) SetSync(on bool) { r.opts.Sync = on }
 // descriptors.
 func (r *Repo) Close() error {
 	r.background.Wait()
+	r.closeLockFile()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.objs.close()

@@ -139,21 +139,25 @@ func TestLockFilesOfDeadReposAreSwept(t *testing.T) {
 		m, _ := filepath.Glob(filepath.Join(r.dir, "aiwg", "locks", "held-*"))
 		return m
 	}
-	l, err := r.acquire(ctx, lockPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l.release()
-	dead, err := Open(ctx, r.dir, r.opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if l, err := dead.acquire(ctx, lockPath); err != nil {
-		t.Fatal(err)
-	} else {
+	// lockOnce opens the store as another process would (or uses r) and
+	// takes and releases a lock, which makes the Repo's lock file.
+	lockOnce := func(open bool) *Repo {
+		rr := r
+		if open {
+			var err error
+			if rr, err = Open(ctx, r.dir, r.opts); err != nil {
+				t.Fatal(err)
+			}
+		}
+		l, err := rr.acquire(ctx, lockPath)
+		if err != nil {
+			t.Fatal(err)
+		}
 		l.release()
+		return rr
 	}
-	dead.lockF.Close()
+	lockOnce(false)
+	lockOnce(true).lockF.Close() // its process dies
 	if n := len(files()); n != 2 {
 		t.Fatalf("%d lock files, want 2", n)
 	}
@@ -161,16 +165,7 @@ func TestLockFilesOfDeadReposAreSwept(t *testing.T) {
 	if got := files(); len(got) != 1 || got[0] != r.lockPath {
 		t.Fatalf("after sweep: %v, want only the live %s", got, r.lockPath)
 	}
-	other, err := Open(ctx, r.dir, r.opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if l, err := other.acquire(ctx, lockPath); err != nil {
-		t.Fatal(err)
-	} else {
-		l.release()
-	}
-	other.Close()
+	lockOnce(true).Close()
 	if n := len(files()); n != 1 {
 		t.Fatalf("Close left its lock file: %d files", n)
 	}

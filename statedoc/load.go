@@ -231,17 +231,31 @@ func (r *resolver) resolve(file string, v any, at, inner verbiage.Path, stack []
 		r.d.mounts = append(r.d.mounts, Mount{At: slices.Clone(at), Ref: x, File: target, From: file, Inner: slices.Clone(inner)})
 		out, _, err := r.resolve(target, sv, at, verbiage.Path{}, slices.Concat(stack, []string{target}))
 		return out, true, err
+	case map[string]any, []any:
+		// at and inner grow in place: nothing keeps them past the call
+		// but Mount, which copies them.
+		return rebuild(x, r.sorted, func(k string, child any) (any, bool, error) {
+			seg := verbiage.Segment{Key: k}
+			return r.resolve(file, child, append(at, seg), append(inner, seg), stack)
+		})
+	}
+	return v, false, nil
+}
+
+// rebuild calls fn on each child of an object (in key order when sorted)
+// or array, with its key or index, and returns v with the children fn
+// changed, copying v only when one did: most walks of a document change
+// nothing, and then allocate nothing.
+func rebuild(v any, sorted bool, fn func(key string, child any) (any, bool, error)) (any, bool, error) {
+	switch x := v.(type) {
 	case map[string]any:
 		var out map[string]any
 		keys := maps.Keys(x)
-		if r.sorted {
+		if sorted {
 			keys = slices.Values(slices.Sorted(keys))
 		}
 		for k := range keys {
-			// at and inner grow in place: nothing keeps them past the
-			// call but Mount, which copies them.
-			seg := verbiage.Segment{Key: k}
-			nv, changed, err := r.resolve(file, x[k], append(at, seg), append(inner, seg), stack)
+			nv, changed, err := fn(k, x[k])
 			if err != nil {
 				return nil, false, err
 			}
@@ -259,8 +273,7 @@ func (r *resolver) resolve(file string, v any, at, inner verbiage.Path, stack []
 	case []any:
 		var out []any
 		for i, e := range x {
-			seg := verbiage.Segment{Key: strconv.Itoa(i)}
-			nv, changed, err := r.resolve(file, e, append(at, seg), append(inner, seg), stack)
+			nv, changed, err := fn(strconv.Itoa(i), e)
 			if err != nil {
 				return nil, false, err
 			}

@@ -233,42 +233,10 @@ func (w *writer) freshValue(file string, v any, at verbiage.Path) (any, bool, er
 		}
 		w.inits[target] = stored
 		return ref.String(), true, nil
-	case map[string]any:
-		var out map[string]any
-		for _, k := range slices.Sorted(maps.Keys(x)) {
-			nv, changed, err := w.freshValue(file, x[k], at.Child(k))
-			if err != nil {
-				return nil, false, err
-			}
-			if changed {
-				if out == nil {
-					out = maps.Clone(x)
-				}
-				out[k] = nv
-			}
-		}
-		if out == nil {
-			return x, false, nil
-		}
-		return out, true, nil
-	case []any:
-		var out []any
-		for i, e := range x {
-			nv, changed, err := w.freshValue(file, e, at.Child(strconv.Itoa(i)))
-			if err != nil {
-				return nil, false, err
-			}
-			if changed {
-				if out == nil {
-					out = slices.Clone(x)
-				}
-				out[i] = nv
-			}
-		}
-		if out == nil {
-			return x, false, nil
-		}
-		return out, true, nil
+	case map[string]any, []any:
+		return rebuild(x, true, func(k string, child any) (any, bool, error) {
+			return w.freshValue(file, child, at.Child(k))
+		})
 	}
 	return v, false, nil
 }

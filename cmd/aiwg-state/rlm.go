@@ -100,11 +100,7 @@ git log -- <file> is that variable's history.`,
 				ArgsUsage: "[ID]",
 				Flags:     rlmReadFlags(),
 				Action: command(func(s *session) error {
-					a, err := args(s.c, 0, 1)
-					if err != nil {
-						return err
-					}
-					info, err := s.store.State(s.c.Context, stateArg(s, a), s.readOptions())
+					info, err := stateOfArg(s)
 					if err != nil {
 						return err
 					}
@@ -122,11 +118,7 @@ git log -- <file> is that variable's history.`,
 				ArgsUsage: "[ID]",
 				Flags:     rlmReadFlags(),
 				Action: command(func(s *session) error {
-					a, err := args(s.c, 0, 1)
-					if err != nil {
-						return err
-					}
-					info, err := s.store.State(s.c.Context, stateArg(s, a), s.readOptions())
+					info, err := stateOfArg(s)
 					if err != nil {
 						return err
 					}
@@ -605,3 +597,13 @@ Examples:
 }
 
 func verbiageAdvice(name string) []string { return verbiage.NamingAdvice(name) }
+
+// stateOfArg reads the state named by the optional ID argument (or
+// --state, or the newest).
+func stateOfArg(s *session) (*aiwgstate.StateInfo, error) {
+	a, err := args(s.c, 0, 1)
+	if err != nil {
+		return nil, err
+	}
+	return s.store.State(s.c.Context, stateArg(s, a), s.readOptions())
+}

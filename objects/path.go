@@ -36,7 +36,16 @@ func notFound(p verbiage.Path, detail string) error {
 }
 
 func notContainer(p verbiage.Path, i int, v any) error {
-	return fmt.Errorf("%w: key path %q: %q is %s", ErrNotContainer, p.String(), p[:i].String(), kindOf(v))
+	return fmt.Errorf("%w: key path %q: %s is %s", ErrNotContainer, p.String(), where(p[:i]), kindOf(v))
+}
+
+// where names the value at key path p in a message: the document itself
+// has the empty path, which quoted reads as a key named "".
+func where(p verbiage.Path) string {
+	if len(p) == 0 {
+		return "the document"
+	}
+	return strconv.Quote(p.String())
 }
 
 func kindOf(v any) string {
@@ -162,8 +171,8 @@ func set(node any, exists bool, p verbiage.Path, i int, v any) (any, error) {
 		case isIndex:
 			return nil, notFound(p[:i+1], fmt.Sprintf("index %d beyond the end of an array of %d", n, len(x)))
 		default:
-			return nil, fmt.Errorf("%w: key path %q: %q is an array and %q is not an index",
-				ErrNotContainer, p.String(), p[:i].String(), seg.Key)
+			return nil, fmt.Errorf("%w: key path %q: %s is an array and %q is not an index",
+				ErrNotContainer, p.String(), where(p[:i]), seg.Key)
 		}
 	default:
 		return nil, notContainer(p, i, node)

@@ -108,6 +108,13 @@ func TestErrorsNameThePath(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `"a.s.x.y"`) || !strings.Contains(err.Error(), `"a.s" is a string`) {
 		t.Errorf("error %v does not say which path and why", err)
 	}
+	// A document that is itself a scalar is named as such, not as a key "".
+	if _, err := Get(float64(1), verbiage.MustParsePath("k")); err == nil || !strings.Contains(err.Error(), `the document is a number`) {
+		t.Errorf("error %v does not say the document is a number", err)
+	}
+	if _, err := Set([]any{}, verbiage.MustParsePath("k"), true); err == nil || !strings.Contains(err.Error(), `the document is an array and "k" is not an index`) {
+		t.Errorf("error %v does not say the document is an array", err)
+	}
 	_, err = Get(doc, verbiage.MustParsePath(`dot\.key.nope`))
 	if err == nil || !strings.Contains(err.Error(), `"dot\\.key.nope"`) {
 		t.Errorf("error %v does not name the escaped path", err)

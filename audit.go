@@ -91,15 +91,29 @@ func (w who) of(s *Store, h plumbing.Hash) *Mutation {
 	return m
 }
 
+// BlameOptions choose how Blame treats merges.
+type BlameOptions struct {
+	// AllParents blames a key that a merge took unchanged from a merged-in
+	// branch in that branch's history (as git blame does), so it names the
+	// agent that set it there; otherwise the merge is named (first
+	// parents).
+	AllParents bool
+}
+
 // Blame returns, for every leaf key of a document (in document order), the
-// commit, agent, time and mutation id that last set it, along first
-// parents from ro's revision.
-func (s *Store) Blame(ctx context.Context, file string, ro ReadOptions) ([]BlameEntry, error) {
+// commit, agent, time and mutation id that last set it, from ro's
+// revision.
+func (s *Store) Blame(ctx context.Context, file string, ro ReadOptions, bo BlameOptions) ([]BlameEntry, error) {
 	clean, at, err := s.auditTarget(file, ro)
 	if err != nil {
 		return nil, err
 	}
-	bl, err := audit.Open(s.repo).Blame(ctx, at, clean)
+	ix := audit.Open(s.repo)
+	blame := ix.Blame
+	if bo.AllParents {
+		blame = ix.BlameAllParents
+	}
+	bl, err := blame(ctx, at, clean)
 	if err != nil {
 		return nil, err
 	}

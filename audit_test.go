@@ -248,7 +248,7 @@ func TestBlameAndKeyLogMatchReplay(t *testing.T) {
 				if _, err := h.st.Cat(context.Background(), doc, aiwgstate.ReadOptions{}); err != nil {
 					continue
 				}
-				blame, err := h.st.Blame(context.Background(), doc, aiwgstate.ReadOptions{})
+				blame, err := h.st.Blame(context.Background(), doc, aiwgstate.ReadOptions{}, aiwgstate.BlameOptions{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -311,7 +311,7 @@ func TestLogFollowAndBlameAcrossMove(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("log --follow:\n got %q\nwant %q", got, want)
 	}
-	blame, err := st.Blame(ctx, "docs/plan.json", aiwgstate.ReadOptions{})
+	blame, err := st.Blame(ctx, "docs/plan.json", aiwgstate.ReadOptions{}, aiwgstate.BlameOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,5 +376,81 @@ func TestBisect(t *testing.T) {
 		if res.Reads > 10 { // log2(101) + 2
 			t.Errorf("bisect %q read %d states", c.pred, res.Reads)
 		}
+	}
+}
+
+// TestBlameAllParentsFollowsMerges: a key set on a branch (two merges
+// away) is blamed on the agent that set it there, as git blame says of
+// its line; first-parent blame names the merge that brought it in.
+func TestBlameAllParentsFollowsMerges(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	wo := func(agent, branch string, s int) aiwgstate.WriteOptions {
+		return aiwgstate.WriteOptions{Agent: agent, Branch: branch, Time: t0.Add(time.Duration(s) * time.Second)}
+	}
+	must := func(_ any, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(st.Put(ctx, "d.json", []byte(`{"a":0,"b":0,"c":0}`), wo("init", "main", 0)))
+	must(st.CreateBranch(ctx, "feat", "main"))
+	must(st.Set(ctx, "d.json", "b", []byte("1"), wo("bob", "feat", 1)))
+	must(st.CreateBranch(ctx, "sub", "feat"))
+	must(st.Set(ctx, "d.json", "d", []byte("5"), wo("carol", "sub", 2)))
+	must(st.Set(ctx, "d.json", "c", []byte("2"), wo("alice", "main", 3)))
+	must(st.Set(ctx, "d.json", "a", []byte("7"), wo("bob", "feat", 4)))
+	must(st.Merge(ctx, "sub", aiwgstate.MergeOptions{Into: "feat", NoFF: true, Write: wo("bob", "", 5)}))
+	must(st.Merge(ctx, "feat", aiwgstate.MergeOptions{Into: "main", NoFF: true, Write: wo("coord", "", 6)}))
+
+	agents := func(bo aiwgstate.BlameOptions) map[string]string {
+		bl, err := st.Blame(ctx, "d.json", aiwgstate.ReadOptions{}, bo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		for _, e := range bl {
+			out[e.Path] = e.Agent + " " + e.Commit
+		}
+		return out
+	}
+	first, all := agents(aiwgstate.BlameOptions{}), agents(aiwgstate.BlameOptions{AllParents: true})
+	for key, want := range map[string]string{"a": "coord", "b": "coord", "c": "alice", "d": "coord"} {
+		if got := strings.Fields(first[key])[0]; got != want {
+			t.Errorf("first-parent blame of %s: %s, want %s", key, got, want)
+		}
+	}
+	for key, want := range map[string]string{"a": "bob", "b": "bob", "c": "alice", "d": "carol"} {
+		if got := strings.Fields(all[key])[0]; got != want {
+			t.Errorf("all-parents blame of %s: %s, want %s", key, got, want)
+		}
+	}
+	// git blame (which follows every parent) agrees line by line: each
+	// key is on a line of its own in the canonical file. Not for c: the
+	// merge gave its line a comma (d follows it now), so git blames the
+	// line on the merge while the key's value is alice's.
+	porcelain := git(t, st, "blame", "--line-porcelain", "main", "--", "d.json")
+	commit, compared := "", 0
+	for _, l := range strings.Split(porcelain, "\n") {
+		if f := strings.Fields(l); len(f) >= 3 && len(f[0]) == 40 {
+			commit = f[0]
+		}
+		if text, ok := strings.CutPrefix(l, "\t"); ok {
+			if key, _, ok := strings.Cut(strings.TrimSpace(text), ":"); ok {
+				key = strings.Trim(key, `"`)
+				if key == "c" {
+					continue
+				}
+				if got := strings.Fields(all[key])[1]; got != commit {
+					t.Errorf("key %s: all-parents blame says %s, git blame %s", key, got, commit)
+				}
+				compared++
+			}
+		}
+	}
+	if compared != 3 {
+		t.Fatalf("compared %d keys with git blame, want 3 (a, b, d):\n%s", compared, porcelain)
 	}
 }

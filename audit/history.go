@@ -513,6 +513,55 @@ func (ix *Index) Blame(ctx context.Context, at plumbing.Hash, file string) ([]Bl
 	return out, nil
 }
 
+// BlameAllParents is Blame through merges, as git blame does: a leaf that
+// first-parent blame gives to a merge commit, and that a merged-in parent
+// holds with the same value, is blamed in that parent's history instead,
+// so a key an agent set on its branch names that agent's commit, not the
+// merge that brought it in. A value no parent held (a resolved conflict)
+// stays the merge's.
+func (ix *Index) BlameAllParents(ctx context.Context, at plumbing.Hash, file string) ([]Blamed, error) {
+	memo := map[plumbing.Hash]map[string]Blamed{}
+	var blame func(at plumbing.Hash) ([]Blamed, error)
+	blame = func(at plumbing.Hash) ([]Blamed, error) {
+		out, err := ix.Blame(ctx, at, file)
+		if err != nil {
+			return nil, err
+		}
+		for i, b := range out {
+			if b.Commit.IsZero() {
+				continue
+			}
+			c, err := ix.repo.ReadCommit(b.Commit)
+			if err != nil {
+				return nil, err
+			}
+			for _, p := range c.Parents[min(1, len(c.Parents)):] {
+				theirs, ok := memo[p]
+				if !ok {
+					pb, err := blame(p)
+					if errors.Is(err, repo.ErrNotFound) {
+						pb, err = nil, nil // the file is not on that side
+					}
+					if err != nil {
+						return nil, err
+					}
+					theirs = make(map[string]Blamed, len(pb))
+					for _, x := range pb {
+						theirs[x.Path.String()] = x
+					}
+					memo[p] = theirs
+				}
+				if t, ok := theirs[b.Path.String()]; ok && objects.Equal(t.Value, b.Value) {
+					out[i].Commit = t.Commit
+					break
+				}
+			}
+		}
+		return out, nil
+	}
+	return blame(at)
+}
+
 // BlamedLine is one line of a document's stored text and the commit that
 // last changed it, as git blame would say.
 type BlamedLine struct {

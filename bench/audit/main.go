@@ -123,7 +123,7 @@ func compare(bin, store string, n int, label, file string, changes, runs int) {
 		check(st.Log(ctx, aiwgstate.LogOptions{File: file}, func(*aiwgstate.Mutation) bool { return true }))
 	})
 	bl := median(runs, func() {
-		_, err := st.Blame(ctx, file, aiwgstate.ReadOptions{})
+		_, err := st.Blame(ctx, file, aiwgstate.ReadOptions{}, aiwgstate.BlameOptions{})
 		check(err)
 	})
 	fmt.Printf("%-9d %-40s %12s %12s\n", n, "  in-process (open store): log, blame", round(lg), round(bl))

@@ -89,16 +89,21 @@ Examples:
 			ArgsUsage: "FILE",
 			Description: `Each line: commit, time (UTC), agent, mutation id, key path = value, for
 every leaf (scalar, empty object or empty array) of the document at --at
-(default HEAD), along first parents. A key path is a position: inserting at
-the front of an array changes every index after it. --lines blames the
+(default HEAD), along first parents: a key merged in from a branch is the
+merge's. --all-parents follows such a key into the branch, as git blame
+does, naming the agent that set it there (a value no side held, a
+resolved conflict, stays the merge's). A key path is a position: inserting
+at the front of an array changes every index after it. --lines blames the
 stored text line by line instead, like git blame.
 
 Examples:
    aiwg-state blame plan.json
+   aiwg-state blame plan.json --all-parents
    aiwg-state blame plan.json --at HEAD~10 --json
    aiwg-state blame plan.json --lines`,
 			Flags: append(readFlags(),
 				&cli.BoolFlag{Name: "lines", Usage: "blame lines of the stored text, like git blame"},
+				&cli.BoolFlag{Name: "all-parents", Usage: "follow keys merged in from a branch into that branch's history"},
 			),
 			Action: command(func(s *session) error {
 				a, err := args(s.c, 1, 1)
@@ -106,6 +111,9 @@ Examples:
 					return err
 				}
 				if s.c.Bool("lines") {
+					if s.c.Bool("all-parents") {
+						return usagef("--all-parents blames keys; --lines blames text along first parents")
+					}
 					lines, err := s.store.BlameLines(s.c.Context, a[0], s.readOptions())
 					if err != nil {
 						return err
@@ -119,7 +127,7 @@ Examples:
 					}
 					return nil
 				}
-				entries, err := s.store.Blame(s.c.Context, a[0], s.readOptions())
+				entries, err := s.store.Blame(s.c.Context, a[0], s.readOptions(), aiwgstate.BlameOptions{AllParents: s.c.Bool("all-parents")})
 				if err != nil {
 					return err
 				}

@@ -117,6 +117,13 @@ func TestAuditCommands(t *testing.T) {
 	if len(blame) != 2 || blame[0].Path != "risk.level" || blame[0].Agent != "critic" || blame[1].Agent != "bob" {
 		t.Fatalf("blame --json: %+v", blame)
 	}
+	// On a history without merges, following all parents changes nothing.
+	if a, b := mustCLI(t, s, "", "blame", "docs/plan.json", "--json"), mustCLI(t, s, "", "blame", "docs/plan.json", "--json", "--all-parents"); a != b {
+		t.Fatalf("blame --all-parents on a linear history:\n%s\nvs\n%s", b, a)
+	}
+	if _, _, code := runCLI(t, s, "", "blame", "docs/plan.json", "--lines", "--all-parents"); code != exitUsage {
+		t.Fatalf("blame --lines --all-parents: exit %d, want %d", code, exitUsage)
+	}
 	if out := mustCLI(t, s, "", "blame", "plan.json", "--at", "HEAD~3"); !strings.Contains(out, `planner       mut-`) || !strings.Contains(out, `risk.level = "low"`) {
 		t.Fatalf("blame --at:\n%s", out)
 	}

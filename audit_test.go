@@ -454,3 +454,47 @@ func TestBlameAllParentsFollowsMerges(t *testing.T) {
 		t.Fatalf("compared %d keys with git blame, want 3 (a, b, d):\n%s", compared, porcelain)
 	}
 }
+
+// TestFollowAndBlameAcrossAPlainGitMove: a rename made with plain git (no
+// trailers) is detected as git detects an exact rename, so log --follow
+// and blame continue under the old name; git log --follow agrees.
+func TestFollowAndBlameAcrossAPlainGitMove(t *testing.T) {
+	st := newStore(t)
+	ctx := context.Background()
+	m1, _ := st.Set(ctx, "plan.json", "risk.level", []byte(`"low"`), aiwgstate.WriteOptions{Agent: "planner"})
+	m2, _ := st.Set(ctx, "plan.json", "owner", []byte(`"ops"`), aiwgstate.WriteOptions{Agent: "bob"})
+	gitMove(t, st, "plan.json", "docs/plan.json")
+	m4, _ := st.Set(ctx, "docs/plan.json", "risk.level", []byte(`"high"`), aiwgstate.WriteOptions{Agent: "planner"})
+
+	var got []string
+	err := st.Log(ctx, aiwgstate.LogOptions{File: "docs/plan.json", Follow: true}, func(m *aiwgstate.Mutation) bool {
+		got = append(got, m.Commit)
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Fields(git(t, st, "log", "--follow", "--format=%H", "main", "--", "docs/plan.json"))
+	if !slices.Equal(got, want) || len(want) != 4 {
+		t.Fatalf("log --follow across git mv:\n got %v\nwant %v (git log --follow)", got, want)
+	}
+	var keyLog []string
+	st.Log(ctx, aiwgstate.LogOptions{File: "docs/plan.json", Key: "risk.level", Follow: true}, func(m *aiwgstate.Mutation) bool {
+		keyLog = append(keyLog, m.Commit)
+		return true
+	})
+	if len(keyLog) < 2 || keyLog[0] != m4.Commit || keyLog[len(keyLog)-1] != m1.Commit {
+		t.Fatalf("key log --follow across git mv: %v, want %s first and %s last", keyLog, m4.Commit, m1.Commit)
+	}
+	blame, err := st.Blame(ctx, "docs/plan.json", aiwgstate.ReadOptions{}, aiwgstate.BlameOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byPath := map[string]string{}
+	for _, b := range blame {
+		byPath[b.Path] = b.MutationID + " " + b.Agent
+	}
+	if byPath["owner"] != m2.MutationID+" bob" || byPath["risk.level"] != m4.MutationID+" planner" {
+		t.Fatalf("blame across git mv: %v", byPath)
+	}
+}

@@ -17,13 +17,13 @@ import (
 	"github.com/aiwg/aiwg-state/verbiage"
 )
 
-// gitWrite commits files with the git CLI alone, as a plain git push
-// would: no check of the store runs. mode "120000" makes a symlink.
-func gitWrite(t *testing.T, st *aiwgstate.Store, mode string, files map[string]string) {
-	t.Helper()
+// plainGit runs git commands on the store as a plain git user would, with
+// an index of its own; commit writes the index as a commit on main. No
+// check of the store runs.
+func plainGit(t *testing.T, st *aiwgstate.Store) (run func(stdin string, args ...string) string, commit func(msg string)) {
 	env := append(os.Environ(), "GIT_INDEX_FILE="+filepath.Join(t.TempDir(), "index"),
 		"GIT_AUTHOR_NAME=plain", "GIT_AUTHOR_EMAIL=p@x", "GIT_COMMITTER_NAME=plain", "GIT_COMMITTER_EMAIL=p@x")
-	run := func(stdin string, args ...string) string {
+	run = func(stdin string, args ...string) string {
 		t.Helper()
 		cmd := exec.Command("git", append([]string{"--git-dir", st.Dir()}, args...)...)
 		cmd.Env = env
@@ -35,13 +35,34 @@ func gitWrite(t *testing.T, st *aiwgstate.Store, mode string, files map[string]s
 		return strings.TrimSpace(string(out))
 	}
 	run("", "read-tree", "HEAD")
+	commit = func(msg string) {
+		tree := run("", "write-tree")
+		c := run(msg, "commit-tree", tree, "-p", "HEAD")
+		run("", "update-ref", "refs/heads/main", c)
+	}
+	return run, commit
+}
+
+// gitWrite commits files with the git CLI alone, as a plain git push
+// would. mode "120000" makes a symlink.
+func gitWrite(t *testing.T, st *aiwgstate.Store, mode string, files map[string]string) {
+	t.Helper()
+	run, commit := plainGit(t, st)
 	for path, content := range files {
 		blob := run(content, "hash-object", "-w", "--stdin")
 		run("", "update-index", "--add", "--cacheinfo", mode+","+blob+","+path)
 	}
-	tree := run("", "write-tree")
-	commit := run("plain write\n", "commit-tree", tree, "-p", "HEAD")
-	run("", "update-ref", "refs/heads/main", commit)
+	commit("plain write\n")
+}
+
+// gitMove renames a file with the git CLI alone, as git mv would.
+func gitMove(t *testing.T, st *aiwgstate.Store, from, to string) {
+	t.Helper()
+	run, commit := plainGit(t, st)
+	blob := run("", "rev-parse", "HEAD:"+from)
+	run("0 "+strings.Repeat("0", 40)+"\t"+from+"\n", "update-index", "--index-info") // mode 0 removes it
+	run("", "update-index", "--add", "--cacheinfo", "100644,"+blob+","+to)
+	commit("git mv " + from + " " + to + "\n")
 }
 
 func edit(t *testing.T, st *aiwgstate.Store, subject string, e aiwgstate.StateEdit) *aiwgstate.Mutation {

@@ -208,8 +208,10 @@ func (q *query) firstParentLog(ctx context.Context, s int32, file string, follow
 	}
 }
 
-// renamedFrom is the file that commit n moved to file, from its trailers
-// ("" when n did not).
+// renamedFrom is the file that commit n moved to file ("" when n did
+// not): from its trailers for a move aiwg-state made; for a commit made
+// with plain git (git mv, no Mutation-Id), an exact rename as git detects
+// one, a file n removed whose blob is the one n created at file.
 func (q *query) renamedFrom(n int32, file string) string {
 	c, err := q.ix.repo.ReadCommit(q.v.hash(n))
 	if err != nil {
@@ -226,6 +228,40 @@ func (q *query) renamedFrom(n int32, file string) string {
 			if op == "rename" && t.Value == file && path != "" {
 				return path
 			}
+		}
+	}
+	if c.Trailers().Get("Mutation-Id") != "" {
+		return ""
+	}
+	return q.exactRename(n, c.Tree, file)
+}
+
+func (q *query) exactRename(n int32, tree plumbing.Hash, file string) string {
+	p := q.v.firstParent(n)
+	if p < 0 {
+		return ""
+	}
+	pc, err := q.ix.repo.ReadCommit(q.v.hash(p))
+	if err != nil {
+		return ""
+	}
+	created, err := q.ix.repo.Lookup(tree, file)
+	if err != nil {
+		return ""
+	}
+	if _, err := q.ix.repo.Lookup(pc.Tree, file); err == nil {
+		return "" // file was there before: changed, not created
+	}
+	files, _, _ := q.v.forward(n)
+	for _, f := range files {
+		if f == file {
+			continue
+		}
+		if old, err := q.ix.repo.Lookup(pc.Tree, f); err != nil || old.Hash != created.Hash {
+			continue
+		}
+		if _, err := q.ix.repo.Lookup(tree, f); err != nil {
+			return f
 		}
 	}
 	return ""

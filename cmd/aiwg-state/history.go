@@ -34,7 +34,7 @@ Examples:
    aiwg-state log
    aiwg-state log plan.json -n 5
    aiwg-state log docs/plan.json#risk.level
-   aiwg-state log docs/plan.json --follow            # across mv
+   aiwg-state log docs/plan.json --follow            # across mv, ours or git mv
    aiwg-state log plan.json --all-parents             # both sides of merges
    aiwg-state log --agent planner --since 2026-11-01T00:00:00Z
    aiwg-state log --op delete --json`,
@@ -44,7 +44,7 @@ Examples:
 				&cli.StringFlag{Name: "until", Usage: "only mutations at or before this RFC 3339 time"},
 				&cli.StringFlag{Name: "op", Usage: "only mutations with this operation: create, update, delete, rename"},
 				&cli.IntFlag{Name: "n", Usage: "at most this many mutations"},
-				&cli.BoolFlag{Name: "follow", Usage: "continue the file's history across moves (mv)"},
+				&cli.BoolFlag{Name: "follow", Usage: "continue the file's history across moves (aiwg-state mv, or an exact rename made with git mv)"},
 				&cli.BoolFlag{Name: "all-parents", Usage: "follow merges into all parents (default: first parents, as git log --first-parent)"},
 			),
 			Action: command(func(s *session) error {

@@ -58,6 +58,11 @@ const (
 // only the deletion of the ref.
 const MergeRefPrefix = "refs/aiwg/merge/"
 
+// MergeRecordPrefix is where the record of a finished merge with
+// conflicts is kept, under the merge commit's id: the conflicts as found
+// and each resolve, one commit each (git log refs/aiwg/merge-records/<id>).
+const MergeRecordPrefix = "refs/aiwg/merge-records/"
+
 const (
 	mergeStatePath = "merge.json"
 	resultDir      = "result/"
@@ -1109,7 +1114,7 @@ func (s *Store) Continue(ctx context.Context, branch string, wo WriteOptions) (*
 	if head, err := s.repo.Ref(ref); err == nil && head != ours {
 		if hc, err := s.repo.ReadCommit(head); err == nil && hc.Trailers().Get(TrailerMergeRecord) == stateHash.String() {
 			res.Status, res.Commit = MergeCommitted, mutationOf(hc, ref)
-			return res, s.repo.UpdateRef(ctx, mergeRef(ref), stateHash, plumbing.ZeroHash)
+			return res, s.keepMergeRecord(ctx, ref, head, stateHash)
 		}
 	}
 	var files []stagedFile
@@ -1135,7 +1140,24 @@ func (s *Store) Continue(ctx context.Context, branch string, wo WriteOptions) (*
 		return nil, err
 	}
 	res.Status, res.Commit = MergeCommitted, m
-	return res, s.repo.UpdateRef(ctx, mergeRef(ref), stateHash, plumbing.ZeroHash)
+	return res, s.keepMergeRecord(ctx, ref, plumbing.NewHash(m.Commit), stateHash)
+}
+
+// keepMergeRecord ends the merge in progress on ref, which merge commit
+// finished: its record (the conflicts and every resolve, a chain of
+// commits) moves to MergeRecordPrefix+<merge commit>, so the commit the
+// merge's Merge-Record trailer names stays reachable, and survives gc,
+// for whoever audits how the conflicts were settled. Run again after a
+// crash, it finishes what is left.
+func (s *Store) keepMergeRecord(ctx context.Context, ref string, merge, record plumbing.Hash) error {
+	keep := MergeRecordPrefix + merge.String()
+	if err := s.repo.UpdateRef(ctx, keep, plumbing.ZeroHash, record); err != nil {
+		var stale *repo.StaleError
+		if !errors.As(err, &stale) || stale.Current != record {
+			return err
+		}
+	}
+	return s.repo.UpdateRef(ctx, mergeRef(ref), record, plumbing.ZeroHash)
 }
 
 // Abort drops the merge in progress on branch. The branch was never

@@ -406,11 +406,22 @@ func TestNoWriteOnABranchWithAMergeInProgress(t *testing.T) {
 	if _, err := st.ResolveConflict(ctx, "", "d.json", "a", aiwgstate.Resolution{Take: "ours"}, aiwgstate.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Continue(ctx, "", aiwgstate.WriteOptions{}); err != nil {
+	res, err := st.Continue(ctx, "", aiwgstate.WriteOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if busy, _ := st.HasConflicts("main"); busy {
 		t.Fatal("HasConflicts after --continue")
+	}
+	// The record of how the conflicts were settled stays reachable under
+	// the merge commit's id, through git gc, for an audit.
+	record := strings.TrimSpace(git(t, st, "log", "-1", "--format=%(trailers:key=Merge-Record,valueonly)", res.Commit.Commit))
+	if kept := strings.TrimSpace(git(t, st, "rev-parse", aiwgstate.MergeRecordPrefix+res.Commit.Commit)); record == "" || kept != record {
+		t.Fatalf("Merge-Record %q, kept under %s: %q", record, aiwgstate.MergeRecordPrefix, kept)
+	}
+	git(t, st, "gc", "--prune=now", "--quiet")
+	if log := git(t, st, "log", "--format=%s", record); !strings.Contains(log, "resolve") {
+		t.Fatalf("the record after gc:\n%s", log)
 	}
 	fsck(t, st)
 }

@@ -210,8 +210,9 @@ func (q *query) firstParentLog(ctx context.Context, s int32, file string, follow
 
 // renamedFrom is the file that commit n moved to file ("" when n did
 // not): from its trailers for a move aiwg-state made; for a commit made
-// with plain git (git mv, no Mutation-Id), an exact rename as git detects
-// one, a file n removed whose blob is the one n created at file.
+// with plain git (git mv, no Mutation-Id, one parent), an exact rename as
+// git detects one, a file n removed whose blob is the one n created at
+// file.
 func (q *query) renamedFrom(n int32, file string) string {
 	c, err := q.ix.repo.ReadCommit(q.v.hash(n))
 	if err != nil {
@@ -230,8 +231,8 @@ func (q *query) renamedFrom(n int32, file string) string {
 			}
 		}
 	}
-	if c.Trailers().Get("Mutation-Id") != "" {
-		return ""
+	if c.Trailers().Get("Mutation-Id") != "" || len(c.Parents) != 1 {
+		return "" // ours say so; a merge taking a file from a side is no move
 	}
 	return q.exactRename(n, c.Tree, file)
 }

@@ -144,7 +144,7 @@ func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, err 
 		}
 		r.setTail(&tailPack{hash: newPack, data: data, entries: entries})
 	} else {
-		r.setTail(nil)
+		r.tailFull()
 	}
 	return newPack, oldTail, nil
 }
@@ -201,24 +201,39 @@ func (r *Repo) cachedBody(h plumbing.Hash, t plumbing.ObjectType) ([]byte, bool)
 }
 
 // currentTail is the tail pack to extend: this process's last one while
-// its file is still there, else the newest small pack on disk.
+// its file is still there, else the newest small pack on disk; nil (start
+// a new pack) right after this process filled a tail.
 func (r *Repo) currentTail() *tailPack {
 	r.tailMu.Lock()
-	t := r.tail
+	t, filled := r.tail, r.tailFilled
 	r.tailMu.Unlock()
 	if t != nil {
 		if _, err := os.Stat(filepath.Join(r.dir, "objects", "pack", "pack-"+t.hash.String()+".pack")); err == nil {
 			return t
 		}
+	} else if filled {
+		// Searching now would pick some other nearly full pack (an old
+		// tail that maintenance left), copy it whole into a pack that is
+		// full again, and search again on the next commit.
+		return nil
 	}
 	t = r.findTail()
 	r.setTail(t)
 	return t
 }
 
+// setTail caches t as the tail to extend; nil means search the disk.
 func (r *Repo) setTail(t *tailPack) {
 	r.tailMu.Lock()
-	r.tail = t
+	r.tail, r.tailFilled = t, false
+	r.tailMu.Unlock()
+}
+
+// tailFull records that the pack just written reached tailPackMax: the
+// next commit starts a new one.
+func (r *Repo) tailFull() {
+	r.tailMu.Lock()
+	r.tail, r.tailFilled = nil, true
 	r.tailMu.Unlock()
 }
 

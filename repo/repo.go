@@ -64,6 +64,9 @@ type Repo struct {
 
 	tailMu sync.Mutex
 	tail   *tailPack // the last tail pack this process wrote
+	// tailFilled: the last pack this process wrote is full (see
+	// currentTail).
+	tailFilled bool
 
 	lockMu   sync.Mutex
 	lockF    *os.File // see lockFile

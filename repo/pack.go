@@ -39,6 +39,13 @@ type rawObject struct {
 // point, sees nothing or a complete pack.
 func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, err error) {
 	tail := r.currentTail()
+	if tail != nil && r.maintaining() {
+		// git repack may be reading the tail, so it must stay; a copy
+		// of it with these objects appended would have to stay too (up
+		// to tailPackMax per commit until the next repack). These go in
+		// a pack of their own, which is extended once maintenance is over.
+		tail = nil
+	}
 	var buf bytes.Buffer
 	iw := new(idxfile.Writer)
 	// OnHeader resets the writer's entries, so it comes first; the index

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -19,18 +20,45 @@ import (
 // The object reader. go-git's storage decodes every pack index of the store
 // into memory on the first read of a process: at ~50,000 objects that is
 // most of a CLI command's time, paid again by every process. This reader
-// does what git does instead: it reads an index's bytes and binary-searches
-// them for the one object asked, reads that entry from the pack, and
+// does what git does instead: it maps an index into memory (so a process
+// touches only the pages its lookups need, not the whole file: 1.6 MB at
+// 10,000 commits) and binary-searches it for the one object asked, reads that entry from the pack, and
 // resolves deltas; loose objects are read directly. Anything it does not
 // handle (alternates, a pack being replaced under it) falls back to
 // go-git's storage.
 
-// packIndex is one pack: its index bytes and, once needed, its pack file.
+// packIndex is one pack: its index, mapped read-only, and, once needed,
+// its pack file. Index files are never changed in place (git and we write
+// new ones and rename them), and a mapping outlives the file's removal.
 type packIndex struct {
 	name string // pack-<hash>, without extension
 	idx  []byte
 	n    int
 	pack *os.File
+}
+
+func (p *packIndex) close() {
+	if p.pack != nil {
+		p.pack.Close()
+	}
+	syscall.Munmap(p.idx)
+}
+
+// mapFile maps a whole file read-only.
+func mapFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() == 0 || fi.Size() != int64(int(fi.Size())) {
+		return nil, fmt.Errorf("%s: cannot map %d bytes", path, fi.Size())
+	}
+	return syscall.Mmap(int(f.Fd()), 0, int(fi.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
 }
 
 // objReader finds and reads objects; it is used under Repo.mu.
@@ -48,9 +76,7 @@ func newObjReader(gitDir string) *objReader {
 
 func (o *objReader) close() {
 	for _, p := range o.packs {
-		if p.pack != nil {
-			p.pack.Close()
-		}
+		p.close()
 	}
 	o.packs, o.loaded = nil, false
 }
@@ -74,20 +100,23 @@ func (o *objReader) scan() {
 			delete(old, name)
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join(o.dir, "pack", n))
-		if err != nil || len(data) < 8+1024+40 || !bytes.Equal(data[:8], []byte{0xff, 't', 'O', 'c', 0, 0, 0, 2}) {
+		data, err := mapFile(filepath.Join(o.dir, "pack", n))
+		if err != nil {
+			continue
+		}
+		if len(data) < 8+1024+40 || !bytes.Equal(data[:8], []byte{0xff, 't', 'O', 'c', 0, 0, 0, 2}) {
+			syscall.Munmap(data)
 			continue
 		}
 		count := int(binary.BigEndian.Uint32(data[8+255*4:]))
 		if count < 0 || len(data) < 8+1024+28*count+40 {
+			syscall.Munmap(data)
 			continue // truncated: leave it to go-git's checks
 		}
 		packs = append(packs, &packIndex{name: name, idx: data, n: count})
 	}
 	for _, p := range old {
-		if p.pack != nil {
-			p.pack.Close()
-		}
+		p.close()
 	}
 	o.packs, o.loaded = packs, true
 }

@@ -52,19 +52,29 @@ func main() {
 	smallDir, smallID := seed(ctx, work, "small", 10, 10)
 	fmt.Printf("\n%-44s %10s %10s %7s\n", "what", "small", "big", "ratio")
 
+	// Each pair of measurements alternates small and big call by call, so
+	// a change in the machine's load (it is shared) falls on both alike
+	// and the ratio stays meaningful.
 	for _, sync := range []bool{false, true} {
 		label := map[bool]string{false: "no fsync", true: "fsync"}[sync]
 		m := *n
 		if sync {
 			m = *n / 4
 		}
-		ss := apiSet(ctx, smallDir, smallID, m, sync)
-		bs := apiSet(ctx, bigDir, bigID, m, sync)
+		small, big := openStore(ctx, smallDir, sync), openStore(ctx, bigDir, sync)
+		ss, bs := alternate(m, apiSet(ctx, small, smallID), apiSet(ctx, big, bigID))
 		row("Go API SetVariable (update), "+label, ss, bs)
+		if !sync {
+			sg, bg := alternate(*n, apiGet(ctx, small, smallID), apiGet(ctx, big, bigID))
+			row("Go API Variable (get)", sg, bg)
+		}
+		small.Close()
+		big.Close()
 	}
-	row("Go API Variable (get)", apiGet(ctx, smallDir, smallID, *n), apiGet(ctx, bigDir, bigID, *n))
-	row("CLI var set (process per call), fsync", cli(bin, smallDir, smallID, *ncli, true), cli(bin, bigDir, bigID, *ncli, true))
-	row("CLI var get (process per call)", cli(bin, smallDir, smallID, *ncli, false), cli(bin, bigDir, bigID, *ncli, false))
+	sc, bc := alternate(*ncli, cli(bin, smallDir, smallID, true), cli(bin, bigDir, bigID, true))
+	row("CLI var set (process per call), fsync", sc, bc)
+	sc, bc = alternate(*ncli, cli(bin, smallDir, smallID, false), cli(bin, bigDir, bigID, false))
+	row("CLI var get (process per call)", sc, bc)
 
 	st, err := aiwgstate.Open(ctx, bigDir, aiwgstate.Options{})
 	check(err)
@@ -108,50 +118,50 @@ func seed(ctx context.Context, work, name string, vars, muts int) (string, strin
 	return dir, info.StateID
 }
 
-func apiSet(ctx context.Context, dir, id string, n int, sync bool) []time.Duration {
+func openStore(ctx context.Context, dir string, sync bool) *aiwgstate.Store {
 	st, err := aiwgstate.Open(ctx, dir, aiwgstate.Options{NoSync: !sync})
 	check(err)
-	defer st.Close()
-	out := make([]time.Duration, 0, n)
+	return st
+}
+
+// alternate times n calls of a and of b, taking turns.
+func alternate(n int, a, b func(i int)) (ta, tb []time.Duration) {
 	for i := 0; i < n; i++ {
 		t := time.Now()
+		a(i)
+		ta = append(ta, time.Since(t))
+		t = time.Now()
+		b(i)
+		tb = append(tb, time.Since(t))
+	}
+	return ta, tb
+}
+
+func apiSet(ctx context.Context, st *aiwgstate.Store, id string) func(int) {
+	return func(i int) {
 		_, err := st.SetVariable(ctx, id, "var_0005", json.Number(fmt.Sprint(1_000_000+i)), aiwgstate.VarOptions{}, aiwgstate.WriteOptions{Agent: "bench"})
-		out = append(out, time.Since(t))
 		check(err)
 	}
-	return out
 }
 
-func apiGet(ctx context.Context, dir, id string, n int) []time.Duration {
-	st, err := aiwgstate.Open(ctx, dir, aiwgstate.Options{})
-	check(err)
-	defer st.Close()
-	out := make([]time.Duration, 0, n)
-	for i := 0; i < n; i++ {
-		t := time.Now()
+func apiGet(ctx context.Context, st *aiwgstate.Store, id string) func(int) {
+	return func(i int) {
 		_, err := st.Variable(ctx, id, fmt.Sprintf("var_%04d", i%8), aiwgstate.GetOptions{})
-		out = append(out, time.Since(t))
 		check(err)
 	}
-	return out
 }
 
-func cli(bin, dir, id string, n int, set bool) []time.Duration {
-	out := make([]time.Duration, 0, n)
-	for i := 0; i < n; i++ {
+func cli(bin, dir, id string, set bool) func(int) {
+	return func(i int) {
 		args := []string{"var", "get", "var_0003", "--state", id, "--store", dir}
 		if set {
 			args = []string{"var", "set", "var_0003", fmt.Sprint(2_000_000 + i), "--state", id, "--store", dir, "--agent", "bench"}
 		}
-		t := time.Now()
-		b, err := exec.Command(bin, args...).CombinedOutput()
-		out = append(out, time.Since(t))
-		if err != nil {
+		if b, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "%v: %s\n", err, b)
 			os.Exit(1)
 		}
 	}
-	return out
 }
 
 func row(what string, small, big []time.Duration) {

@@ -68,6 +68,10 @@ type objReader struct {
 	loaded bool
 	bases  *lru // recently inflated delta bases, by pack offset
 	zr     io.ReadCloser
+	// retired are packs a rescan dropped in the middle of a read: an
+	// outer frame resolving a delta chain may still hold one, so they
+	// are unmapped when the read returns.
+	retired []*packIndex
 }
 
 func newObjReader(gitDir string) *objReader {
@@ -78,7 +82,15 @@ func (o *objReader) close() {
 	for _, p := range o.packs {
 		p.close()
 	}
+	o.releaseRetired()
 	o.packs, o.loaded = nil, false
+}
+
+func (o *objReader) releaseRetired() {
+	for _, p := range o.retired {
+		p.close()
+	}
+	o.retired = nil
 }
 
 // scan (re)lists the packs, keeping the ones already open.
@@ -116,7 +128,7 @@ func (o *objReader) scan() {
 		packs = append(packs, &packIndex{name: name, idx: data, n: count})
 	}
 	for _, p := range old {
-		p.close()
+		o.retired = append(o.retired, p)
 	}
 	o.packs, o.loaded = packs, true
 }
@@ -175,6 +187,7 @@ const (
 
 // read returns an object's type and body, or errNotHere.
 func (o *objReader) read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
+	defer o.releaseRetired()
 	return o.readDepth(h, 0)
 }
 

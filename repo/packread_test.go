@@ -2,10 +2,12 @@ package repo
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -55,4 +57,65 @@ func gitIn(t testing.TB, dir, stdin string, args ...string) string {
 		t.Fatalf("git %v: %v %s", args, err, out)
 	}
 	return string(out)
+}
+
+// TestReadsDuringPackChurn: a reader in another Repo keeps reading the
+// branch's latest state while a writer replaces the tail pack on every
+// commit (removing the old one): every read succeeds and sees a value
+// that was written, never a torn or missing object.
+func TestReadsDuringPackChurn(t *testing.T) {
+	w := newRepo(t)
+	write(t, w, map[string]string{"a.json": "0\n", "big.json": strings.Repeat("x", 5000) + "0\n"})
+	rd, err := Open(context.Background(), w.dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	done := make(chan struct{})
+	var writeErr error
+	go func() {
+		defer close(done)
+		for i := 1; i <= 150 && writeErr == nil; i++ {
+			_, writeErr = w.Commit(context.Background(), "refs/heads/main", func(tx *Tx) (*CommitInfo, error) {
+				tx.WriteFile("a.json", []byte(fmt.Sprintf("%d\n", i)))
+				tx.WriteFile("big.json", []byte(strings.Repeat("x", 5000)+fmt.Sprintf("%d\n", i)))
+				sig := NewSignature("writer", time.Unix(1700000000, 0))
+				return &CommitInfo{Author: sig, Committer: sig, Message: "churn\n"}, nil
+			}, CommitOptions{})
+		}
+	}()
+	reads := 0
+	for running := true; running; reads++ {
+		select {
+		case <-done:
+			running = false
+		default:
+		}
+		head, err := rd.Ref("refs/heads/main")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := rd.ReadCommit(head)
+		if err != nil {
+			t.Fatalf("read %d: commit %s: %v", reads, head, err)
+		}
+		a, err := rd.ReadFileAt(c.Tree, "a.json")
+		if err != nil {
+			t.Fatalf("read %d: a.json: %v", reads, err)
+		}
+		big, err := rd.ReadFileAt(c.Tree, "big.json")
+		if err != nil {
+			t.Fatalf("read %d: big.json: %v", reads, err)
+		}
+		if !strings.HasSuffix(string(big), string(a)) {
+			t.Fatalf("read %d: a.json %q and big.json ...%q are of different commits", reads, a, big[len(big)-5:])
+		}
+	}
+	if writeErr != nil {
+		t.Fatal(writeErr)
+	}
+	if reads < 10 {
+		t.Fatalf("only %d reads overlapped the writes", reads)
+	}
+	git(t, w.dir, "fsck", "--strict", "--no-dangling")
 }

@@ -311,14 +311,7 @@ func TestLogFollowAndBlameAcrossMove(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("log --follow:\n got %q\nwant %q", got, want)
 	}
-	blame, err := st.Blame(ctx, "docs/plan.json", aiwgstate.ReadOptions{}, aiwgstate.BlameOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	byPath := map[string]string{}
-	for _, b := range blame {
-		byPath[b.Path] = b.MutationID + " " + b.Agent
-	}
+	byPath := blameByPath(t, st, "docs/plan.json")
 	if byPath["owner"] != m2.MutationID+" bob" || byPath["risk.level"] != m4.MutationID+" planner" {
 		t.Fatalf("blame across the move: %v", byPath)
 	}
@@ -486,15 +479,22 @@ func TestFollowAndBlameAcrossAPlainGitMove(t *testing.T) {
 	if len(keyLog) < 2 || keyLog[0] != m4.Commit || keyLog[len(keyLog)-1] != m1.Commit {
 		t.Fatalf("key log --follow across git mv: %v, want %s first and %s last", keyLog, m4.Commit, m1.Commit)
 	}
-	blame, err := st.Blame(ctx, "docs/plan.json", aiwgstate.ReadOptions{}, aiwgstate.BlameOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	byPath := map[string]string{}
-	for _, b := range blame {
-		byPath[b.Path] = b.MutationID + " " + b.Agent
-	}
+	byPath := blameByPath(t, st, "docs/plan.json")
 	if byPath["owner"] != m2.MutationID+" bob" || byPath["risk.level"] != m4.MutationID+" planner" {
 		t.Fatalf("blame across git mv: %v", byPath)
 	}
+}
+
+// blameByPath blames file along first parents: key path -> "mutation-id agent".
+func blameByPath(t *testing.T, st *aiwgstate.Store, file string) map[string]string {
+	t.Helper()
+	blame, err := st.Blame(context.Background(), file, aiwgstate.ReadOptions{}, aiwgstate.BlameOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, b := range blame {
+		out[b.Path] = b.MutationID + " " + b.Agent
+	}
+	return out
 }

@@ -289,3 +289,67 @@ func TestInstall(t *testing.T) {
 func stateDoc(goals string) string {
 	return `{"ACTIVE-PROJECT": {"TITLE": null, "PROJECT-ID": null}, "GOALS": ` + goals + `, "ITEMS": {"GLOBAL": {"META": {}, "CONTENT": {}}, "PROJECTS": []}}`
 }
+
+// TestRequireSignedCommits: with require_signed in the policy, a commit
+// signed with a key git verifies (an SSH key in the allowed signers) is
+// accepted; an unsigned one, and one signed with an unknown key, are
+// refused under rule "signed", each named.
+func TestRequireSignedCommits(t *testing.T) {
+	ctx := context.Background()
+	_, w := setup(t, func(tb testing.TB, root string) string { return root + "/" })
+	keys := t.TempDir()
+	keygen := func(name string) (priv, pub string) {
+		priv = filepath.Join(keys, name)
+		if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", priv).CombinedOutput(); err != nil {
+			t.Skipf("ssh-keygen: %v %s", err, out)
+		}
+		b, err := os.ReadFile(priv + ".pub")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return priv, strings.TrimSpace(string(b))
+	}
+	trusted, trustedPub := keygen("trusted")
+	stranger, _ := keygen("stranger")
+	allowed := filepath.Join(keys, "allowed_signers")
+	if err := os.WriteFile(allowed, []byte("* "+trustedPub+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.must("x", "config", "gpg.format", "ssh")
+	w.must("x", "config", "gpg.ssh.allowedSignersFile", allowed)
+
+	signed := strings.Replace(testPolicy, `"roles"`, `"require_signed": true, "roles"`, 1)
+	w.must("x", "config", "user.signingkey", trusted)
+	w.must("x", "config", "commit.gpgsign", "true")
+	w.commit("conductor", map[string]string{policy.Path: canon(t, signed)})
+	base := strings.TrimSpace(w.must("x", "rev-parse", "HEAD"))
+	good := w.commit("conductor", map[string]string{"global/a.json": canon(t, `{"n": 1}`)})
+	w.must("x", "config", "commit.gpgsign", "false")
+	unsigned := w.commit("conductor", map[string]string{"global/b.json": canon(t, `{"n": 2}`)})
+	w.must("x", "config", "commit.gpgsign", "true")
+	w.must("x", "config", "user.signingkey", stranger)
+	unknown := w.commit("conductor", map[string]string{"global/c.json": canon(t, `{"n": 3}`)})
+
+	gitDir := filepath.Join(w.dir, ".git")
+	if err := CheckRevs(ctx, gitDir, []string{base + ".." + good}, Options{PolicyFrom: base}); err != nil {
+		t.Fatalf("a commit signed with a trusted key: %v", err)
+	}
+	err := CheckRevs(ctx, gitDir, []string{good + ".." + unknown}, Options{PolicyFrom: base})
+	var re *RefusedError
+	if !errors.As(err, &re) || len(re.Violations) != 2 {
+		t.Fatalf("CheckRevs = %v, want two violations", err)
+	}
+	got := map[string]string{}
+	for _, v := range re.Violations {
+		if v.Rule != RuleSigned || v.Agent != "conductor" {
+			t.Errorf("violation %+v, want rule %q by conductor", v, RuleSigned)
+		}
+		got[v.Commit] = v.Detail
+	}
+	if !strings.Contains(got[unsigned], "not signed") {
+		t.Errorf("unsigned commit: %q", got[unsigned])
+	}
+	if d := got[unknown]; !strings.Contains(d, "does not verify") {
+		t.Errorf("commit signed with an unknown key: %q", d)
+	}
+}

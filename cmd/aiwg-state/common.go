@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/repo"
 )
 
 func jsonFlag() cli.Flag { return &cli.BoolFlag{Name: "json", Usage: "print JSON"} }
@@ -41,6 +42,8 @@ func writeFlags() []cli.Flag {
 		&cli.StringFlag{Name: "correlation", Usage: "a correlation id (Correlation-Id trailer)"},
 		&cli.StringFlag{Name: "expect", Usage: "fail with exit 6 unless the branch is at this revision (optimistic concurrency)"},
 		&cli.StringFlag{Name: "message", Aliases: []string{"m"}, Usage: "the commit subject (default: generated from the change)"},
+		&cli.StringFlag{Name: "traj", Usage: "link this write to a trajectory (Trajectory trailer; log shows it)"},
+		&cli.IntFlag{Name: "iter", Usage: "link this write to iteration N of --traj (Iteration trailer)"},
 	)
 }
 
@@ -50,6 +53,9 @@ type session struct {
 	store *aiwgstate.Store
 	out   io.Writer
 	json  bool
+	// link are the trailers of --traj/--iter, checked when the session
+	// opens, added to every write.
+	link []repo.Trailer
 }
 
 func open(c *cli.Context) (*session, error) {
@@ -63,11 +69,28 @@ func open(c *cli.Context) (*session, error) {
 			return nil, err
 		}
 	}
+	link, err := trajLink(c)
+	if err != nil {
+		return nil, err
+	}
 	st, err := aiwgstate.Open(c.Context, dir, aiwgstate.Options{Branch: c.String("branch"), NoSync: c.Bool("no-sync")})
 	if err != nil {
 		return nil, err
 	}
-	return &session{c: c, store: st, out: c.App.Writer, json: c.Bool("json")}, nil
+	return &session{c: c, store: st, out: c.App.Writer, json: c.Bool("json"), link: link}, nil
+}
+
+// trajLink reads --traj/--iter, which every write command takes to name
+// the run, and the iteration of it, that the write belongs to.
+func trajLink(c *cli.Context) ([]repo.Trailer, error) {
+	id, iter := c.String("traj"), c.Int("iter")
+	if id == "" {
+		if iter != 0 {
+			return nil, usagef("--iter needs --traj")
+		}
+		return nil, nil
+	}
+	return aiwgstate.TrajectoryTrailers(id, iter)
 }
 
 func (s *session) close() { s.store.Close() }
@@ -79,6 +102,7 @@ func (s *session) writeOptions() aiwgstate.WriteOptions {
 		Correlation: s.c.String("correlation"),
 		Expect:      s.c.String("expect"),
 		Message:     s.c.String("message"),
+		Trailers:    s.link,
 	}
 }
 

@@ -435,6 +435,14 @@ func printMutationLine(s *session, m *aiwgstate.Mutation) {
 			what += " (moved from " + v.From + ")"
 		}
 	}
+	if traj, iter, ok := aiwgstate.TrajectoryLink(m); ok {
+		// The run this write belongs to (--traj/--iter on the write).
+		if iter > 0 {
+			what += fmt.Sprintf("  [%s#%d]", traj, iter)
+		} else {
+			what += "  [" + traj + "]"
+		}
+	}
 	id := m.MutationID
 	if id == "" {
 		id = "-"

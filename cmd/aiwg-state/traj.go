@@ -41,33 +41,6 @@ Examples:
 	}}
 }
 
-// trajLinkFlags are the flags a mutation made during a run takes to name
-// the iteration it belongs to; trajLink turns them into trailers. Any write
-// command may append them to its flags.
-func trajLinkFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "traj", Usage: "link this write to a trajectory (Trajectory trailer)"},
-		&cli.IntFlag{Name: "iter", Usage: "link this write to iteration N of --traj (Iteration trailer)"},
-	}
-}
-
-// trajLink adds the link trailers of --traj/--iter to write options.
-func (s *session) trajLink(wo aiwgstate.WriteOptions) (aiwgstate.WriteOptions, error) {
-	id := s.c.String("traj")
-	if id == "" {
-		if s.c.Int("iter") != 0 {
-			return wo, usagef("--iter needs --traj")
-		}
-		return wo, nil
-	}
-	t, err := aiwgstate.TrajectoryTrailers(id, s.c.Int("iter"))
-	if err != nil {
-		return wo, err
-	}
-	wo.Trailers = append(wo.Trailers, t...)
-	return wo, nil
-}
-
 // stdinObject reads a JSON object from standard input when the optional
 // argument is "-".
 func trajStdinObject(s *session, a []string, pos int) ([]byte, error) {

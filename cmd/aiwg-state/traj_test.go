@@ -401,3 +401,22 @@ func TestTrajStateSnapshotAndTimeline(t *testing.T) {
 		t.Fatalf("traj --help: exit %d: %s%s", code, help.String(), errOut.String())
 	}
 }
+
+// TestLogShowsTheRunAWriteBelongsTo: a write linked with --traj/--iter
+// carries the trailers, and log shows the link on its line.
+func TestLogShowsTheRunAWriteBelongsTo(t *testing.T) {
+	s := newStore(t)
+	id := strings.TrimSpace(mustCLI(t, s, "", "traj", "start", "--task-type", "t", "--prompt", "p"))
+	mustCLI(t, s, "", "set", "plan.json", "risk", `"high"`, "--traj", id, "--iter", "1", "--agent", "planner")
+	mustCLI(t, s, "", "set", "plan.json", "owner", `"ops"`, "--agent", "planner")
+	lines := strings.Split(strings.TrimSpace(mustCLI(t, s, "", "log", "plan.json")), "\n")
+	if len(lines) != 2 || strings.Contains(lines[0], "[traj-") || !strings.HasSuffix(lines[1], "["+id+"#1]") {
+		t.Fatalf("log:\n%s", strings.Join(lines, "\n"))
+	}
+	if trailers := gitOut(t, s, "log", "-1", "--format=%(trailers:key=Trajectory,key=Iteration)", "main~1"); !strings.Contains(trailers, "Trajectory: "+id) || !strings.Contains(trailers, "Iteration: 1") {
+		t.Fatalf("trailers of the linked write:\n%s", trailers)
+	}
+	if _, errOut, code := runCLI(t, s, "", "set", "plan.json", "x", "1", "--iter", "2"); code != exitUsage || !strings.Contains(errOut, "--iter needs --traj") {
+		t.Fatalf("--iter without --traj: exit %d: %s", code, errOut)
+	}
+}

@@ -145,13 +145,3 @@ func splitKey(k string) (string, verbiage.Path, error) {
 	}
 	return file, p, nil
 }
-
-// prefixKeys lists the keys of every prefix of p in file, the root first
-// and p itself last.
-func prefixKeys(file string, p verbiage.Path) []string {
-	out := make([]string, 0, len(p)+1)
-	for i := 0; i <= len(p); i++ {
-		out = append(out, keyOf(file, p[:i]))
-	}
-	return out
-}

@@ -170,24 +170,3 @@ func (c *checker) lookup(tree, path string) (treeEntry, error) {
 	}
 	return treeEntry{}, nil
 }
-
-// lookupDir lists a directory of a tree; nil when absent.
-func (c *checker) lookupDir(tree, dir string) ([]treeEntry, error) {
-	for _, part := range strings.Split(dir, "/") {
-		es, err := c.readTree(tree)
-		if err != nil {
-			return nil, err
-		}
-		next := ""
-		for _, e := range es {
-			if e.name == part && e.isDir() {
-				next = e.hash
-			}
-		}
-		if next == "" {
-			return nil, nil
-		}
-		tree = next
-	}
-	return c.readTree(tree)
-}

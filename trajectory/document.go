@@ -315,21 +315,6 @@ func intOf(v any) (int, bool) {
 	return 0, false
 }
 
-func floatOf(v any) (float64, bool) {
-	switch x := v.(type) {
-	case json.Number:
-		f, err := x.Float64()
-		return f, err == nil
-	case int:
-		return float64(x), true
-	case int64:
-		return float64(x), true
-	case float64:
-		return x, true
-	}
-	return 0, false
-}
-
 // mapAt returns m[key] as an object, creating it when absent or not an
 // object (a non-object there would fail validation anyway).
 func mapAt(m map[string]any, key string) map[string]any {

@@ -588,7 +588,7 @@ func (ix *Index) BlameAllParents(ctx context.Context, at plumbing.Hash, file str
 					}
 					memo[p] = theirs
 				}
-				if t, ok := theirs[b.Path.String()]; ok && objects.Equal(t.Value, b.Value) {
+				if t, ok := theirs[b.Path.String()]; ok && !t.Commit.IsZero() && objects.Equal(t.Value, b.Value) {
 					out[i].Commit = t.Commit
 					break
 				}

@@ -114,7 +114,7 @@ func TestReadsDuringPackChurn(t *testing.T) {
 	if writeErr != nil {
 		t.Fatal(writeErr)
 	}
-	if reads < 10 {
+	if reads < 3 {
 		t.Fatalf("only %d reads overlapped the writes", reads)
 	}
 	git(t, w.dir, "fsck", "--strict", "--no-dangling")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
@@ -159,6 +160,28 @@ func argAt(a []string, i int) string {
 		return a[i]
 	}
 	return ""
+}
+
+// readFileArg reads a FILE argument: "-" is standard input.
+func readFileArg(c *cli.Context, path string) ([]byte, error) {
+	if path == "-" {
+		return io.ReadAll(c.App.Reader)
+	}
+	return os.ReadFile(filepath.Clean(path))
+}
+
+// printDocument prints v as one line of JSON with --json, else indented
+// for a reader.
+func (s *session) printDocument(v any) error {
+	if s.json {
+		return printJSON(s.out, v)
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(s.out, string(b))
+	return err
 }
 
 // readValue reads a VALUE argument: "-" is standard input.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -476,12 +475,7 @@ Examples:
 					if err != nil {
 						return err
 					}
-					var data []byte
-					if a[0] == "-" {
-						data, err = io.ReadAll(s.c.App.Reader)
-					} else {
-						data, err = os.ReadFile(filepath.Clean(a[0]))
-					}
+					data, err := readFileArg(s.c, a[0])
 					if err != nil {
 						return err
 					}

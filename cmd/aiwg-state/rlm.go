@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -104,12 +102,7 @@ git log -- <file> is that variable's history.`,
 					if err != nil {
 						return err
 					}
-					if s.json {
-						return printJSON(s.out, info)
-					}
-					b, _ := json.MarshalIndent(info, "", "  ")
-					fmt.Fprintln(s.out, string(b))
-					return nil
+					return s.printDocument(info)
 				}),
 			},
 			{
@@ -161,12 +154,7 @@ Examples:
 					if err != nil {
 						return err
 					}
-					var data []byte
-					if a[0] == "-" {
-						data, err = io.ReadAll(s.c.App.Reader)
-					} else {
-						data, err = os.ReadFile(a[0])
-					}
+					data, err := readFileArg(s.c, a[0])
 					if err != nil {
 						return usagef("%v", err)
 					}
@@ -509,12 +497,7 @@ A state keeps at most 100 checkpoints.`,
 					}
 					out := map[string]any{"checkpoint_id": c.ID, "name": c.Name, "state_id": c.State, "description": c.Description,
 						"ref": c.Ref, "tag": c.Tag.String(), "commit": c.Commit.String(), "agent": c.Agent, "timestamp": c.Time.UTC().Format(time.RFC3339)}
-					if s.json {
-						return printJSON(s.out, out)
-					}
-					b, _ := json.MarshalIndent(out, "", "  ")
-					fmt.Fprintln(s.out, string(b))
-					return nil
+					return s.printDocument(out)
 				}),
 			},
 			{

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -366,12 +365,7 @@ Examples:
 						if err != nil {
 							return err
 						}
-						var data []byte
-						if a[0] == "-" {
-							data, err = io.ReadAll(s.c.App.Reader)
-						} else {
-							data, err = os.ReadFile(a[0])
-						}
+						data, err := readFileArg(s.c, a[0])
 						if err != nil {
 							return usagef("%v", err)
 						}

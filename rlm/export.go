@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/aiwg/aiwg-state/internal/jsonschema"
 
 	"github.com/aiwg/aiwg-state/objects"
 )

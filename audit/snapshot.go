@@ -72,7 +72,7 @@ func parseSnapshot(data []byte) (*snapshot, error) {
 	if len(data) < snapHeaderSize || string(data[:8]) != snapMagic {
 		return nil, errCorrupt
 	}
-	if crc32.Checksum(data[12:], castagnoli) != binary.LittleEndian.Uint32(data[8:]) {
+	if crc32.Checksum(data[12:], castagnoli()) != binary.LittleEndian.Uint32(data[8:]) {
 		return nil, errCorrupt
 	}
 	if binary.LittleEndian.Uint32(data[12:]) != snapVersion {
@@ -373,7 +373,7 @@ func buildSnapshot(gen uint64, commits []*commit) []byte {
 		le.PutUint64(out[40+8*i:], uint64(len(out)))
 		out = append(out, sec...)
 	}
-	le.PutUint32(out[8:], crc32.Checksum(out[12:], castagnoli))
+	le.PutUint32(out[8:], crc32.Checksum(out[12:], castagnoli()))
 	return out
 }
 

@@ -142,7 +142,7 @@ func reorderArgs(app *cli.App, args []string) []string {
 	if len(args) < 2 {
 		return args
 	}
-	valued := valueFlags(app.Commands)
+	var valued map[string]bool // walked only for a flag before the command: most calls have none
 	path := []string{args[0]}
 	var early []string // flags met before the command path ended
 	rest := args[1:]
@@ -157,6 +157,9 @@ func reorderArgs(app *cli.App, args []string) []string {
 			early = append(early, a)
 			rest = rest[1:]
 			name, _, hasEq := strings.Cut(strings.TrimLeft(a, "-"), "=")
+			if valued == nil {
+				valued = valueFlags(app.Commands)
+			}
 			if valued[name] && !hasEq && len(rest) > 0 {
 				early = append(early, rest[0])
 				rest = rest[1:]

@@ -1,7 +1,6 @@
 package repo
 
 import (
-	"bufio"
 	"bytes"
 	"compress/zlib"
 	"encoding/binary"
@@ -10,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -27,21 +27,52 @@ import (
 // handle (alternates, a pack being replaced under it) falls back to
 // go-git's storage.
 
-// packIndex is one pack: its index, mapped read-only, and, once needed,
-// its pack file. Index files are never changed in place (git and we write
+// packIndex is one pack: its index and, once needed, its pack file, both
+// mapped read-only. Neither file is ever changed in place (git and we write
 // new ones and rename them), and a mapping outlives the file's removal.
+// Mapping the pack rather than reading it makes an entry one slice, not two
+// reads: a fresh process resolving a tree's delta chain (up to 20 deep)
+// otherwise spent a pair of system calls per link.
 type packIndex struct {
-	name string // pack-<hash>, without extension
-	idx  []byte
-	n    int
-	pack *os.File
+	name   string // pack-<hash>, without extension
+	idx    []byte // nil until the first lookup in this pack
+	n      int
+	broken bool // the index is unreadable or truncated: skipped
+	pack   []byte
 }
 
 func (p *packIndex) close() {
 	if p.pack != nil {
-		p.pack.Close()
+		syscall.Munmap(p.pack)
 	}
-	syscall.Munmap(p.idx)
+	if p.idx != nil {
+		syscall.Munmap(p.idx)
+	}
+}
+
+// load maps the index. A store between roll-ups has dozens of packs and a
+// command usually finds all it reads in the newest few, so indexes are
+// mapped when a lookup reaches them, not when the directory is listed.
+func (p *packIndex) load(dir string) bool {
+	if p.idx != nil || p.broken {
+		return !p.broken
+	}
+	p.broken = true
+	data, err := mapFile(filepath.Join(dir, "pack", p.name+".idx"))
+	if err != nil {
+		return false
+	}
+	if len(data) < 8+1024+40 || !bytes.Equal(data[:8], []byte{0xff, 't', 'O', 'c', 0, 0, 0, 2}) {
+		syscall.Munmap(data)
+		return false
+	}
+	count := int(binary.BigEndian.Uint32(data[8+255*4:]))
+	if count < 0 || len(data) < 8+1024+28*count+40 {
+		syscall.Munmap(data)
+		return false // truncated: leave it to go-git's checks
+	}
+	p.idx, p.n, p.broken = data, count, false
+	return true
 }
 
 // mapFile maps a whole file read-only.
@@ -93,7 +124,8 @@ func (o *objReader) releaseRetired() {
 	o.retired = nil
 }
 
-// scan (re)lists the packs, keeping the ones already open.
+// scan (re)lists the packs, newest first as git orders them (recent
+// objects are the ones read most), keeping the ones already open.
 func (o *objReader) scan() {
 	old := map[string]*packIndex{}
 	for _, p := range o.packs {
@@ -101,32 +133,25 @@ func (o *objReader) scan() {
 	}
 	es, _ := os.ReadDir(filepath.Join(o.dir, "pack"))
 	var packs []*packIndex
+	mtime := map[*packIndex]int64{}
 	for _, e := range es {
 		n := e.Name()
 		if !strings.HasPrefix(n, "pack-") || !strings.HasSuffix(n, ".idx") {
 			continue
 		}
 		name := strings.TrimSuffix(n, ".idx")
-		if p, ok := old[name]; ok {
-			packs = append(packs, p)
+		p, ok := old[name]
+		if ok && !p.broken {
 			delete(old, name)
-			continue
+		} else {
+			p = &packIndex{name: name} // a broken index gets another try
 		}
-		data, err := mapFile(filepath.Join(o.dir, "pack", n))
-		if err != nil {
-			continue
+		if fi, err := e.Info(); err == nil {
+			mtime[p] = fi.ModTime().UnixNano()
 		}
-		if len(data) < 8+1024+40 || !bytes.Equal(data[:8], []byte{0xff, 't', 'O', 'c', 0, 0, 0, 2}) {
-			syscall.Munmap(data)
-			continue
-		}
-		count := int(binary.BigEndian.Uint32(data[8+255*4:]))
-		if count < 0 || len(data) < 8+1024+28*count+40 {
-			syscall.Munmap(data)
-			continue // truncated: leave it to go-git's checks
-		}
-		packs = append(packs, &packIndex{name: name, idx: data, n: count})
+		packs = append(packs, p)
 	}
+	sort.SliceStable(packs, func(i, j int) bool { return mtime[packs[i]] > mtime[packs[j]] })
 	for _, p := range old {
 		o.retired = append(o.retired, p)
 	}
@@ -200,6 +225,9 @@ func (o *objReader) readDepth(h plumbing.Hash, depth int) (plumbing.ObjectType, 
 			o.scan()
 		}
 		for _, p := range o.packs {
+			if !p.load(o.dir) {
+				continue
+			}
 			if off, ok := p.find(h); ok {
 				t, body, err := o.readAt(p, off, depth)
 				if err == nil {
@@ -261,17 +289,19 @@ func (o *objReader) readAt(p *packIndex, off int64, depth int) (plumbing.ObjectT
 		return raw.typ, raw.body, nil
 	}
 	if p.pack == nil {
-		f, err := os.Open(filepath.Join(o.dir, "pack", p.name+".pack"))
+		data, err := mapFile(filepath.Join(o.dir, "pack", p.name+".pack"))
 		if err != nil {
 			return 0, nil, err
 		}
-		p.pack = f
+		p.pack = data
 	}
-	var hdr [32]byte
-	n, err := p.pack.ReadAt(hdr[:], off)
-	if n == 0 {
-		return 0, nil, err
+	// 12 bytes of pack header before the first entry, 20 of checksum after
+	// the last.
+	if off < 12 || off >= int64(len(p.pack))-20 {
+		return 0, nil, fmt.Errorf("entry offset %d outside pack %s", off, p.name)
 	}
+	hdr := p.pack[off:min(off+32, int64(len(p.pack)))]
+	n := len(hdr)
 	i := 0
 	c := hdr[i]
 	t := plumbing.ObjectType((c >> 4) & 7)
@@ -317,13 +347,14 @@ func (o *objReader) readAt(p *packIndex, off int64, depth int) (plumbing.ObjectT
 		return 0, nil, fmt.Errorf("object of %d bytes: larger than the reader takes", size)
 	}
 	body := make([]byte, size)
-	if err := o.inflate(io.NewSectionReader(p.pack, off+int64(i), 1<<62), body); err != nil {
+	if err := o.inflate(bytes.NewReader(p.pack[off+int64(i):]), body); err != nil {
 		return 0, nil, err
 	}
 	switch t {
 	case plumbing.OFSDeltaObject, plumbing.REFDeltaObject:
 		var bt plumbing.ObjectType
 		var base []byte
+		var err error
 		if t == plumbing.OFSDeltaObject {
 			bt, base, err = o.readAt(p, baseOff, depth+1)
 		} else {
@@ -345,15 +376,16 @@ func (o *objReader) readAt(p *packIndex, off int64, depth int) (plumbing.ObjectT
 
 // inflate fills body from the zlib stream at r, reusing one decompressor:
 // a new one allocates tens of kilobytes, more than most objects it reads.
-func (o *objReader) inflate(r io.Reader, body []byte) error {
-	br := bufio.NewReaderSize(r, 4096)
+// r is read byte by byte as flate needs (a bytes.Reader over the mapped
+// pack), so the stream's end is found without reading past it.
+func (o *objReader) inflate(r *bytes.Reader, body []byte) error {
 	if o.zr == nil {
-		zr, err := zlib.NewReader(br)
+		zr, err := zlib.NewReader(r)
 		if err != nil {
 			return err
 		}
 		o.zr = zr
-	} else if err := o.zr.(zlib.Resetter).Reset(br, nil); err != nil {
+	} else if err := o.zr.(zlib.Resetter).Reset(r, nil); err != nil {
 		return err
 	}
 	_, err := io.ReadFull(o.zr, body)

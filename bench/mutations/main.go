@@ -5,6 +5,12 @@
 // it), each with and without fsync; plus disk bytes per mutation before and
 // after packing, and heap growth over the run.
 //
+// The machine is shared, and its load moves from minute to minute; each pair
+// the targets compare (in-process against the floor, CLI against plumbing)
+// is therefore measured interleaved (processes one of each in turn,
+// in-process writes in blocks of 100), so both sides of a ratio see the
+// same load.
+//
 //	go run ./bench/mutations                  # the full run (10,000 in-process mutations)
 //	go run ./bench/mutations -n 2000 -cli 200 # quicker
 package main
@@ -26,6 +32,10 @@ import (
 
 const docs = 1000
 
+// interleave is the block of floor writes and in-process mutations taken
+// in turn.
+const interleave = 100
+
 func main() {
 	n := flag.Int("n", 10000, "in-process mutations (and floor writes) per fsync setting")
 	ncli := flag.Int("cli", 300, "CLI and git-plumbing mutations per fsync setting (each spawns processes)")
@@ -45,16 +55,20 @@ func main() {
 
 	for _, sync := range []bool{false, true} {
 		label := map[bool]string{false: "no fsync", true: "fsync"}[sync]
-		floor := measureFloor(work, *n, sync)
-		row("(d) floor: temp file + rename, "+label, floor, floor)
-
+		floorDir := seedFloor(work, sync)
 		st := seedStore(ctx, filepath.Join(work, "api-"+label), sync)
-		var m0, m1 runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&m0)
+		var m1 runtime.MemStats
+		floor := make([]time.Duration, 0, *n)
 		api := make([]time.Duration, 0, *n)
 		var heapAt1k uint64
 		for i := 0; i < *n; i++ {
+			// In blocks, not one by one: the collector's work for one
+			// Set would otherwise run during the next floor write.
+			if i%interleave == 0 {
+				for j := i; j < min(i+interleave, *n); j++ {
+					floor = append(floor, floorWrite(floorDir, j, sync))
+				}
+			}
 			t0 := time.Now()
 			_, err := st.Set(ctx, docPath(i%docs), "status.value", []byte(fmt.Sprintf("%d", i+1_000_000)), aiwgstate.WriteOptions{Agent: "bench"})
 			api = append(api, time.Since(t0))
@@ -68,6 +82,7 @@ func main() {
 		}
 		runtime.GC()
 		runtime.ReadMemStats(&m1)
+		row("(d) floor: temp file + rename, "+label, floor, floor)
 		row("(a) in-process Store.Set, "+label, api, floor)
 		loose := dirBytes(filepath.Join(st.Dir(), "objects"))
 		check(st.GC(ctx, true))
@@ -78,7 +93,9 @@ func main() {
 
 		cliStore := seedStore(ctx, filepath.Join(work, "cli-"+label), sync)
 		cliStore.Close()
+		plumbing := newPlumber(ctx, filepath.Join(work, "git-"+label), sync)
 		cli := make([]time.Duration, 0, *ncli)
+		plumb := make([]time.Duration, 0, *ncli)
 		for i := 0; i < *ncli; i++ {
 			args := []string{"set", docPath(i % docs), "status.value", fmt.Sprint(i + 1_000_000), "--store", cliStore.Dir(), "--agent", "bench"}
 			if !sync {
@@ -90,10 +107,9 @@ func main() {
 			if err != nil {
 				panic(fmt.Sprintf("%v: %s", err, out))
 			}
+			plumb = append(plumb, plumbing.mutate(i))
 		}
 		row("(b) CLI aiwg-state set, "+label, cli, floor)
-
-		plumb := measurePlumbing(ctx, filepath.Join(work, "git-"+label), *ncli, sync)
 		row("(c) git plumbing script, "+label, plumb, floor)
 		fmt.Printf("    CLI / plumbing: %.2fx (target <= 0.25x); in-process / floor: %.2fx (target <= 2x)\n\n",
 			ratio(cli, plumb), ratio(api, floor))
@@ -119,76 +135,84 @@ func seedStore(ctx context.Context, dir string, sync bool) *aiwgstate.Store {
 	return st
 }
 
-func measureFloor(work string, n int, sync bool) []time.Duration {
+// seedFloor writes the documents as plain files, for the floor to replace.
+func seedFloor(work string, sync bool) string {
 	dir := filepath.Join(work, fmt.Sprintf("floor-%v", sync), "docs")
 	check(os.MkdirAll(dir, 0o755))
 	for i := 0; i < docs; i++ {
 		check(os.WriteFile(filepath.Join(dir, fmt.Sprintf("doc-%04d.json", i)), []byte(docBody(i)), 0o644))
 	}
-	out := make([]time.Duration, 0, n)
-	for i := 0; i < n; i++ {
-		body := []byte(docBody(i % docs))
-		t0 := time.Now()
-		dst := filepath.Join(dir, fmt.Sprintf("doc-%04d.json", i%docs))
-		f, err := os.CreateTemp(dir, ".tmp-")
-		check(err)
-		_, err = f.Write(body)
-		check(err)
-		if sync {
-			check(f.Sync())
-		}
-		check(f.Close())
-		check(os.Rename(f.Name(), dst))
-		if sync {
-			d, err := os.Open(dir)
-			check(err)
-			check(d.Sync())
-			d.Close()
-		}
-		out = append(out, time.Since(t0))
-	}
-	return out
+	return dir
 }
 
-// measurePlumbing scripts one mutation as a git user would without
-// aiwg-state: hash-object, update-index on a scratch index, write-tree,
-// commit-tree, update-ref with the old value (five git processes).
-func measurePlumbing(ctx context.Context, dir string, n int, sync bool) []time.Duration {
+// floorWrite replaces one document without versioning it: a temp file
+// renamed over it, with the file and its directory flushed under fsync.
+func floorWrite(dir string, i int, sync bool) time.Duration {
+	body := []byte(docBody(i % docs))
+	t0 := time.Now()
+	dst := filepath.Join(dir, fmt.Sprintf("doc-%04d.json", i%docs))
+	f, err := os.CreateTemp(dir, ".tmp-")
+	check(err)
+	_, err = f.Write(body)
+	check(err)
+	if sync {
+		check(f.Sync())
+	}
+	check(f.Close())
+	check(os.Rename(f.Name(), dst))
+	if sync {
+		d, err := os.Open(dir)
+		check(err)
+		check(d.Sync())
+		d.Close()
+	}
+	return time.Since(t0)
+}
+
+// plumber scripts one mutation as a git user would without aiwg-state:
+// rev-parse, hash-object, update-index on a scratch index, write-tree,
+// commit-tree, update-ref with the old value (six git processes).
+type plumber struct {
+	env   []string
+	fsync string
+}
+
+func newPlumber(ctx context.Context, dir string, sync bool) *plumber {
 	st := seedStore(ctx, dir, sync)
 	gitDir := st.Dir()
 	st.Close()
-	fsync := "none"
+	p := &plumber{fsync: "none"}
 	if sync {
-		fsync = "committed,reference"
+		p.fsync = "committed,reference"
 	}
-	index := filepath.Join(gitDir, "bench-index")
-	env := append(os.Environ(), "GIT_INDEX_FILE="+index, "GIT_DIR="+gitDir,
+	p.env = append(os.Environ(), "GIT_INDEX_FILE="+filepath.Join(gitDir, "bench-index"), "GIT_DIR="+gitDir,
 		"GIT_AUTHOR_NAME=bench", "GIT_AUTHOR_EMAIL=bench@agents.invalid", "GIT_COMMITTER_NAME=bench", "GIT_COMMITTER_EMAIL=bench@agents.invalid")
-	git := func(stdin string, args ...string) string {
-		cmd := exec.Command("git", append([]string{"-c", "core.fsync=" + fsync, "-c", "core.fsyncMethod=fsync"}, args...)...)
-		cmd.Env = env
-		if stdin != "" {
-			cmd.Stdin = strings.NewReader(stdin)
-		}
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			panic(fmt.Sprintf("git %v: %v: %s", args, err, out))
-		}
-		return strings.TrimSpace(string(out))
+	p.git("", "read-tree", "main")
+	return p
+}
+
+func (p *plumber) git(stdin string, args ...string) string {
+	cmd := exec.Command("git", append([]string{"-c", "core.fsync=" + p.fsync, "-c", "core.fsyncMethod=fsync"}, args...)...)
+	cmd.Env = p.env
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
 	}
-	git("", "read-tree", "main")
-	out := make([]time.Duration, 0, n)
-	for i := 0; i < n; i++ {
-		t0 := time.Now()
-		old := git("", "rev-parse", "main")
-		blob := git(docBody(i%docs)+" ", "hash-object", "-w", "--stdin")
-		git("", "update-index", "--cacheinfo", "100644,"+blob+","+docPath(i%docs))
-		tree := git("", "write-tree")
-		c := git("", "commit-tree", tree, "-p", old, "-m", "set "+docPath(i%docs))
-		git("", "update-ref", "refs/heads/main", c, old)
-		out = append(out, time.Since(t0))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		panic(fmt.Sprintf("git %v: %v: %s", args, err, out))
 	}
-	return out
+	return strings.TrimSpace(string(out))
+}
+
+func (p *plumber) mutate(i int) time.Duration {
+	t0 := time.Now()
+	old := p.git("", "rev-parse", "main")
+	blob := p.git(docBody(i%docs)+" ", "hash-object", "-w", "--stdin")
+	p.git("", "update-index", "--cacheinfo", "100644,"+blob+","+docPath(i%docs))
+	tree := p.git("", "write-tree")
+	c := p.git("", "commit-tree", tree, "-p", old, "-m", "set "+docPath(i%docs))
+	p.git("", "update-ref", "refs/heads/main", c, old)
+	return time.Since(t0)
 }
 
 func row(what string, ds, floor []time.Duration) {

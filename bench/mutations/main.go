@@ -2,8 +2,9 @@
 // store of 1,000 JSON documents in one directory, mutated by (a) the Go API
 // in-process, (b) the aiwg-state CLI, (c) the same mutation scripted with
 // git plumbing, and (d) the unversioned floor (write a temp file and rename
-// it), each with and without fsync; plus disk bytes per mutation before and
-// after packing, and heap growth over the run.
+// it), each with and without fsync, and (e) go-git's own loose-object
+// write path, without fsync (go-git has none); plus disk bytes per mutation
+// before and after packing, and heap growth over the run.
 //
 // The machine is shared, and its load moves from minute to minute; each pair
 // the targets compare (in-process against the floor, CLI against plumbing)
@@ -60,6 +61,11 @@ func main() {
 		var m1 runtime.MemStats
 		floor := make([]time.Duration, 0, *n)
 		api := make([]time.Duration, 0, *n)
+		var gogit []time.Duration
+		var gw *goGitWriter
+		if !sync {
+			gw = newGoGitWriter(ctx, filepath.Join(work, "gogit"))
+		}
 		var heapAt1k uint64
 		for i := 0; i < *n; i++ {
 			// In blocks, not one by one: the collector's work for one
@@ -67,6 +73,9 @@ func main() {
 			if i%interleave == 0 {
 				for j := i; j < min(i+interleave, *n); j++ {
 					floor = append(floor, floorWrite(floorDir, j, sync))
+				}
+				for j := i; gw != nil && j < min(i+interleave, *n); j++ {
+					gogit = append(gogit, gw.mutate(j))
 				}
 			}
 			t0 := time.Now()
@@ -84,6 +93,9 @@ func main() {
 		runtime.ReadMemStats(&m1)
 		row("(d) floor: temp file + rename, "+label, floor, floor)
 		row("(a) in-process Store.Set, "+label, api, floor)
+		if gw != nil {
+			row("(e) go-git loose objects, "+label, gogit, floor)
+		}
 		loose := dirBytes(filepath.Join(st.Dir(), "objects"))
 		check(st.GC(ctx, true))
 		packed := dirBytes(filepath.Join(st.Dir(), "objects"))

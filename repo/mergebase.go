@@ -255,12 +255,14 @@ func (r *Repo) WriteTree(base plumbing.Hash, changes map[string]*[]byte) (plumbi
 // rewriting the tail with nothing new would give a pack of the same name as
 // the tail, which writeObjects then removes as the replaced tail.
 func (r *Repo) anyNew(objs []rawObject) bool {
+	r.packMu.Lock()
+	defer r.packMu.Unlock()
 	tail := r.currentTail()
 	for _, o := range objs {
 		if tail == nil {
 			return true
 		}
-		if _, ok := tail.entries[o.hash]; !ok {
+		if _, ok := tail.find(o.hash); !ok {
 			return true
 		}
 	}

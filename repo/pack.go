@@ -10,10 +10,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 )
 
 // rawObject is an object about to be written.
@@ -38,6 +38,8 @@ type rawObject struct {
 // without an .idx. In this order a reader of either kind, or a crash at any
 // point, sees nothing or a complete pack.
 func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, err error) {
+	r.packMu.Lock()
+	defer r.packMu.Unlock()
 	tail := r.currentTail()
 	if tail != nil && r.maintaining() {
 		// git repack may be reading the tail, so it must stay; a copy
@@ -46,91 +48,78 @@ func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, err 
 		// a pack of their own, which is extended once maintenance is over.
 		tail = nil
 	}
-	var buf bytes.Buffer
-	iw := new(idxfile.Writer)
-	// OnHeader resets the writer's entries, so it comes first; the index
-	// takes its object count from the entries added, not from this.
-	if err := iw.OnHeader(uint32(len(objs))); err != nil {
-		return plumbing.ZeroHash, plumbing.ZeroHash, err
-	}
-	count := uint32(0)
+	var buf *bytes.Buffer
+	var entries []packEntry
 	if tail != nil {
-		buf.Grow(len(tail.data) + 4096)
-		buf.Write(tail.data)
-		for h, e := range tail.entries {
-			iw.Add(h, uint64(e.offset), e.crc)
-		}
-		count = uint32(len(tail.entries))
+		// Appending reuses the tail's spare capacity, and the object
+		// count in its header changes: from here a failure must drop
+		// the cached tail, which a success replaces anyway.
+		defer func() {
+			if err != nil {
+				r.setTail(nil)
+			}
+		}()
+		buf = bytes.NewBuffer(tail.data)
+		entries = tail.objs
 		oldTail = tail.hash
 	} else {
-		var hdr [12]byte
-		copy(hdr[:4], "PACK")
-		binary.BigEndian.PutUint32(hdr[4:], 2)
-		buf.Write(hdr[:])
+		buf = bytes.NewBuffer(make([]byte, 12, 4096))
+		copy(buf.Bytes(), "PACK")
+		binary.BigEndian.PutUint32(buf.Bytes()[4:], 2)
 	}
 	zw, err := r.zlibWriter()
 	if err != nil {
 		return plumbing.ZeroHash, plumbing.ZeroHash, err
 	}
 	defer r.zlibPool.Put(zw)
-	written := make(map[plumbing.Hash]idxEntry, len(objs))
+	var added []packEntry
 	memo := map[int64]int{}
 	for _, o := range objs {
-		if _, dup := written[o.hash]; dup {
+		if slices.ContainsFunc(added, func(e packEntry) bool { return e.hash == o.hash }) {
 			continue
 		}
 		if tail != nil {
-			if _, dup := tail.entries[o.hash]; dup {
+			if _, dup := tail.find(o.hash); dup {
 				continue
 			}
 		}
 		off := int64(buf.Len())
 		body := o.body
 		if d, baseOff, ok := r.deltaFor(tail, o, memo); ok {
-			writeOfsDeltaHeader(&buf, len(d), off-baseOff)
+			writeOfsDeltaHeader(buf, len(d), off-baseOff)
 			body = d
 		} else {
-			writeObjHeader(&buf, o.typ, len(o.body))
+			writeObjHeader(buf, o.typ, len(o.body))
 		}
-		zw.Reset(&buf)
+		zw.Reset(buf)
 		if _, err := zw.Write(body); err != nil {
 			return plumbing.ZeroHash, plumbing.ZeroHash, err
 		}
 		if err := zw.Close(); err != nil {
 			return plumbing.ZeroHash, plumbing.ZeroHash, err
 		}
-		crc := crc32.ChecksumIEEE(buf.Bytes()[off:])
-		iw.Add(o.hash, uint64(off), crc)
-		written[o.hash] = idxEntry{offset: off, crc: crc}
-		count++
+		added = append(added, packEntry{hash: o.hash, offset: off, crc: crc32.ChecksumIEEE(buf.Bytes()[off:])})
 	}
-	if tail != nil && len(written) == 0 {
+	if tail != nil && len(added) == 0 {
 		// Everything is in the tail already: rewriting it would give the
 		// same pack, and removing the "old" one would remove it.
 		return tail.hash, tail.hash, nil
 	}
+	for _, e := range added {
+		i, _ := slices.BinarySearchFunc(entries, e.hash, func(x packEntry, h plumbing.Hash) int { return bytes.Compare(x.hash[:], h[:]) })
+		entries = slices.Insert(entries, i, e)
+	}
 	data := buf.Bytes()
-	binary.BigEndian.PutUint32(data[8:], count)
+	binary.BigEndian.PutUint32(data[8:], uint32(len(entries)))
 	sum := sha1.Sum(data)
 	copy(newPack[:], sum[:])
-	if err := iw.OnFooter(newPack); err != nil {
-		return plumbing.ZeroHash, plumbing.ZeroHash, err
-	}
-	idx, err := iw.Index()
-	if err != nil {
-		return plumbing.ZeroHash, plumbing.ZeroHash, err
-	}
-	var ibuf bytes.Buffer
-	if _, err := idxfile.NewEncoder(&ibuf).Encode(idx); err != nil {
-		return plumbing.ZeroHash, plumbing.ZeroHash, err
-	}
 
 	dir := filepath.Join(r.dir, "objects", "pack")
 	base := filepath.Join(dir, "pack-"+newPack.String())
-	if err := r.writeFileAtomic(dir, "tmp_idx_", base+".idx", ibuf.Bytes(), 0o444); err != nil {
+	if err := r.writeFileAtomic(dir, "tmp_idx_", base+".idx", 0o444, encodeIdx(entries, newPack)); err != nil {
 		return plumbing.ZeroHash, plumbing.ZeroHash, err
 	}
-	if err := r.writeFileAtomic(dir, "tmp_pack_", base+".pack", append(data, sum[:]...), 0o444); err != nil {
+	if err := r.writeFileAtomic(dir, "tmp_pack_", base+".pack", 0o444, data, sum[:]); err != nil {
 		os.Remove(base + ".idx")
 		return plumbing.ZeroHash, plumbing.ZeroHash, err
 	}
@@ -140,16 +129,7 @@ func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, err 
 		}
 	}
 	if len(data) < tailPackMax {
-		entries := make(map[plumbing.Hash]idxEntry, count)
-		if tail != nil {
-			for h, e := range tail.entries {
-				entries[h] = e
-			}
-		}
-		for h, e := range written {
-			entries[h] = e
-		}
-		r.setTail(&tailPack{hash: newPack, data: data, entries: entries})
+		r.setTail(&tailPack{hash: newPack, data: data, objs: entries})
 	} else {
 		r.tailFull()
 	}
@@ -174,7 +154,7 @@ func (r *Repo) deltaFor(tail *tailPack, o rawObject, memo map[int64]int) ([]byte
 	if tail == nil || o.base.IsZero() || (o.typ == plumbing.BlobObject && len(o.body) < minDeltaBlob) || o.typ == plumbing.CommitObject {
 		return nil, 0, false
 	}
-	e, ok := tail.entries[o.base]
+	e, ok := tail.find(o.base)
 	if !ok || tail.depth(e.offset, memo) >= maxDeltaDepth-1 {
 		return nil, 0, false
 	}
@@ -201,6 +181,9 @@ func (r *Repo) cachedBody(h plumbing.Hash, t plumbing.ObjectType) ([]byte, bool)
 	}
 	if o, ok := r.cache.get(treeKey(h)); ok && t == plumbing.TreeObject {
 		if v, ok := o.(*Tree); ok {
+			if v.raw != nil {
+				return v.raw, true
+			}
 			return encodeTree(v.Entries), true
 		}
 	}
@@ -273,14 +256,18 @@ func writeObjHeader(buf *bytes.Buffer, t plumbing.ObjectType, size int) {
 	buf.WriteByte(c)
 }
 
-// writeFileAtomic writes data to a temporary file in dir, syncs it when the
-// repo is durable, and renames it to dst.
-func (r *Repo) writeFileAtomic(dir, prefix, dst string, data []byte, perm os.FileMode) error {
+// writeFileAtomic writes the chunks of data to a temporary file in dir,
+// syncs it when the repo is durable, and renames it to dst.
+func (r *Repo) writeFileAtomic(dir, prefix, dst string, perm os.FileMode, data ...[]byte) error {
 	f, tmp, err := r.createTemp(dir, prefix)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", filepath.Base(dst), err)
 	}
-	_, err = f.Write(data)
+	for _, d := range data {
+		if err == nil {
+			_, err = f.Write(d)
+		}
+	}
 	if err == nil {
 		err = f.Chmod(perm)
 	}

@@ -62,6 +62,9 @@ type Repo struct {
 	zlibPool   sync.Pool
 	background sync.WaitGroup // maintenance started by this Repo
 
+	// packMu serializes this process's pack writes: a write extends the
+	// tail pack's buffers in place.
+	packMu sync.Mutex
 	tailMu sync.Mutex
 	tail   *tailPack // the last tail pack this process wrote
 	// tailFilled: the last pack this process wrote is full (see

@@ -2,10 +2,12 @@ package repo
 
 import (
 	"bytes"
+	"crypto/sha1"
 	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -35,16 +37,30 @@ const (
 	minDeltaBlob = 2 << 10
 )
 
-// tailPack is a small pack being extended.
+// tailPack is a small pack being extended. The next commit extends its
+// data and objs in place when their capacity allows, rather than copying
+// ~100 KB per commit, so a tailPack is read and written only under
+// Repo.packMu, and a pack write that fails drops it (setTail(nil)).
 type tailPack struct {
-	hash    plumbing.Hash
-	data    []byte // the pack without its trailing checksum
-	entries map[plumbing.Hash]idxEntry
+	hash plumbing.Hash
+	data []byte      // the pack without its trailing checksum
+	objs []packEntry // its objects in hash order, as its index lists them
 }
 
-type idxEntry struct {
+// packEntry is one object of a pack, as its index records it.
+type packEntry struct {
+	hash   plumbing.Hash
 	offset int64
 	crc    uint32
+}
+
+// find looks an object up by hash.
+func (t *tailPack) find(h plumbing.Hash) (packEntry, bool) {
+	i, ok := slices.BinarySearchFunc(t.objs, h, func(e packEntry, h plumbing.Hash) int { return bytes.Compare(e.hash[:], h[:]) })
+	if !ok {
+		return packEntry{}, false
+	}
+	return t.objs[i], true
 }
 
 // findTail picks the newest pack small enough to extend, or nil.
@@ -99,19 +115,19 @@ func readTail(dir string, h plumbing.Hash) (*tailPack, error) {
 		!bytes.Equal(pack[len(pack)-20:], h[:]) {
 		return nil, errors.New("not a version 2 pack")
 	}
-	entries, err := parseIdx(idx)
+	objs, err := parseIdx(idx)
 	if err != nil {
 		return nil, err
 	}
-	if uint32(len(entries)) != binary.BigEndian.Uint32(pack[8:]) {
+	if uint32(len(objs)) != binary.BigEndian.Uint32(pack[8:]) {
 		return nil, errors.New("index and pack disagree")
 	}
-	return &tailPack{hash: h, data: pack[:len(pack)-20], entries: entries}, nil
+	return &tailPack{hash: h, data: pack[:len(pack)-20], objs: objs}, nil
 }
 
 // parseIdx reads a version 2 pack index of a small pack (no 64-bit
 // offsets).
-func parseIdx(b []byte) (map[plumbing.Hash]idxEntry, error) {
+func parseIdx(b []byte) ([]packEntry, error) {
 	if len(b) < 8+1024 || !bytes.Equal(b[:8], []byte{0xff, 't', 'O', 'c', 0, 0, 0, 2}) {
 		return nil, errors.New("not a version 2 index")
 	}
@@ -122,17 +138,60 @@ func parseIdx(b []byte) (map[plumbing.Hash]idxEntry, error) {
 	if len(b) < offs+4*n+40 {
 		return nil, errors.New("truncated index")
 	}
-	out := make(map[plumbing.Hash]idxEntry, n)
-	for i := 0; i < n; i++ {
-		var h plumbing.Hash
-		copy(h[:], b[names+20*i:])
+	out := make([]packEntry, n)
+	for i := range out {
+		e := &out[i]
+		copy(e.hash[:], b[names+20*i:])
+		if i > 0 && bytes.Compare(out[i-1].hash[:], e.hash[:]) >= 0 {
+			return nil, errors.New("index out of order")
+		}
 		off := binary.BigEndian.Uint32(b[offs+4*i:])
 		if off&0x80000000 != 0 {
 			return nil, errors.New("large offsets")
 		}
-		out[h] = idxEntry{offset: int64(off), crc: binary.BigEndian.Uint32(b[crcs+4*i:])}
+		e.offset, e.crc = int64(off), binary.BigEndian.Uint32(b[crcs+4*i:])
 	}
 	return out, nil
+}
+
+// encodeIdx renders a version 2 pack index of objs, which are in hash
+// order. go-git's idxfile.Writer takes the objects one by one and sorts
+// them on every pack; a commit extending the tail adds a handful to a
+// thousand already in order.
+func encodeIdx(objs []packEntry, pack plumbing.Hash) []byte {
+	var large []int64
+	n := len(objs)
+	b := make([]byte, 0, 8+1024+n*28+40)
+	b = append(b, 0xff, 't', 'O', 'c', 0, 0, 0, 2)
+	var fanout [256]uint32
+	for _, e := range objs {
+		fanout[e.hash[0]]++
+	}
+	total := uint32(0)
+	for i := range fanout {
+		total += fanout[i]
+		b = binary.BigEndian.AppendUint32(b, total)
+	}
+	for _, e := range objs {
+		b = append(b, e.hash[:]...)
+	}
+	for _, e := range objs {
+		b = binary.BigEndian.AppendUint32(b, e.crc)
+	}
+	for _, e := range objs {
+		if e.offset < 0x80000000 {
+			b = binary.BigEndian.AppendUint32(b, uint32(e.offset))
+			continue
+		}
+		b = binary.BigEndian.AppendUint32(b, 0x80000000|uint32(len(large)))
+		large = append(large, e.offset)
+	}
+	for _, off := range large {
+		b = binary.BigEndian.AppendUint64(b, uint64(off))
+	}
+	b = append(b, pack[:]...)
+	sum := sha1.Sum(b)
+	return append(b, sum[:]...)
 }
 
 // entryHeader decodes the pack entry at off: its type and, for an offset

@@ -3,8 +3,11 @@
 // in-process, (b) the aiwg-state CLI, (c) the same mutation scripted with
 // git plumbing, and (d) the unversioned floor (write a temp file and rename
 // it), each with and without fsync, and (e) go-git's own loose-object
-// write path, without fsync (go-git has none); plus disk bytes per mutation
-// before and after packing, and heap growth over the run.
+// write path, without fsync (go-git has none), and (f) the file-system work
+// alone that git's formats ask of a commit stored as aiwg-state stores it
+// (a pack, its index and the ref, each through a temporary file: see
+// minimum.go); plus disk bytes per mutation before and after packing, and
+// heap growth over the run.
 //
 // The machine is shared, and its load moves from minute to minute; each pair
 // the targets compare (in-process against the floor, CLI against plumbing)
@@ -62,6 +65,8 @@ func main() {
 		floor := make([]time.Duration, 0, *n)
 		api := make([]time.Duration, 0, *n)
 		var gogit []time.Duration
+		minimum := make([]time.Duration, 0, *n)
+		fm := newFileMinimum(work, sync)
 		var gw *goGitWriter
 		if !sync {
 			gw = newGoGitWriter(ctx, filepath.Join(work, "gogit"))
@@ -73,6 +78,9 @@ func main() {
 			if i%interleave == 0 {
 				for j := i; j < min(i+interleave, *n); j++ {
 					floor = append(floor, floorWrite(floorDir, j, sync))
+				}
+				for j := i; j < min(i+interleave, *n); j++ {
+					minimum = append(minimum, fm.mutate(j))
 				}
 				for j := i; gw != nil && j < min(i+interleave, *n); j++ {
 					gogit = append(gogit, gw.mutate(j))
@@ -92,6 +100,7 @@ func main() {
 		runtime.GC()
 		runtime.ReadMemStats(&m1)
 		row("(d) floor: temp file + rename, "+label, floor, floor)
+		row("(f) git's file minimum, "+label, minimum, floor)
 		row("(a) in-process Store.Set, "+label, api, floor)
 		if gw != nil {
 			row("(e) go-git loose objects, "+label, gogit, floor)
@@ -123,8 +132,8 @@ func main() {
 		}
 		row("(b) CLI aiwg-state set, "+label, cli, floor)
 		row("(c) git plumbing script, "+label, plumb, floor)
-		fmt.Printf("    CLI / plumbing: %.2fx (target <= 0.25x); in-process / floor: %.2fx (target <= 2x)\n\n",
-			ratio(cli, plumb), ratio(api, floor))
+		fmt.Printf("    CLI / plumbing: %.2fx (target <= 0.25x); in-process / floor: %.2fx (target <= 2x); in-process / file minimum: %.2fx\n\n",
+			ratio(cli, plumb), ratio(api, floor), ratio(api, minimum))
 	}
 }
 

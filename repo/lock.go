@@ -32,6 +32,10 @@ type fileLock struct {
 	held  *os.File // the flocked file path names
 	own   bool     // held is this lock's own file, not the Repo's
 	value bytes.Buffer
+	// ready, when set, is waited on after the new value is written and
+	// synced and before it replaces the ref: the flush that makes the
+	// objects it names durable, overlapped with the value's own.
+	ready func() error
 }
 
 const lockMarker = "aiwg-state lock held by pid "
@@ -68,6 +72,9 @@ func (l *fileLock) publish(path string, sync bool) error {
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
+	}
+	if err == nil && l.ready != nil {
+		err = l.ready()
 	}
 	if err == nil {
 		mine, serr := l.held.Stat()

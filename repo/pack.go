@@ -5,6 +5,7 @@ import (
 	"compress/zlib"
 	"crypto/sha1"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"math/rand/v2"
@@ -37,7 +38,11 @@ type rawObject struct {
 // whose .pack is missing, while go-git lists .pack files and fails on one
 // without an .idx. In this order a reader of either kind, or a crash at any
 // point, sees nothing or a complete pack.
-func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, err error) {
+//
+// Under fsync the pack directory is flushed in the background: durable
+// waits for it, and a ref must not name the pack before it returns (the
+// ref's own file is flushed meanwhile; see fileLock.ready).
+func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, durable func() error, err error) {
 	r.packMu.Lock()
 	defer r.packMu.Unlock()
 	tail := r.currentTail()
@@ -69,7 +74,7 @@ func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, err 
 	}
 	zw, err := r.zlibWriter()
 	if err != nil {
-		return plumbing.ZeroHash, plumbing.ZeroHash, err
+		return plumbing.ZeroHash, plumbing.ZeroHash, nil, err
 	}
 	defer r.zlibPool.Put(zw)
 	var added []packEntry
@@ -93,17 +98,17 @@ func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, err 
 		}
 		zw.Reset(buf)
 		if _, err := zw.Write(body); err != nil {
-			return plumbing.ZeroHash, plumbing.ZeroHash, err
+			return plumbing.ZeroHash, plumbing.ZeroHash, nil, err
 		}
 		if err := zw.Close(); err != nil {
-			return plumbing.ZeroHash, plumbing.ZeroHash, err
+			return plumbing.ZeroHash, plumbing.ZeroHash, nil, err
 		}
 		added = append(added, packEntry{hash: o.hash, offset: off, crc: crc32.ChecksumIEEE(buf.Bytes()[off:])})
 	}
 	if tail != nil && len(added) == 0 {
 		// Everything is in the tail already: rewriting it would give the
 		// same pack, and removing the "old" one would remove it.
-		return tail.hash, tail.hash, nil
+		return tail.hash, tail.hash, noWait, nil
 	}
 	for _, e := range added {
 		i, _ := slices.BinarySearchFunc(entries, e.hash, func(x packEntry, h plumbing.Hash) int { return bytes.Compare(x.hash[:], h[:]) })
@@ -116,31 +121,64 @@ func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, err 
 
 	dir := filepath.Join(r.dir, "objects", "pack")
 	base := filepath.Join(dir, "pack-"+newPack.String())
-	if err := r.writeFileAtomic(dir, "tmp_idx_", base+".idx", 0o444, encodeIdx(entries, newPack)); err != nil {
-		return plumbing.ZeroHash, plumbing.ZeroHash, err
-	}
-	if err := r.writeFileAtomic(dir, "tmp_pack_", base+".pack", 0o444, data, sum[:]); err != nil {
-		os.Remove(base + ".idx")
-		return plumbing.ZeroHash, plumbing.ZeroHash, err
-	}
-	if r.opts.Sync {
-		if err := syncDir(dir); err != nil {
-			return plumbing.ZeroHash, plumbing.ZeroHash, err
-		}
+	durable, err = r.writePackFiles(dir, base, encodeIdx(entries, newPack), data, sum[:])
+	if err != nil {
+		return plumbing.ZeroHash, plumbing.ZeroHash, nil, err
 	}
 	if len(data) < tailPackMax {
 		r.setTail(&tailPack{hash: newPack, data: data, objs: entries})
 	} else {
 		r.tailFull()
 	}
-	return newPack, oldTail, nil
+	return newPack, oldTail, durable, nil
 }
+
+// writePackFiles puts a pack and its index in place, the index first (see
+// writePack). Under fsync the two files are flushed at once, and the
+// directory in the background: flushes issued together cost little more
+// than one on the disks we measured (two: 1.35x one), where in turn a
+// commit waited on five.
+func (r *Repo) writePackFiles(dir, base string, idx []byte, pack ...[]byte) (durable func() error, err error) {
+	if !r.opts.Sync {
+		if err := r.writeFileAtomic(dir, "tmp_idx_", base+".idx", 0o444, idx); err != nil {
+			return nil, err
+		}
+		if err := r.writeFileAtomic(dir, "tmp_pack_", base+".pack", 0o444, pack...); err != nil {
+			os.Remove(base + ".idx")
+			return nil, err
+		}
+		return noWait, nil
+	}
+	idxDone := make(chan error, 1)
+	go func() { idxDone <- r.writeFileAtomic(dir, "tmp_idx_", base+".idx", 0o444, idx) }()
+	tmp, err := r.writeTemp(dir, "tmp_pack_", 0o444, pack...)
+	if err != nil {
+		err = fmt.Errorf("write %s: %w", filepath.Base(base)+".pack", err)
+	}
+	idxErr := <-idxDone
+	if err == nil && idxErr == nil {
+		err = os.Rename(tmp, base+".pack")
+	}
+	if err != nil || idxErr != nil {
+		os.Remove(tmp)
+		os.Remove(base + ".idx")
+		return nil, errors.Join(err, idxErr)
+	}
+	dirDone := make(chan error, 1)
+	go func() { dirDone <- syncDir(dir) }()
+	return func() error { return <-dirDone }, nil
+}
+
+func noWait() error { return nil }
 
 // writeObjects writes objects that need no commit to be published (trees
 // of a virtual merge base): the replaced tail goes at once, since the new
 // pack holds everything it did.
 func (r *Repo) writeObjects(objs []rawObject) error {
-	newPack, oldTail, err := r.writePack(objs)
+	newPack, oldTail, durable, err := r.writePack(objs)
+	if err == nil {
+		err = durable()
+	}
 	if err == nil && !oldTail.IsZero() && oldTail != newPack && !r.maintaining() {
 		r.removePack(oldTail)
 	}
@@ -259,9 +297,23 @@ func writeObjHeader(buf *bytes.Buffer, t plumbing.ObjectType, size int) {
 // writeFileAtomic writes the chunks of data to a temporary file in dir,
 // syncs it when the repo is durable, and renames it to dst.
 func (r *Repo) writeFileAtomic(dir, prefix, dst string, perm os.FileMode, data ...[]byte) error {
+	tmp, err := r.writeTemp(dir, prefix, perm, data...)
+	if err == nil {
+		err = os.Rename(tmp, dst)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", filepath.Base(dst), err)
+	}
+	return nil
+}
+
+// writeTemp writes the chunks of data to a new temporary file in dir,
+// synced when the repo is durable, and returns its name.
+func (r *Repo) writeTemp(dir, prefix string, perm os.FileMode, data ...[]byte) (string, error) {
 	f, tmp, err := r.createTemp(dir, prefix)
 	if err != nil {
-		return fmt.Errorf("write %s: %w", filepath.Base(dst), err)
+		return "", err
 	}
 	for _, d := range data {
 		if err == nil {
@@ -277,14 +329,11 @@ func (r *Repo) writeFileAtomic(dir, prefix, dst string, perm os.FileMode, data .
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = os.Rename(tmp, dst)
-	}
 	if err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", filepath.Base(dst), err)
+		return "", err
 	}
-	return nil
+	return tmp, nil
 }
 
 // createTemp creates a temporary file in dir.

@@ -188,10 +188,11 @@ func (r *Repo) Commit(ctx context.Context, branch string, fn func(*Tx) (*CommitI
 		}
 		c.Hash = hashObject(plumbing.CommitObject, body)
 		b.objs = append(b.objs, rawObject{typ: plumbing.CommitObject, hash: c.Hash, body: body})
-		newPack, oldTail, err := r.writePack(b.objs)
+		newPack, oldTail, durable, err := r.writePack(b.objs)
 		if err != nil {
 			return false, err
 		}
+		lock.ready = durable
 		published = func(ok bool) {
 			switch {
 			case newPack == oldTail:

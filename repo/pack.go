@@ -217,11 +217,11 @@ func (r *Repo) cachedBody(h plumbing.Hash, t plumbing.ObjectType) ([]byte, bool)
 			return v.body, v.typ == t
 		}
 	}
+	if body, ok := r.lastTrees[h]; ok {
+		return body, t == plumbing.TreeObject
+	}
 	if o, ok := r.cache.get(treeKey(h)); ok && t == plumbing.TreeObject {
 		if v, ok := o.(*Tree); ok {
-			if v.raw != nil {
-				return v.raw, true
-			}
 			return encodeTree(v.Entries), true
 		}
 	}

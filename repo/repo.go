@@ -54,10 +54,16 @@ type Repo struct {
 	dir  string
 	opts Options
 
-	mu    sync.Mutex // guards st, objs and cache
+	mu    sync.Mutex // guards st, objs, cache and lastTrees
 	st    *filesystem.Storage
 	objs  *objReader
 	cache *lru
+	// lastTrees holds the encoded trees of this process's last commit:
+	// the next commit's delta bases, which the cache keeps only decoded
+	// (re-encoding a 1,000-entry directory is 40 KB a commit). Only the
+	// last commit's, so a store of big trees does not hold every tree
+	// twice.
+	lastTrees map[plumbing.Hash][]byte
 
 	zlibPool   sync.Pool
 	background sync.WaitGroup // maintenance started by this Repo
@@ -260,8 +266,12 @@ func (r *Repo) remember(objs []rawObject, trees map[plumbing.Hash]*Tree) {
 	for h, t := range trees {
 		r.cache.put(treeKey(h), t)
 	}
+	r.lastTrees = map[plumbing.Hash][]byte{}
 	for _, o := range objs {
-		if o.typ != plumbing.TreeObject && len(o.body) <= maxCachedBlob {
+		switch {
+		case o.typ == plumbing.TreeObject:
+			r.lastTrees[o.hash] = o.body
+		case len(o.body) <= maxCachedBlob:
 			r.cache.put(o.hash, o)
 		}
 	}

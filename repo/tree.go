@@ -27,10 +27,6 @@ func (e TreeEntry) IsDir() bool { return e.Mode == filemode.Dir }
 // Tree is a decoded git tree, entries in git's order.
 type Tree struct {
 	Entries []TreeEntry
-	// raw is the encoded body when known, so that the tree can serve as
-	// the next commit's delta base without being encoded again (40 KB for
-	// a 1,000-entry directory).
-	raw []byte
 }
 
 // Find returns the entry called name.
@@ -121,7 +117,7 @@ func appendMode(buf []byte, m filemode.FileMode) []byte {
 }
 
 func decodeTree(data []byte) (*Tree, error) {
-	t := &Tree{Entries: make([]TreeEntry, 0, bytes.Count(data, []byte{0})), raw: data}
+	t := &Tree{Entries: make([]TreeEntry, 0, bytes.Count(data, []byte{0}))}
 	for len(data) > 0 {
 		sp := bytes.IndexByte(data, ' ')
 		if sp < 0 {

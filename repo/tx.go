@@ -329,7 +329,7 @@ func (b *builder) build(base plumbing.Hash, dir string, changes map[string]*[]by
 			prev = plumbing.ZeroHash
 		}
 		b.objs = append(b.objs, rawObject{typ: plumbing.TreeObject, hash: h, body: body, base: prev})
-		b.trees[h] = &Tree{Entries: es, raw: body}
+		b.trees[h] = &Tree{Entries: es}
 	}
 	return h, nil
 }

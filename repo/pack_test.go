@@ -3,8 +3,10 @@ package repo
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -226,5 +228,53 @@ func TestEncodeIdxAsGoGitReadsIt(t *testing.T) {
 				t.Fatalf("n=%d: parseIdx: %v", tc.n, err)
 			}
 		}
+	}
+}
+
+// TestFailedPublishLeavesTailUsable: a commit whose pack was written (the
+// tail extended in place in memory) but whose ref update is then refused
+// must leave nothing behind that a later commit builds on: the later
+// packs verify, and the branch never sees the refused content.
+func TestFailedPublishLeavesTailUsable(t *testing.T) {
+	for _, sync := range []bool{false, true} {
+		t.Run(fmt.Sprintf("sync=%v", sync), func(t *testing.T) {
+			ctx := context.Background()
+			r, err := Init(ctx, filepath.Join(t.TempDir(), "s.git"), "main", Options{Sync: sync})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			for i := 0; i < 5; i++ {
+				write(t, r, map[string]string{fmt.Sprintf("f%d", i): fmt.Sprintf("%d\n", i)})
+			}
+			_, err = r.Commit(ctx, "refs/heads/main", func(tx *Tx) (*CommitInfo, error) {
+				// Taking the lock away by hand makes the publish refuse,
+				// after the pack is written.
+				if err := os.Remove(filepath.Join(r.Dir(), "refs", "heads", "main.lock")); err != nil {
+					return nil, err
+				}
+				if err := tx.WriteFile("refused", []byte("x\n")); err != nil {
+					return nil, err
+				}
+				sig := NewSignature("agent-1", time.Unix(1700000000, 0))
+				return &CommitInfo{Author: sig, Committer: sig, Message: "refused\n"}, nil
+			}, CommitOptions{})
+			if !errors.Is(err, ErrLocked) {
+				t.Fatalf("commit with its lock taken away: %v, want ErrLocked", err)
+			}
+			for i := 5; i < 10; i++ {
+				write(t, r, map[string]string{fmt.Sprintf("f%d", i): fmt.Sprintf("%d\n", i)})
+			}
+			git(t, r.Dir(), "fsck", "--strict", "--no-dangling")
+			packs, _ := filepath.Glob(filepath.Join(r.Dir(), "objects", "pack", "*.idx"))
+			for _, p := range packs {
+				if out, err := exec.Command("git", "verify-pack", p).CombinedOutput(); err != nil {
+					t.Fatalf("verify-pack: %v %s", err, out)
+				}
+			}
+			if got := git(t, r.Dir(), "ls-tree", "--name-only", "main"); got != "f0\nf1\nf2\nf3\nf4\nf5\nf6\nf7\nf8\nf9\n" {
+				t.Fatalf("main holds:\n%s", got)
+			}
+		})
 	}
 }

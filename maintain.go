@@ -2,19 +2,20 @@ package aiwgstate
 
 import (
 	"context"
-	"math/rand/v2"
 )
 
 // autoMaintainPacks is the pack count past which a write rolls small packs
 // up, like git's gc.autoPackLimit.
 const autoMaintainPacks = 50
 
-// maybeMaintain checks the pack count after one write in eight (a directory
-// read is cheap but not free) and, when there are too many, starts the
-// roll-up of small packs in the background. Failures are ignored:
+// maybeMaintain reads the pack count after a write that added a pack (see
+// repo.PacksAdded; a listing of a pack directory that has seen thousands
+// of commits costs up to a millisecond) and, when there are too many,
+// starts the roll-up of small packs in the background, as git's gc --auto
+// runs after the commands that add packs. Failures are ignored:
 // maintenance is an optimization, and a later write tries again.
 func (s *Store) maybeMaintain() {
-	if rand.IntN(8) != 0 {
+	if !s.repo.PacksAdded() {
 		return
 	}
 	if n, err := s.repo.PackCount(); err == nil && n > autoMaintainPacks {

@@ -12,9 +12,17 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // PackCount is the number of packs in the object database.
+// PacksAdded reports whether this Repo added a pack since the last call
+// (rather than rewriting the tail pack, which leaves the count as it was),
+// and so whether the pack count is worth reading: it grows once per tail,
+// every few hundred commits, not on every commit.
+func (r *Repo) PacksAdded() bool { return r.packAdded.Swap(false) }
+
 func (r *Repo) PackCount() (int, error) {
 	es, err := os.ReadDir(filepath.Join(r.dir, "objects", "pack"))
 	if err != nil {
@@ -101,10 +109,51 @@ func (r *Repo) MaintainInBackground() error {
 
 func (r *Repo) maintenanceLock() string { return filepath.Join(r.dir, "aiwg-maintenance.lock") }
 
+// repackMayRead reports whether a running repack may be reading pack h,
+// which must then stay as it is: a repack is running and h is not one of
+// the packs writers make while it runs, which they mark with a .keep
+// before the pack appears, so that the repack leaves them out (git's own
+// index-pack --keep protects an incoming pack the same way). Those a writer
+// may extend and replace as usual; before, every commit during a repack
+// wrote a pack of its own that had to stay, and a repack of a few seconds
+// left hundreds of packs for the next one.
+func (r *Repo) repackMayRead(h plumbing.Hash) bool {
+	return r.maintaining() && !r.ourKeep(h)
+}
+
 // maintaining reports whether a repack may be running.
 func (r *Repo) maintaining() bool {
 	_, err := os.Stat(r.maintenanceLock())
 	return err == nil
+}
+
+// tailKeep is the content of the .keep of a pack written during a repack.
+// A .keep with other content is someone else's and is honoured.
+const tailKeep = "aiwg-state: a tail pack written while a repack ran\n"
+
+// releaseKeeps removes our .keep from the packs no writer will extend
+// again, so that the repack about to start rolls them up: the full ones
+// (a tail is extended only while under tailPackMax) and any untouched for
+// a minute (its writer has moved on or died). It runs holding the
+// maintenance lock, before the repack lists the packs.
+func (r *Repo) releaseKeeps() {
+	dir := filepath.Join(r.dir, "objects", "pack")
+	keeps, _ := filepath.Glob(filepath.Join(dir, "pack-*.keep"))
+	for _, k := range keeps {
+		if b, err := os.ReadFile(k); err != nil || string(b) != tailKeep {
+			continue
+		}
+		fi, err := os.Stat(strings.TrimSuffix(k, ".keep") + ".pack")
+		if err == nil && (fi.Size() >= tailPackMax || time.Since(fi.ModTime()) > time.Minute) {
+			os.Remove(k)
+		}
+	}
+}
+
+// ourKeep reports whether pack h has our .keep.
+func (r *Repo) ourKeep(h plumbing.Hash) bool {
+	b, err := os.ReadFile(filepath.Join(r.dir, "objects", "pack", "pack-"+h.String()+".keep"))
+	return err == nil && string(b) == tailKeep
 }
 
 // maintenanceCmd takes the maintenance lock and prepares the git command.
@@ -122,6 +171,7 @@ func (r *Repo) maintenanceCmd(ctx context.Context, full bool) (*exec.Cmd, func()
 		}
 		os.Remove(lockPath)
 	}
+	r.releaseKeeps()
 	args := []string{"repack", "-d", "-q", "--geometric=2"}
 	if full {
 		args = []string{"gc", "--quiet"}
@@ -181,15 +231,19 @@ func (r *Repo) removeStaleTemp() {
 	}
 	for _, e := range es {
 		n := e.Name()
-		orphanIdx := false
-		if strings.HasPrefix(n, "pack-") && strings.HasSuffix(n, ".idx") {
-			// An index whose pack is gone: a crash between the two unlinks
-			// of a replaced tail. git ignores it; readers would keep
-			// trying it.
-			_, err := os.Stat(filepath.Join(dir, strings.TrimSuffix(n, ".idx")+".pack"))
-			orphanIdx = errors.Is(err, os.ErrNotExist)
+		orphan := false
+		if ext := filepath.Ext(n); strings.HasPrefix(n, "pack-") && (ext == ".idx" || ext == ".keep") {
+			// An index or our .keep whose pack is gone: a crash between
+			// the unlinks of a replaced tail. git ignores them; readers
+			// would keep trying the index.
+			_, err := os.Stat(filepath.Join(dir, strings.TrimSuffix(n, ext)+".pack"))
+			orphan = errors.Is(err, os.ErrNotExist)
+			if ext == ".keep" {
+				b, _ := os.ReadFile(filepath.Join(dir, n))
+				orphan = orphan && string(b) == tailKeep
+			}
 		}
-		if !orphanIdx && !strings.HasPrefix(n, "tmp_pack_") && !strings.HasPrefix(n, "tmp_idx_") {
+		if !orphan && !strings.HasPrefix(n, "tmp_pack_") && !strings.HasPrefix(n, "tmp_idx_") {
 			continue
 		}
 		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > time.Hour {

@@ -46,11 +46,13 @@ func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, dura
 	r.packMu.Lock()
 	defer r.packMu.Unlock()
 	tail := r.currentTail()
-	if tail != nil && r.maintaining() {
+	repacking := r.maintaining()
+	if tail != nil && repacking && !r.ourKeep(tail.hash) {
 		// git repack may be reading the tail, so it must stay; a copy
 		// of it with these objects appended would have to stay too (up
 		// to tailPackMax per commit until the next repack). These go in
-		// a pack of their own, which is extended once maintenance is over.
+		// a new pack marked to be left out of the repack, which later
+		// commits extend (see repackMayRead).
 		tail = nil
 	}
 	var buf *bytes.Buffer
@@ -121,10 +123,28 @@ func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, dura
 
 	dir := filepath.Join(r.dir, "objects", "pack")
 	base := filepath.Join(dir, "pack-"+newPack.String())
+	if repacking {
+		// Before the index: git finds packs by their index, and must
+		// find this one kept.
+		if err := os.WriteFile(base+".keep", []byte(tailKeep), 0o644); err != nil {
+			return plumbing.ZeroHash, plumbing.ZeroHash, nil, err
+		}
+	}
 	durable, err = r.writePackFiles(dir, base, encodeIdx(entries, newPack), data, sum[:])
 	if err != nil {
+		os.Remove(base + ".keep")
 		return plumbing.ZeroHash, plumbing.ZeroHash, nil, err
 	}
+	if tail == nil {
+		r.packAdded.Store(true)
+	}
+	replaced := ""
+	if !oldTail.IsZero() {
+		replaced = "pack-" + oldTail.String()
+	}
+	r.mu.Lock()
+	r.objs.wrote("pack-"+newPack.String(), replaced)
+	r.mu.Unlock()
 	if len(data) < tailPackMax {
 		r.setTail(&tailPack{hash: newPack, data: data, objs: entries})
 	} else {
@@ -179,7 +199,7 @@ func (r *Repo) writeObjects(objs []rawObject) error {
 	if err == nil {
 		err = durable()
 	}
-	if err == nil && !oldTail.IsZero() && oldTail != newPack && !r.maintaining() {
+	if err == nil && !oldTail.IsZero() && oldTail != newPack && !r.repackMayRead(oldTail) {
 		r.removePack(oldTail)
 	}
 	return err
@@ -280,6 +300,7 @@ func (r *Repo) removePack(h plumbing.Hash) {
 	base := filepath.Join(r.dir, "objects", "pack", "pack-"+h.String())
 	os.Remove(base + ".pack")
 	os.Remove(base + ".idx")
+	os.Remove(base + ".keep") // only ever ours: a pack kept by others is never replaced
 }
 
 // writeObjHeader writes a pack entry header: type and size as git's varint.

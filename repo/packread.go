@@ -164,6 +164,29 @@ func (o *objReader) scan() {
 	o.packs, o.loaded = packs, true
 }
 
+// wrote records a pack this process just put in place, the newest, and
+// the tail pack it replaces (empty if none). A writer's own objects come
+// from its cache until the cache lets them go; then a read would miss in
+// the packs of the last listing and list the pack directory again, which
+// after thousands of commits costs up to a millisecond.
+func (o *objReader) wrote(name, replaced string) {
+	if !o.loaded {
+		return // the first read lists the directory anyway
+	}
+	packs := make([]*packIndex, 0, len(o.packs)+1)
+	packs = append(packs, &packIndex{name: name})
+	for _, p := range o.packs {
+		switch p.name {
+		case name:
+		case replaced:
+			o.retired = append(o.retired, p)
+		default:
+			packs = append(packs, p)
+		}
+	}
+	o.packs = packs
+}
+
 // packNames identifies the pack set of the last scan.
 func (o *objReader) packNames() string {
 	var b strings.Builder

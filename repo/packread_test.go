@@ -3,8 +3,10 @@ package repo
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -118,4 +120,73 @@ func TestReadsDuringPackChurn(t *testing.T) {
 		t.Fatalf("only %d reads overlapped the writes", reads)
 	}
 	git(t, w.dir, "fsck", "--strict", "--no-dangling")
+}
+
+// TestWritesDuringRepack: a writer keeps committing while another Repo (as
+// another process would) runs the geometric roll-up again and again. No
+// object is lost (fsck, and every file as last written), and commits made
+// while a repack runs extend a pack of their own instead of each leaving
+// one behind.
+func TestWritesDuringRepack(t *testing.T) {
+	ctx := context.Background()
+	w := newRepo(t)
+	m, err := Open(ctx, w.dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	const commits = 300
+	done := make(chan struct{})
+	repacks := 0
+	go func() {
+		defer close(done)
+		for i := 0; i < commits; i++ {
+			name := fmt.Sprintf("f%02d.json", i%40)
+			_, err := w.Commit(ctx, "refs/heads/main", func(tx *Tx) (*CommitInfo, error) {
+				tx.WriteFile(name, []byte(fmt.Sprintf("%d\n", i)))
+				sig := NewSignature("writer", time.Unix(1700000000, 0))
+				return &CommitInfo{Author: sig, Committer: sig, Message: "w\n"}, nil
+			}, CommitOptions{})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	var repackErr error
+	mostPacks := 0
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		default:
+			if repackErr != nil {
+				time.Sleep(time.Millisecond) // wait for the writer before failing
+				continue
+			}
+			if err := m.Maintain(ctx, false); err == nil {
+				repacks++
+			} else if !errors.Is(err, ErrLocked) {
+				repackErr = err
+			}
+			packs, _ := filepath.Glob(filepath.Join(w.dir, "objects", "pack", "*.pack"))
+			mostPacks = max(mostPacks, len(packs))
+		}
+	}
+	if repackErr != nil {
+		t.Fatalf("repack: %v", repackErr)
+	}
+	if repacks == 0 {
+		t.Fatal("no repack overlapped the writes")
+	}
+	git(t, w.dir, "fsck", "--strict", "--no-dangling")
+	for i := commits - 40; i < commits; i++ {
+		if got := git(t, w.dir, "show", fmt.Sprintf("main:f%02d.json", i%40)); got != fmt.Sprintf("%d\n", i) {
+			t.Fatalf("f%02d.json = %q, want %d", i%40, got, i)
+		}
+	}
+	t.Logf("most packs %d, repacks %d", mostPacks, repacks)
+	if mostPacks > 12 {
+		t.Errorf("%d packs at once during %d commits and %d repacks: commits during a repack each left a pack", mostPacks, commits, repacks)
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
@@ -71,8 +72,11 @@ type Repo struct {
 	// packMu serializes this process's pack writes: a write extends the
 	// tail pack's buffers in place.
 	packMu sync.Mutex
-	tailMu sync.Mutex
-	tail   *tailPack // the last tail pack this process wrote
+	// packAdded is set when a write adds a pack rather than replacing the
+	// tail: the only time this process makes the pack count grow.
+	packAdded atomic.Bool
+	tailMu    sync.Mutex
+	tail      *tailPack // the last tail pack this process wrote
 	// tailFilled: the last pack this process wrote is full (see
 	// currentTail).
 	tailFilled bool

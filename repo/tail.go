@@ -80,8 +80,8 @@ func (r *Repo) findTail() *tailPack {
 		if err != nil || fi.Size() >= tailPackMax {
 			continue
 		}
-		if _, err := os.Stat(filepath.Join(dir, strings.TrimSuffix(n, ".pack")+".keep")); err == nil {
-			continue
+		if keep, err := os.ReadFile(filepath.Join(dir, strings.TrimSuffix(n, ".pack")+".keep")); err == nil && string(keep) != tailKeep {
+			continue // kept by someone else
 		}
 		if best == nil || fi.ModTime().After(best.ModTime()) {
 			best = fi

@@ -199,9 +199,9 @@ func (r *Repo) Commit(ctx context.Context, branch string, fn func(*Tx) (*CommitI
 			case !ok:
 				r.removePack(newPack)
 				r.setTail(nil)
-			case !oldTail.IsZero() && !r.maintaining():
-				// During maintenance the old tail stays: git repack
-				// may be reading it, and removes it when it rolls it up.
+			case !oldTail.IsZero() && !r.repackMayRead(oldTail):
+				// A tail a running repack may be reading stays: the
+				// repack removes it when it rolls it up.
 				r.removePack(oldTail)
 			}
 		}

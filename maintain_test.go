@@ -1,0 +1,48 @@
+package aiwgstate_test
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	aiwgstate "github.com/aiwg/aiwg-state"
+)
+
+// TestPacksAreRolledUpAutomatically: writes that keep adding packs (each
+// value fills a tail pack of its own) start the background roll-up once
+// the store holds more than 50 packs, as git's gc --auto would, without
+// anyone running gc; the history stays whole.
+func TestPacksAreRolledUpAutomatically(t *testing.T) {
+	ctx := context.Background()
+	st, err := aiwgstate.Init(ctx, filepath.Join(t.TempDir(), "state.git"), aiwgstate.InitOptions{Options: aiwgstate.Options{NoSync: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	big := make([]byte, 80<<10)
+	const writes = 70
+	for i := 0; i < writes; i++ {
+		for j := range big {
+			big[j] = byte(rng.Uint32())
+		}
+		v := fmt.Sprintf("%q", hex.EncodeToString(big))
+		if _, err := st.Set(ctx, fmt.Sprintf("blobs/b%02d.json", i), "data", []byte(v), aiwgstate.WriteOptions{Agent: "a"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Close waits for a roll-up it started.
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	packs, _ := filepath.Glob(filepath.Join(st.Dir(), "objects", "pack", "*.pack"))
+	if len(packs) > 50 {
+		t.Fatalf("%d packs after %d writes that each filled one: no automatic roll-up", len(packs), writes)
+	}
+	if got := git(t, st, "rev-list", "--count", "main"); got != fmt.Sprintf("%d\n", writes+1) {
+		t.Fatalf("rev-list --count = %q", got)
+	}
+	fsck(t, st)
+}

@@ -16,13 +16,13 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
-// PackCount is the number of packs in the object database.
 // PacksAdded reports whether this Repo added a pack since the last call
 // (rather than rewriting the tail pack, which leaves the count as it was),
 // and so whether the pack count is worth reading: it grows once per tail,
 // every few hundred commits, not on every commit.
 func (r *Repo) PacksAdded() bool { return r.packAdded.Swap(false) }
 
+// PackCount is the number of packs in the object database.
 func (r *Repo) PackCount() (int, error) {
 	es, err := os.ReadDir(filepath.Join(r.dir, "objects", "pack"))
 	if err != nil {

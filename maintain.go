@@ -8,20 +8,10 @@ import (
 // up, like git's gc.autoPackLimit.
 const autoMaintainPacks = 50
 
-// maybeMaintain reads the pack count after a write that added a pack (see
-// repo.PacksAdded; a listing of a pack directory that has seen thousands
-// of commits costs up to a millisecond) and, when there are too many,
-// starts the roll-up of small packs in the background, as git's gc --auto
-// runs after the commands that add packs. Failures are ignored:
-// maintenance is an optimization, and a later write tries again.
-func (s *Store) maybeMaintain() {
-	if !s.repo.PacksAdded() {
-		return
-	}
-	if n, err := s.repo.PackCount(); err == nil && n > autoMaintainPacks {
-		_ = s.repo.MaintainInBackground()
-	}
-}
+// maybeMaintain rolls small packs up in the background when a write left
+// too many (repo.MaybeMaintain). Failures are ignored: maintenance is an
+// optimization, and a later write tries again.
+func (s *Store) maybeMaintain() { s.repo.MaybeMaintain(autoMaintainPacks) }
 
 // GC packs the store's objects: full packs everything into one pack as
 // `git gc` does; otherwise small packs are rolled up geometrically.

@@ -16,11 +16,26 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
-// PacksAdded reports whether this Repo added a pack since the last call
-// (rather than rewriting the tail pack, which leaves the count as it was),
-// and so whether the pack count is worth reading: it grows once per tail,
-// every few hundred commits, not on every commit.
-func (r *Repo) PacksAdded() bool { return r.packAdded.Swap(false) }
+// MaybeMaintain starts the background roll-up of small packs when the
+// store holds more than limit of them, as git's gc --auto does after the
+// commands that add packs. It reads the pack count only when this Repo has
+// added a pack since the last call (a commit that fills the tail, a
+// fetch), not after every commit: the count grows once per tail, every
+// few dozen commits, and listing a pack directory that has seen thousands
+// of commits costs up to a millisecond. A roll-up that could not start
+// for a reason other than another one running is tried again on the next
+// call.
+func (r *Repo) MaybeMaintain(limit int) {
+	if !r.packAdded.Swap(false) {
+		return
+	}
+	if n, err := r.PackCount(); err != nil || n <= limit {
+		return
+	}
+	if err := r.MaintainInBackground(); err != nil && !errors.Is(err, ErrLocked) {
+		r.packAdded.Store(true)
+	}
+}
 
 // PackCount is the number of packs in the object database.
 func (r *Repo) PackCount() (int, error) {
@@ -99,6 +114,7 @@ func (r *Repo) MaintainInBackground() error {
 	go func() {
 		defer r.background.Done()
 		cmd.Wait()
+		r.removeStaleTemp()
 		unlock()
 		r.mu.Lock()
 		r.st.ObjectStorage.Reindex()
@@ -243,7 +259,7 @@ func (r *Repo) removeStaleTemp() {
 				orphan = orphan && string(b) == tailKeep
 			}
 		}
-		if !orphan && !strings.HasPrefix(n, "tmp_pack_") && !strings.HasPrefix(n, "tmp_idx_") {
+		if !orphan && !strings.HasPrefix(n, "tmp_pack_") && !strings.HasPrefix(n, "tmp_idx_") && !strings.HasPrefix(n, "tmp_keep_") {
 			continue
 		}
 		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > time.Hour {

@@ -80,11 +80,13 @@ func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, dura
 	}
 	defer r.zlibPool.Put(zw)
 	var added []packEntry
+	seen := make(map[plumbing.Hash]bool, len(objs))
 	memo := map[int64]int{}
 	for _, o := range objs {
-		if slices.ContainsFunc(added, func(e packEntry) bool { return e.hash == o.hash }) {
+		if seen[o.hash] {
 			continue
 		}
+		seen[o.hash] = true
 		if tail != nil {
 			if _, dup := tail.find(o.hash); dup {
 				continue
@@ -109,13 +111,16 @@ func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, dura
 	}
 	if tail != nil && len(added) == 0 {
 		// Everything is in the tail already: rewriting it would give the
-		// same pack, and removing the "old" one would remove it.
+		// same pack, and removing the "old" one would remove it. The
+		// commit that wrote the tail (in this process or another) may
+		// not have flushed its directory yet.
+		if r.opts.Sync {
+			dir := filepath.Join(r.dir, "objects", "pack")
+			return tail.hash, tail.hash, func() error { return syncDir(dir) }, nil
+		}
 		return tail.hash, tail.hash, noWait, nil
 	}
-	for _, e := range added {
-		i, _ := slices.BinarySearchFunc(entries, e.hash, func(x packEntry, h plumbing.Hash) int { return bytes.Compare(x.hash[:], h[:]) })
-		entries = slices.Insert(entries, i, e)
-	}
+	entries = mergeEntries(entries, added)
 	data := buf.Bytes()
 	binary.BigEndian.PutUint32(data[8:], uint32(len(entries)))
 	sum := sha1.Sum(data)
@@ -125,14 +130,30 @@ func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, dura
 	base := filepath.Join(dir, "pack-"+newPack.String())
 	if repacking {
 		// Before the index: git finds packs by their index, and must
-		// find this one kept.
-		if err := os.WriteFile(base+".keep", []byte(tailKeep), 0o644); err != nil {
+		// find this one kept. Renamed in whole, so that a .keep is ours
+		// or someone else's, never half written.
+		f, tmp, err := r.createTemp(dir, "tmp_keep_")
+		if err == nil {
+			_, err = f.WriteString(tailKeep)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err == nil {
+				err = os.Rename(tmp, base+".keep")
+			}
+			if err != nil {
+				os.Remove(tmp)
+			}
+		}
+		if err != nil {
 			return plumbing.ZeroHash, plumbing.ZeroHash, nil, err
 		}
 	}
 	durable, err = r.writePackFiles(dir, base, encodeIdx(entries, newPack), data, sum[:])
 	if err != nil {
-		os.Remove(base + ".keep")
+		if repacking {
+			os.Remove(base + ".keep")
+		}
 		return plumbing.ZeroHash, plumbing.ZeroHash, nil, err
 	}
 	if tail == nil {
@@ -153,11 +174,32 @@ func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, dura
 	return newPack, oldTail, durable, nil
 }
 
+// mergeEntries adds the new entries to the hash-ordered old ones, in place
+// when old has the room: a commit adds a handful to a tail of a thousand,
+// an import may add a hundred thousand to nothing.
+func mergeEntries(old, added []packEntry) []packEntry {
+	byHash := func(a, b packEntry) int { return bytes.Compare(a.hash[:], b.hash[:]) }
+	slices.SortFunc(added, byHash)
+	n, m := len(old), len(added)
+	out := slices.Grow(old, m)[:n+m]
+	// From the back, so that nothing of old is overwritten before it moves.
+	for i, j, k := n-1, m-1, n+m-1; j >= 0; k-- {
+		if i >= 0 && byHash(out[i], added[j]) > 0 {
+			out[k] = out[i]
+			i--
+		} else {
+			out[k] = added[j]
+			j--
+		}
+	}
+	return out
+}
+
 // writePackFiles puts a pack and its index in place, the index first (see
-// writePack). Under fsync the two files are flushed at once, and the
-// directory in the background: flushes issued together cost little more
-// than one on the disks we measured (two: 1.35x one), where in turn a
-// commit waited on five.
+// writePack). Under fsync the two files are flushed at the same time, and
+// then the directory in the background, while the caller writes the ref's
+// new file: two flushes issued together took 1.35x as long as one on the
+// disks we measured, where two in turn take 2x.
 func (r *Repo) writePackFiles(dir, base string, idx []byte, pack ...[]byte) (durable func() error, err error) {
 	if !r.opts.Sync {
 		if err := r.writeFileAtomic(dir, "tmp_idx_", base+".idx", 0o444, idx); err != nil {
@@ -294,13 +336,19 @@ func (r *Repo) zlibWriter() (*zlib.Writer, error) {
 	return zlib.NewWriterLevel(nil, r.opts.Compression)
 }
 
-// removePack deletes a pack: a tail whose objects a newer pack holds, or a
-// pack whose commit was never published.
+// removePack deletes a tail whose objects a newer pack holds, and its
+// .keep if it is ours; a pack someone else keeps stays.
 func (r *Repo) removePack(h plumbing.Hash) {
 	base := filepath.Join(r.dir, "objects", "pack", "pack-"+h.String())
+	keep, err := os.ReadFile(base + ".keep")
+	if err == nil && string(keep) != tailKeep {
+		return
+	}
 	os.Remove(base + ".pack")
 	os.Remove(base + ".idx")
-	os.Remove(base + ".keep") // only ever ours: a pack kept by others is never replaced
+	if err == nil {
+		os.Remove(base + ".keep")
+	}
 }
 
 // writeObjHeader writes a pack entry header: type and size as git's varint.

@@ -278,3 +278,53 @@ func TestFailedPublishLeavesTailUsable(t *testing.T) {
 		})
 	}
 }
+
+func TestMergeEntries(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	entry := func() packEntry {
+		var e packEntry
+		for j := range e.hash {
+			e.hash[j] = byte(rng.Uint32())
+		}
+		e.offset = int64(rng.Uint32())
+		return e
+	}
+	byHash := func(a, b packEntry) int { return bytes.Compare(a.hash[:], b.hash[:]) }
+	for _, tc := range []struct{ old, added, spare int }{{0, 0, 0}, {0, 5, 0}, {5, 0, 0}, {1000, 3, 0}, {1000, 3, 10}, {3, 1000, 0}, {50, 50, 50}} {
+		old := make([]packEntry, tc.old, tc.old+tc.spare)
+		for i := range old {
+			old[i] = entry()
+		}
+		slices.SortFunc(old, byHash)
+		added := make([]packEntry, tc.added)
+		for i := range added {
+			added[i] = entry()
+		}
+		want := slices.SortedFunc(slices.Values(append(slices.Clone(old), added...)), byHash)
+		if got := mergeEntries(old, added); !slices.Equal(got, want) {
+			t.Errorf("old %d + added %d (spare %d): not the sorted union", tc.old, tc.added, tc.spare)
+		}
+	}
+}
+
+// BenchmarkCommitManyFiles: one commit of 32,000 new files (an import),
+// whose objects all go through one pack write.
+func BenchmarkCommitManyFiles(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		r := newRepo(b)
+		b.StartTimer()
+		_, err := r.Commit(context.Background(), "refs/heads/main", func(tx *Tx) (*CommitInfo, error) {
+			for f := 0; f < 32000; f++ {
+				if err := tx.WriteFile(fmt.Sprintf("d%02d/f%05d.json", f%32, f), []byte(fmt.Sprintf("%d\n", f))); err != nil {
+					return nil, err
+				}
+			}
+			sig := NewSignature("importer", time.Unix(1700000000, 0))
+			return &CommitInfo{Author: sig, Committer: sig, Message: "import\n"}, nil
+		}, CommitOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}

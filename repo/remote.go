@@ -184,6 +184,9 @@ func (r *Repo) Fetch(ctx context.Context, remote string, opts FetchOptions) ([]R
 		}
 	}
 	sort.Slice(ups, func(i, j int) bool { return ups[i].Ref < ups[j].Ref })
+	if len(ups) > 0 {
+		r.packAdded.Store(true) // git fetch may have added a pack
+	}
 	return ups, nil
 }
 

@@ -40,7 +40,8 @@ const (
 // tailPack is a small pack being extended. The next commit extends its
 // data and objs in place when their capacity allows, rather than copying
 // ~100 KB per commit, so a tailPack is read and written only under
-// Repo.packMu, and a pack write that fails drops it (setTail(nil)).
+// Repo.packMu, and is dropped (setTail(nil)) when a pack write fails or
+// the commit that extended it is not published.
 type tailPack struct {
 	hash plumbing.Hash
 	data []byte      // the pack without its trailing checksum

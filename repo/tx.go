@@ -197,7 +197,11 @@ func (r *Repo) Commit(ctx context.Context, branch string, fn func(*Tx) (*CommitI
 			switch {
 			case newPack == oldTail:
 			case !ok:
-				r.removePack(newPack)
+				// The new pack stays: the ref may have moved after all
+				// (only the flush of its directory failed), or another
+				// commit of this process, finding its objects there
+				// already, may name it. The next commit extends it as
+				// the tail, or a repack rolls it up.
 				r.setTail(nil)
 			case !oldTail.IsZero() && !r.repackMayRead(oldTail):
 				// A tail a running repack may be reading stays: the

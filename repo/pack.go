@@ -149,7 +149,8 @@ func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, dura
 			return plumbing.ZeroHash, plumbing.ZeroHash, nil, err
 		}
 	}
-	durable, err = r.writePackFiles(dir, base, encodeIdx(entries, newPack), data, sum[:])
+	idx := encodeIdx(entries, newPack)
+	durable, err = r.writePackFiles(dir, base, idx, data, sum[:])
 	if err != nil {
 		if repacking {
 			os.Remove(base + ".keep")
@@ -164,7 +165,7 @@ func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, dura
 		replaced = "pack-" + oldTail.String()
 	}
 	r.mu.Lock()
-	r.objs.wrote("pack-"+newPack.String(), replaced)
+	r.objs.wrote("pack-"+newPack.String(), idx, replaced)
 	r.mu.Unlock()
 	if len(data) < tailPackMax {
 		r.setTail(&tailPack{hash: newPack, data: data, objs: entries})

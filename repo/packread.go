@@ -39,13 +39,16 @@ type packIndex struct {
 	n      int
 	broken bool // the index is unreadable or truncated: skipped
 	pack   []byte
+	// heapIdx: idx is the index this process wrote, kept in memory, not
+	// a mapping (see objReader.wrote).
+	heapIdx bool
 }
 
 func (p *packIndex) close() {
 	if p.pack != nil {
 		syscall.Munmap(p.pack)
 	}
-	if p.idx != nil {
+	if p.idx != nil && !p.heapIdx {
 		syscall.Munmap(p.idx)
 	}
 }
@@ -164,17 +167,21 @@ func (o *objReader) scan() {
 	o.packs, o.loaded = packs, true
 }
 
-// wrote records a pack this process just put in place, the newest, and
-// the tail pack it replaces (empty if none). A writer's own objects come
-// from its cache until the cache lets them go; then a read would miss in
-// the packs of the last listing and list the pack directory again, which
-// after thousands of commits costs up to a millisecond.
-func (o *objReader) wrote(name, replaced string) {
+// wrote records a pack this process just put in place, the newest, with
+// the index it wrote (idx, which no one changes afterwards), and the tail
+// pack it replaces (empty if none). A writer's own objects come from its
+// cache until the cache lets them go; then a read would miss in the packs
+// of the last listing and list the pack directory again, which after
+// thousands of commits costs up to a millisecond. With the index in hand,
+// a lookup that misses in the new tail (most do: a writer's recent objects
+// are cached) maps nothing: mapping and unmapping a tail's index on every
+// commit cost more than the rest of a read.
+func (o *objReader) wrote(name string, idx []byte, replaced string) {
 	if !o.loaded {
 		return // the first read lists the directory anyway
 	}
 	packs := make([]*packIndex, 0, len(o.packs)+1)
-	packs = append(packs, &packIndex{name: name})
+	packs = append(packs, &packIndex{name: name, idx: idx, n: int(binary.BigEndian.Uint32(idx[8+255*4:])), heapIdx: true})
 	for _, p := range o.packs {
 		switch p.name {
 		case name:

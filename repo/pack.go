@@ -132,20 +132,7 @@ func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, dura
 		// Before the index: git finds packs by their index, and must
 		// find this one kept. Renamed in whole, so that a .keep is ours
 		// or someone else's, never half written.
-		f, tmp, err := r.createTemp(dir, "tmp_keep_")
-		if err == nil {
-			_, err = f.WriteString(tailKeep)
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err == nil {
-				err = os.Rename(tmp, base+".keep")
-			}
-			if err != nil {
-				os.Remove(tmp)
-			}
-		}
-		if err != nil {
+		if err := r.writeFileAtomic(dir, "tmp_keep_", base+".keep", 0o644, []byte(tailKeep)); err != nil {
 			return plumbing.ZeroHash, plumbing.ZeroHash, nil, err
 		}
 	}

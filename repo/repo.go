@@ -180,7 +180,11 @@ func (r *Repo) readObjectLocked(h plumbing.Hash) (plumbing.ObjectType, []byte, e
 	// missing document.
 	for attempt := 0; attempt < 12; attempt++ {
 		if attempt > 0 {
+			// Not holding r.mu: every other read and write of this
+			// process would wait out the backoff too.
+			r.mu.Unlock()
 			time.Sleep(min(time.Duration(1<<attempt)*time.Millisecond, 200*time.Millisecond))
+			r.mu.Lock()
 		}
 		if t, body, err := r.objs.read(h); err == nil {
 			return t, body, nil

@@ -25,7 +25,9 @@ func (r *Repo) ObjectSize(h plumbing.Hash) (int64, error) {
 		if attempt > 0 {
 			r.st.ObjectStorage.Reindex()
 			if attempt > 1 {
+				r.mu.Unlock() // as in readObjectLocked
 				time.Sleep(time.Duration(attempt) * 5 * time.Millisecond)
+				r.mu.Lock()
 			}
 		}
 		n, err := r.st.ObjectStorage.EncodedObjectSize(h)

@@ -156,7 +156,7 @@ func (r *Repo) releaseKeeps() {
 	dir := filepath.Join(r.dir, "objects", "pack")
 	keeps, _ := filepath.Glob(filepath.Join(dir, "pack-*.keep"))
 	for _, k := range keeps {
-		if b, err := os.ReadFile(k); err != nil || string(b) != tailKeep {
+		if _, ours := readKeep(k); !ours {
 			continue
 		}
 		fi, err := os.Stat(strings.TrimSuffix(k, ".keep") + ".pack")
@@ -166,10 +166,17 @@ func (r *Repo) releaseKeeps() {
 	}
 }
 
+// readKeep reports whether the .keep at path exists, and whether it is
+// ours (tailKeep).
+func readKeep(path string) (kept, ours bool) {
+	b, err := os.ReadFile(path)
+	return err == nil, err == nil && string(b) == tailKeep
+}
+
 // ourKeep reports whether pack h has our .keep.
 func (r *Repo) ourKeep(h plumbing.Hash) bool {
-	b, err := os.ReadFile(filepath.Join(r.dir, "objects", "pack", "pack-"+h.String()+".keep"))
-	return err == nil && string(b) == tailKeep
+	_, ours := readKeep(filepath.Join(r.dir, "objects", "pack", "pack-"+h.String()+".keep"))
+	return ours
 }
 
 // maintenanceCmd takes the maintenance lock and prepares the git command.
@@ -255,8 +262,8 @@ func (r *Repo) removeStaleTemp() {
 			_, err := os.Stat(filepath.Join(dir, strings.TrimSuffix(n, ext)+".pack"))
 			orphan = errors.Is(err, os.ErrNotExist)
 			if ext == ".keep" {
-				b, _ := os.ReadFile(filepath.Join(dir, n))
-				orphan = orphan && string(b) == tailKeep
+				_, ours := readKeep(filepath.Join(dir, n))
+				orphan = orphan && ours
 			}
 		}
 		if !orphan && !strings.HasPrefix(n, "tmp_pack_") && !strings.HasPrefix(n, "tmp_idx_") && !strings.HasPrefix(n, "tmp_keep_") {

@@ -328,13 +328,13 @@ func (r *Repo) zlibWriter() (*zlib.Writer, error) {
 // .keep if it is ours; a pack someone else keeps stays.
 func (r *Repo) removePack(h plumbing.Hash) {
 	base := filepath.Join(r.dir, "objects", "pack", "pack-"+h.String())
-	keep, err := os.ReadFile(base + ".keep")
-	if err == nil && string(keep) != tailKeep {
+	kept, ours := readKeep(base + ".keep")
+	if kept && !ours {
 		return
 	}
 	os.Remove(base + ".pack")
 	os.Remove(base + ".idx")
-	if err == nil {
+	if ours {
 		os.Remove(base + ".keep")
 	}
 }

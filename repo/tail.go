@@ -81,7 +81,7 @@ func (r *Repo) findTail() *tailPack {
 		if err != nil || fi.Size() >= tailPackMax {
 			continue
 		}
-		if keep, err := os.ReadFile(filepath.Join(dir, strings.TrimSuffix(n, ".pack")+".keep")); err == nil && string(keep) != tailKeep {
+		if kept, ours := readKeep(filepath.Join(dir, strings.TrimSuffix(n, ".pack")+".keep")); kept && !ours {
 			continue // kept by someone else
 		}
 		if best == nil || fi.ModTime().After(best.ModTime()) {

@@ -8,8 +8,6 @@ import (
 
 	"github.com/aiwg/aiwg-state/internal/jsonschema"
 	"github.com/aiwg/aiwg-state/internal/jsonschema/kind"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 
 	"github.com/aiwg/aiwg-state/objects"
 )
@@ -80,7 +78,7 @@ func (e *ValidationError) Error() string {
 
 func (e *ValidationError) Unwrap() error { return ErrInvalid }
 
-var printer = message.NewPrinter(language.English)
+var printer = &kind.Printer{}
 
 func check(sch *jsonschema.Schema, v any, prefix string) error {
 	err := sch.Validate(v)

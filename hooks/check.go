@@ -12,10 +12,10 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/policy"
+	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/statedoc"
 	"github.com/aiwg/aiwg-state/verbiage"
 )
@@ -400,7 +400,7 @@ func (c *checker) checkCommits(ctx context.Context, ref string, commits []string
 	return nil
 }
 
-func (c *checker) readCommit(h string) (*object.Commit, error) {
+func (c *checker) readCommit(h string) (*repo.Commit, error) {
 	typ, body, err := c.cat.read(h)
 	if err != nil {
 		return nil, err
@@ -408,14 +408,7 @@ func (c *checker) readCommit(h string) (*object.Commit, error) {
 	if typ != "commit" {
 		return nil, fmt.Errorf("%s is a %s, not a commit", h, typ)
 	}
-	mo := &plumbing.MemoryObject{}
-	mo.SetType(plumbing.CommitObject)
-	mo.Write(body)
-	var oc object.Commit
-	if err := oc.Decode(mo); err != nil {
-		return nil, fmt.Errorf("commit %s: %w", h, err)
-	}
-	return &oc, nil
+	return repo.ParseCommit(plumbing.NewHash(h), body)
 }
 
 func (c *checker) checkCommit(ref, h string) error {

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/aiwg/aiwg-state/repo"
 )
 
 // maxCachedTrees bounds the decoded trees kept between commits; a commit
@@ -37,29 +37,29 @@ func (c *checker) readTree(h string) ([]treeEntry, error) {
 // changes lists the paths a commit wrote: against its parent, against
 // nothing for a root commit, and for a merge the paths whose entry differs
 // from every parent's (what the merge decided, not what it brought in).
-func (c *checker) changes(cm *object.Commit) ([]change, error) {
+func (c *checker) changes(cm *repo.Commit) ([]change, error) {
 	agent := cm.Author.Name
-	tree := cm.TreeHash.String()
+	tree := cm.Tree.String()
 	first := ""
-	if len(cm.ParentHashes) > 0 {
-		p, err := c.readCommit(cm.ParentHashes[0].String())
+	if len(cm.Parents) > 0 {
+		p, err := c.readCommit(cm.Parents[0].String())
 		if err != nil {
 			return nil, err
 		}
-		first = p.TreeHash.String()
+		first = p.Tree.String()
 	}
 	var out []change
 	if err := c.diff(first, tree, "", agent, &out); err != nil {
 		return nil, err
 	}
-	for _, ph := range cm.ParentHashes[min(1, len(cm.ParentHashes)):] {
+	for _, ph := range cm.Parents[min(1, len(cm.Parents)):] {
 		p, err := c.readCommit(ph.String())
 		if err != nil {
 			return nil, err
 		}
 		kept := out[:0]
 		for _, ch := range out {
-			e, err := c.lookup(p.TreeHash.String(), ch.path)
+			e, err := c.lookup(p.Tree.String(), ch.path)
 			if err != nil {
 				return nil, err
 			}

@@ -1,18 +1,12 @@
 package repo
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 )
-
-// Signature is a commit's author or committer.
-type Signature = object.Signature
 
 // Commit is a decoded commit.
 type Commit struct {
@@ -22,6 +16,9 @@ type Commit struct {
 	Author    Signature
 	Committer Signature
 	Message   string
+	// PGPSignature is the commit's signature (its gpgsig header), empty
+	// when it is not signed.
+	PGPSignature string
 }
 
 // Subject is the message's first line.
@@ -125,7 +122,7 @@ func (r *Repo) ReadCommit(h plumbing.Hash) (*Commit, error) {
 	if t != plumbing.CommitObject {
 		return nil, fmt.Errorf("object %s is a %s, not a commit: %w", h, t, ErrNotFound)
 	}
-	c, err := decodeCommit(h, body)
+	c, err := ParseCommit(h, body)
 	if err != nil {
 		return nil, err
 	}
@@ -148,29 +145,6 @@ func treeKey(h plumbing.Hash) plumbing.Hash {
 	h[19] ^= 0x5a
 	h[1] ^= 0x3c
 	return h
-}
-
-func decodeCommit(h plumbing.Hash, body []byte) (*Commit, error) {
-	mo := &plumbing.MemoryObject{}
-	mo.SetType(plumbing.CommitObject)
-	mo.Write(body)
-	var oc object.Commit
-	if err := oc.Decode(mo); err != nil {
-		return nil, fmt.Errorf("commit %s: %w", h, err)
-	}
-	return &Commit{Hash: h, Tree: oc.TreeHash, Parents: oc.ParentHashes, Author: oc.Author, Committer: oc.Committer, Message: oc.Message}, nil
-}
-
-func encodeCommit(c *Commit) ([]byte, error) {
-	oc := object.Commit{TreeHash: c.Tree, ParentHashes: c.Parents, Author: c.Author, Committer: c.Committer, Message: c.Message}
-	mo := &plumbing.MemoryObject{}
-	if err := oc.Encode(mo); err != nil {
-		return nil, err
-	}
-	rd, _ := mo.Reader()
-	var buf bytes.Buffer
-	_, err := buf.ReadFrom(bufio.NewReader(rd))
-	return buf.Bytes(), err
 }
 
 // NewSignature builds a signature for an agent at a time. Git needs an

@@ -89,9 +89,6 @@ func (r *Repo) Maintain(ctx context.Context, full bool) error {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("git %s: %v: %s", strings.Join(cmd.Args[3:], " "), err, strings.TrimSpace(string(out)))
 	}
-	r.mu.Lock()
-	r.st.ObjectStorage.Reindex()
-	r.mu.Unlock()
 	return nil
 }
 
@@ -116,9 +113,6 @@ func (r *Repo) MaintainInBackground() error {
 		cmd.Wait()
 		r.removeStaleTemp()
 		unlock()
-		r.mu.Lock()
-		r.st.ObjectStorage.Reindex()
-		r.mu.Unlock()
 	}()
 	return nil
 }

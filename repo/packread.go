@@ -24,8 +24,8 @@ import (
 // touches only the pages its lookups need, not the whole file: 1.6 MB at
 // 10,000 commits) and binary-searches it for the one object asked, reads that entry from the pack, and
 // resolves deltas; loose objects are read directly. Anything it does not
-// handle (alternates, a pack being replaced under it) falls back to
-// go-git's storage.
+// find at first (a pack being replaced under it) is retried by the caller
+// after a rescan.
 
 // packIndex is one pack: its index and, once needed, its pack file, both
 // mapped read-only. Neither file is ever changed in place (git and we write
@@ -112,10 +112,21 @@ type objReader struct {
 	// outer frame resolving a delta chain may still hold one, so they
 	// are unmapped when the read returns.
 	retired []*packIndex
+	// alts read the object directories objects/info/alternates names
+	// (a clone made with --shared or --reference borrows objects so);
+	// nil until the first miss here. nesting is how deep in such a
+	// chain this reader is: git follows five levels.
+	alts    []*objReader
+	altsSet bool
+	nesting int
 }
 
 func newObjReader(gitDir string) *objReader {
-	return &objReader{dir: filepath.Join(gitDir, "objects"), bases: newLRU(256)}
+	return newObjDirReader(filepath.Join(gitDir, "objects"), 0)
+}
+
+func newObjDirReader(objectsDir string, nesting int) *objReader {
+	return &objReader{dir: objectsDir, bases: newLRU(256), nesting: nesting}
 }
 
 func (o *objReader) close() {
@@ -124,6 +135,10 @@ func (o *objReader) close() {
 	}
 	o.releaseRetired()
 	o.packs, o.loaded = nil, false
+	for _, a := range o.alts {
+		a.close()
+	}
+	o.alts, o.altsSet = nil, false
 }
 
 func (o *objReader) releaseRetired() {
@@ -131,6 +146,9 @@ func (o *objReader) releaseRetired() {
 		p.close()
 	}
 	o.retired = nil
+	for _, a := range o.alts {
+		a.releaseRetired()
+	}
 }
 
 // scan (re)lists the packs, newest first as git orders them (recent
@@ -275,6 +293,11 @@ func (o *objReader) readDepth(h plumbing.Hash, depth int) (plumbing.ObjectType, 
 			return t, body, nil
 		}
 	}
+	for _, a := range o.alternates() {
+		if t, body, err := a.readDepth(h, depth); err == nil {
+			return t, body, nil
+		}
+	}
 	return 0, nil, errNotHere
 }
 
@@ -324,66 +347,19 @@ func (o *objReader) readAt(p *packIndex, off int64, depth int) (plumbing.ObjectT
 		raw := v.(rawObject)
 		return raw.typ, raw.body, nil
 	}
-	if p.pack == nil {
-		data, err := mapFile(filepath.Join(o.dir, "pack", p.name+".pack"))
-		if err != nil {
-			return 0, nil, err
-		}
-		p.pack = data
+	if err := p.mapPack(o.dir); err != nil {
+		return 0, nil, err
 	}
-	// 12 bytes of pack header before the first entry, 20 of checksum after
-	// the last.
-	if off < 12 || off >= int64(len(p.pack))-20 {
-		return 0, nil, fmt.Errorf("entry offset %d outside pack %s", off, p.name)
+	e, err := p.entry(off)
+	if err != nil {
+		return 0, nil, err
 	}
-	hdr := p.pack[off:min(off+32, int64(len(p.pack)))]
-	n := len(hdr)
-	i := 0
-	c := hdr[i]
-	t := plumbing.ObjectType((c >> 4) & 7)
-	size := int64(c & 0x0f)
-	shift := 4
-	for c&0x80 != 0 {
-		i++
-		if i >= n {
-			return 0, nil, errors.New("corrupt entry header")
-		}
-		c = hdr[i]
-		size |= int64(c&0x7f) << shift
-		shift += 7
-	}
-	i++
-	var baseOff int64 = -1
-	var baseHash plumbing.Hash
-	switch t {
-	case plumbing.OFSDeltaObject:
-		if i >= n {
-			return 0, nil, errors.New("corrupt delta header")
-		}
-		c = hdr[i]
-		rel := int64(c & 0x7f)
-		for c&0x80 != 0 {
-			i++
-			if i >= n {
-				return 0, nil, errors.New("corrupt delta offset")
-			}
-			c = hdr[i]
-			rel = ((rel + 1) << 7) | int64(c&0x7f)
-		}
-		i++
-		baseOff = off - rel
-	case plumbing.REFDeltaObject:
-		if n < i+20 {
-			return 0, nil, errors.New("corrupt ref delta")
-		}
-		copy(baseHash[:], hdr[i:i+20])
-		i += 20
-	}
+	t, size := e.typ, e.size
 	if size > maxObjectSize {
 		return 0, nil, fmt.Errorf("object of %d bytes: larger than the reader takes", size)
 	}
 	body := make([]byte, size)
-	if err := o.inflate(bytes.NewReader(p.pack[off+int64(i):]), body); err != nil {
+	if err := o.inflate(bytes.NewReader(p.pack[e.data:]), body); err != nil {
 		return 0, nil, err
 	}
 	switch t {
@@ -392,9 +368,9 @@ func (o *objReader) readAt(p *packIndex, off int64, depth int) (plumbing.ObjectT
 		var base []byte
 		var err error
 		if t == plumbing.OFSDeltaObject {
-			bt, base, err = o.readAt(p, baseOff, depth+1)
+			bt, base, err = o.readAt(p, e.baseOff, depth+1)
 		} else {
-			bt, base, err = o.readDepth(baseHash, depth+1)
+			bt, base, err = o.readDepth(e.baseHash, depth+1)
 		}
 		if err != nil {
 			return 0, nil, err
@@ -408,6 +384,81 @@ func (o *objReader) readAt(p *packIndex, off int64, depth int) (plumbing.ObjectT
 		o.bases.put(key, rawObject{typ: t, body: body})
 	}
 	return t, body, nil
+}
+
+// mapPack maps the pack file on its first use.
+func (p *packIndex) mapPack(dir string) error {
+	if p.pack != nil {
+		return nil
+	}
+	data, err := mapFile(filepath.Join(dir, "pack", p.name+".pack"))
+	if err != nil {
+		return err
+	}
+	p.pack = data
+	return nil
+}
+
+// packHeader is the header of an entry in a pack being read.
+type packHeader struct {
+	typ      plumbing.ObjectType
+	size     int64 // of the inflated data: for a delta, the delta's size
+	data     int64 // offset of the zlib stream
+	baseOff  int64 // an offset delta's base
+	baseHash plumbing.Hash
+}
+
+// entry parses the header of the entry at off; the pack must be mapped.
+func (p *packIndex) entry(off int64) (packHeader, error) {
+	var e packHeader
+	// 12 bytes of pack header before the first entry, 20 of checksum after
+	// the last.
+	if off < 12 || off >= int64(len(p.pack))-20 {
+		return e, fmt.Errorf("entry offset %d outside pack %s", off, p.name)
+	}
+	hdr := p.pack[off:min(off+32, int64(len(p.pack)))]
+	n := len(hdr)
+	i := 0
+	c := hdr[i]
+	e.typ = plumbing.ObjectType((c >> 4) & 7)
+	e.size = int64(c & 0x0f)
+	shift := 4
+	for c&0x80 != 0 {
+		i++
+		if i >= n || shift > 56 {
+			return e, errors.New("corrupt entry header")
+		}
+		c = hdr[i]
+		e.size |= int64(c&0x7f) << shift
+		shift += 7
+	}
+	i++
+	switch e.typ {
+	case plumbing.OFSDeltaObject:
+		if i >= n {
+			return e, errors.New("corrupt delta header")
+		}
+		c = hdr[i]
+		rel := int64(c & 0x7f)
+		for c&0x80 != 0 {
+			i++
+			if i >= n {
+				return e, errors.New("corrupt delta offset")
+			}
+			c = hdr[i]
+			rel = ((rel + 1) << 7) | int64(c&0x7f)
+		}
+		i++
+		e.baseOff = off - rel
+	case plumbing.REFDeltaObject:
+		if n < i+20 {
+			return e, errors.New("corrupt ref delta")
+		}
+		copy(e.baseHash[:], hdr[i:i+20])
+		i += 20
+	}
+	e.data = off + int64(i)
+	return e, nil
 }
 
 // inflate fills body from the zlib stream at r, reusing one decompressor:

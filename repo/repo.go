@@ -6,17 +6,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
 // Options tune a Repo.
@@ -49,14 +45,14 @@ func (o *Options) fill() {
 }
 
 // Repo is an open bare repository. It is safe for concurrent use by
-// goroutines (go-git's storage is not, so reads of the object database are
-// serialized here); several processes may open the same repository.
+// goroutines (reads of the object database are serialized here: the object
+// reader keeps one decompressor and its mappings); several processes may
+// open the same repository.
 type Repo struct {
 	dir  string
 	opts Options
 
-	mu    sync.Mutex // guards st, objs, cache and lastTrees
-	st    *filesystem.Storage
+	mu    sync.Mutex // guards objs, cache and lastTrees
 	objs  *objReader
 	cache *lru
 	// lastTrees holds the encoded trees of this process's last commit:
@@ -126,8 +122,7 @@ func Open(_ context.Context, dir string, opts Options) (*Repo, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := filesystem.NewStorageWithOptions(osfs.New(abs), cache.NewObjectLRU(16*cache.MiByte), filesystem.Options{MaxOpenDescriptors: 64})
-	return &Repo{dir: abs, opts: opts, st: st, objs: newObjReader(abs), cache: newLRU(opts.CacheEntries)}, nil
+	return &Repo{dir: abs, opts: opts, objs: newObjReader(abs), cache: newLRU(opts.CacheEntries)}, nil
 }
 
 // Dir is the repository's directory (the git dir).
@@ -148,7 +143,7 @@ func (r *Repo) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.objs.close()
-	return r.st.Close()
+	return nil
 }
 
 // ReadObject returns an object's type and body.
@@ -186,41 +181,21 @@ func (r *Repo) readObjectLocked(h plumbing.Hash) (plumbing.ObjectType, []byte, e
 			time.Sleep(min(time.Duration(1<<attempt)*time.Millisecond, 200*time.Millisecond))
 			r.mu.Lock()
 		}
-		if t, body, err := r.objs.read(h); err == nil {
-			return t, body, nil
-		}
-		r.st.ObjectStorage.Reindex()
-		t, body, err := r.readGoGit(h)
+		t, body, err := r.objs.read(h)
 		if err == nil {
 			return t, body, nil
 		}
 		lastErr = err
 		sig := r.objs.packNames()
-		if attempt > 0 && sig == prev && errors.Is(err, plumbing.ErrObjectNotFound) {
+		if attempt > 0 && sig == prev && errors.Is(err, errNotHere) {
 			break
 		}
 		prev = sig
 	}
-	if errors.Is(lastErr, plumbing.ErrObjectNotFound) {
+	if errors.Is(lastErr, errNotHere) {
 		return 0, nil, fmt.Errorf("object %s: %w", h, ErrNotFound)
 	}
 	return 0, nil, fmt.Errorf("object %s: %w", h, lastErr)
-}
-
-// readGoGit reads through go-git's storage: the fallback for what the
-// object reader does not handle.
-func (r *Repo) readGoGit(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
-	o, err := r.st.EncodedObject(plumbing.AnyObject, h)
-	if err != nil {
-		return 0, nil, err
-	}
-	rd, err := o.Reader()
-	if err != nil {
-		return 0, nil, err
-	}
-	defer rd.Close()
-	body, err := io.ReadAll(rd)
-	return o.Type(), body, err
 }
 
 // ReadBlob returns a blob's content.

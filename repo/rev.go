@@ -135,28 +135,9 @@ func (r *Repo) expandHash(prefix string) (plumbing.Hash, error) {
 		}
 		return r.Peel(h)
 	}
-	b := []byte(prefix)
-	if len(b)%2 == 1 {
-		b = b[:len(b)-1]
-	}
-	raw := make([]byte, len(b)/2)
-	for i := range raw {
-		v, _ := strconv.ParseUint(string(b[2*i:2*i+2]), 16, 8)
-		raw[i] = byte(v)
-	}
 	r.mu.Lock()
-	r.st.ObjectStorage.Reindex()
-	hs, err := r.st.HashesWithPrefix(raw)
+	match := r.objs.withPrefix(prefix)
 	r.mu.Unlock()
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	var match []plumbing.Hash
-	for _, h := range hs {
-		if strings.HasPrefix(h.String(), prefix) {
-			match = append(match, h)
-		}
-	}
 	switch len(match) {
 	case 0:
 		return plumbing.ZeroHash, fmt.Errorf("unknown revision %q: %w", prefix, ErrNotFound)

@@ -19,24 +19,20 @@ func (r *Repo) ObjectSize(h plumbing.Hash) (int64, error) {
 		}
 	}
 	var lastErr error
-	// As in readObjectLocked: a pack may have appeared or moved since the
-	// storage indexed them.
+	// As in readObjectLocked: a pack may be replaced under the reader.
 	for attempt := 0; attempt < 4; attempt++ {
-		if attempt > 0 {
-			r.st.ObjectStorage.Reindex()
-			if attempt > 1 {
-				r.mu.Unlock() // as in readObjectLocked
-				time.Sleep(time.Duration(attempt) * 5 * time.Millisecond)
-				r.mu.Lock()
-			}
+		if attempt > 1 {
+			r.mu.Unlock() // as in readObjectLocked
+			time.Sleep(time.Duration(attempt) * 5 * time.Millisecond)
+			r.mu.Lock()
 		}
-		n, err := r.st.ObjectStorage.EncodedObjectSize(h)
+		n, err := r.objs.size(h)
 		if err == nil {
 			return n, nil
 		}
 		lastErr = err
 	}
-	if errors.Is(lastErr, plumbing.ErrObjectNotFound) {
+	if errors.Is(lastErr, errNotHere) {
 		return 0, fmt.Errorf("object %s: %w", h, ErrNotFound)
 	}
 	return 0, fmt.Errorf("object %s: %w", h, lastErr)

@@ -1,12 +1,9 @@
 package repo
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // Tag is a decoded annotated tag object.
@@ -19,6 +16,9 @@ type Tag struct {
 	TargetType plumbing.ObjectType
 	Tagger     Signature
 	Message    string
+	// PGPSignature is the armored signature `git tag -s` appends to the
+	// message, split off; empty for an unsigned tag.
+	PGPSignature string
 }
 
 // WriteTag writes an annotated tag object pointing at t.Target (a commit
@@ -29,17 +29,10 @@ func (r *Repo) WriteTag(t *Tag) (plumbing.Hash, error) {
 	if t.TargetType == plumbing.InvalidObject {
 		t.TargetType = plumbing.CommitObject
 	}
-	ot := object.Tag{Name: t.Name, Tagger: t.Tagger, Message: t.Message, TargetType: t.TargetType, Target: t.Target}
-	mo := &plumbing.MemoryObject{}
-	if err := ot.Encode(mo); err != nil {
+	body, err := encodeTag(t)
+	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("tag %s: %w", t.Name, err)
 	}
-	rd, _ := mo.Reader()
-	var buf bytes.Buffer
-	if _, err := buf.ReadFrom(bufio.NewReader(rd)); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	body := buf.Bytes()
 	h := hashObject(plumbing.TagObject, body)
 	objs := []rawObject{{typ: plumbing.TagObject, hash: h, body: body}}
 	if err := r.writeObjects(objs); err != nil {
@@ -60,12 +53,5 @@ func (r *Repo) ReadTag(h plumbing.Hash) (*Tag, error) {
 	if typ != plumbing.TagObject {
 		return nil, fmt.Errorf("object %s is a %s, not an annotated tag: %w", h, typ, ErrNotFound)
 	}
-	mo := &plumbing.MemoryObject{}
-	mo.SetType(plumbing.TagObject)
-	mo.Write(body)
-	var ot object.Tag
-	if err := ot.Decode(mo); err != nil {
-		return nil, fmt.Errorf("tag %s: %w", h, err)
-	}
-	return &Tag{Hash: h, Name: ot.Name, Target: ot.Target, TargetType: ot.TargetType, Tagger: ot.Tagger, Message: ot.Message}, nil
+	return ParseTag(h, body)
 }

@@ -34,8 +34,12 @@ func main() {
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	app := newApp(stdin, stdout, stderr)
-	if len(args) > 1 && !strings.HasPrefix(args[1], "-") && args[1] != "help" && findCommand(app.Commands, args[1]) == nil {
+	var name string
+	if len(args) > 1 {
+		name = args[1]
+	}
+	app := newAppFor(name, stdin, stdout, stderr)
+	if name != "" && !strings.HasPrefix(name, "-") && name != "help" && findCommand(app.Commands, name) == nil {
 		err := usagef("unknown command %q (aiwg-state --help lists them)", args[1])
 		reportError(stderr, err, wantsJSON(args))
 		return exitCode(err)
@@ -85,7 +89,46 @@ Exit codes: 0 ok, 1 unexpected, 2 invalid key/path/value or usage,
 Environment: AIWG_STATE_STORE (the store), AIWG_AGENT (the agent),
 NO_COLOR.`
 
+// commandGroups build the commands, in the order help lists them.
+func commandGroups() []func() []*cli.Command {
+	return []func() []*cli.Command{
+		storeCommands,
+		documentCommands,
+		historyCommands,
+		mergeCommands,
+		remoteCommands,
+		rlmCommands,
+		stateDocCommands,
+		trajCommands,
+	}
+}
+
+// newApp is the CLI with every command.
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
+	var all []*cli.Command
+	for _, group := range commandGroups() {
+		all = append(all, group()...)
+	}
+	return appWith(all, stdin, stdout, stderr)
+}
+
+// newAppFor is the CLI for a command line whose first argument is name.
+// When name is a command, only its group is built: building every
+// command's flags and help took about a millisecond of each command's
+// start, more than some commands' work. Anything else (help, a flag, a
+// typo) gets every command, since listing or suggesting needs them all.
+func newAppFor(name string, stdin io.Reader, stdout, stderr io.Writer) *cli.App {
+	if name != "" && name != "help" && !strings.HasPrefix(name, "-") {
+		for _, group := range commandGroups() {
+			if cmds := group(); findCommand(cmds, name) != nil {
+				return appWith(cmds, stdin, stdout, stderr)
+			}
+		}
+	}
+	return newApp(stdin, stdout, stderr)
+}
+
+func appWith(cmds []*cli.Command, stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	app := &cli.App{
 		Name:           "aiwg-state",
 		Usage:          "a git-native versioned state store for AI agents",
@@ -95,16 +138,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		ErrWriter:      stderr,
 		HideVersion:    true,
 		ExitErrHandler: func(*cli.Context, error) {}, // run() reports errors
-		Commands: concat(
-			storeCommands(),
-			documentCommands(),
-			historyCommands(),
-			mergeCommands(),
-			remoteCommands(),
-			rlmCommands(),
-			stateDocCommands(),
-			trajCommands(),
-		),
+		Commands:       cmds,
 	}
 	app.OnUsageError = onUsageError
 	setUsageErrors(app.Commands)
@@ -122,14 +156,6 @@ func setUsageErrors(cmds []*cli.Command) {
 		c.OnUsageError = onUsageError
 		setUsageErrors(c.Subcommands)
 	}
-}
-
-func concat[T any](parts ...[]T) []T {
-	var out []T
-	for _, p := range parts {
-		out = append(out, p...)
-	}
-	return out
 }
 
 // reorderArgs moves a command's flags after its command path and before

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/urfave/cli/v2"
 )
 
 // bin is the aiwg-state binary built once for the tests that need real
@@ -264,4 +266,43 @@ func TestBranchAndHardRollbackGuards(t *testing.T) {
 	}
 	mustCLI(t, s, "", "branch", "-d", "f", "--force")
 	gitOut(t, s, "fsck", "--strict", "--no-dangling")
+}
+
+// TestCommandsBuildAlone: a command line builds only its command's group,
+// and the command it gets is the one the full CLI has; help, flags and
+// unknown names get every command.
+func TestCommandsBuildAlone(t *testing.T) {
+	full := newApp(nil, nil, nil)
+	flags := func(c *cli.Command) string {
+		var names []string
+		for _, f := range c.Flags {
+			names = append(names, f.Names()...)
+		}
+		return strings.Join(names, ",")
+	}
+	for _, c := range full.Commands {
+		for _, name := range c.Names() {
+			app := newAppFor(name, nil, nil, nil)
+			got := findCommand(app.Commands, name)
+			if got == nil {
+				t.Errorf("%s: not built", name)
+				continue
+			}
+			if got.Name != c.Name || flags(got) != flags(c) || len(got.Subcommands) != len(c.Subcommands) {
+				t.Errorf("%s: built alone it differs from the full CLI's", name)
+			}
+			if len(app.Commands) >= len(full.Commands) {
+				t.Errorf("%s: built all %d commands", name, len(app.Commands))
+			}
+		}
+		var out, errOut bytes.Buffer
+		if code := run([]string{"aiwg-state", c.Name, "--help"}, strings.NewReader(""), &out, &errOut); code != 0 || !strings.Contains(out.String(), c.Name) {
+			t.Errorf("%s --help: exit %d\n%s%s", c.Name, code, out.String(), errOut.String())
+		}
+	}
+	for _, name := range []string{"", "help", "--json", "sett"} {
+		if n := len(newAppFor(name, nil, nil, nil).Commands); n != len(full.Commands) {
+			t.Errorf("%q: %d commands, want all %d", name, n, len(full.Commands))
+		}
+	}
 }

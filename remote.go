@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -174,9 +173,6 @@ func withMergedName(mo MergeOptions, from string) MergeOptions {
 	return mo
 }
 
-// agentID is what may stand between agents/ and the next slash.
-var agentID = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]*$`)
-
 // AgentBranch is the branch of an agent: agents/<id>/<name> (name
 // default "main").
 func AgentBranch(id, name string) (string, error) {
@@ -184,7 +180,7 @@ func AgentBranch(id, name string) (string, error) {
 		name = "main"
 	}
 	for _, part := range []string{id, name} {
-		if !agentID.MatchString(part) || strings.Contains(part, "..") || strings.HasSuffix(part, ".lock") {
+		if !repo.ValidNamePart(part) {
 			return "", fmt.Errorf("%w: %q (an agent id or branch name: letters, digits, '.', '_', '-')", repo.ErrInvalidName, part)
 		}
 	}

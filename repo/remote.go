@@ -50,14 +50,26 @@ type Remote struct {
 // DefaultRemote is the remote used when none is named.
 const DefaultRemote = "origin"
 
-// remoteName is what git accepts as a remote name, kept narrower than git
-// (no spaces, no leading dash, no "..") so a name never reads as a flag or
-// breaks a refspec.
-var remoteName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]*$`)
+// ValidNamePart reports whether s may be one part of a ref name (a remote,
+// an agent id, a branch name between slashes) under rules narrower than
+// git's: letters, digits, '.', '_' and '-', not starting with '.' or '-',
+// no "..", no ".lock" ending. Such a part never reads as a flag, breaks a
+// refspec or needs quoting. (Written out rather than as a regular
+// expression: a package-level one is compiled in every process's start.)
+func ValidNamePart(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		word := c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+		if !word && (i == 0 || c != '.' && c != '-') {
+			return false
+		}
+	}
+	return s != "" && !strings.Contains(s, "..") && !strings.HasSuffix(s, ".lock")
+}
 
 // CheckRemoteName refuses names git or a refspec would misread.
 func CheckRemoteName(name string) error {
-	if !remoteName.MatchString(name) || strings.Contains(name, "..") || strings.HasSuffix(name, ".lock") {
+	if !ValidNamePart(name) {
 		return fmt.Errorf("%w: remote name %q (letters, digits, '.', '_', '-')", ErrInvalidName, name)
 	}
 	return nil
@@ -490,10 +502,9 @@ func redact(s, rawURL string) string {
 			s = strings.ReplaceAll(s, name+"@", "xxxxx@")
 		}
 	}
-	return userinfo.ReplaceAllString(s, "://xxxxx@")
+	// Any user:password@ left, in a URL inside the message.
+	return regexp.MustCompile(`://[^/@\s:]+:[^/@\s]+@`).ReplaceAllString(s, "://xxxxx@")
 }
-
-var userinfo = regexp.MustCompile(`://[^/@\s:]+:[^/@\s]+@`)
 
 // RedactURL is a URL fit for messages: its credentials blanked out.
 func RedactURL(rawURL string) string { return redact(rawURL, rawURL) }

@@ -3,6 +3,7 @@ package repo
 import (
 	"context"
 	"errors"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -192,5 +193,29 @@ func TestParsePorcelain(t *testing.T) {
 	pe := &PushError{Remote: "o", Rejected: got[3:4]}
 	if pe.NonFastForward() || errors.Is(pe, ErrStale) {
 		t.Error("a hook refusal reads as non-fast-forward")
+	}
+}
+
+func TestValidNamePart(t *testing.T) {
+	for _, tc := range []struct {
+		s  string
+		ok bool
+	}{
+		{"origin", true}, {"agent-7", true}, {"a.b_c", true}, {"_x", true}, {"9", true},
+		{"", false}, {"-x", false}, {".x", false}, {"a..b", false}, {"x.lock", false},
+		{"a b", false}, {"a/b", false}, {"a:b", false}, {"é", false}, {"a~1", false}, {"a\n", false},
+	} {
+		if got := ValidNamePart(tc.s); got != tc.ok {
+			t.Errorf("ValidNamePart(%q) = %v", tc.s, got)
+		}
+		if err := CheckRemoteName(tc.s); (err == nil) != tc.ok {
+			t.Errorf("CheckRemoteName(%q): %v", tc.s, err)
+		}
+		// Whatever passes is a valid ref name component for git itself.
+		if tc.ok {
+			if out, err := exec.Command("git", "check-ref-format", "refs/remotes/"+tc.s+"/main").CombinedOutput(); err != nil {
+				t.Errorf("git refuses %q: %s", tc.s, out)
+			}
+		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"crypto/sha1"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -108,7 +110,7 @@ func readTail(dir string, h plumbing.Hash) (*tailPack, error) {
 	if err != nil {
 		return nil, err
 	}
-	pack, err := os.ReadFile(base + ".pack")
+	pack, err := readWithRoom(base+".pack", tailRoom)
 	if err != nil {
 		return nil, err
 	}
@@ -124,6 +126,30 @@ func readTail(dir string, h plumbing.Hash) (*tailPack, error) {
 		return nil, errors.New("index and pack disagree")
 	}
 	return &tailPack{hash: h, data: pack[:len(pack)-20], objs: objs}, nil
+}
+
+// tailRoom is the spare capacity a tail read from disk gets: most commits
+// add a few hundred bytes, a whole directory tree tens of kilobytes. Without
+// it the first append copies the tail into a buffer twice its size, in a
+// CLI process the largest memory it touches.
+const tailRoom = 48 << 10
+
+// readWithRoom reads a file into a buffer with room spare bytes after it.
+func readWithRoom(path string, room int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	buf := make([]byte, fi.Size(), fi.Size()+int64(room))
+	if _, err := io.ReadFull(f, buf); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return buf, nil
 }
 
 // parseIdx reads a version 2 pack index of a small pack (no 64-bit

@@ -410,13 +410,21 @@ type packHeader struct {
 
 // entry parses the header of the entry at off; the pack must be mapped.
 func (p *packIndex) entry(off int64) (packHeader, error) {
-	var e packHeader
 	// 12 bytes of pack header before the first entry, 20 of checksum after
 	// the last.
 	if off < 12 || off >= int64(len(p.pack))-20 {
-		return e, fmt.Errorf("entry offset %d outside pack %s", off, p.name)
+		return packHeader{}, fmt.Errorf("entry offset %d outside pack %s", off, p.name)
 	}
-	hdr := p.pack[off:min(off+32, int64(len(p.pack)))]
+	return decodeEntryHeader(p.pack[:len(p.pack)-20], off)
+}
+
+// decodeEntryHeader parses the header of the pack entry at off in data.
+func decodeEntryHeader(data []byte, off int64) (packHeader, error) {
+	var e packHeader
+	if off < 0 || off >= int64(len(data)) {
+		return e, fmt.Errorf("entry offset %d outside the pack", off)
+	}
+	hdr := data[off:min(off+32, int64(len(data)))]
 	n := len(hdr)
 	i := 0
 	c := hdr[i]

@@ -221,55 +221,19 @@ func encodeIdx(objs []packEntry, pack plumbing.Hash) []byte {
 	return append(b, sum[:]...)
 }
 
-// entryHeader decodes the pack entry at off: its type and, for an offset
-// delta, where its base starts.
-func entryHeader(data []byte, off int64) (plumbing.ObjectType, int64, bool) {
-	i := off
-	if i >= int64(len(data)) {
-		return 0, 0, false
-	}
-	c := data[i]
-	t := plumbing.ObjectType((c >> 4) & 7)
-	for c&0x80 != 0 {
-		i++
-		if i >= int64(len(data)) {
-			return 0, 0, false
-		}
-		c = data[i]
-	}
-	i++
-	if t != plumbing.OFSDeltaObject {
-		return t, 0, true
-	}
-	if i >= int64(len(data)) {
-		return 0, 0, false
-	}
-	c = data[i]
-	rel := int64(c & 0x7f)
-	for c&0x80 != 0 {
-		i++
-		if i >= int64(len(data)) {
-			return 0, 0, false
-		}
-		c = data[i]
-		rel = ((rel + 1) << 7) | int64(c&0x7f)
-	}
-	return t, off - rel, true
-}
-
 // depth is the length of the delta chain of the entry at off.
 func (t *tailPack) depth(off int64, memo map[int64]int) int {
 	if d, ok := memo[off]; ok {
 		return d
 	}
-	typ, base, ok := entryHeader(t.data, off)
+	e, err := decodeEntryHeader(t.data, off)
 	d := 0
 	switch {
-	case !ok:
+	case err != nil:
 		d = maxDeltaDepth // unknown: never build on it
-	case typ == plumbing.OFSDeltaObject:
-		d = 1 + t.depth(base, memo)
-	case typ == plumbing.REFDeltaObject:
+	case e.typ == plumbing.OFSDeltaObject:
+		d = 1 + t.depth(e.baseOff, memo)
+	case e.typ == plumbing.REFDeltaObject:
 		d = maxDeltaDepth
 	}
 	memo[off] = d

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -82,7 +83,7 @@ func TestTailPacksStayReadable(t *testing.T) {
 			t.Fatalf("verify-pack: %v %s", err, out)
 		}
 	}
-	// A fresh reader (another process) sees the same through go-git.
+	// A fresh reader (another process) sees the same.
 	fresh, err := Open(context.Background(), r.Dir(), Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +97,7 @@ func TestTailPacksStayReadable(t *testing.T) {
 		}
 		got, err := fresh.ReadFileAt(c.Tree, name)
 		if err != nil || string(got) != body {
-			t.Fatalf("go-git read of %s: %v", name, err)
+			t.Fatalf("fresh read of %s: %v", name, err)
 		}
 	}
 }
@@ -327,4 +328,153 @@ func BenchmarkCommitManyFiles(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestDeltasFormStars: versions of a wide directory and of a large file
+// are deltas against a recent whole version, never against a delta, so a
+// read inflates at most two entries; whole versions stay rare. Half the
+// commits come from a fresh Repo each (a CLI process), which learns the
+// tail's stars from the pack itself.
+func TestDeltasFormStars(t *testing.T) {
+	r := newRepo(t)
+	files := map[string]string{"big.json": strings.Repeat("line of a large document\n", 400)}
+	for i := 0; i < 400; i++ {
+		files[fmt.Sprintf("docs/d%03d.json", i)] = fmt.Sprintf("%d\n", i)
+	}
+	write(t, r, files)
+	const commits = 160
+	for i := 0; i < commits; i++ {
+		w := r
+		if i%2 == 1 {
+			fresh, err := Open(context.Background(), r.Dir(), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w = fresh
+		}
+		files["big.json"] += fmt.Sprintf("appended %d\n", i)
+		doc := fmt.Sprintf("docs/d%03d.json", (i*37)%400)
+		files[doc] = fmt.Sprintf("v%d\n", i)
+		write(t, w, map[string]string{doc: files[doc], "big.json": files["big.json"]})
+		if w != r {
+			w.Close()
+		}
+	}
+	git(t, r.Dir(), "fsck", "--strict", "--no-dangling")
+	for _, name := range []string{"big.json", "docs/d000.json", fmt.Sprintf("docs/d%03d.json", ((commits-1)*37)%400)} {
+		if got := git(t, r.Dir(), "show", "main:"+name); got != files[name] {
+			t.Fatalf("main:%s differs", name)
+		}
+	}
+	idxs, _ := filepath.Glob(filepath.Join(r.Dir(), "objects", "pack", "*.idx"))
+	deltas, wholeTrees, maxDepth := 0, 0, 0
+	for _, idx := range idxs {
+		out := git(t, r.Dir(), "verify-pack", "-v", idx)
+		for _, line := range strings.Split(out, "\n") {
+			f := strings.Fields(line)
+			if len(f) < 5 || len(f[0]) != 40 {
+				continue
+			}
+			if len(f) >= 7 {
+				deltas++
+				d, _ := strconv.Atoi(f[5])
+				maxDepth = max(maxDepth, d)
+			} else if size, _ := strconv.Atoi(f[2]); f[1] == "tree" && size > 10000 {
+				wholeTrees++
+			}
+		}
+	}
+	if maxDepth != 1 {
+		t.Errorf("deepest delta chain %d, want 1", maxDepth)
+	}
+	if deltas < commits {
+		t.Errorf("%d deltas in %d commits: the test proves little", deltas, commits)
+	}
+	// One docs tree in ~40 commits is whole (a chain of 20 stored one in
+	// 20), plus one per tail pack started.
+	if limit := commits/25 + len(idxs); wholeTrees > limit {
+		t.Errorf("%d whole copies of the 400-entry tree in %d commits and %d packs", wholeTrees, commits, len(idxs))
+	}
+	t.Logf("%d packs, %d deltas, %d whole docs trees", len(idxs), deltas, wholeTrees)
+}
+
+// TestRebaseDelta (property): along random sequences of one-stretch edits
+// (inserts, deletes, replacements, at the ends too, some beyond 64 KiB),
+// every rebased delta makes its version from the root, read by the
+// test's own decoder, and stays about as small as the changes since the
+// root.
+func TestRebaseDelta(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 9))
+	randBytes := func(n int) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte('a' + rng.IntN(26))
+		}
+		return b
+	}
+	for trial := 0; trial < 200; trial++ {
+		size := rng.IntN(3000)
+		if trial%20 == 0 {
+			size = 70000 + rng.IntN(70000)
+		}
+		root := randBytes(size)
+		prev := root
+		var toPrev []byte
+		changed := 0
+		for step := 0; step < 30; step++ {
+			at := rng.IntN(len(prev) + 1)
+			cut := min(rng.IntN(40), len(prev)-at)
+			ins := randBytes(rng.IntN(300))
+			next := append(append(append([]byte(nil), prev[:at]...), ins...), prev[at+cut:]...)
+			changed += len(ins) + 16
+			var d []byte
+			if toPrev == nil {
+				d = makeDelta(root, next)
+			} else {
+				var err error
+				if d, err = rebaseDelta(toPrev, prev, next); err != nil {
+					t.Fatalf("trial %d step %d: %v", trial, step, err)
+				}
+			}
+			got, err := applyDeltaForTest(root, d)
+			if err != nil || !bytes.Equal(got, next) {
+				t.Fatalf("trial %d step %d: the rebased delta makes another version (%v)", trial, step, err)
+			}
+			if len(d) > 2*changed+64 {
+				t.Fatalf("trial %d step %d: delta of %d bytes for %d changed", trial, step, len(d), changed)
+			}
+			prev, toPrev = next, d
+		}
+	}
+}
+
+func FuzzParseDelta(f *testing.F) {
+	f.Add([]byte("abcdef"), makeDelta([]byte("abcdef"), []byte("abXXef")))
+	f.Add([]byte(""), []byte{0, 3, 3, 'x', 'y', 'z'})
+	f.Add([]byte("0123456789"), []byte{10, 4, 0x91, 2, 4})
+	f.Fuzz(func(t *testing.T, src, d []byte) {
+		out, err := applyDelta(src, d)
+		if err != nil {
+			return
+		}
+		// What applies, parses into instructions that make the same.
+		_, ops, err := parseDelta(d, len(out))
+		if err != nil {
+			t.Fatalf("applies but does not parse: %v", err)
+		}
+		var again []byte
+		for _, op := range ops {
+			if op.off < 0 {
+				again = append(again, out[op.at:op.at+op.n]...)
+			} else {
+				again = append(again, src[op.off:op.off+op.n]...)
+			}
+		}
+		if !bytes.Equal(again, out) {
+			t.Fatal("instructions make another result")
+		}
+		if want, err := applyDeltaForTest(src, d); err != nil || !bytes.Equal(want, out) {
+			t.Fatalf("the reference decoder disagrees: %v", err)
+		}
+	})
 }

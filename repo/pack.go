@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/adler32"
 	"hash/crc32"
 	"math/rand/v2"
 	"os"
@@ -74,11 +75,6 @@ func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, dura
 		copy(buf.Bytes(), "PACK")
 		binary.BigEndian.PutUint32(buf.Bytes()[4:], 2)
 	}
-	zw, err := r.zlibWriter()
-	if err != nil {
-		return plumbing.ZeroHash, plumbing.ZeroHash, nil, err
-	}
-	defer r.zlibPool.Put(zw)
 	var added []packEntry
 	seen := make(map[plumbing.Hash]bool, len(objs))
 	memo := map[int64]int{}
@@ -107,11 +103,7 @@ func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, dura
 		} else {
 			writeObjHeader(buf, o.typ, len(o.body))
 		}
-		zw.Reset(buf)
-		if _, err := zw.Write(body); err != nil {
-			return plumbing.ZeroHash, plumbing.ZeroHash, nil, err
-		}
-		if err := zw.Close(); err != nil {
+		if err := r.deflate(buf, body); err != nil {
 			return plumbing.ZeroHash, plumbing.ZeroHash, nil, err
 		}
 		added = append(added, packEntry{hash: o.hash, offset: off, crc: crc32.ChecksumIEEE(buf.Bytes()[off:])})
@@ -408,13 +400,50 @@ func (r *Repo) tailFull() {
 	r.tailMu.Unlock()
 }
 
-// zlibWriter reuses compressors: a new one allocates about a megabyte,
-// more than the rest of a write.
-func (r *Repo) zlibWriter() (*zlib.Writer, error) {
-	if zw, ok := r.zlibPool.Get().(*zlib.Writer); ok {
-		return zw, nil
+// deflate appends body to buf as a zlib stream at the store's compression
+// level.
+func (r *Repo) deflate(buf *bytes.Buffer, body []byte) error {
+	if r.opts.Compression == zlib.NoCompression {
+		buf.Write(appendStored(buf.AvailableBuffer(), body))
+		return nil
 	}
-	return zlib.NewWriterLevel(nil, r.opts.Compression)
+	zw, ok := r.zlibPool.Get().(*zlib.Writer)
+	if !ok {
+		var err error
+		// A compressor allocates about a megabyte: reused.
+		if zw, err = zlib.NewWriterLevel(nil, r.opts.Compression); err != nil {
+			return err
+		}
+	}
+	defer r.zlibPool.Put(zw)
+	zw.Reset(buf)
+	if _, err := zw.Write(body); err != nil {
+		return err
+	}
+	return zw.Close()
+}
+
+// appendStored appends data to b as a zlib stream of stored (not
+// compressed) deflate blocks, the level a store writes by default. It is
+// what compress/zlib writes at NoCompression, without the compressor of
+// about a megabyte that compress/flate allocates even for that level: in
+// a CLI write, the largest memory the process touched after the tail.
+func appendStored(b, data []byte) []byte {
+	sum := adler32.Checksum(data)
+	b = append(b, 0x78, 0x01) // deflate, 32 KiB window, no dictionary
+	for {
+		n := min(len(data), 0xffff)
+		final := byte(0)
+		if n == len(data) {
+			final = 1
+		}
+		b = append(b, final, byte(n), byte(n>>8), ^byte(n), ^byte(n>>8))
+		b = append(b, data[:n]...)
+		data = data[n:]
+		if final == 1 {
+			return binary.BigEndian.AppendUint32(b, sum)
+		}
+	}
 }
 
 // removePack deletes a tail whose objects a newer pack holds, and its

@@ -29,6 +29,10 @@ import (
 	aiwgstate "github.com/aiwg/aiwg-state"
 )
 
+// cliTags builds the CLI as the README installs it: without urfave/cli's
+// man-page generator, whose package initialisation runs in every command.
+const cliTags = "urfave_cli_no_docs"
+
 func main() {
 	runs := flag.Int("runs", 5, "runs per measurement")
 	flag.Parse()
@@ -37,7 +41,7 @@ func main() {
 	check(err)
 	defer os.RemoveAll(work)
 	bin := filepath.Join(work, "aiwg-state")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/aiwg-state").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-tags", cliTags, "-o", bin, "./cmd/aiwg-state").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build (run from the repository root): %v\n%s", err, out)
 		os.Exit(1)
 	}

@@ -25,6 +25,10 @@ import (
 	aiwgstate "github.com/aiwg/aiwg-state"
 )
 
+// cliTags builds the CLI as the README installs it: without urfave/cli's
+// man-page generator, whose package initialisation runs in every command.
+const cliTags = "urfave_cli_no_docs"
+
 func main() {
 	n := flag.Int("n", 1000, "in-process operations per measurement")
 	ncli := flag.Int("cli", 60, "CLI invocations per measurement")
@@ -39,7 +43,7 @@ func main() {
 		defer os.RemoveAll(work)
 	}
 	bin := filepath.Join(work, "aiwg-state")
-	out, err := exec.Command("go", "build", "-o", bin, "./cmd/aiwg-state").CombinedOutput()
+	out, err := exec.Command("go", "build", "-tags", cliTags, "-o", bin, "./cmd/aiwg-state").CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "build (run from the repository root): %v\n%s", err, out)
 		os.Exit(1)

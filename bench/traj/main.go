@@ -24,6 +24,10 @@ import (
 	"github.com/aiwg/aiwg-state/trajectory"
 )
 
+// cliTags builds the CLI as the README installs it: without urfave/cli's
+// man-page generator, whose package initialisation runs in every command.
+const cliTags = "urfave_cli_no_docs"
+
 func main() {
 	n := flag.Int("n", 1000, "trajectories in the full store")
 	k := flag.Int("k", 20, "iterations per trajectory")
@@ -34,7 +38,7 @@ func main() {
 	check(err)
 	defer os.RemoveAll(work)
 	bin := filepath.Join(work, "aiwg-state")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/aiwg-state").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-tags", cliTags, "-o", bin, "./cmd/aiwg-state").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build (run from the repository root): %v\n%s", err, out)
 		os.Exit(1)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/aiwg/aiwg-state/internal/sysfile"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/repo"
 )
@@ -61,7 +62,7 @@ func (ix *Index) lock() (func(), error) {
 	if err := os.MkdirAll(ix.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("index: %w", err)
 	}
-	f, err := os.OpenFile(filepath.Join(ix.dir, "lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := sysfile.OpenFile(filepath.Join(ix.dir, "lock"), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("index: %w", err)
 	}
@@ -81,7 +82,7 @@ func (ix *Index) lock() (func(), error) {
 // currentGen reads the generation from the snapshot's header only: writers
 // need it to find the log and must not pay for reading the whole snapshot.
 func (ix *Index) currentGen() uint64 {
-	f, err := os.Open(ix.snapshotPath())
+	f, err := sysfile.OpenFile(ix.snapshotPath(), os.O_RDONLY, 0)
 	if err != nil {
 		return 0
 	}
@@ -113,7 +114,7 @@ func (ix *Index) appendLocked(gen uint64, recs []*record) error {
 	for _, r := range recs {
 		buf = r.appendFrame(buf)
 	}
-	f, err := os.OpenFile(ix.logPath(gen), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := sysfile.OpenFile(ix.logPath(gen), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("index: %w", err)
 	}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/aiwg/aiwg-state/internal/sysfile"
 )
 
 // fileLock is a held <name>.lock file. For as long as it exists it holds
@@ -62,17 +64,7 @@ func (l *fileLock) release() {
 // updates a ref it did not hold.
 func (l *fileLock) publish(path string, sync bool) error {
 	tmp := tempName(l.path)
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(l.value.Bytes())
-	if err == nil && sync {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	err := sysfile.WriteNew(tmp, 0o644, false, sync, l.value.Bytes())
 	if err == nil && l.ready != nil {
 		err = l.ready()
 	}
@@ -84,7 +76,7 @@ func (l *fileLock) publish(path string, sync bool) error {
 		}
 	}
 	if err == nil {
-		err = os.Rename(tmp, path)
+		err = sysfile.Rename(tmp, path)
 	}
 	if err != nil {
 		os.Remove(tmp)

@@ -16,6 +16,8 @@ import (
 	"strconv"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/aiwg/aiwg-state/internal/sysfile"
 )
 
 // rawObject is an object about to be written.
@@ -210,7 +212,7 @@ func (r *Repo) writePackFiles(dir, base string, idx []byte, pack ...[]byte) (dur
 	}
 	idxErr := <-idxDone
 	if err == nil && idxErr == nil {
-		err = os.Rename(tmp, base+".pack")
+		err = sysfile.Rename(tmp, base+".pack")
 	}
 	if err != nil || idxErr != nil {
 		os.Remove(tmp)
@@ -478,7 +480,7 @@ func writeObjHeader(buf *bytes.Buffer, t plumbing.ObjectType, size int) {
 func (r *Repo) writeFileAtomic(dir, prefix, dst string, perm os.FileMode, data ...[]byte) error {
 	tmp, err := r.writeTemp(dir, prefix, perm, data...)
 	if err == nil {
-		err = os.Rename(tmp, dst)
+		err = sysfile.Rename(tmp, dst)
 	}
 	if err != nil {
 		os.Remove(tmp)
@@ -490,36 +492,12 @@ func (r *Repo) writeFileAtomic(dir, prefix, dst string, perm os.FileMode, data .
 // writeTemp writes the chunks of data to a new temporary file in dir,
 // synced when the repo is durable, and returns its name.
 func (r *Repo) writeTemp(dir, prefix string, perm os.FileMode, data ...[]byte) (string, error) {
-	f, tmp, err := r.createTemp(dir, prefix)
-	if err != nil {
-		return "", err
-	}
-	for _, d := range data {
-		if err == nil {
-			_, err = f.Write(d)
-		}
-	}
-	if err == nil {
-		err = f.Chmod(perm)
-	}
-	if err == nil && r.opts.Sync {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	tmp := filepath.Join(dir, prefix+strconv.FormatUint(rand.Uint64(), 36))
+	if err := sysfile.WriteNew(tmp, perm, true, r.opts.Sync, data...); err != nil {
 		os.Remove(tmp)
 		return "", err
 	}
 	return tmp, nil
-}
-
-// createTemp creates a temporary file in dir.
-func (r *Repo) createTemp(dir, prefix string) (*os.File, string, error) {
-	tmp := filepath.Join(dir, prefix+strconv.FormatUint(rand.Uint64(), 36))
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	return f, tmp, err
 }
 
 func syncDir(dir string) error {

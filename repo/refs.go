@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/aiwg/aiwg-state/internal/sysfile"
 )
 
 // Ref returns the value of a full ref name ("refs/heads/main"), following
@@ -53,7 +55,7 @@ func (r *Repo) SetHead(ctx context.Context, ref string) error {
 
 // readRef reads one ref: a loose file first, then packed-refs.
 func (r *Repo) readRef(name string) (plumbing.Hash, string, error) {
-	data, err := os.ReadFile(filepath.Join(r.dir, filepath.FromSlash(name)))
+	data, err := sysfile.ReadFile(filepath.Join(r.dir, filepath.FromSlash(name)), 0)
 	if err == nil {
 		line := strings.TrimSpace(string(data))
 		if sym, ok := strings.CutPrefix(line, "ref: "); ok {
@@ -83,7 +85,7 @@ func isNotDir(err error) bool {
 }
 
 func (r *Repo) packedRefs() (map[string]plumbing.Hash, error) {
-	data, err := os.ReadFile(filepath.Join(r.dir, "packed-refs"))
+	data, err := sysfile.ReadFile(filepath.Join(r.dir, "packed-refs"), 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -5,14 +5,14 @@ import (
 	"crypto/sha1"
 	"encoding/binary"
 	"errors"
-	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/aiwg/aiwg-state/internal/sysfile"
 )
 
 // The tail pack. Writing a new pack for every commit would leave one pack
@@ -177,11 +177,11 @@ func (r *Repo) findTail() *tailPack {
 
 func readTail(dir string, h plumbing.Hash) (*tailPack, error) {
 	base := filepath.Join(dir, "pack-"+h.String())
-	idx, err := os.ReadFile(base + ".idx")
+	idx, err := sysfile.ReadFile(base+".idx", 0)
 	if err != nil {
 		return nil, err
 	}
-	pack, err := readWithRoom(base+".pack", tailRoom)
+	pack, err := sysfile.ReadFile(base+".pack", tailRoom)
 	if err != nil {
 		return nil, err
 	}
@@ -204,24 +204,6 @@ func readTail(dir string, h plumbing.Hash) (*tailPack, error) {
 // it the first append copies the tail into a buffer twice its size, in a
 // CLI process the largest memory it touches.
 const tailRoom = 48 << 10
-
-// readWithRoom reads a file into a buffer with room spare bytes after it.
-func readWithRoom(path string, room int) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	buf := make([]byte, fi.Size(), fi.Size()+int64(room))
-	if _, err := io.ReadFull(f, buf); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return buf, nil
-}
 
 // parseIdx reads a version 2 pack index of a small pack (no 64-bit
 // offsets).

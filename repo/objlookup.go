@@ -6,6 +6,7 @@ import (
 	"compress/zlib"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -94,14 +95,18 @@ func (o *objReader) sizeAt(p *packIndex, off int64) (int64, error) {
 	if e.typ != plumbing.OFSDeltaObject && e.typ != plumbing.REFDeltaObject {
 		return e.size, nil
 	}
-	// A delta starts with two sizes, its base's and its result's, each at
-	// most ten bytes.
+	// A delta starts with two sizes, its base's and its result's, in the
+	// encoding binary.Uvarint reads, each at most ten bytes.
 	head := make([]byte, min(e.size, 20))
 	if err := o.inflate(bytes.NewReader(p.pack[e.data:]), head); err != nil {
 		return 0, err
 	}
-	_, size, _, err := deltaSizes(head)
-	return int64(size), err
+	if _, w := binary.Uvarint(head); w > 0 {
+		if n, w2 := binary.Uvarint(head[w:]); w2 > 0 {
+			return int64(n), nil
+		}
+	}
+	return 0, errors.New("corrupt delta header")
 }
 
 func (o *objReader) looseSize(h plumbing.Hash) (int64, error) {

@@ -95,13 +95,6 @@ func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, dura
 		if d, baseOff, ok := r.deltaFor(tail, o, memo); ok {
 			writeOfsDeltaHeader(buf, len(d), off-baseOff)
 			body = d
-			// The next version rebases this delta: keep it.
-			st := tail.starsOf()
-			c := st.cost[baseOff]
-			c.deltas++
-			c.bytes += int64(len(d))
-			st.cost[baseOff] = c
-			st.keep(off, d)
 		} else {
 			writeObjHeader(buf, o.typ, len(o.body))
 		}
@@ -156,11 +149,7 @@ func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, dura
 	r.objs.wrote("pack-"+newPack.String(), idx, replaced)
 	r.mu.Unlock()
 	if len(data) < tailPackMax {
-		next := &tailPack{hash: newPack, data: data, objs: entries}
-		if tail != nil {
-			next.stars = tail.stars
-		}
-		r.setTail(next)
+		r.setTail(&tailPack{hash: newPack, data: data, objs: entries})
 	} else {
 		r.tailFull()
 	}
@@ -240,108 +229,26 @@ func (r *Repo) writeObjects(objs []rawObject) error {
 	return err
 }
 
-// deltaFor encodes o as a delta when its previous version is in the tail:
-// against the root of that version's star (see tailPack.stars) while the
-// star still pays, else against the previous version itself if that is
-// part of a chain (a tail written before stars) that is still short. The
-// delta must also be much smaller than the object. ok false: store it
-// whole.
-func (r *Repo) deltaFor(tail *tailPack, o rawObject, memo map[int64]int) (d []byte, baseOff int64, ok bool) {
+// deltaFor encodes o as a delta against its previous version when that
+// version is in the tail pack, the chain stays short, and the delta is
+// much smaller than the object.
+func (r *Repo) deltaFor(tail *tailPack, o rawObject, memo map[int64]int) ([]byte, int64, bool) {
 	if tail == nil || o.base.IsZero() || (o.typ == plumbing.BlobObject && len(o.body) < minDeltaBlob) || o.typ == plumbing.CommitObject {
 		return nil, 0, false
 	}
-	prev, found := tail.find(o.base)
-	if !found {
+	e, ok := tail.find(o.base)
+	if !ok || tail.depth(e.offset, memo) >= maxDeltaDepth-1 {
 		return nil, 0, false
 	}
-	ph, err := decodeEntryHeader(tail.data, prev.offset)
-	if err != nil {
+	src, ok := r.cachedBody(o.base, o.typ)
+	if !ok {
 		return nil, 0, false
 	}
-	src, found := r.cachedBody(o.base, o.typ)
-	if !found {
-		if src, found = r.tailObject(tail, prev.offset, ph); !found {
-			return nil, 0, false
-		}
-	}
-	if ph.typ != plumbing.OFSDeltaObject && ph.typ != plumbing.REFDeltaObject {
-		// The previous version is whole: the root of a new star.
-		d = makeDelta(src, o.body)
-		return d, prev.offset, len(d) <= len(o.body)/2
-	}
-	if root, isStar := tail.starRoot(ph); isStar {
-		toPrev, found := r.tailEntry(tail, prev.offset)
-		if !found {
-			return nil, 0, false
-		}
-		if d, err = rebaseDelta(toPrev, src, o.body); err != nil {
-			return nil, 0, false
-		}
-		rh, _ := decodeEntryHeader(tail.data, root)
-		c := tail.starsOf().cost[root]
-		pays := int64(len(d))*int64(c.deltas+1) <= rh.size+c.bytes
-		return d, root, pays && len(d) <= len(o.body)/2
-	}
-	if tail.depth(prev.offset, memo) >= maxDeltaDepth-1 {
+	d := makeDelta(src, o.body)
+	if len(d) > len(o.body)/2 {
 		return nil, 0, false
 	}
-	d = makeDelta(src, o.body)
-	return d, prev.offset, len(d) <= len(o.body)/2
-}
-
-// starRoot returns the root of the star a delta entry (header h) belongs
-// to: its base when that is whole. A delta against a delta is a chain.
-func (t *tailPack) starRoot(h packHeader) (int64, bool) {
-	if h.typ != plumbing.OFSDeltaObject {
-		return 0, false
-	}
-	bh, err := decodeEntryHeader(t.data, h.baseOff)
-	if err != nil || bh.typ == plumbing.OFSDeltaObject || bh.typ == plumbing.REFDeltaObject {
-		return 0, false
-	}
-	return h.baseOff, true
-}
-
-// tailObject returns the body of the object at off in the tail (header h)
-// when it is whole or a delta against a whole one.
-func (r *Repo) tailObject(tail *tailPack, off int64, h packHeader) ([]byte, bool) {
-	if h.typ != plumbing.OFSDeltaObject && h.typ != plumbing.REFDeltaObject {
-		return r.tailEntry(tail, off)
-	}
-	root, isStar := tail.starRoot(h)
-	if !isStar {
-		return nil, false
-	}
-	base, ok1 := r.tailEntry(tail, root)
-	d, ok2 := r.tailEntry(tail, off)
-	if !ok1 || !ok2 {
-		return nil, false
-	}
-	body, err := applyDelta(base, d)
-	return body, err == nil
-}
-
-// tailEntry returns the inflated data of the tail's entry at off (a
-// delta's instructions, or a whole object's body): kept from the commit
-// that wrote it, or inflated from the tail's buffer.
-func (r *Repo) tailEntry(tail *tailPack, off int64) ([]byte, bool) {
-	st := tail.starsOf()
-	if data, ok := st.entries[off]; ok {
-		return data, true
-	}
-	h, err := decodeEntryHeader(tail.data, off)
-	if err != nil || h.size > maxObjectSize {
-		return nil, false
-	}
-	data := make([]byte, h.size)
-	r.mu.Lock()
-	err = r.objs.inflate(bytes.NewReader(tail.data[h.data:]), data)
-	r.mu.Unlock()
-	if err != nil {
-		return nil, false
-	}
-	st.keep(off, data)
-	return data, true
+	return d, e.offset, true
 }
 
 // cachedBody returns an object's body from the cache (a decoded tree is

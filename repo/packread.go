@@ -497,20 +497,66 @@ func hashOfBase(pack string, off int64) plumbing.Hash {
 
 // applyDelta is git's patch-delta.
 func applyDelta(src, d []byte) ([]byte, error) {
-	srcSize, size, body, err := deltaSizes(d)
-	if err != nil || srcSize != len(src) {
-		return nil, errCorruptDelta
+	bad := errors.New("corrupt delta")
+	varint := func() (int, bool) {
+		n, shift := 0, 0
+		for len(d) > 0 {
+			c := d[0]
+			d = d[1:]
+			n |= int(c&0x7f) << shift
+			shift += 7
+			if c&0x80 == 0 {
+				return n, true
+			}
+		}
+		return 0, false
+	}
+	srcSize, ok1 := varint()
+	size, ok2 := varint()
+	if !ok1 || !ok2 || srcSize != len(src) {
+		return nil, bad
 	}
 	out := make([]byte, 0, size)
-	err = walkDelta(body, len(src), func(off, n int, lit []byte) {
-		if lit != nil {
-			out = append(out, lit...)
-		} else {
-			out = append(out, src[off:off+n]...)
+	for len(d) > 0 {
+		op := d[0]
+		d = d[1:]
+		if op&0x80 == 0 {
+			if op == 0 || int(op) > len(d) {
+				return nil, bad
+			}
+			out = append(out, d[:op]...)
+			d = d[op:]
+			continue
 		}
-	})
-	if err != nil || len(out) != size {
-		return nil, errCorruptDelta
+		off, n := 0, 0
+		for i := 0; i < 4; i++ {
+			if op&(1<<i) != 0 {
+				if len(d) == 0 {
+					return nil, bad
+				}
+				off |= int(d[0]) << (8 * i)
+				d = d[1:]
+			}
+		}
+		for i := 0; i < 3; i++ {
+			if op&(0x10<<i) != 0 {
+				if len(d) == 0 {
+					return nil, bad
+				}
+				n |= int(d[0]) << (8 * i)
+				d = d[1:]
+			}
+		}
+		if n == 0 {
+			n = 0x10000
+		}
+		if off+n > len(src) || off < 0 {
+			return nil, bad
+		}
+		out = append(out, src[off:off+n]...)
+	}
+	if len(out) != size {
+		return nil, bad
 	}
 	return out, nil
 }

@@ -23,9 +23,9 @@ import (
 // tail) with its own objects appended, and removes the old one once the
 // branch has moved: pack count grows by one per tailPackMax bytes, and
 // the two inodes a commit frees are the ones the next commit reuses. Trees
-// and large blobs are stored as deltas (see stars below), so a commit adds
-// hundreds of bytes, not the ~40 KB of a 1,000-entry directory. Several
-// writers may extend the same tail at once:
+// and large blobs are stored as deltas against their previous version in
+// the tail, so a commit adds hundreds of bytes, not the ~40 KB of a
+// 1,000-entry directory. Several writers may extend the same tail at once:
 // each new pack holds all of the old one, so whichever survives, no object
 // is lost (a duplicate object in two packs is harmless to git).
 
@@ -48,77 +48,6 @@ type tailPack struct {
 	hash plumbing.Hash
 	data []byte      // the pack without its trailing checksum
 	objs []packEntry // its objects in hash order, as its index lists them
-	// stars is what the delta choice knows of the tail; nil until the
-	// first delta is chosen, carried from one version of the tail to the
-	// next.
-	stars *stars
-}
-
-// Deltas form stars, not chains. Each new version of a tree or a large
-// blob is a delta against the newest whole version of it in the tail (its
-// root), so reading any version inflates at most two entries. A chain of
-// deltas, each against the version before, reads every link: a cold
-// process reading a 1,000-entry directory at depth 10 allocated and copied
-// ten 40 KB trees, the largest part of a CLI write's reads. The delta
-// against the root is made without searching the root: the previous
-// version's delta, with the one stretch that changed since replaced
-// (rebaseDelta). A star's deltas grow as changes accumulate; a version is
-// stored whole, starting a new star, once its delta would cost more than
-// the star's average per version so far ((root + deltas) / versions).
-// That renews a root about when it minimises the bytes per version: for a
-// directory where each commit changes one entry, every few dozen commits;
-// for a file that grows by appends, sooner.
-type stars struct {
-	// cost is, by root offset, how many deltas use the root and their
-	// total size.
-	cost map[int64]starCost
-	// entries keeps the inflated data of entries this process wrote or
-	// read, by offset: the deltas the next versions rebase.
-	entries map[int64][]byte
-}
-
-type starCost struct {
-	deltas int
-	bytes  int64
-}
-
-// maxStarEntries and maxKeptEntry bound stars.entries: the paths the last
-// few commits touched, a few megabytes at most.
-const (
-	maxStarEntries = 64
-	maxKeptEntry   = 256 << 10
-)
-
-// starsOf returns the tail's star records, scanning the tail for them
-// once (a tail read from disk, or written by another process).
-func (t *tailPack) starsOf() *stars {
-	if t.stars != nil {
-		return t.stars
-	}
-	st := &stars{cost: map[int64]starCost{}, entries: map[int64][]byte{}}
-	for _, e := range t.objs {
-		h, err := decodeEntryHeader(t.data, e.offset)
-		if err == nil && h.typ == plumbing.OFSDeltaObject {
-			c := st.cost[h.baseOff]
-			c.deltas++
-			c.bytes += h.size
-			st.cost[h.baseOff] = c
-		}
-	}
-	t.stars = st
-	return st
-}
-
-// keep remembers an entry's inflated data, unless it is large enough that
-// inflating it again costs less than holding it.
-func (st *stars) keep(off int64, data []byte) {
-	if len(data) > maxKeptEntry {
-		return
-	}
-	if len(st.entries) >= maxStarEntries {
-		clear(st.entries)
-	}
-	st.entries[off] = data
 }
 
 // packEntry is one object of a pack, as its index records it.

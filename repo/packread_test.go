@@ -5,8 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -189,4 +192,66 @@ func TestWritesDuringRepack(t *testing.T) {
 	if mostPacks > 12 {
 		t.Errorf("%d packs at once during %d commits and %d repacks: commits during a repack each left a pack", mostPacks, commits, repacks)
 	}
+}
+
+// TestColdReadsOfDeltaChains: a fresh reader resolves every version of a
+// wide directory's tree, stored as offset-delta chains in the tail, to the
+// bytes git has; and reading the deepest version allocates a few trees'
+// worth, not one per link of its chain.
+func TestColdReadsOfDeltaChains(t *testing.T) {
+	r := newRepo(t)
+	files := map[string]string{}
+	for i := 0; i < 300; i++ {
+		files[fmt.Sprintf("docs/d%03d.json", i)] = fmt.Sprintf("%d\n", i)
+	}
+	write(t, r, files)
+	var trees []plumbing.Hash
+	for i := 0; i < 40; i++ {
+		c := write(t, r, map[string]string{fmt.Sprintf("docs/d%03d.json", (i*37)%300): fmt.Sprintf("v%d\n", i)})
+		body := git(t, r.Dir(), "rev-parse", c.Hash.String()+":docs")
+		trees = append(trees, plumbing.NewHash(strings.TrimSpace(body)))
+	}
+	deepest := 0
+	for _, line := range strings.Split(git(t, r.Dir(), "verify-pack", "-v", newestIdx(t, r)), "\n") {
+		if f := strings.Fields(line); len(f) >= 7 && len(f[0]) == 40 {
+			d, _ := strconv.Atoi(f[5])
+			deepest = max(deepest, d)
+		}
+	}
+	if deepest < 10 {
+		t.Fatalf("deepest chain %d: the test proves little", deepest)
+	}
+	for i, h := range trees {
+		fresh, err := Open(context.Background(), r.Dir(), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := gitIn(t, r.Dir(), "", "cat-file", "tree", h.String())
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		typ, body, err := fresh.ReadObject(h)
+		runtime.ReadMemStats(&after)
+		fresh.Close()
+		if err != nil || typ != plumbing.TreeObject || string(body) != want {
+			t.Fatalf("version %d: %v %v, %d bytes against git's %d", i, typ, err, len(body), len(want))
+		}
+		// Opening and a decompressor take about 45 KB; a link of the
+		// chain used to add a tree's size (12.6 KB here) each.
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(4*len(body))+64<<10 {
+			t.Errorf("version %d: reading a %d-byte tree allocated %d bytes", i, len(body), alloc)
+		}
+	}
+}
+
+func newestIdx(t testing.TB, r *Repo) string {
+	t.Helper()
+	ms, _ := filepath.Glob(filepath.Join(r.Dir(), "objects", "pack", "*.idx"))
+	var best string
+	var bestTime time.Time
+	for _, m := range ms {
+		if fi, err := os.Stat(m); err == nil && fi.ModTime().After(bestTime) {
+			best, bestTime = m, fi.ModTime()
+		}
+	}
+	return best
 }

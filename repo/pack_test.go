@@ -330,6 +330,7 @@ func BenchmarkCommitManyFiles(b *testing.B) {
 		}
 	}
 }
+
 // TestAppendStored: the stored zlib stream reads back through
 // compress/zlib, and git reads it as a loose object (git's own zlib), at
 // sizes around the 64 KiB block limit.

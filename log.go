@@ -123,7 +123,7 @@ func (s *Store) Log(ctx context.Context, lo LogOptions, fn func(*Mutation) bool)
 		if !lo.Until.IsZero() && c.Committer.When.After(lo.Until) {
 			return nil, false
 		}
-		if lo.Agent != "" && c.Author.Name != lo.Agent {
+		if lo.Agent != "" && c.Author.Name != repo.IdentityName(lo.Agent) {
 			return nil, false
 		}
 		m := mutationOf(c, "")

@@ -2,6 +2,7 @@ package repo
 
 import (
 	"bytes"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -108,11 +109,16 @@ func splitHeaders(body []byte) ([]header, []byte) {
 	return hs, nil
 }
 
+// parseHash reads a hex object name, in either case as git does.
 func parseHash(v []byte, what string) (plumbing.Hash, error) {
-	if len(v) != 40 || !isHex(string(v)) {
-		return plumbing.ZeroHash, fmt.Errorf("%w: bad %s %q", ErrMalformedObject, what, v)
+	var h plumbing.Hash
+	if len(v) != 40 {
+		return h, fmt.Errorf("%w: bad %s %q", ErrMalformedObject, what, v)
 	}
-	return plumbing.NewHash(string(v)), nil
+	if _, err := hex.Decode(h[:], v); err != nil {
+		return h, fmt.Errorf("%w: bad %s %q", ErrMalformedObject, what, v)
+	}
+	return h, nil
 }
 
 // ParseCommit decodes a commit object's body. As git requires, the tree
@@ -172,33 +178,38 @@ func encodeCommit(c *Commit) ([]byte, error) {
 	return append(b, c.Message...), nil
 }
 
-// ParseTag decodes an annotated tag object's body. A signature at the end
-// of the message (an OpenPGP or SSH armored block, as `git tag -s` leaves)
-// is split off into PGPSignature.
+// ParseTag decodes an annotated tag object's body as git's
+// parse_tag_buffer does: "object" first, "type" (blob, tree, commit or tag)
+// second, then an optional "tag" name, and the first "tagger" after them;
+// other headers are skipped. A signature at the end of the message (an
+// armored OpenPGP, X.509 or SSH block, as `git tag -s` leaves) is split off
+// into PGPSignature.
 func ParseTag(h plumbing.Hash, body []byte) (*Tag, error) {
 	hs, msg := splitHeaders(body)
-	t := &Tag{Hash: h}
-	var sawObject, sawType bool
-	for _, hd := range hs {
-		var err error
-		switch hd.key {
-		case "object":
-			t.Target, err = parseHash(hd.value, "object")
-			sawObject = true
-		case "type":
-			t.TargetType, err = plumbing.ParseObjectType(string(hd.value))
-			sawType = true
-		case "tag":
-			t.Name = string(hd.value)
-		case "tagger":
-			t.Tagger = parseSignature(hd.value)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("tag %s: %w: %v", h, ErrMalformedObject, err)
-		}
+	if len(hs) < 2 || hs[0].key != "object" || hs[1].key != "type" {
+		return nil, fmt.Errorf("tag %s: %w: no object and type headers first", h, ErrMalformedObject)
 	}
-	if !sawObject || !sawType {
-		return nil, fmt.Errorf("tag %s: %w: no object or type header", h, ErrMalformedObject)
+	t := &Tag{Hash: h}
+	var err error
+	if t.Target, err = parseHash(hs[0].value, "object"); err != nil {
+		return nil, fmt.Errorf("tag %s: %w", h, err)
+	}
+	switch typ := string(hs[1].value); typ {
+	case "blob", "tree", "commit", "tag":
+		t.TargetType, _ = plumbing.ParseObjectType(typ)
+	default:
+		return nil, fmt.Errorf("tag %s: %w: type %q", h, ErrMalformedObject, typ)
+	}
+	rest := hs[2:]
+	if len(rest) > 0 && rest[0].key == "tag" {
+		t.Name = string(rest[0].value)
+		rest = rest[1:]
+	}
+	for _, hd := range rest {
+		if hd.key == "tagger" {
+			t.Tagger = parseSignature(hd.value)
+			break
+		}
 	}
 	if i := signatureStart(msg); i >= 0 {
 		t.PGPSignature, msg = string(msg[i:]), msg[:i]
@@ -215,6 +226,7 @@ func signatureStart(msg []byte) int {
 		line := msg[off:]
 		if bytes.HasPrefix(line, []byte("-----BEGIN PGP SIGNATURE-----")) ||
 			bytes.HasPrefix(line, []byte("-----BEGIN PGP MESSAGE-----")) ||
+			bytes.HasPrefix(line, []byte("-----BEGIN SIGNED MESSAGE-----")) || // X.509
 			bytes.HasPrefix(line, []byte("-----BEGIN SSH SIGNATURE-----")) {
 			at = off
 		}

@@ -350,3 +350,56 @@ func FuzzParseTag(f *testing.F) {
 		}
 	})
 }
+
+// TestParseTagAsGit: header order and first-wins as git's
+// parse_tag_buffer, X.509 signatures split off, upper-case hex read.
+func TestParseTagAsGit(t *testing.T) {
+	a, b := "1111111111111111111111111111111111111111", "2222222222222222222222222222222222222222"
+	for _, tc := range []struct {
+		body   string
+		target string
+		ok     bool
+	}{
+		{"object " + a + "\ntype commit\ntag v\ntagger x <y> 1 +0000\nobject " + b + "\n\nm\n", a, true},
+		{"object " + strings.ToUpper(a) + "\ntype commit\ntag v\n\nm\n", a, true},
+		{"object " + a + "\ntype commit\n\nno tag name\n", a, true},
+		{"type commit\nobject " + a + "\ntag v\n\nm\n", "", false},
+		{"object " + a + "\ntype ofs-delta\ntag v\n\nm\n", "", false},
+		{"object " + a + "\n\nm\n", "", false},
+	} {
+		tag, err := ParseTag(plumbing.ZeroHash, []byte(tc.body))
+		if (err == nil) != tc.ok {
+			t.Errorf("%q: %v", tc.body, err)
+			continue
+		}
+		if tc.ok && tag.Target.String() != tc.target {
+			t.Errorf("%q: target %s, want %s", tc.body, tag.Target, tc.target)
+		}
+	}
+	x509 := "object " + a + "\ntype commit\ntag v\ntagger x <y> 1 +0000\n\nnote\n-----BEGIN SIGNED MESSAGE-----\nMIAG\n-----END SIGNED MESSAGE-----\n"
+	if tag, err := ParseTag(plumbing.ZeroHash, []byte(x509)); err != nil || tag.Message != "note\n" || tag.PGPSignature == "" {
+		t.Errorf("x509-signed tag: %+v %v", tag, err)
+	}
+}
+
+// TestAgentNamesGitAccepts: an agent id with characters git refuses in an
+// identity still writes a commit git fsck accepts.
+func TestAgentNamesGitAccepts(t *testing.T) {
+	r := newRepo(t)
+	for _, agent := range []string{"bot<1>", "a>b", "plain"} {
+		sig := NewSignature(agent, time.Unix(1700000000, 0))
+		_, err := r.Commit(context.Background(), "refs/heads/main", func(tx *Tx) (*CommitInfo, error) {
+			if err := tx.WriteFile(agent+".json", []byte("1\n")); err != nil {
+				return nil, err
+			}
+			return &CommitInfo{Author: sig, Committer: sig, Message: "m\n"}, nil
+		}, CommitOptions{})
+		if err != nil {
+			t.Fatalf("%q: %v", agent, err)
+		}
+	}
+	git(t, r.Dir(), "fsck", "--strict")
+	if got := strings.TrimSpace(git(t, r.Dir(), "log", "-1", "--skip=2", "--format=%an <%ae>")); got != "bot-1- <bot-1-@agents.invalid>" {
+		t.Errorf("identity %q", got)
+	}
+}

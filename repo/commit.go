@@ -151,16 +151,21 @@ func treeKey(h plumbing.Hash) plumbing.Hash {
 // address; agents have none, so they get one under the reserved .invalid
 // domain that no one will mistake for a mailbox.
 func NewSignature(agent string, when time.Time) Signature {
-	return Signature{Name: agent, Email: agentEmail(agent), When: when}
+	return Signature{Name: IdentityName(agent), Email: agentEmail(agent), When: when}
+}
+
+// IdentityName is the author name an agent's commits carry: its id, with
+// '<', '>' and line breaks, which git does not allow in an identity (and
+// git fsck rejects), as '-'.
+func IdentityName(agent string) string {
+	return strings.Map(func(c rune) rune {
+		if c == '<' || c == '>' || c == '\n' {
+			return '-'
+		}
+		return c
+	}, agent)
 }
 
 func agentEmail(agent string) string {
-	var b strings.Builder
-	for _, c := range agent {
-		if c == '<' || c == '>' || c == '\n' || c == ' ' {
-			c = '-'
-		}
-		b.WriteRune(c)
-	}
-	return b.String() + "@agents.invalid"
+	return strings.ReplaceAll(IdentityName(agent), " ", "-") + "@agents.invalid"
 }

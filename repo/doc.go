@@ -1,5 +1,6 @@
 // Package repo is how the store is versioned: a bare git repository read
-// through go-git and written by hand, with no index and no work tree.
+// and written by hand (go-git's plumbing types are its vocabulary), with no
+// index and no work tree.
 //
 // A write is a transaction: the caller's function reads files at the branch
 // head and stages new file contents; repo turns that into a blob per changed

@@ -20,7 +20,9 @@ import (
 // What the object reader answers besides whole objects: sizes, objects by
 // abbreviated name, and objects borrowed from alternate object directories.
 
-// maxAlternateNesting is git's limit on chains of alternates.
+// maxAlternateNesting is git's limit on chains of alternates: it follows
+// them from the store itself (0) down to depth 5. Quoted paths (git's
+// C-style quoting, for names with unusual characters) are not read.
 const maxAlternateNesting = 5
 
 // alternates returns readers of the directories objects/info/alternates
@@ -31,7 +33,7 @@ func (o *objReader) alternates() []*objReader {
 		return o.alts
 	}
 	o.altsSet = true
-	if o.nesting >= maxAlternateNesting {
+	if o.nesting > maxAlternateNesting {
 		return nil
 	}
 	data, err := os.ReadFile(filepath.Join(o.dir, "info", "alternates"))

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -72,7 +73,7 @@ func (p *packIndex) load(dir string) bool {
 	count := int(binary.BigEndian.Uint32(data[8+255*4:]))
 	if count < 0 || len(data) < 8+1024+28*count+40 {
 		syscall.Munmap(data)
-		return false // truncated: leave it to go-git's checks
+		return false // truncated: skipped, as git skips a bad index
 	}
 	p.idx, p.n, p.broken = data, count, false
 	return true
@@ -258,10 +259,12 @@ func (p *packIndex) find(h plumbing.Hash) (int64, bool) {
 var errNotHere = errors.New("not found by the object reader")
 
 const (
-	// maxChain bounds delta chains (git's own packs go to 50 deep).
-	maxChain = 64
+	// maxChain bounds delta chains: git's packs go to 50 deep by
+	// default, and pack.depth to 4095.
+	maxChain = 4095
 	// maxObjectSize bounds what one entry header may ask to allocate;
-	// larger objects are left to go-git.
+	// larger ones are reported as such. (A document is far smaller: the
+	// store refuses oversize values.)
 	maxObjectSize = 1 << 30
 )
 
@@ -275,6 +278,9 @@ func (o *objReader) readDepth(h plumbing.Hash, depth int) (plumbing.ObjectType, 
 	if depth > maxChain {
 		return 0, nil, errors.New("delta chain too long")
 	}
+	// broken is why an object that is here could not be read: reported
+	// if no other copy reads, so a corrupt pack is an error, not a miss.
+	var broken error
 	for attempt := 0; attempt < 2; attempt++ {
 		if !o.loaded || attempt == 1 {
 			o.scan()
@@ -288,16 +294,28 @@ func (o *objReader) readDepth(h plumbing.Hash, depth int) (plumbing.ObjectType, 
 				if err == nil {
 					return t, body, nil
 				}
+				broken = fmt.Errorf("%s: %w", p.name, err)
 			}
 		}
-		if t, body, err := o.readLoose(h); err == nil {
+		t, body, err := o.readLoose(h)
+		if err == nil {
 			return t, body, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			broken = err
 		}
 	}
 	for _, a := range o.alternates() {
-		if t, body, err := a.readDepth(h, depth); err == nil {
+		t, body, err := a.readDepth(h, depth)
+		if err == nil {
 			return t, body, nil
 		}
+		if !errors.Is(err, errNotHere) {
+			broken = err
+		}
+	}
+	if broken != nil {
+		return 0, nil, broken
 	}
 	return 0, nil, errNotHere
 }
@@ -500,6 +518,9 @@ func decodeEntryHeader(data []byte, off int64) (packHeader, error) {
 			rel = ((rel + 1) << 7) | int64(c&0x7f)
 		}
 		i++
+		if rel <= 0 || rel > off {
+			return e, errors.New("corrupt delta offset")
+		}
 		e.baseOff = off - rel
 	case plumbing.REFDeltaObject:
 		if n < i+20 {

@@ -255,3 +255,81 @@ func newestIdx(t testing.TB, r *Repo) string {
 	}
 	return best
 }
+
+// TestReadErrors: a corrupt entry is reported as such, not as a missing
+// object, and chains deeper than git's default (as repack --depth allows)
+// read.
+func TestReadErrors(t *testing.T) {
+	r := newRepo(t)
+	// Each version drops the first line of the last and adds one: only
+	// its neighbours make good bases, so git chains them as deep as
+	// --depth lets it.
+	var versions []string
+	for i := 0; i < 200; i++ {
+		var b strings.Builder
+		for k := i; k < i+100; k++ {
+			fmt.Fprintf(&b, "entry %d of a long document\n", k)
+		}
+		write(t, r, map[string]string{"doc.json": b.String()})
+		versions = append(versions, b.String())
+	}
+	git(t, r.Dir(), "repack", "-a", "-d", "-f", "-q", "--depth=4095", "--window=250")
+	idx := newestIdx(t, r)
+	deepest := 0
+	var blobOff int64 = -1
+	for _, line := range strings.Split(git(t, r.Dir(), "verify-pack", "-v", idx), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 || len(f[0]) != 40 {
+			continue
+		}
+		if len(f) >= 7 {
+			d, _ := strconv.Atoi(f[5])
+			deepest = max(deepest, d)
+		} else if f[1] == "blob" && blobOff < 0 {
+			blobOff, _ = strconv.ParseInt(f[4], 10, 64)
+		}
+	}
+	if deepest <= 64 {
+		t.Fatalf("deepest chain %d: the test would not pass the old limit", deepest)
+	}
+	fresh, err := Open(context.Background(), r.Dir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range versions {
+		h := strings.TrimSpace(git(t, r.Dir(), "rev-parse", fmt.Sprintf("main~%d:doc.json", len(versions)-1-i)))
+		if _, got, err := fresh.ReadObject(plumbing.NewHash(h)); err != nil || string(got) != v {
+			t.Fatalf("version %d (chains to %d deep): %v", i, deepest, err)
+		}
+	}
+	fresh.Close()
+
+	// Break the whole blob at the root of the chains: its stored length.
+	pack := strings.TrimSuffix(idx, ".idx") + ".pack"
+	data, err := os.ReadFile(pack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(pack, 0o644)
+	hdr := blobOff
+	for data[hdr]&0x80 != 0 {
+		hdr++
+	}
+	hdr++ // past the entry header; git compressed it, so break the stream
+	for i := hdr + 2; i < hdr+12; i++ {
+		data[i] ^= 0xff
+	}
+	if err := os.WriteFile(pack, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	broken, err := Open(context.Background(), r.Dir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer broken.Close()
+	h := strings.TrimSpace(git(t, r.Dir(), "rev-parse", "main:doc.json"))
+	_, _, err = broken.ReadObject(plumbing.NewHash(h))
+	if err == nil || errors.Is(err, ErrNotFound) {
+		t.Fatalf("reading through a corrupt pack: %v, want an error other than not found", err)
+	}
+}

@@ -187,8 +187,8 @@ func (r *Repo) readObjectLocked(h plumbing.Hash) (plumbing.ObjectType, []byte, e
 		}
 		lastErr = err
 		sig := r.objs.packNames()
-		if attempt > 0 && sig == prev && errors.Is(err, errNotHere) {
-			break
+		if attempt > 0 && sig == prev {
+			break // the same answer from the same packs: believe it
 		}
 		prev = sig
 	}

@@ -60,23 +60,18 @@ func (o *objReader) alternates() []*objReader {
 // makes, a loose object's header says it.
 func (o *objReader) size(h plumbing.Hash) (int64, error) {
 	defer o.releaseRetired()
-	for attempt := 0; attempt < 2; attempt++ {
-		if !o.loaded || attempt == 1 {
-			o.scan()
-		}
-		for _, p := range o.packs {
-			if !p.load(o.dir) {
-				continue
-			}
-			if off, ok := p.find(h); ok {
-				if n, err := o.sizeAt(p, off); err == nil {
-					return n, nil
-				}
-			}
-		}
-		if n, err := o.looseSize(h); err == nil {
-			return n, nil
-		}
+	var n int64
+	found := o.lookup(h, func(p *packIndex, off int64) bool {
+		var err error
+		n, err = o.sizeAt(p, off)
+		return err == nil
+	}, func() bool {
+		var err error
+		n, err = o.looseSize(h)
+		return err == nil
+	})
+	if found {
+		return n, nil
 	}
 	for _, a := range o.alternates() {
 		if n, err := a.size(h); err == nil {

@@ -281,29 +281,24 @@ func (o *objReader) readDepth(h plumbing.Hash, depth int) (plumbing.ObjectType, 
 	// broken is why an object that is here could not be read: reported
 	// if no other copy reads, so a corrupt pack is an error, not a miss.
 	var broken error
-	for attempt := 0; attempt < 2; attempt++ {
-		if !o.loaded || attempt == 1 {
-			o.scan()
+	var t plumbing.ObjectType
+	var body []byte
+	found := o.lookup(h, func(p *packIndex, off int64) bool {
+		var err error
+		if t, body, err = o.readAt(p, off, depth); err != nil {
+			broken = fmt.Errorf("%s: %w", p.name, err)
+			return false
 		}
-		for _, p := range o.packs {
-			if !p.load(o.dir) {
-				continue
-			}
-			if off, ok := p.find(h); ok {
-				t, body, err := o.readAt(p, off, depth)
-				if err == nil {
-					return t, body, nil
-				}
-				broken = fmt.Errorf("%s: %w", p.name, err)
-			}
-		}
-		t, body, err := o.readLoose(h)
-		if err == nil {
-			return t, body, nil
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
+		return true
+	}, func() bool {
+		var err error
+		if t, body, err = o.readLoose(h); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			broken = err
 		}
+		return err == nil
+	})
+	if found {
+		return t, body, nil
 	}
 	for _, a := range o.alternates() {
 		t, body, err := a.readDepth(h, depth)
@@ -318,6 +313,30 @@ func (o *objReader) readDepth(h plumbing.Hash, depth int) (plumbing.ObjectType, 
 		return 0, nil, broken
 	}
 	return 0, nil, errNotHere
+}
+
+// lookup offers each pack listing h (newest first) to inPack, then the
+// loose object to loose, listing the pack directory again once if none
+// took it: a pack may have been replaced since the last listing. It
+// reports whether one did.
+func (o *objReader) lookup(h plumbing.Hash, inPack func(p *packIndex, off int64) bool, loose func() bool) bool {
+	for attempt := 0; attempt < 2; attempt++ {
+		if !o.loaded || attempt == 1 {
+			o.scan()
+		}
+		for _, p := range o.packs {
+			if !p.load(o.dir) {
+				continue
+			}
+			if off, ok := p.find(h); ok && inPack(p, off) {
+				return true
+			}
+		}
+		if loose() {
+			return true
+		}
+	}
+	return false
 }
 
 func (o *objReader) readLoose(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {

@@ -50,12 +50,8 @@ func keep([]byte) {}
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	var name string
-	if len(args) > 1 {
-		name = args[1]
-	}
-	app := newAppFor(name, stdin, stdout, stderr)
-	if name != "" && !strings.HasPrefix(name, "-") && name != "help" && findCommand(app.Commands, name) == nil {
+	app := newAppFor(commandName(args), stdin, stdout, stderr)
+	if len(args) > 1 && !strings.HasPrefix(args[1], "-") && args[1] != "help" && findCommand(app.Commands, args[1]) == nil {
 		err := usagef("unknown command %q (aiwg-state --help lists them)", args[1])
 		reportError(stderr, err, wantsJSON(args))
 		return exitCode(err)
@@ -128,11 +124,40 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	return appWith(all, stdin, stdout, stderr)
 }
 
-// newAppFor is the CLI for a command line whose first argument is name.
-// When name is a command, only its group is built: building every
-// command's flags and help took about a millisecond of each command's
-// start, more than some commands' work. Anything else (help, a flag, a
-// typo) gets every command, since listing or suggesting needs them all.
+// commandName is the command a command line names: its first argument, or
+// the first after leading flags when each of them is one every reading or
+// writing command shares (--store, --json, --agent…), so that whether it
+// takes a value is known without building the commands. "" otherwise.
+func commandName(args []string) string {
+	shared := map[string]bool{} // name → takes a value
+	for _, f := range append(readFlags(), writeFlags()...) {
+		_, isBool := f.(*cli.BoolFlag)
+		for _, n := range f.Names() {
+			shared[n] = !isBool
+		}
+	}
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") {
+			return a
+		}
+		name, _, hasEq := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		takesValue, ok := shared[name]
+		if !ok || a == "--" {
+			return ""
+		}
+		if takesValue && !hasEq {
+			i++
+		}
+	}
+	return ""
+}
+
+// newAppFor is the CLI for a command line naming command name. When name
+// is a command, only its group is built: building every command's flags
+// and help took about a millisecond of each command's start, more than
+// some commands' work. Anything else (help, a typo, "") gets every
+// command, since listing or suggesting needs them all.
 func newAppFor(name string, stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	if name != "" && name != "help" && !strings.HasPrefix(name, "-") {
 		for _, group := range commandGroups() {

@@ -305,4 +305,20 @@ func TestCommandsBuildAlone(t *testing.T) {
 			t.Errorf("%q: %d commands, want all %d", name, n, len(full.Commands))
 		}
 	}
+	// Flags every command shares may come first; any other flag there
+	// leaves the command unknown (whether it takes a value is not).
+	for line, want := range map[string]string{
+		"x set a.json k 1":                    "set",
+		"x --store s --json set a.json k 1":   "set",
+		"x --store=s -b main --agent bob log": "log",
+		"x -m msg --no-sync put a.json {}":    "put",
+		"x --strategy ours merge b":           "",
+		"x --json":                            "",
+		"x -- set":                            "",
+		"x --message set get a.json":          "get",
+	} {
+		if got := commandName(strings.Fields(line)); got != want {
+			t.Errorf("%q names %q, want %q", line, got, want)
+		}
+	}
 }

@@ -99,7 +99,9 @@ func splitHeaders(body []byte) ([]header, []byte) {
 			last.value = append(append(last.value, '\n'), line[1:]...)
 		} else {
 			k, v, _ := bytes.Cut(line, []byte{' '})
-			hs = append(hs, header{key: string(k), value: append([]byte(nil), v...)})
+			// Capacity capped at the line: a continuation appended
+			// later copies the value rather than writing over the body.
+			hs = append(hs, header{key: string(k), value: v[:len(v):len(v)]})
 		}
 		body = rest
 		if !found {

@@ -131,25 +131,32 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 		}
 		return nil, err
 	}
-	r, err := repo.Open(ctx, dir, repo.Options{Sync: !opts.NoSync})
+	s := &Store{now: time.Now}
+	// The store's own sync setting is read at the first write, not here:
+	// most commands only read.
+	r, err := repo.Open(ctx, dir, repo.Options{Sync: !opts.NoSync, SyncOff: s.syncOff})
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{repo: r, now: time.Now}
+	s.repo = r
 	if opts.Branch != "" {
 		s.branch = branchRef(opts.Branch)
 	} else if s.branch, err = r.Head(); err != nil {
 		r.Close()
 		return nil, err
 	}
-	if !opts.NoSync {
-		if root, err := s.tree(ReadOptions{}); err == nil {
-			if m, err := s.manifestAt(root); err == nil && m.Sync != nil && !*m.Sync {
-				r.SetSync(false)
-			}
-		}
-	}
 	return s, nil
+}
+
+// syncOff reports whether the manifest on the default branch turns fsync
+// off (see Manifest.Sync).
+func (s *Store) syncOff() bool {
+	root, err := s.tree(ReadOptions{})
+	if err != nil {
+		return false
+	}
+	m, err := s.manifestAt(root)
+	return err == nil && m.Sync != nil && !*m.Sync
 }
 
 // Close releases the store's files.

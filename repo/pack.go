@@ -108,7 +108,7 @@ func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, dura
 		// same pack, and removing the "old" one would remove it. The
 		// commit that wrote the tail (in this process or another) may
 		// not have flushed its directory yet.
-		if r.opts.Sync {
+		if r.syncing() {
 			dir := filepath.Join(r.dir, "objects", "pack")
 			return tail.hash, tail.hash, func() error { return syncDir(dir) }, nil
 		}
@@ -183,7 +183,7 @@ func mergeEntries(old, added []packEntry) []packEntry {
 // new file: two flushes issued together took 1.35x as long as one on the
 // disks we measured, where two in turn take 2x.
 func (r *Repo) writePackFiles(dir, base string, idx []byte, pack ...[]byte) (durable func() error, err error) {
-	if !r.opts.Sync {
+	if !r.syncing() {
 		if err := r.writeFileAtomic(dir, "tmp_idx_", base+".idx", 0o444, idx); err != nil {
 			return nil, err
 		}
@@ -400,7 +400,7 @@ func (r *Repo) writeFileAtomic(dir, prefix, dst string, perm os.FileMode, data .
 // synced when the repo is durable, and returns its name.
 func (r *Repo) writeTemp(dir, prefix string, perm os.FileMode, data ...[]byte) (string, error) {
 	tmp := filepath.Join(dir, prefix+strconv.FormatUint(rand.Uint64(), 36))
-	if err := sysfile.WriteNew(tmp, perm, true, r.opts.Sync, data...); err != nil {
+	if err := sysfile.WriteNew(tmp, perm, true, r.syncing(), data...); err != nil {
 		os.Remove(tmp)
 		return "", err
 	}

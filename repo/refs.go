@@ -196,10 +196,10 @@ func (r *Repo) withLock(ctx context.Context, name string, fn func(lock *fileLock
 	if err != nil || deleted {
 		return err
 	}
-	if err := lock.publish(path, r.opts.Sync); err != nil {
+	if err := lock.publish(path, r.syncing()); err != nil {
 		return fmt.Errorf("ref %s: %w", name, err)
 	}
-	if r.opts.Sync {
+	if r.syncing() {
 		return syncDir(filepath.Dir(path))
 	}
 	return nil

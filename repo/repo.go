@@ -21,6 +21,12 @@ type Options struct {
 	// disk (fsync of files and directories). Off trades crash durability of
 	// the last few writes for speed; the store stays consistent either way.
 	Sync bool
+	// SyncOff, when set, is asked once, at the first write that would
+	// sync, whether the store's own settings turn Sync off. Such a
+	// setting lives in the store's files, whose format this package does
+	// not know; asking at the first write spares a command that only
+	// reads the cost of reading it.
+	SyncOff func() bool
 	// Compression is the zlib level of written objects. Default: none,
 	// since the tail pack is rewritten on every commit and git's repack
 	// recompresses and deltifies what it rolls up (git accepts any level).
@@ -51,6 +57,8 @@ func (o *Options) fill() {
 type Repo struct {
 	dir  string
 	opts Options
+	// syncOnce settles opts.Sync (see Options.SyncOff and syncing).
+	syncOnce sync.Once
 
 	mu    sync.Mutex // guards objs, cache and lastTrees
 	objs  *objReader
@@ -128,12 +136,30 @@ func Open(_ context.Context, dir string, opts Options) (*Repo, error) {
 // Dir is the repository's directory (the git dir).
 func (r *Repo) Dir() string { return r.dir }
 
-// Options returns the options the repository was opened with.
-func (r *Repo) Options() Options { return r.opts }
+// Options returns the options the repository was opened with, Sync as
+// it applies to writes.
+func (r *Repo) Options() Options {
+	r.syncing()
+	return r.opts
+}
 
-// SetSync turns fsync of writes on or off. Call it before the first write
-// (a store's setting is read once it is open).
-func (r *Repo) SetSync(on bool) { r.opts.Sync = on }
+// SetSync turns fsync of writes on or off, overriding Options.SyncOff.
+// Call it before the first write.
+func (r *Repo) SetSync(on bool) {
+	r.syncOnce.Do(func() {}) // an explicit setting is not asked about
+	r.opts.Sync = on
+}
+
+// syncing reports whether writes are synced, asking Options.SyncOff the
+// first time.
+func (r *Repo) syncing() bool {
+	r.syncOnce.Do(func() {
+		if r.opts.Sync && r.opts.SyncOff != nil && r.opts.SyncOff() {
+			r.opts.Sync = false
+		}
+	})
+	return r.opts.Sync
+}
 
 // Close waits for maintenance this Repo started and releases file
 // descriptors.

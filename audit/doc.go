@@ -7,7 +7,7 @@
 // value changed. The index is two kinds of file:
 //
 //   - log.<gen>: append-only records, one per commit, each framed by a magic
-//     number, a length and a CRC-32C. Writers append under an flock on the
+//     number, a length and a CRC-32. Writers append under an flock on the
 //     lock file; a record torn by a crash or a SIGKILL fails its checksum and
 //     readers skip to the next frame, so the worst a crash does is forget a
 //     commit, which is then indexed again on first use.

@@ -41,8 +41,8 @@ func gitLog(t *testing.T, st *aiwgstate.Store, file string) []string {
 }
 
 // TestIndexSurvivesDamage: folding the log into snapshots, a snapshot that
-// fails its checksum, a log with a torn record and a deleted index all
-// give the same answers as git.
+// fails its checksum, a log with a torn record, an index of the first
+// format and a deleted index all give the same answers as git.
 func TestIndexSurvivesDamage(t *testing.T) {
 	ctx := context.Background()
 	st, err := aiwgstate.Init(ctx, filepath.Join(t.TempDir(), "s.git"), aiwgstate.InitOptions{Options: aiwgstate.Options{NoSync: true}})
@@ -84,7 +84,7 @@ func TestIndexSurvivesDamage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.Write([]byte("\xa1WG\x1d\x40\x00\x00\x00torn"))
+	f.Write([]byte("\xa1WG\x1e\x40\x00\x00\x00torn"))
 	f.Close()
 	write(3)
 	check("torn log")
@@ -98,6 +98,20 @@ func TestIndexSurvivesDamage(t *testing.T) {
 	if string(data2) == string(data) {
 		t.Fatal("the corrupt snapshot was not replaced")
 	}
+
+	// An index of the first format (its records and snapshot marked as
+	// such) is re-derived, not misread.
+	write(2)
+	logs, _ = filepath.Glob(filepath.Join(dir, "log.*"))
+	for _, p := range append(logs, filepath.Join(dir, "snapshot")) {
+		data, _ := os.ReadFile(p)
+		data = []byte(strings.ReplaceAll(string(data), "\xa1WG\x1e", "\xa1WG\x1d"))
+		data = []byte(strings.Replace(string(data), "AIWGIX02", "AIWGIX01", 1))
+		os.WriteFile(p, data, 0o644)
+	}
+	check("index of the first format")
+	write(2)
+	check("writes after the first format")
 
 	// No index at all.
 	os.RemoveAll(dir)

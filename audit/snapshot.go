@@ -34,7 +34,7 @@ func (c *commit) firstParent() int32 {
 
 // Snapshot layout, little endian. A fixed header, then sections:
 //
-//	header   magic[8] crc32c(rest)[4] version[4] gen[8] ncommits[4] nkeys[4] nmut[4] nstr[4]
+//	header   magic[8] crc32(rest)[4] version[4] gen[8] ncommits[4] nkeys[4] nmut[4] nstr[4]
 //	         then the byte offsets of: commits hashidx extra fwd dict strs posts mut
 //	commits  ncommits x {hash[20] firstParent[4] jump[4] depth[4] extra[4] fwd[4] time[8]}
 //	hashidx  ncommits x {hash[20] num[4]}, sorted by hash
@@ -48,8 +48,10 @@ func (c *commit) firstParent() int32 {
 //	posts    commit numbers, each list ascending
 //	mut      nmut x {id[4] num[4]} sorted: mutation ids of the form mut-xxxxxxxx
 const (
-	snapMagic      = "AIWGIX01"
-	snapVersion    = 1
+	// The first format ("AIWGIX01") had a CRC-32C; such a snapshot reads
+	// as corrupt and is replaced (see tryLoad).
+	snapMagic      = "AIWGIX02"
+	snapVersion    = 2
 	snapHeaderSize = 8 + 4 + 4 + 8 + 4*4 + 8*8
 	commitSize     = 48
 	hashIdxSize    = 24
@@ -72,7 +74,7 @@ func parseSnapshot(data []byte) (*snapshot, error) {
 	if len(data) < snapHeaderSize || string(data[:8]) != snapMagic {
 		return nil, errCorrupt
 	}
-	if crc32.Checksum(data[12:], castagnoli()) != binary.LittleEndian.Uint32(data[8:]) {
+	if crc32.ChecksumIEEE(data[12:]) != binary.LittleEndian.Uint32(data[8:]) {
 		return nil, errCorrupt
 	}
 	if binary.LittleEndian.Uint32(data[12:]) != snapVersion {
@@ -373,7 +375,7 @@ func buildSnapshot(gen uint64, commits []*commit) []byte {
 		le.PutUint64(out[40+8*i:], uint64(len(out)))
 		out = append(out, sec...)
 	}
-	le.PutUint32(out[8:], crc32.Checksum(out[12:], castagnoli()))
+	le.PutUint32(out[8:], crc32.ChecksumIEEE(out[12:]))
 	return out
 }
 

@@ -195,9 +195,42 @@ func onUsageError(_ *cli.Context, err error, _ bool) error {
 func setUsageErrors(cmds []*cli.Command) {
 	for _, c := range cmds {
 		c.OnUsageError = onUsageError
+		for i, f := range c.Flags {
+			c.Flags[i] = withFixedNames(f)
+		}
 		setUsageErrors(c.Subcommands)
 	}
 }
+
+// withFixedNames computes a string or int flag's names once. urfave/cli
+// derives them with a regular expression on every lookup and, before a
+// command runs, looks up each flag not given once per flag of the command
+// (runFlagActions): 285 replacements in a `set`, 8% of its instructions
+// under callgrind. Bool flags stay as they are: urfave/cli and reorderArgs
+// tell them by their type.
+func withFixedNames(f cli.Flag) cli.Flag {
+	switch f := f.(type) {
+	case *cli.StringFlag:
+		return fixedString{f, f.Names()}
+	case *cli.IntFlag:
+		return fixedInt{f, f.Names()}
+	}
+	return f
+}
+
+type fixedString struct {
+	*cli.StringFlag
+	names []string
+}
+
+func (f fixedString) Names() []string { return f.names }
+
+type fixedInt struct {
+	*cli.IntFlag
+	names []string
+}
+
+func (f fixedInt) Names() []string { return f.names }
 
 // reorderArgs moves a command's flags after its command path and before
 // its positional arguments. urfave/cli v2 stops parsing flags at the first

@@ -192,9 +192,29 @@ func (s *Store) Resolve(rev, branch string) (plumbing.Hash, error) {
 	if rev == "" {
 		rev = "HEAD"
 	}
-	h, err := s.repo.Resolve(rev, s.ref(branch))
+	ref := s.readRef(branch)
+	h, err := s.repo.Resolve(rev, ref)
 	if err != nil {
+		if _, rerr := s.repo.Ref(ref); branch != "" && errors.Is(rerr, repo.ErrNotFound) {
+			return plumbing.ZeroHash, fmt.Errorf("branch %s: %w", branch, ErrNotFound)
+		}
 		return plumbing.ZeroHash, fmt.Errorf("revision %s: %w", rev, err)
 	}
 	return h, nil
+}
+
+// readRef is the ref a read on branch looks at: the local branch, or else
+// a remote-tracking one (origin/main after a fetch), which can be read but
+// not written.
+func (s *Store) readRef(branch string) string {
+	ref := s.ref(branch)
+	if branch == "" || strings.HasPrefix(branch, "refs/") {
+		return ref
+	}
+	if _, err := s.repo.Ref(ref); errors.Is(err, repo.ErrNotFound) {
+		if _, err := s.repo.Ref("refs/remotes/" + branch); err == nil {
+			return "refs/remotes/" + branch
+		}
+	}
+	return ref
 }

@@ -323,3 +323,44 @@ func TestInitNeverTakesANonEmptyDirectory(t *testing.T) {
 		t.Fatal("init touched the user's file")
 	}
 }
+
+// TestBranchesAWriteOrReadNames: a write to a branch that does not exist
+// fails and creates nothing (a mistyped --branch used to start an unrelated
+// history); reads take a remote-tracking branch by its short name.
+func TestBranchesAWriteOrReadNames(t *testing.T) {
+	st := newStore(t)
+	ctx := context.Background()
+	if _, err := st.Set(ctx, "a.json", "v", []byte(`1`), aiwgstate.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Set(ctx, "a.json", "v", []byte(`2`), aiwgstate.WriteOptions{Branch: "mian"}); !errors.Is(err, aiwgstate.ErrNotFound) {
+		t.Fatalf("a write to a missing branch: %v", err)
+	}
+	if refs := git(t, st, "for-each-ref", "--format=%(refname)", "refs/heads/"); strings.TrimSpace(refs) != "refs/heads/main" {
+		t.Fatalf("refs after the refused write:\n%s", refs)
+	}
+	if _, err := st.CreateBranch(ctx, "feature", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Set(ctx, "a.json", "v", []byte(`3`), aiwgstate.WriteOptions{Branch: "feature"}); err != nil {
+		t.Fatalf("a write to a created branch: %v", err)
+	}
+
+	// origin/main as a fetch leaves it: at the first commit with a.json.
+	first := strings.TrimSpace(git(t, st, "rev-parse", "main"))
+	git(t, st, "update-ref", "refs/remotes/origin/main", first)
+	if _, err := st.Set(ctx, "a.json", "v", []byte(`4`), aiwgstate.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.Get(ctx, "a.json", "v", aiwgstate.ReadOptions{Branch: "origin/main"})
+	if err != nil || strings.TrimSpace(string(got)) != "1" {
+		t.Fatalf("get on origin/main = %s, %v; want 1", got, err)
+	}
+	if _, err := st.Get(ctx, "a.json", "v", aiwgstate.ReadOptions{Branch: "nosuch"}); !errors.Is(err, aiwgstate.ErrNotFound) || !strings.Contains(err.Error(), "branch nosuch") {
+		t.Fatalf("get on a missing branch: %v", err)
+	}
+	if _, err := st.Set(ctx, "a.json", "v", []byte(`5`), aiwgstate.WriteOptions{Branch: "origin/main"}); !errors.Is(err, aiwgstate.ErrNotFound) {
+		t.Fatalf("a write to a remote-tracking branch: %v", err)
+	}
+	fsck(t, st)
+}

@@ -400,6 +400,12 @@ func (s *Store) commit(ctx context.Context, wo WriteOptions, subject string, bui
 	mutID := objects.NewID("mut")
 	var rec recorder
 	c, err := s.repo.Commit(ctx, ref, func(tx *repo.Tx) (*repo.CommitInfo, error) {
+		if tx.Parent().IsZero() && wo.Branch != "" {
+			// A write to a branch that does not exist would start an
+			// unrelated history, without the store's manifest: most
+			// likely a mistyped name.
+			return nil, fmt.Errorf("branch %s does not exist (aiwg-state branch %s creates it): %w", strings.TrimPrefix(ref, "refs/heads/"), strings.TrimPrefix(ref, "refs/heads/"), ErrNotFound)
+		}
 		rec = recorder{}
 		if err := build(tx, &rec); err != nil {
 			return nil, err

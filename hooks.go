@@ -18,6 +18,7 @@ type afterCommit func(m *Mutation, changes []Change) error
 // writeChecks lists the guards every write passes, in order.
 func (s *Store) writeChecks() []writeCheck {
 	return []writeCheck{
+		checkSizes,            // manifest.go: every file within limits.max_document_bytes
 		s.checkConflicts,      // merge.go: no write on a branch with unresolved conflicts
 		s.checkRuledDocuments, // statedoc.go: verbiage-ruled documents stay valid
 		s.checkPolicy,         // policy.go: the agent may write these paths

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -103,3 +104,32 @@ func parseManifest(data []byte) (Manifest, error) {
 	}
 	return m, nil
 }
+
+// checkSizes holds every file a write stages to limits.max_document_bytes:
+// documents, and the files of variables, trajectories and state documents.
+// The store's own settings (.aiwg/, .gitattributes) are not held to it, so
+// that a small limit never locks the limit itself.
+func checkSizes(tx *repo.Tx, _ WriteOptions, _ []Change) error {
+	m, err := manifestTx(tx)
+	if err != nil {
+		return err
+	}
+	for _, path := range tx.Changed() {
+		if strings.HasPrefix(path, ".aiwg/") || path == AttributesPath {
+			continue
+		}
+		data, err := tx.ReadFile(path)
+		if errors.Is(err, repo.ErrNotFound) {
+			continue // deleted
+		}
+		if err != nil {
+			return err
+		}
+		if int64(len(data)) > m.Limits.MaxDocumentBytes {
+			return fmt.Errorf("%w: %s would be %d bytes; the store's limit is %d (limits.max_document_bytes in %s)",
+				ErrLimit, path, len(data), m.Limits.MaxDocumentBytes, ManifestPath)
+		}
+	}
+	return nil
+}
+

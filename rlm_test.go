@@ -447,3 +447,25 @@ func normalize(t *testing.T, doc []byte) string {
 	b, _ := json.MarshalIndent(d, "", " ")
 	return string(b)
 }
+
+// TestVariablesKeepTheDocumentLimit: limits.max_document_bytes holds for
+// a variable's files as for documents, inline or kept beside the state.
+func TestVariablesKeepTheDocumentLimit(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+	id := initState(t, st, aiwgstate.StateInit{Prompt: "p"})
+	if _, err := st.SetConfig(ctx, "limits.max_document_bytes", []byte(`2000`), aiwgstate.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	before := git(t, st, "rev-parse", "main")
+	for _, v := range []string{strings.Repeat("x", 3000), strings.Repeat("y", 50000)} {
+		if _, err := st.SetVariable(ctx, id, "big", v, aiwgstate.VarOptions{}, aiwgstate.WriteOptions{}); !errors.Is(err, aiwgstate.ErrLimit) {
+			t.Fatalf("a %d-byte variable over a 2000-byte limit: %v", len(v), err)
+		}
+	}
+	if git(t, st, "rev-parse", "main") != before {
+		t.Fatal("a refused variable was committed")
+	}
+	setVar(t, st, id, "small", "fits", aiwgstate.VarOptions{})
+	fsck(t, st)
+}

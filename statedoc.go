@@ -370,10 +370,6 @@ func (s *Store) writeState(ctx context.Context, file string, wo WriteOptions, su
 		if err != nil {
 			return err
 		}
-		m, err := manifestTx(tx)
-		if err != nil {
-			return err
-		}
 		files, err := s.txFiles(tx)
 		if err != nil {
 			return err
@@ -392,10 +388,6 @@ func (s *Store) writeState(ctx context.Context, file string, wo WriteOptions, su
 		}
 		written := map[string]bool{}
 		for _, w := range writes {
-			if int64(len(w.Data)) > m.Limits.MaxDocumentBytes {
-				return fmt.Errorf("%w: %s would be %d bytes; the store's limit is %d (limits.max_document_bytes in %s)",
-					ErrLimit, w.Path, len(w.Data), m.Limits.MaxDocumentBytes, ManifestPath)
-			}
 			if err := tx.WriteFile(w.Path, w.Data); err != nil {
 				return err
 			}

@@ -162,11 +162,7 @@ func (s *Store) Apply(ctx context.Context, ops []Op, wo WriteOptions) (*Mutation
 		parsed[i] = p
 	}
 	return s.commit(ctx, wo, "", func(tx *repo.Tx, rec *recorder) error {
-		m, err := manifestTx(tx)
-		if err != nil {
-			return err
-		}
-		d := docs{tx: tx, limits: m.Limits, cache: map[string]any{}}
+		d := docs{tx: tx, cache: map[string]any{}}
 		for i, p := range parsed {
 			if err := p.apply(&d, rec); err != nil {
 				if len(parsed) > 1 {
@@ -251,10 +247,9 @@ func documentPath(file string) (string, error) {
 // docs caches decoded documents for the span of one transaction, so a
 // batch touching one document many times decodes and encodes it once.
 type docs struct {
-	tx     *repo.Tx
-	limits Limits
-	cache  map[string]any // nil value: deleted in this transaction
-	order  []string
+	tx    *repo.Tx
+	cache map[string]any // nil value: deleted in this transaction
+	order []string
 }
 
 var deleted = &struct{}{}
@@ -306,10 +301,6 @@ func (d *docs) flush() error {
 		data, err := objects.Encode(v)
 		if err != nil {
 			return err
-		}
-		if int64(len(data)) > d.limits.MaxDocumentBytes {
-			return fmt.Errorf("%w: %s would be %d bytes; the store's limit is %d (limits.max_document_bytes in %s)",
-				ErrLimit, file, len(data), d.limits.MaxDocumentBytes, ManifestPath)
 		}
 		if err := d.tx.WriteFile(file, data); err != nil {
 			return err

@@ -51,7 +51,14 @@ func documentCommands() []*cli.Command {
 			Name:      "cat",
 			Usage:     "print a document as stored",
 			ArgsUsage: "FILE",
-			Flags:     readFlags(),
+			Description: `Unlike get, a state document's "ref file://" mounts are printed as
+stored, not with the shards inlined.
+
+Examples:
+   aiwg-state cat plan.json
+   aiwg-state cat plan.json --at HEAD~2
+   aiwg-state cat state/state.json      # mounts stay "ref file://..."`,
+			Flags: readFlags(),
 			Action: command(func(s *session) error {
 				a, err := args(s.c, 1, 1)
 				if err != nil {
@@ -68,7 +75,11 @@ func documentCommands() []*cli.Command {
 			Name:      "ls",
 			Usage:     "list a directory of the store",
 			ArgsUsage: "[DIR]",
-			Flags:     readFlags(),
+			Description: `Examples:
+   aiwg-state ls                        # the top level; directories end in /
+   aiwg-state ls docs
+   aiwg-state ls states --at HEAD~5 --json`,
+			Flags: readFlags(),
 			Action: command(func(s *session) error {
 				a, err := args(s.c, 0, 1)
 				if err != nil {
@@ -152,7 +163,13 @@ Examples:
 			Aliases:   []string{"rm"},
 			Usage:     "delete a key of a document, or the document (one commit)",
 			ArgsUsage: "FILE [KEYPATH]",
-			Flags:     writeFlags(),
+			Description: `Without KEYPATH, the whole document is deleted.
+
+Examples:
+   aiwg-state del plan.json draft               # one key
+   aiwg-state del plan.json items.0             # an array element; later ones shift down
+   aiwg-state del notes.json --agent cleaner    # the whole document`,
+			Flags: writeFlags(),
 			Action: command(func(s *session) error {
 				a, err := args(s.c, 1, 2)
 				if err != nil {
@@ -166,7 +183,11 @@ Examples:
 			Name:      "mv",
 			Usage:     "rename a document (one commit; refuses to overwrite)",
 			ArgsUsage: "FILE NEWFILE",
-			Flags:     writeFlags(),
+			Description: `Examples:
+   aiwg-state mv plan.json docs/plan.json
+   aiwg-state mv draft.json docs/plan.json   # exit 3: docs/plan.json exists
+   aiwg-state log docs/plan.json --follow    # the history across the move`,
+			Flags: writeFlags(),
 			Action: command(func(s *session) error {
 				a, err := args(s.c, 2, 2)
 				if err != nil {

@@ -36,6 +36,9 @@ Examples:
 			Subcommands: []*cli.Command{
 				{
 					Name: "add", Usage: "add a remote", ArgsUsage: "NAME URL", Flags: commonFlags(),
+					Description: `Examples:
+   aiwg-state remote add origin git@github.com:org/agent-state.git
+   aiwg-state remote add backup /srv/git/state.git`,
 					Action: command(func(s *session) error {
 						a, err := args(s.c, 2, 2)
 						if err != nil {
@@ -49,6 +52,9 @@ Examples:
 				},
 				{
 					Name: "ls", Usage: "list remotes", Flags: commonFlags(),
+					Description: `Examples:
+   aiwg-state remote ls           # NAME and URL; credentials in a URL show as xxxxx
+   aiwg-state remote ls --json`,
 					Action: command(func(s *session) error {
 						if _, err := args(s.c, 0, 0); err != nil {
 							return err
@@ -74,6 +80,8 @@ Examples:
 				},
 				{
 					Name: "rm", Aliases: []string{"remove"}, Usage: "remove a remote and its remote-tracking branches", ArgsUsage: "NAME", Flags: commonFlags(),
+					Description: `Examples:
+   aiwg-state remote rm backup`,
 					Action: command(func(s *session) error {
 						a, err := args(s.c, 1, 1)
 						if err != nil {

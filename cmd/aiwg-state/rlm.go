@@ -70,6 +70,9 @@ git log -- <file> is that variable's history.`,
 			{
 				Name:  "ls",
 				Usage: "list the states on the branch, oldest first",
+				Description: `Examples:
+   aiwg-state state ls            # id, status, variable count, created, parent
+   aiwg-state state ls --json`,
 				Flags: readFlags(),
 				Action: command(func(s *session) error {
 					if _, err := args(s.c, 0, 0); err != nil {
@@ -96,7 +99,11 @@ git log -- <file> is that variable's history.`,
 				Name:      "show",
 				Usage:     "show a state's header, status and children",
 				ArgsUsage: "[ID]",
-				Flags:     rlmReadFlags(),
+				Description: `Examples:
+   aiwg-state state show                   # the newest state
+   aiwg-state state show state-a1b2c3d4
+   aiwg-state state show --at HEAD~3 --json`,
+				Flags: rlmReadFlags(),
 				Action: command(func(s *session) error {
 					info, err := stateOfArg(s)
 					if err != nil {
@@ -109,7 +116,10 @@ git log -- <file> is that variable's history.`,
 				Name:      "status",
 				Usage:     "complete or incomplete, from Final (exit 0 either way)",
 				ArgsUsage: "[ID]",
-				Flags:     rlmReadFlags(),
+				Description: `Examples:
+   aiwg-state state status                 # state-a1b2c3d4 incomplete
+   aiwg-state state status state-a1b2c3d4 --json`,
+				Flags: rlmReadFlags(),
 				Action: command(func(s *session) error {
 					info, err := stateOfArg(s)
 					if err != nil {
@@ -148,7 +158,13 @@ Examples:
 				Name:      "import",
 				Usage:     "turn a state document into history: one commit per mutation, checkpoints as tags",
 				ArgsUsage: "FILE|-",
-				Flags:     writeFlags(),
+				Description: `FILE is a document of the seed's schema, as state export prints it. A
+state the store already holds is refused (exit 3).
+
+Examples:
+   aiwg-state state import state.json --agent importer
+   aiwg-state state export --store a.git | aiwg-state state import - --store b.git`,
+				Flags: writeFlags(),
 				Action: command(func(s *session) error {
 					a, err := args(s.c, 1, 1)
 					if err != nil {
@@ -290,7 +306,11 @@ Examples:
 				Name:      "rm",
 				Usage:     "remove a variable (one commit)",
 				ArgsUsage: "NAME",
-				Flags:     append(rlmWriteFlags(), &cli.StringFlag{Name: "scope", Usage: "the scope to remove from (default: the one a read finds)"}),
+				Description: `Examples:
+   aiwg-state var rm scratch
+   aiwg-state var rm endpoints --scope global
+   aiwg-state var rm draft --state state-a1b2c3d4`,
+				Flags: append(rlmWriteFlags(), &cli.StringFlag{Name: "scope", Usage: "the scope to remove from (default: the one a read finds)"}),
 				Action: command(func(s *session) error {
 					a, err := args(s.c, 1, 1)
 					if err != nil {
@@ -303,7 +323,10 @@ Examples:
 				Name:      "mv",
 				Usage:     "rename a variable within its scope (one commit; refuses to overwrite)",
 				ArgsUsage: "OLD NEW",
-				Flags:     append(rlmWriteFlags(), &cli.StringFlag{Name: "scope", Usage: "the scope of OLD (default: the one a read finds)"}),
+				Description: `Examples:
+   aiwg-state var mv risk_count open_risks
+   aiwg-state var mv endpoints api_endpoints --scope global`,
+				Flags: append(rlmWriteFlags(), &cli.StringFlag{Name: "scope", Usage: "the scope of OLD (default: the one a read finds)"}),
 				Action: command(func(s *session) error {
 					a, err := args(s.c, 2, 2)
 					if err != nil {
@@ -316,6 +339,10 @@ Examples:
 			{
 				Name:  "ls",
 				Usage: "list the variables a state sees",
+				Description: `Examples:
+   aiwg-state var ls                       # name, type, scope, value preview
+   aiwg-state var ls --scope global
+   aiwg-state var ls --state state-a1b2c3d4 --json`,
 				Flags: append(rlmReadFlags(), &cli.StringFlag{Name: "scope", Usage: "one scope only"}),
 				Action: command(func(s *session) error {
 					if _, err := args(s.c, 0, 0); err != nil {
@@ -466,6 +493,9 @@ A state keeps at most 100 checkpoints.`,
 			{
 				Name:  "ls",
 				Usage: "list a state's checkpoints, oldest first",
+				Description: `Examples:
+   aiwg-state checkpoint ls                # the newest state's
+   aiwg-state checkpoint ls --state state-a1b2c3d4 --json`,
 				Flags: cpFlags(),
 				Action: command(func(s *session) error {
 					cks, err := s.store.Checkpoints(s.c.Context, s.c.String("state"), aiwgstate.ReadOptions{})
@@ -485,7 +515,10 @@ A state keeps at most 100 checkpoints.`,
 				Name:      "show",
 				Usage:     "show one checkpoint",
 				ArgsUsage: "NAME",
-				Flags:     cpFlags(),
+				Description: `Examples:
+   aiwg-state checkpoint show before_decomposition
+   aiwg-state checkpoint show initial_state --state state-a1b2c3d4 --json`,
+				Flags: cpFlags(),
 				Action: command(func(s *session) error {
 					a, err := args(s.c, 1, 1)
 					if err != nil {
@@ -504,7 +537,10 @@ A state keeps at most 100 checkpoints.`,
 				Name:      "rm",
 				Usage:     "remove a checkpoint's tag (the commits stay)",
 				ArgsUsage: "NAME",
-				Flags:     cpFlags(),
+				Description: `Examples:
+   aiwg-state checkpoint rm before_decomposition
+   aiwg-state checkpoint rm initial_state --state state-a1b2c3d4`,
+				Flags: cpFlags(),
 				Action: command(func(s *session) error {
 					a, err := args(s.c, 1, 1)
 					if err != nil {
@@ -520,6 +556,9 @@ A state keeps at most 100 checkpoints.`,
 			{
 				Name:  "prune",
 				Usage: "remove the oldest checkpoints until --keep remain",
+				Description: `Examples:
+   aiwg-state checkpoint prune --keep 10
+   aiwg-state checkpoint prune --keep 3 --state state-a1b2c3d4`,
 				Flags: append(cpFlags(), &cli.IntFlag{Name: "keep", Usage: "how many to keep", Required: true}),
 				Action: command(func(s *session) error {
 					rm, err := s.store.PruneCheckpoints(s.c.Context, s.c.String("state"), s.c.Int("keep"), aiwgstate.ReadOptions{})

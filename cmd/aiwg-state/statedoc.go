@@ -95,6 +95,9 @@ Examples:
 			Subcommands: []*cli.Command{
 				{
 					Name: "create", Usage: "create a goal (one commit)", ArgsUsage: "TITLE",
+					Description: `Examples:
+   aiwg-state goal create "ship it" --summary "release 1.0"   # key SHIP-IT
+   aiwg-state goal create "fix login" --agent planner`,
 					Flags: stateWriteFlags(summary),
 					Action: command(func(s *session) error {
 						a, err := args(s.c, 1, 1)
@@ -124,6 +127,9 @@ Examples:
 				},
 				{
 					Name: "status", Usage: "set the STATUS of a goal or sub-goal", ArgsUsage: "GOAL STATUS",
+					Description: `Examples:
+   aiwg-state goal status SHIP-IT blocked
+   aiwg-state goal status SHIP-IT done --sub WRITE-DOCS`,
 					Flags: stateWriteFlags(subFlag),
 					Action: command(func(s *session) error {
 						a, err := args(s.c, 2, 2)
@@ -137,6 +143,9 @@ Examples:
 				},
 				{
 					Name: "note", Usage: "append to the NOTES of a goal or sub-goal", ArgsUsage: "GOAL TEXT",
+					Description: `Examples:
+   aiwg-state goal note SHIP-IT "waiting on review"
+   aiwg-state goal note SHIP-IT "draft ready" --sub WRITE-DOCS`,
 					Flags: stateWriteFlags(subFlag),
 					Action: command(func(s *session) error {
 						a, err := args(s.c, 2, 2)
@@ -258,6 +267,10 @@ Examples:
 			Subcommands: []*cli.Command{
 				{
 					Name: "set", Usage: "set an item (one commit)", ArgsUsage: "PATH VALUE",
+					Description: `Examples:
+   aiwg-state item set alpha/beta '{"inner": {"leaf": 1}}'   # stored as ALPHA/BETA/INNER/LEAF
+   aiwg-state item set notes.todo "call the owner"           # not JSON: a string
+   aiwg-state item set --project p1 --chat c1 mood '"calm"'`,
 					Flags: stateWriteFlags(append(scope, stringValue)...),
 					Action: command(func(s *session) error {
 						a, err := args(s.c, 2, 2)
@@ -279,6 +292,10 @@ Examples:
 				},
 				{
 					Name: "get", Usage: "print an item", ArgsUsage: "PATH",
+					Description: `Examples:
+   aiwg-state item get ALPHA/BETA
+   aiwg-state item get notes.todo --raw        # a string without quotes
+   aiwg-state item get --project p1 --chat c1 mood`,
 					Flags: stateReadFlags(append(scope, &cli.BoolFlag{Name: "raw", Usage: "print a string value as plain text"})...),
 					Action: command(func(s *session) error {
 						a, err := args(s.c, 1, 1)
@@ -306,6 +323,9 @@ Examples:
 				},
 				{
 					Name: "del", Aliases: []string{"rm"}, Usage: "delete an item (one commit)", ArgsUsage: "PATH",
+					Description: `Examples:
+   aiwg-state item del alpha/beta/inner
+   aiwg-state item del --project p1 owner --meta`,
 					Flags: stateWriteFlags(scope...),
 					Action: command(func(s *session) error {
 						a, err := args(s.c, 1, 1)
@@ -377,6 +397,9 @@ Examples:
 				},
 				{
 					Name: "reset", Usage: "put the document back to the seed's default shape (one commit; shards are unmounted, not deleted)",
+					Description: `Examples:
+   aiwg-state doc reset
+   aiwg-state doc reset --agent admin -m "start over"`,
 					Flags: stateWriteFlags(),
 					Action: command(func(s *session) error {
 						if _, err := args(s.c, 0, 0); err != nil {
@@ -404,6 +427,10 @@ Examples:
 			Subcommands: []*cli.Command{
 				{
 					Name: "get", Usage: "print a key (default the whole document), shards inlined", ArgsUsage: "[KEYPATH]",
+					Description: `Examples:
+   aiwg-state state-doc get                           # the whole document
+   aiwg-state state-doc get GOALS --no-resolve        # mounted shards as "ref file://..."
+   aiwg-state state-doc get GOALS.SHIP-IT.STATUS --raw`,
 					Flags: stateReadFlags(&cli.BoolFlag{Name: "no-resolve", Usage: "show refs as stored"},
 						&cli.BoolFlag{Name: "raw", Usage: "print a string value as plain text"}),
 					Action: command(func(s *session) error {
@@ -421,6 +448,10 @@ Examples:
 				},
 				{
 					Name: "set", Usage: "set a key (one commit)", ArgsUsage: "KEYPATH VALUE",
+					Description: `Examples:
+   aiwg-state state-doc set GOALS.OPS 'ref file://state/OPS/GOALS.json {}'   # mount a new shard
+   aiwg-state state-doc set GOALS.OPS.QUEUE '[]'                             # written to the shard
+   aiwg-state state-doc set GOALS.SHIP-IT.OWNER 42 --string                  # "42", not 42`,
 					Flags: stateWriteFlags(stringValue),
 					Action: command(func(s *session) error {
 						a, err := args(s.c, 2, 2)
@@ -442,6 +473,9 @@ Examples:
 				},
 				{
 					Name: "del", Aliases: []string{"rm"}, Usage: "delete a key (one commit)", ArgsUsage: "KEYPATH",
+					Description: `Examples:
+   aiwg-state state-doc del GOALS.OPS.QUEUE
+   aiwg-state state-doc del GOALS.SHIP-IT.OWNER --agent planner`,
 					Flags: stateWriteFlags(),
 					Action: command(func(s *session) error {
 						a, err := args(s.c, 1, 1)
@@ -459,6 +493,9 @@ Examples:
 				},
 				{
 					Name: "locate", Usage: "print the file and key path that store KEYPATH", ArgsUsage: "KEYPATH",
+					Description: `Examples:
+   aiwg-state state-doc locate GOALS.OPS.QUEUE     # state/OPS/GOALS.json QUEUE
+   aiwg-state state-doc locate GOALS.SHIP-IT --json`,
 					Flags: stateReadFlags(),
 					Action: command(func(s *session) error {
 						a, err := args(s.c, 1, 1)
@@ -474,6 +511,9 @@ Examples:
 				},
 				{
 					Name: "check", Usage: "validate the document and its shards (exit 3 when invalid)",
+					Description: `Examples:
+   aiwg-state state-doc check                      # state/state.json is valid (2 files)
+   aiwg-state state-doc check --at HEAD~1 --json`,
 					Flags: stateReadFlags(),
 					Action: command(func(s *session) error {
 						d, err := s.store.StateDoc(s.c.Context, s.c.String("doc"), s.readOptions())

@@ -60,7 +60,12 @@ gc removes their files in one commit (history keeps them). Then objects are
 packed: writes extend a small tail pack and roll full ones up geometrically
 once there are more than 50; gc --full packs everything into one pack with
 git gc, for the smallest store. Both are safe while agents write. Packing
-needs the git CLI.`,
+needs the git CLI.
+
+Examples:
+   aiwg-state gc
+   aiwg-state gc --full           # one pack, via git gc
+   aiwg-state gc --json           # expired_removed, bytes_before, bytes_after`,
 			Flags: append(writeFlags(), &cli.BoolFlag{Name: "full", Usage: "repack everything into one pack (git gc)"}),
 			Action: command(func(s *session) error {
 				_, removed, err := s.store.RemoveExpired(s.c.Context, s.writeOptions())
@@ -115,7 +120,11 @@ Examples:
 			ArgsUsage: "[DIR]",
 			Description: `Runs, and prints, the commands of a first session: init, a few
 mutations by two agents, a read, the log, the diff of the last change, and
-plain git reading the same store. DIR defaults to a new temporary directory.`,
+plain git reading the same store. DIR defaults to a new temporary directory.
+
+Examples:
+   aiwg-state quickstart
+   aiwg-state quickstart /tmp/tour    # the store stays in /tmp/tour/.aiwg/state.git`,
 			Action: quickstart,
 		},
 	}

@@ -66,7 +66,9 @@ func (l *fileLock) publish(path string, sync bool) error {
 	tmp := tempName(l.path)
 	err := sysfile.WriteNew(tmp, 0o644, false, sync, l.value.Bytes())
 	if err == nil && l.ready != nil {
-		err = l.ready()
+		ready := l.ready
+		l.ready = nil // waited for once, even if publish is tried again
+		err = ready()
 	}
 	if err == nil {
 		mine, serr := l.held.Stat()

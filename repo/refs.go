@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -66,7 +67,9 @@ func (r *Repo) readRef(name string) (plumbing.Hash, string, error) {
 		}
 		return plumbing.NewHash(line), "", nil
 	}
-	if !errors.Is(err, fs.ErrNotExist) && !isNotDir(err) {
+	// A directory on the way (refs/heads/a for a/b) or at the name (a
+	// for a/b, or an empty one a delete left) is not the ref.
+	if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) && !errors.Is(err, syscall.EISDIR) {
 		return plumbing.ZeroHash, "", fmt.Errorf("ref %s: %w", name, err)
 	}
 	packed, err := r.packedRefs()
@@ -77,11 +80,6 @@ func (r *Repo) readRef(name string) (plumbing.Hash, string, error) {
 		return h, "", nil
 	}
 	return plumbing.ZeroHash, "", fmt.Errorf("ref %s: %w", name, ErrNotFound)
-}
-
-func isNotDir(err error) bool {
-	var pe *fs.PathError
-	return errors.As(err, &pe) && strings.Contains(pe.Err.Error(), "not a directory")
 }
 
 func (r *Repo) packedRefs() (map[string]plumbing.Hash, error) {
@@ -191,12 +189,23 @@ func (r *Repo) withLock(ctx context.Context, name string, fn func(lock *fileLock
 	if err != nil {
 		return fmt.Errorf("ref %s: %w", name, err)
 	}
-	defer lock.release()
 	deleted, err := fn(lock)
 	if err != nil || deleted {
+		lock.release()
+		if deleted && err == nil {
+			r.removeEmptyRefDirs(filepath.Dir(path))
+		}
 		return err
 	}
-	if err := lock.publish(path, r.syncing()); err != nil {
+	err = lock.publish(path, r.syncing())
+	if errors.Is(err, syscall.EISDIR) && syscall.Rmdir(path) == nil {
+		// An empty directory left by refs deleted below it (by an older
+		// version, or git), which git removes too; rmdir never takes a
+		// file, nor a directory that still holds refs.
+		err = lock.publish(path, r.syncing())
+	}
+	lock.release()
+	if err != nil {
 		return fmt.Errorf("ref %s: %w", name, err)
 	}
 	if r.syncing() {
@@ -205,39 +214,61 @@ func (r *Repo) withLock(ctx context.Context, name string, fn func(lock *fileLock
 	return nil
 }
 
-// deleteRefLocked removes a ref's loose file and its packed-refs line,
-// holding packed-refs.lock for the rewrite as git does.
+// deleteRefLocked removes a ref's packed-refs line, holding
+// packed-refs.lock for the rewrite, and then its loose file, in git's
+// order: removing the loose file first would, should packed-refs be
+// locked or the process die, leave the ref at its older packed value.
 func (r *Repo) deleteRefLocked(ctx context.Context, name string) error {
-	path := filepath.Join(r.dir, filepath.FromSlash(name))
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
 	packed, err := r.packedRefs()
 	if err != nil {
 		return err
 	}
-	if _, ok := packed[name]; !ok {
-		return nil
-	}
-	return r.withLock(ctx, "packed-refs", func(lock *fileLock) (bool, error) {
-		data, err := os.ReadFile(filepath.Join(r.dir, "packed-refs"))
-		if err != nil {
+	if _, ok := packed[name]; ok {
+		if err := r.withLock(ctx, "packed-refs", func(lock *fileLock) (bool, error) {
+			data, err := os.ReadFile(filepath.Join(r.dir, "packed-refs"))
+			if err != nil {
+				return false, err
+			}
+			var out bytes.Buffer
+			skipPeeled := false
+			for _, line := range strings.SplitAfter(string(data), "\n") {
+				if skipPeeled && strings.HasPrefix(line, "^") {
+					continue
+				}
+				skipPeeled = false
+				if f := strings.Fields(line); len(f) == 2 && f[1] == name {
+					skipPeeled = true
+					continue
+				}
+				out.WriteString(line)
+			}
+			_, err = lock.Write(out.Bytes())
 			return false, err
+		}); err != nil {
+			return err
 		}
-		var out bytes.Buffer
-		skipPeeled := false
-		for _, line := range strings.SplitAfter(string(data), "\n") {
-			if skipPeeled && strings.HasPrefix(line, "^") {
-				continue
-			}
-			skipPeeled = false
-			if f := strings.Fields(line); len(f) == 2 && f[1] == name {
-				skipPeeled = true
-				continue
-			}
-			out.WriteString(line)
+	}
+	path := filepath.Join(r.dir, filepath.FromSlash(name))
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// removeEmptyRefDirs removes dir and its parents while they are empty, up
+// to refs/<kind>/ (git does the same), so that deleting agents/planner
+// leaves no directory in the way of a later branch named agents. It runs
+// once the ref's lock is gone, since the lock is in dir.
+func (r *Repo) removeEmptyRefDirs(dir string) {
+	stop := filepath.Join(r.dir, "refs")
+	for {
+		parent := filepath.Dir(dir)
+		if parent == stop || !strings.HasPrefix(dir, stop+string(filepath.Separator)) {
+			return // refs/heads itself, refs/tags, ... stay
 		}
-		_, err = lock.Write(out.Bytes())
-		return false, err
-	})
+		if os.Remove(dir) != nil {
+			return // not empty (or gone)
+		}
+		dir = parent
+	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -173,4 +175,78 @@ func TestBulkInsertRefusesCaseClash(t *testing.T) {
 	if !errors.Is(err, ErrInvalidName) {
 		t.Fatalf("err = %v, want a case clash", err)
 	}
+}
+
+// TestDeleteRefNeverRollsBack: deleting a ref that is both packed (older
+// value) and loose (newer) while packed-refs is locked fails and leaves
+// the newer value, as git does; unlocked, it removes both.
+func TestDeleteRefNeverRollsBack(t *testing.T) {
+	ctx := context.Background()
+	r, err := Init(ctx, filepath.Join(t.TempDir(), "s.git"), "main", Options{LockTimeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	c1 := write(t, r, map[string]string{"a.json": "1\n"})
+	git(t, r.Dir(), "branch", "topic", c1.Hash.String())
+	git(t, r.Dir(), "pack-refs", "--all")
+	c2 := write(t, r, map[string]string{"a.json": "2\n"})
+	git(t, r.Dir(), "update-ref", "refs/heads/topic", c2.Hash.String())
+
+	if err := os.WriteFile(filepath.Join(r.Dir(), "packed-refs.lock"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.UpdateRef(ctx, "refs/heads/topic", c2.Hash, plumbing.ZeroHash); !errors.Is(err, ErrLocked) {
+		t.Fatalf("delete with packed-refs locked: %v", err)
+	}
+	if got := strings.TrimSpace(git(t, r.Dir(), "rev-parse", "topic")); got != c2.Hash.String() {
+		t.Fatalf("after a failed delete topic = %s, want %s (never the packed %s)", got, c2.Hash, c1.Hash)
+	}
+	os.Remove(filepath.Join(r.Dir(), "packed-refs.lock"))
+	if err := r.UpdateRef(ctx, "refs/heads/topic", c2.Hash, plumbing.ZeroHash); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("git", "--git-dir", r.Dir(), "rev-parse", "--verify", "-q", "topic").Output(); err == nil {
+		t.Fatalf("topic still resolves to %s", out)
+	}
+	git(t, r.Dir(), "fsck", "--strict")
+}
+
+// TestRefDirectoriesAfterDeletes: deleting agents/planner leaves no
+// directory in the way of a ref named agents, and an empty directory
+// there (left by older versions) reads as no ref and is replaced.
+func TestRefDirectoriesAfterDeletes(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	c := write(t, r, map[string]string{"a.json": "1\n"})
+	if err := r.UpdateRef(ctx, "refs/heads/agents/planner", plumbing.ZeroHash, c.Hash); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.UpdateRef(ctx, "refs/heads/agents/planner", c.Hash, plumbing.ZeroHash); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(r.Dir(), "refs", "heads", "agents")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("refs/heads/agents after the delete: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(r.Dir(), "refs", "heads")); err != nil {
+		t.Fatalf("refs/heads itself went: %v", err)
+	}
+	if err := r.UpdateRef(ctx, "refs/heads/agents", plumbing.ZeroHash, c.Hash); err != nil {
+		t.Fatalf("create agents after agents/planner went: %v", err)
+	}
+	if err := os.MkdirAll(filepath.Join(r.Dir(), "refs", "heads", "left"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Ref("refs/heads/left"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("an empty directory read as a ref: %v", err)
+	}
+	if err := r.UpdateRef(ctx, "refs/heads/left", plumbing.ZeroHash, c.Hash); err != nil {
+		t.Fatalf("create over an empty directory: %v", err)
+	}
+	for _, b := range []string{"agents", "left"} {
+		if got := strings.TrimSpace(git(t, r.Dir(), "rev-parse", b)); got != c.Hash.String() {
+			t.Fatalf("%s = %s", b, got)
+		}
+	}
+	git(t, r.Dir(), "fsck", "--strict")
 }

@@ -365,6 +365,11 @@ func (r *Repo) removePack(h plumbing.Hash) {
 	}
 	os.Remove(base + ".pack")
 	os.Remove(base + ".idx")
+	// What git gc may have written beside a pack that then became the
+	// tail: without its pack, git warns of them as garbage.
+	for _, ext := range []string{".bitmap", ".rev"} {
+		os.Remove(base + ext)
+	}
 	if ours {
 		os.Remove(base + ".keep")
 	}

@@ -363,3 +363,57 @@ func TestAppendStored(t *testing.T) {
 	}
 	git(t, r.Dir(), "fsck", "--strict")
 }
+
+// TestTailAfterGitGC: a small pack git gc wrote (with its bitmap and
+// reverse index) becomes the tail and goes whole when extended, leaving
+// nothing git calls garbage; git's cruft packs are never extended.
+func TestTailAfterGitGC(t *testing.T) {
+	r := newRepo(t)
+	for i := 0; i < 5; i++ {
+		write(t, r, map[string]string{fmt.Sprintf("d%d.json", i): "1\n"})
+	}
+	git(t, r.Dir(), "-c", "pack.writeReverseIndex=true", "-c", "repack.writeBitmaps=true", "gc", "-q")
+	packDir := filepath.Join(r.Dir(), "objects", "pack")
+	if m, _ := filepath.Glob(filepath.Join(packDir, "*.bitmap")); len(m) == 0 {
+		t.Skip("this git wrote no bitmap")
+	}
+	r2, err := Open(context.Background(), r.Dir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	write(t, r2, map[string]string{"d9.json": "2\n"})
+	es, _ := os.ReadDir(packDir)
+	packs := map[string]bool{}
+	for _, e := range es {
+		if strings.HasSuffix(e.Name(), ".pack") {
+			packs[strings.TrimSuffix(e.Name(), ".pack")] = true
+		}
+	}
+	for _, e := range es {
+		ext := filepath.Ext(e.Name())
+		if ext != ".pack" && !packs[strings.TrimSuffix(e.Name(), ext)] {
+			t.Errorf("%s outlived its pack", e.Name())
+		}
+	}
+	if out := git(t, r.Dir(), "count-objects", "-v"); strings.Contains(out, "garbage: ") && !strings.Contains(out, "garbage: 0") {
+		t.Errorf("git count-objects:\n%s", out)
+	}
+
+	// A cruft pack (unreachable objects with their times) is left alone.
+	cmd := exec.Command("git", "--git-dir", r.Dir(), "hash-object", "-w", "--stdin")
+	cmd.Stdin = strings.NewReader("unreachable\n")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("hash-object: %v %s", err, out)
+	}
+	git(t, r.Dir(), "gc", "-q", "--cruft", "--prune=1.week.ago")
+	cruft, _ := filepath.Glob(filepath.Join(packDir, "*.mtimes"))
+	if len(cruft) == 0 {
+		t.Skip("this git made no cruft pack")
+	}
+	write(t, r2, map[string]string{"d10.json": "3\n"})
+	if _, err := os.Stat(strings.TrimSuffix(cruft[0], ".mtimes") + ".pack"); err != nil {
+		t.Fatalf("the cruft pack was extended and removed: %v", err)
+	}
+	git(t, r.Dir(), "fsck", "--strict")
+}

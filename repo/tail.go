@@ -83,8 +83,12 @@ func (r *Repo) findTail() *tailPack {
 		if err != nil || fi.Size() >= tailPackMax {
 			continue
 		}
-		if kept, ours := readKeep(filepath.Join(dir, strings.TrimSuffix(n, ".pack")+".keep")); kept && !ours {
+		base := filepath.Join(dir, strings.TrimSuffix(n, ".pack"))
+		if kept, ours := readKeep(base + ".keep"); kept && !ours {
 			continue // kept by someone else
+		}
+		if exists(base+".mtimes") || exists(base+".promisor") {
+			continue // git's cruft pack, or a partial clone's: not ours to extend
 		}
 		if best == nil || fi.ModTime().After(best.ModTime()) {
 			best = fi
@@ -235,4 +239,9 @@ func writeOfsDeltaHeader(buf *bytes.Buffer, size int, rel int64) {
 		tmp[pos] = 0x80 | byte(rel&0x7f)
 	}
 	buf.Write(tmp[pos:])
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }

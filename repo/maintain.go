@@ -106,7 +106,16 @@ func (r *Repo) MaintainInBackground() error {
 		unlock()
 		return err
 	}
-	os.WriteFile(r.maintenanceLock(), []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644)
+	// The lock names git's pid beside ours: a repack outliving a killed
+	// process still holds it, and ours keeps it held from git's exit to
+	// the unlock. Replaced by rename, so it is never seen half written.
+	lock := r.maintenanceLock()
+	tmp := lock + ".tmp-" + strconv.Itoa(os.Getpid())
+	if os.WriteFile(tmp, []byte(strconv.Itoa(os.Getpid())+" "+strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644) == nil {
+		if os.Rename(tmp, lock) != nil {
+			os.Remove(tmp)
+		}
+	}
 	r.background.Add(1)
 	go func() {
 		defer r.background.Done()
@@ -197,19 +206,33 @@ func (r *Repo) maintenanceCmd(ctx context.Context, full bool) (*exec.Cmd, func()
 	return cmd, func() { os.Remove(lockPath) }, nil
 }
 
-// maintenanceLockStale: the process named in the lock is gone, or the lock
-// is unreadable and old.
+// maintenanceLockStale: every process named in the lock (the one that
+// took it, and the git it started) is gone, or the lock is unreadable and
+// old.
 func maintenanceLockStale(lockPath string) bool {
 	data, err := os.ReadFile(lockPath)
 	if err != nil {
 		return false
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-	if err != nil || pid <= 0 {
+	var pids []int
+	for _, f := range strings.Fields(string(data)) {
+		pid, err := strconv.Atoi(f)
+		if err != nil || pid <= 0 {
+			pids = nil
+			break
+		}
+		pids = append(pids, pid)
+	}
+	if len(pids) == 0 {
 		fi, err := os.Stat(lockPath)
 		return err == nil && time.Since(fi.ModTime()) > time.Hour
 	}
-	return syscall.Kill(pid, 0) == syscall.ESRCH
+	for _, pid := range pids {
+		if syscall.Kill(pid, 0) != syscall.ESRCH {
+			return false
+		}
+	}
+	return true
 }
 
 // removeStaleTemp deletes what a killed writer left behind: half-written

@@ -1,0 +1,68 @@
+package repo
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestMaintenanceLockNamesItsHolders: a background roll-up's lock names
+// this process and its git, and is stale only once both are gone, so no
+// other process takes it between git's exit and the unlock (which would
+// then remove the other's lock).
+func TestMaintenanceLockNamesItsHolders(t *testing.T) {
+	r := newRepo(t)
+	for i := 0; i < 3; i++ {
+		write(t, r, map[string]string{fmt.Sprintf("d%d.json", i): "1\n"})
+	}
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	deadPid := dead.Process.Pid
+	lock := r.maintenanceLock()
+	for _, c := range []struct {
+		content string
+		stale   bool
+	}{
+		{fmt.Sprintf("%d %d\n", os.Getpid(), deadPid), false}, // git done, its starter not
+		{fmt.Sprintf("%d %d\n", deadPid, os.Getpid()), false}, // its starter killed, git running
+		{fmt.Sprintf("%d\n", deadPid), true},
+		{fmt.Sprintf("%d %d\n", deadPid, deadPid), true},
+		{"", false}, // being written (as older versions did), and new
+	} {
+		if err := os.WriteFile(lock, []byte(c.content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := maintenanceLockStale(lock); got != c.stale {
+			t.Errorf("lock %q: stale = %v, want %v", c.content, got, c.stale)
+		}
+	}
+	os.Remove(lock)
+
+	if err := r.MaintainInBackground(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(data))
+	if len(f) != 2 || f[0] != strconv.Itoa(os.Getpid()) {
+		t.Fatalf("the background lock says %q, want this pid and git's", data)
+	}
+	r.background.Wait()
+	if _, err := os.Stat(lock); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("lock after the roll-up: %v", err)
+	}
+	if m, _ := filepath.Glob(lock + ".tmp-*"); len(m) > 0 {
+		t.Fatalf("left %v", m)
+	}
+	git(t, r.Dir(), "fsck", "--strict")
+}

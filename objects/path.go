@@ -36,7 +36,7 @@ func notFound(p verbiage.Path, detail string) error {
 }
 
 func notContainer(p verbiage.Path, i int, v any) error {
-	return fmt.Errorf("%w: key path %q: %s is %s", ErrNotContainer, p.String(), where(p[:i]), kindOf(v))
+	return fmt.Errorf("%w: key path %q: %s is %s", ErrNotContainer, p.String(), where(p[:i]), KindOf(v))
 }
 
 // where names the value at key path p in a message: the document itself
@@ -48,7 +48,9 @@ func where(p verbiage.Path) string {
 	return strconv.Quote(p.String())
 }
 
-func kindOf(v any) string {
+// KindOf names the JSON kind of a decoded value, for messages: "an
+// object", "a string", "null".
+func KindOf(v any) string {
 	switch v.(type) {
 	case map[string]any:
 		return "an object"

@@ -77,7 +77,7 @@ func DefaultStateDocument() []byte {
 func Validate(doc any) error {
 	root, ok := doc.(map[string]any)
 	if !ok {
-		return shapeError(nil, "the document must be an object, not "+kind(doc))
+		return shapeError(nil, "the document must be an object, not "+objects.KindOf(doc))
 	}
 	var v validator
 	for _, k := range []string{KeyActiveProject, KeyGoals, KeyItems} {
@@ -138,24 +138,6 @@ func (v *validator) fail(at verbiage.Path, why string) {
 	}
 }
 
-func kind(x any) string {
-	switch x.(type) {
-	case map[string]any:
-		return "an object"
-	case []any:
-		return "an array"
-	case string:
-		return "a string"
-	case json.Number:
-		return "a number"
-	case bool:
-		return "a boolean"
-	case nil:
-		return "null"
-	}
-	return fmt.Sprintf("%T", x)
-}
-
 // object returns parent[k] when it is an object; absent is fine.
 func (v *validator) object(parent map[string]any, k string, at verbiage.Path) (map[string]any, bool) {
 	x, has := parent[k]
@@ -164,7 +146,7 @@ func (v *validator) object(parent map[string]any, k string, at verbiage.Path) (m
 	}
 	m, ok := x.(map[string]any)
 	if !ok {
-		v.fail(at.Child(k), "must be an object, not "+kind(x))
+		v.fail(at.Child(k), "must be an object, not "+objects.KindOf(x))
 	}
 	return m, ok
 }
@@ -176,7 +158,7 @@ func (v *validator) array(parent map[string]any, k string, at verbiage.Path) ([]
 	}
 	a, ok := x.([]any)
 	if !ok {
-		v.fail(at.Child(k), "must be an array, not "+kind(x))
+		v.fail(at.Child(k), "must be an array, not "+objects.KindOf(x))
 	}
 	return a, ok
 }
@@ -185,7 +167,7 @@ func (v *validator) element(arr []any, i int, at verbiage.Path) (map[string]any,
 	ep := at.Child(strconv.Itoa(i))
 	m, ok := arr[i].(map[string]any)
 	if !ok {
-		v.fail(ep, "must be an object, not "+kind(arr[i]))
+		v.fail(ep, "must be an object, not "+objects.KindOf(arr[i]))
 	}
 	return m, ep, ok
 }
@@ -194,20 +176,20 @@ func (v *validator) nullableString(parent map[string]any, k string, at verbiage.
 	switch x := parent[k].(type) {
 	case string, nil:
 	default:
-		v.fail(at.Child(k), "must be a string or null, not "+kind(x))
+		v.fail(at.Child(k), "must be a string or null, not "+objects.KindOf(x))
 	}
 }
 
 func (v *validator) requiredString(parent map[string]any, k string, at verbiage.Path) {
 	if _, ok := parent[k].(string); !ok {
-		v.fail(at.Child(k), "must be a string, not "+kind(parent[k]))
+		v.fail(at.Child(k), "must be a string, not "+objects.KindOf(parent[k]))
 	}
 }
 
 func (v *validator) boolean(parent map[string]any, k string, at verbiage.Path) {
 	if x, has := parent[k]; has {
 		if _, ok := x.(bool); !ok {
-			v.fail(at.Child(k), "must be true or false, not "+kind(x))
+			v.fail(at.Child(k), "must be true or false, not "+objects.KindOf(x))
 		}
 	}
 }
@@ -216,7 +198,7 @@ func (v *validator) strings(parent map[string]any, k string, at verbiage.Path) {
 	if a, ok := v.array(parent, k, at); ok {
 		for i, e := range a {
 			if _, ok := e.(string); !ok {
-				v.fail(at.Child(k).Child(strconv.Itoa(i)), "must be a string, not "+kind(e))
+				v.fail(at.Child(k).Child(strconv.Itoa(i)), "must be a string, not "+objects.KindOf(e))
 			}
 		}
 	}

@@ -93,7 +93,7 @@ func findGoal(doc any, goal string) (string, map[string]any, error) {
 	}
 	g, ok := v.(map[string]any)
 	if !ok {
-		return "", nil, fmt.Errorf("%w: goal %s is %s", ErrInvalidState, key, kind(v))
+		return "", nil, fmt.Errorf("%w: goal %s is %s", ErrInvalidState, key, objects.KindOf(v))
 	}
 	return key, g, nil
 }
@@ -119,7 +119,7 @@ func findTarget(doc any, goal, sub string) (verbiage.Path, map[string]any, error
 	}
 	s, ok := v.(map[string]any)
 	if !ok {
-		return nil, nil, fmt.Errorf("%w: sub-goal %s of %s is %s", ErrInvalidState, skey, gkey, kind(v))
+		return nil, nil, fmt.Errorf("%w: sub-goal %s of %s is %s", ErrInvalidState, skey, gkey, objects.KindOf(v))
 	}
 	return GoalPath(gkey, skey), s, nil
 }

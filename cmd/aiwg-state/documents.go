@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -262,11 +263,9 @@ func readOps(r io.Reader) ([]aiwgstate.Op, error) {
 		if len(line) == 0 || line[0] == '#' {
 			continue
 		}
-		var op aiwgstate.Op
-		dec := json.NewDecoder(bytes.NewReader(line))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&op); err != nil {
-			return nil, fmt.Errorf("line %d: %w: %v", n, objects.ErrInvalidJSON, err)
+		op, err := parseOpLine(line)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", n, err)
 		}
 		ops = append(ops, op)
 	}
@@ -328,3 +327,34 @@ func (s *session) report(m *aiwgstate.Mutation, err error) error {
 	}
 	return s.done(m, "%s %s %s", shortHash(m.Commit), m.MutationID, m.Subject)
 }
+
+// parseOpLine reads one operation: strict JSON (the checks of set and put:
+// no duplicate keys, nothing after the object), then its fields by name.
+func parseOpLine(line []byte) (aiwgstate.Op, error) {
+	var op aiwgstate.Op
+	v, err := objects.Decode(line)
+	var se *objects.SyntaxError
+	if errors.As(err, &se) {
+		return op, fmt.Errorf("%w: column %d: %s", objects.ErrInvalidJSON, se.Column, se.Msg)
+	}
+	if err != nil {
+		return op, err
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return op, fmt.Errorf("%w: an operation is a JSON object, not %s", objects.ErrInvalidJSON, objects.KindOf(v))
+	}
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&op); err != nil {
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &te):
+			return op, fmt.Errorf("%w: %q must be %s", objects.ErrInvalidJSON, te.Field, "a string")
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			return op, fmt.Errorf("%w: unknown field %s (an operation has op, file, path, value and to)", objects.ErrInvalidJSON, strings.TrimPrefix(err.Error(), "json: unknown field "))
+		}
+		return op, fmt.Errorf("%w: %v", objects.ErrInvalidJSON, err)
+	}
+	return op, nil
+}
+

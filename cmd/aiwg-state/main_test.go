@@ -129,8 +129,18 @@ func TestApplyIsAllOrNothing(t *testing.T) {
 	if _, _, code := runCLI(t, s, bad, "apply", "-"); code != exitDomain {
 		t.Fatalf("bad batch: exit %d", code)
 	}
-	if _, _, code := runCLI(t, s, "{\"op\":\"set\"\n", "apply", "-"); code != exitUsage {
-		t.Fatalf("malformed line: exit %d", code)
+	for _, line := range []struct{ in, says string }{
+		{`{"op":"set"`, "column 12"},
+		{`{"op":"put","file":"d.json","value":1} {"op":"put","file":"e.json","value":1}`, "trailing data"},
+		{`{"op":"put","file":"d.json","value":1,"op":"del"}`, `duplicate object key "op"`},
+		{`[{"op":"put"}]`, "an operation is a JSON object, not an array"},
+		{`{"op":"put","file":"d.json","value":1,"extra":2}`, `unknown field "extra"`},
+		{`{"op":"put","file":5,"value":1}`, `"file" must be a string`},
+	} {
+		_, errOut, code := runCLI(t, s, "# first\n"+line.in+"\n", "apply", "-")
+		if code != exitUsage || !strings.Contains(errOut, "line 2: ") || !strings.Contains(errOut, line.says) || strings.Contains(errOut, "Go ") {
+			t.Errorf("apply of %s: exit %d, %q; want exit %d saying line 2: …%s", line.in, code, errOut, exitUsage, line.says)
+		}
 	}
 	if gitOut(t, s, "rev-parse", "main") != head {
 		t.Fatal("a failed apply wrote a commit")

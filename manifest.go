@@ -132,4 +132,3 @@ func checkSizes(tx *repo.Tx, _ WriteOptions, _ []Change) error {
 	}
 	return nil
 }
-

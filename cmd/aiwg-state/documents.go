@@ -357,4 +357,3 @@ func parseOpLine(line []byte) (aiwgstate.Op, error) {
 	}
 	return op, nil
 }
-

@@ -56,7 +56,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		reportError(stderr, err, wantsJSON(args))
 		return exitCode(err)
 	}
-	err := app.RunContext(ctx, reorderArgs(app, args))
+	ordered, err := reorderArgs(app, args)
+	if err == nil {
+		err = app.RunContext(ctx, ordered)
+	}
 	if err == nil {
 		return exitOK
 	}
@@ -237,10 +240,13 @@ func (f fixedInt) Names() []string { return f.names }
 // argument, and reads flags placed before a subcommand's name as the
 // parent's, so without this `aiwg-state set doc.json a 1 --json` would take
 // --json as a value. Only names a command defines count as flags, so a
-// value like -1 stays a value; "--" ends flags as usual.
-func reorderArgs(app *cli.App, args []string) []string {
+// value like -1 stays a value; "--" ends flags as usual. Anything else
+// after the command that reads as a flag (-x, --xy) is refused rather than
+// taken as an argument (a mistyped --agnet would be written as a key), as
+// is a flag whose value is missing.
+func reorderArgs(app *cli.App, args []string) ([]string, error) {
 	if len(args) < 2 {
-		return args
+		return args, nil
 	}
 	var valued map[string]bool // walked only for a flag before the command: most calls have none
 	path := []string{args[0]}
@@ -279,7 +285,7 @@ func reorderArgs(app *cli.App, args []string) []string {
 		}
 	}
 	if cmd == nil {
-		return args
+		return args, nil
 	}
 	// urfave/cli adds --help/-h to every command without listing it.
 	takesValue := map[string]bool{"help": false, "h": false}
@@ -303,25 +309,42 @@ func reorderArgs(app *cli.App, args []string) []string {
 		name, _, hasEq := strings.Cut(name, "=")
 		if strings.HasPrefix(a, "-") && isFlag[name] {
 			flags = append(flags, a)
-			if takesValue[name] && !hasEq && i+1 < len(rest) {
+			if takesValue[name] && !hasEq {
+				if i+1 == len(rest) {
+					return nil, usagef("flag %s needs a value (see aiwg-state %s --help)", a, strings.Join(path[1:], " "))
+				}
 				flags = append(flags, rest[i+1])
 				i++
 			}
 			continue
+		}
+		if looksLikeFlag(a) {
+			cmdName := strings.Join(path[1:], " ")
+			return nil, usagef("%s has no flag %s (see aiwg-state %s --help; to pass it as an argument, put -- before it)", cmdName, a, cmdName)
 		}
 		pos = append(pos, a)
 	}
 	out := append(path, flags...)
 	for _, f := range flags {
 		if f == "--help" || f == "-h" || f == "-help" {
-			return out // help takes no arguments; they would read as a topic
+			return out, nil // help takes no arguments; they would read as a topic
 		}
 	}
 	if len(pos) > 0 {
 		out = append(out, "--")
 		out = append(out, pos...)
 	}
-	return out
+	return out, nil
+}
+
+// looksLikeFlag: -x or --xy, as opposed to -1, - (standard input) or --.
+func looksLikeFlag(a string) bool {
+	a, ok := strings.CutPrefix(a, "-")
+	if !ok {
+		return false
+	}
+	a = strings.TrimPrefix(a, "-")
+	return a != "" && (a[0] >= 'a' && a[0] <= 'z' || a[0] >= 'A' && a[0] <= 'Z')
 }
 
 // valueFlags are the names of flags that take a value, in any command.

@@ -248,8 +248,19 @@ func TestReorderArgs(t *testing.T) {
 		{"x remote --store s add origin u", "x remote add --store s -- origin u"},
 	}
 	for _, c := range cases {
-		if got := strings.Join(reorderArgs(app, strings.Fields(c.in)), " "); got != c.want {
-			t.Errorf("%q -> %q, want %q", c.in, got, c.want)
+		got, err := reorderArgs(app, strings.Fields(c.in))
+		if err != nil || strings.Join(got, " ") != c.want {
+			t.Errorf("%q -> %q (%v), want %q", c.in, got, err, c.want)
+		}
+	}
+	for _, c := range []struct{ in, says string }{
+		{"x set a.json --bogus 1", "set has no flag --bogus"},
+		{"x get a.json k -x", "get has no flag -x"},
+		{"x get a.json --at", "flag --at needs a value"},
+		{"x remote add origin u --nope", "remote add has no flag --nope"},
+	} {
+		if got, err := reorderArgs(app, strings.Fields(c.in)); err == nil || !strings.Contains(err.Error(), c.says) || exitCode(err) != exitUsage {
+			t.Errorf("%q -> %q, %v; want exit %d saying %q", c.in, got, err, exitUsage, c.says)
 		}
 	}
 }

@@ -192,29 +192,22 @@ func (s *Store) Resolve(rev, branch string) (plumbing.Hash, error) {
 	if rev == "" {
 		rev = "HEAD"
 	}
-	ref := s.readRef(branch)
+	ref := s.ref(branch)
 	h, err := s.repo.Resolve(rev, ref)
 	if err != nil {
-		if _, rerr := s.repo.Ref(ref); branch != "" && errors.Is(rerr, repo.ErrNotFound) {
-			return plumbing.ZeroHash, fmt.Errorf("branch %s: %w", branch, ErrNotFound)
+		if _, rerr := s.repo.Ref(ref); errors.Is(rerr, repo.ErrNotFound) {
+			// Not a local branch: a remote-tracking one (origin/main after
+			// a fetch) can be read, not written.
+			short, local := strings.CutPrefix(ref, "refs/heads/")
+			remote := "refs/remotes/" + short
+			if _, rerr := s.repo.Ref(remote); !local || rerr != nil {
+				return plumbing.ZeroHash, fmt.Errorf("branch %s: %w", short, ErrNotFound)
+			}
+			h, err = s.repo.Resolve(rev, remote)
 		}
+	}
+	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("revision %s: %w", rev, err)
 	}
 	return h, nil
-}
-
-// readRef is the ref a read on branch looks at: the local branch, or else
-// a remote-tracking one (origin/main after a fetch), which can be read but
-// not written.
-func (s *Store) readRef(branch string) string {
-	ref := s.ref(branch)
-	if branch == "" || strings.HasPrefix(branch, "refs/") {
-		return ref
-	}
-	if _, err := s.repo.Ref(ref); errors.Is(err, repo.ErrNotFound) {
-		if _, err := s.repo.Ref("refs/remotes/" + branch); err == nil {
-			return "refs/remotes/" + branch
-		}
-	}
-	return ref
 }

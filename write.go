@@ -391,11 +391,15 @@ func (s *Store) commit(ctx context.Context, wo WriteOptions, subject string, bui
 	mutID := objects.NewID("mut")
 	var rec recorder
 	c, err := s.repo.Commit(ctx, ref, func(tx *repo.Tx) (*repo.CommitInfo, error) {
-		if tx.Parent().IsZero() && wo.Branch != "" {
+		if tx.Parent().IsZero() {
 			// A write to a branch that does not exist would start an
 			// unrelated history, without the store's manifest: most
-			// likely a mistyped name.
-			return nil, fmt.Errorf("branch %s does not exist (aiwg-state branch %s creates it): %w", strings.TrimPrefix(ref, "refs/heads/"), strings.TrimPrefix(ref, "refs/heads/"), ErrNotFound)
+			// likely a mistyped name. Only HEAD's branch is written
+			// unborn (the store's first commit).
+			if head, err := s.repo.Head(); err != nil || head != ref {
+				name := strings.TrimPrefix(ref, "refs/heads/")
+				return nil, fmt.Errorf("branch %s does not exist (aiwg-state branch %s creates it): %w", name, name, ErrNotFound)
+			}
 		}
 		rec = recorder{}
 		if err := build(tx, &rec); err != nil {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -152,6 +153,19 @@ func args(c *cli.Context, min, max int) ([]string, error) {
 		return nil, usagef("%s takes %s argument(s), got %d: usage: aiwg-state %s %s", c.Command.Name, want, len(a), c.Command.Name, c.Command.ArgsUsage)
 	}
 	return a, nil
+}
+
+// keyArg is the KEYPATH argument i, "" when absent. An empty one given
+// (an unset shell variable, most likely) is refused: to the store an empty
+// key path is the whole document, which set would replace and del delete.
+func keyArg(a []string, i int) (string, error) {
+	if i >= len(a) {
+		return "", nil
+	}
+	if strings.TrimSpace(a[i]) == "" {
+		return "", usagef("empty KEYPATH (leave it out for the whole document; put FILE VALUE replaces one)")
+	}
+	return a[i], nil
 }
 
 // argAt is the optional positional argument i, or "" when absent.

@@ -38,7 +38,10 @@ func documentCommands() []*cli.Command {
 				if err != nil {
 					return err
 				}
-				key := argAt(a, 1)
+				key, err := keyArg(a, 1)
+				if err != nil {
+					return err
+				}
 				ro := s.readOptions()
 				ro.NoResolve = s.c.Bool("no-resolve")
 				v, err := s.store.Get(s.c.Context, a[0], key, ro)
@@ -126,11 +129,15 @@ Examples:
 				if err != nil {
 					return err
 				}
+				key, err := keyArg(a, 1)
+				if err != nil {
+					return err
+				}
 				v, err := s.value(a[2])
 				if err != nil {
 					return err
 				}
-				return s.report(s.store.Set(s.c.Context, a[0], a[1], v, s.writeOptions()))
+				return s.report(s.store.Set(s.c.Context, a[0], key, v, s.writeOptions()))
 			}),
 		},
 		{
@@ -176,7 +183,10 @@ Examples:
 				if err != nil {
 					return err
 				}
-				key := argAt(a, 1)
+				key, err := keyArg(a, 1)
+				if err != nil {
+					return err
+				}
 				return s.report(s.store.Delete(s.c.Context, a[0], key, s.writeOptions()))
 			}),
 		},

@@ -171,6 +171,11 @@ func TestExitCodesAndErrors(t *testing.T) {
 		{[]string{"set", "a.json", "x", "1", "--expect", "HEAD~1"}, exitStale},
 		{[]string{"put", ".aiwg/store.json", "{}"}, exitDomain},
 		{[]string{"nosuchcommand"}, exitUsage},
+		{[]string{"set", "a.json", "", "1"}, exitUsage}, // an empty KEYPATH is not the whole document
+		{[]string{"del", "a.json", ""}, exitUsage},
+		{[]string{"get", "a.json", " "}, exitUsage},
+		{[]string{"set", "a.json", "--bogus", "1"}, exitUsage},
+		{[]string{"set", "a.json", "x", "1", "--branch", "nosuch"}, exitDomain},
 	}
 	for _, c := range cases {
 		out, errOut, code := runCLI(t, s, "", c.args...)
@@ -341,5 +346,30 @@ func TestCommandsBuildAlone(t *testing.T) {
 		if got := commandName(strings.Fields(line)); got != want {
 			t.Errorf("%q names %q, want %q", line, got, want)
 		}
+	}
+}
+
+// TestBranchFlagNamesRemoteTracking: --branch origin/main reads the
+// remote-tracking branch a fetch leaves (fetch --help says so); a write
+// there, or to a branch that does not exist, is refused.
+func TestBranchFlagNamesRemoteTracking(t *testing.T) {
+	s := newStore(t)
+	mustCLI(t, s, "", "set", "a.json", "v", "1")
+	gitOut(t, s, "update-ref", "refs/remotes/origin/main", strings.TrimSpace(gitOut(t, s, "rev-parse", "main")))
+	mustCLI(t, s, "", "set", "a.json", "v", "2")
+	if got := mustCLI(t, s, "", "get", "a.json", "v", "--branch", "origin/main"); got != "1\n" {
+		t.Fatalf("get --branch origin/main = %q", got)
+	}
+	if got := mustCLI(t, s, "", "log", "--branch", "origin/main", "-n", "1"); !strings.Contains(got, "create a.json#v") {
+		t.Fatalf("log --branch origin/main = %q", got)
+	}
+	for _, b := range []string{"origin/main", "nosuch"} {
+		_, errOut, code := runCLI(t, s, "", "set", "a.json", "v", "3", "--branch", b)
+		if code != exitDomain || !strings.Contains(errOut, "branch "+b+" does not exist") {
+			t.Errorf("set --branch %s: exit %d, %q", b, code, errOut)
+		}
+	}
+	if refs := gitOut(t, s, "for-each-ref", "--format=%(refname)", "refs/heads/"); refs != "refs/heads/main\n" {
+		t.Fatalf("branches after refused writes: %q", refs)
 	}
 }

@@ -85,6 +85,9 @@ func (s *Store) DeleteCheckpoint(ctx context.Context, stateID, name string, ro R
 
 // PruneCheckpoints removes a state's oldest checkpoints until keep remain.
 func (s *Store) PruneCheckpoints(ctx context.Context, stateID string, keep int, ro ReadOptions) ([]checkpoint.Checkpoint, error) {
+	if keep < 0 {
+		return nil, fmt.Errorf("%w: keep %d checkpoints? (0 or more)", ErrUsage, keep)
+	}
 	id, err := s.stateIDAt(stateID, ro)
 	if err != nil {
 		return nil, err

@@ -114,6 +114,14 @@ type ValueChange struct {
 // index answers in time proportional to that file's (or key's) changes;
 // without one, it walks history.
 func (s *Store) Log(ctx context.Context, lo LogOptions, fn func(*Mutation) bool) error {
+	if lo.Limit < 0 {
+		return fmt.Errorf("%w: a limit of %d mutations (0 means none)", ErrUsage, lo.Limit)
+	}
+	switch lo.Op {
+	case "", OpCreate, OpUpdate, OpDelete, OpRename:
+	default:
+		return fmt.Errorf("%w: no operation %q (create, update, delete or rename)", ErrUsage, lo.Op)
+	}
 	start, err := s.Resolve(lo.At, lo.Branch)
 	if err != nil {
 		return err

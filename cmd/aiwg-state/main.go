@@ -198,10 +198,56 @@ func onUsageError(_ *cli.Context, err error, _ bool) error {
 func setUsageErrors(cmds []*cli.Command) {
 	for _, c := range cmds {
 		c.OnUsageError = onUsageError
+		checkRequired(c)
 		for i, f := range c.Flags {
 			c.Flags[i] = withFixedNames(f)
 		}
 		setUsageErrors(c.Subcommands)
+	}
+}
+
+// commandPath is the running command's full name: "checkpoint prune".
+func commandPath(ctx *cli.Context) string {
+	var names []string
+	for _, c := range ctx.Lineage() {
+		if c.Command != nil && c.Command.Name != "" && c.Command.Name != ctx.App.Name {
+			names = append([]string{c.Command.Name}, names...)
+		}
+	}
+	return strings.Join(names, " ")
+}
+
+// checkRequired has the command check its required flags itself: urfave/cli
+// reports a missing one with exit 1 and the whole help on standard output
+// (not JSON under --json); this is a one-line usage error, exit 2.
+func checkRequired(c *cli.Command) {
+	var required []string
+	for _, f := range c.Flags {
+		switch f := f.(type) {
+		case *cli.StringFlag:
+			if f.Required {
+				f.Required = false
+				required = append(required, f.Name)
+			}
+		case *cli.IntFlag:
+			if f.Required {
+				f.Required = false
+				required = append(required, f.Name)
+			}
+		}
+	}
+	if len(required) == 0 || c.Action == nil {
+		return
+	}
+	action := c.Action
+	c.Action = func(ctx *cli.Context) error {
+		for _, name := range required {
+			if !ctx.IsSet(name) {
+				path := commandPath(ctx)
+				return usagef("%s needs --%s (see aiwg-state %s --help)", path, name, path)
+			}
+		}
+		return action(ctx)
 	}
 }
 

@@ -176,14 +176,19 @@ func TestExitCodesAndErrors(t *testing.T) {
 		{[]string{"get", "a.json", " "}, exitUsage},
 		{[]string{"set", "a.json", "--bogus", "1"}, exitUsage},
 		{[]string{"set", "a.json", "x", "1", "--branch", "nosuch"}, exitDomain},
+		{[]string{"bisect"}, exitUsage}, // a required flag missing
+		{[]string{"checkpoint", "prune"}, exitUsage},
+		{[]string{"checkpoint", "prune", "--keep", "-1"}, exitUsage},
+		{[]string{"log", "--op", "bogus"}, exitUsage},
+		{[]string{"log", "-n", "-1"}, exitUsage},
 	}
 	for _, c := range cases {
 		out, errOut, code := runCLI(t, s, "", c.args...)
 		if code != c.code {
 			t.Errorf("%v: exit %d, want %d (%s%s)", c.args, code, c.code, out, errOut)
 		}
-		if strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, "aiwg-state: ") || strings.Contains(errOut, "goroutine") {
-			t.Errorf("%v: error is not one clear line: %q", c.args, errOut)
+		if strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, "aiwg-state: ") || strings.Contains(errOut, "goroutine") || out != "" {
+			t.Errorf("%v: error is not one clear line: %q (and %q on stdout)", c.args, errOut, out)
 		}
 		_, jsonErr, _ := runCLI(t, s, "", append(c.args, "--json")...)
 		var e struct {

@@ -1,9 +1,13 @@
 package aiwgstate
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
+	"strings"
 
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/repo"
@@ -66,10 +70,56 @@ func (s *Store) SetConfig(ctx context.Context, key string, value []byte, wo Writ
 		if err != nil {
 			return err
 		}
-		if _, err := parseManifest(out); err != nil {
-			return fmt.Errorf("%w: %s would not be a valid manifest: %v", ErrUsage, ManifestPath, err)
+		if err := checkManifest(out); err != nil {
+			return fmt.Errorf("%w: %v", ErrUsage, err)
 		}
 		rec.add(OpUpdate, ManifestPath, p.String())
 		return tx.WriteFile(ManifestPath, out)
 	})
 }
+
+// checkManifest is what SetConfig holds a manifest to, beyond what reading
+// one needs: every setting known and of its type, the limit positive, the
+// format this version's (it describes the store, it does not configure it).
+func checkManifest(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var m Manifest
+	if err := dec.Decode(&m); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return fmt.Errorf("%s must be %s", te.Field, jsonKindOf(te.Type))
+		}
+		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			return fmt.Errorf("no setting %s (the settings are limits.max_document_bytes, sync and verbiage.documents)", name)
+		}
+		return fmt.Errorf("%s: %w", ManifestPath, err)
+	}
+	if m.Format != FormatVersion {
+		return fmt.Errorf("format is %d, the store format of this aiwg-state, not a setting", FormatVersion)
+	}
+	if m.Limits.MaxDocumentBytes <= 0 {
+		return errors.New("limits.max_document_bytes must be a positive number of bytes")
+	}
+	return nil
+}
+
+// jsonKindOf names what JSON a Go type takes, for messages.
+func jsonKindOf(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int64, reflect.Int32, reflect.Uint, reflect.Uint64, reflect.Uint32:
+		return "a whole number"
+	case reflect.Float64, reflect.Float32:
+		return "a number"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.String:
+		return "a string"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Pointer:
+		return jsonKindOf(t.Elem())
+	}
+	return "an object"
+}
+

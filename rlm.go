@@ -361,6 +361,9 @@ func (s *Store) validateDocument(doc []byte) error {
 	if err != nil {
 		return err
 	}
+	if _, err := objects.Decode(doc); err != nil {
+		return err // not JSON at all: a usage error, as for any value
+	}
 	if err := sch.Validate(doc); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidState, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/aiwg/aiwg-state/internal/jsonschema"
 
@@ -161,11 +162,26 @@ func (s *Schema) Validate(data []byte) error {
 		return fmt.Errorf("%w: %v", ErrInvalidDocument, err)
 	}
 	if err := s.s.Validate(v); err != nil {
-		return fmt.Errorf("%w: %s", ErrInvalidDocument, oneLine(err.Error()))
+		return fmt.Errorf("%w: %s", ErrInvalidDocument, schemaMessage(err))
 	}
 	return nil
 }
 
-func oneLine(s string) string {
-	return string(bytes.Join(bytes.Fields([]byte(s)), []byte(" ")))
+// schemaMessage is a validation error on one line, without the
+// validator's heading ("jsonschema validation failed with 'https://…#'")
+// or the lines that only head others: the places the document breaks the
+// schema, one after the other.
+func schemaMessage(err error) string {
+	lines := strings.Split(strings.TrimSpace(err.Error()), "\n")
+	if len(lines) > 1 && strings.HasPrefix(lines[0], "jsonschema validation failed") {
+		lines = lines[1:]
+	}
+	var out []string
+	for _, l := range lines {
+		l = strings.TrimPrefix(strings.TrimSpace(l), "- ")
+		if l != "" && !strings.HasSuffix(l, ": validation failed") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "; ")
 }

@@ -176,12 +176,18 @@ func argAt(a []string, i int) string {
 	return ""
 }
 
-// readFileArg reads a FILE argument: "-" is standard input.
+// readFileArg reads a FILE argument: "-" is standard input. A file that
+// cannot be read (missing, a directory) is a usage error, whichever
+// command names it.
 func readFileArg(c *cli.Context, path string) ([]byte, error) {
 	if path == "-" {
 		return io.ReadAll(c.App.Reader)
 	}
-	return os.ReadFile(filepath.Clean(path))
+	data, err := os.ReadFile(filepath.Clean(path))
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	return data, nil
 }
 
 // printDocument prints v as one line of JSON with --json, else indented

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -229,16 +228,11 @@ Examples:
 				if err != nil {
 					return err
 				}
-				var r io.Reader = s.c.App.Reader
-				if len(a) == 1 && a[0] != "-" {
-					f, err := os.Open(a[0])
-					if err != nil {
-						return usagef("%v", err)
-					}
-					defer f.Close()
-					r = f
+				data, err := readFileArg(s.c, argAt(append(a, "-"), 0))
+				if err != nil {
+					return err
 				}
-				ops, err := readOps(r)
+				ops, err := readOps(bytes.NewReader(data))
 				if err != nil {
 					return err
 				}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"strings"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
@@ -62,6 +63,7 @@ var exitTable = []struct {
 	{objects.ErrNotFound, exitDomain},
 	{repo.ErrNotFound, exitDomain},
 	{repo.ErrNotStore, exitDomain},
+	{fs.ErrExist, exitDomain}, // a remote, a clone's directory: as a second branch of one name
 }
 
 // exitCode is the one place errors become exit codes.

@@ -181,13 +181,21 @@ func TestExitCodesAndErrors(t *testing.T) {
 		{[]string{"checkpoint", "prune", "--keep", "-1"}, exitUsage},
 		{[]string{"log", "--op", "bogus"}, exitUsage},
 		{[]string{"log", "-n", "-1"}, exitUsage},
+		{[]string{"config", "limits.max_document_bytes", `"abc"`}, exitUsage}, // settings the store could not use
+		{[]string{"config", "limits.max_document_bytes", "-5"}, exitUsage},
+		{[]string{"config", "format", "99"}, exitUsage},
+		{[]string{"config", "nosuch", "5"}, exitUsage},
+		{[]string{"apply", "nosuch.jsonl"}, exitUsage}, // an input file that is not there
+		{[]string{"state", "import", "nosuch.json"}, exitUsage},
+		{[]string{"traj", "import", "nosuch.json"}, exitUsage},
 	}
 	for _, c := range cases {
 		out, errOut, code := runCLI(t, s, "", c.args...)
 		if code != c.code {
 			t.Errorf("%v: exit %d, want %d (%s%s)", c.args, code, c.code, out, errOut)
 		}
-		if strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, "aiwg-state: ") || strings.Contains(errOut, "goroutine") || out != "" {
+		if strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, "aiwg-state: ") || strings.Contains(errOut, "goroutine") || out != "" ||
+			strings.Contains(errOut, "Go struct") || strings.Contains(errOut, "json: cannot") || strings.Contains(errOut, "jsonschema") {
 			t.Errorf("%v: error is not one clear line: %q (and %q on stdout)", c.args, errOut, out)
 		}
 		_, jsonErr, _ := runCLI(t, s, "", append(c.args, "--json")...)

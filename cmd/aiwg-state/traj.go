@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -610,9 +609,9 @@ Examples:
 			}
 			var done []imported
 			for _, file := range a {
-				data, err := os.ReadFile(file)
+				data, err := readFileArg(s.c, file)
 				if err != nil {
-					return fmt.Errorf("%s: %w", file, err)
+					return err
 				}
 				id, m, err := s.store.ImportTrajectory(s.c.Context, data, aiwgstate.TrajectoryImport{Name: file, NewID: s.c.Bool("new-id")}, s.writeOptions())
 				if err != nil {

@@ -122,4 +122,3 @@ func jsonKindOf(t reflect.Type) string {
 	}
 	return "an object"
 }
-

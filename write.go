@@ -384,6 +384,11 @@ func (s *Store) commit(ctx context.Context, wo WriteOptions, subject string, bui
 		copts.Expect = &h
 	}
 	agent := AgentName(wo.Agent)
+	if repo.IdentityName(agent) != agent {
+		// git identities cannot hold them; rewriting the name would
+		// attribute the write to an agent nobody named.
+		return nil, fmt.Errorf("%w: agent %q: an agent id cannot hold <, > or a line break", ErrUsage, agent)
+	}
 	when := wo.Time
 	if when.IsZero() {
 		when = s.now()

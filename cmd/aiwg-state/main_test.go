@@ -188,6 +188,7 @@ func TestExitCodesAndErrors(t *testing.T) {
 		{[]string{"apply", "nosuch.jsonl"}, exitUsage}, // an input file that is not there
 		{[]string{"state", "import", "nosuch.json"}, exitUsage},
 		{[]string{"traj", "import", "nosuch.json"}, exitUsage},
+		{[]string{"set", "a.json", "x", "1", "--agent", "bad agent<x>"}, exitUsage}, // not silently renamed
 	}
 	for _, c := range cases {
 		out, errOut, code := runCLI(t, s, "", c.args...)

@@ -190,6 +190,9 @@ Examples:
 				}
 			}
 			if base == nil && f.Tool == "" {
+				if f.ThoughtType != "" || f.Thought != "" || f.Status != "" || f.Result != "" {
+					return usagef("traj iter needs --tool: the action an iteration records (with --thought-type, --thought, --status, --result)")
+				}
 				return usagef("traj iter needs the iteration: flags (--thought-type, --thought, --tool, --status, --result, ...) or \"-\" with a JSON object on standard input")
 			}
 			n, m, err := s.store.RecordIteration(s.c.Context, a[0], aiwgstate.IterationInput{JSON: base, Fields: f, StateSnapshot: s.c.String("state-snapshot")}, s.writeOptions())

@@ -181,6 +181,8 @@ func TestTrajRefusals(t *testing.T) {
 		{"complete with a bad reason", "", []string{"traj", "complete", id, "--status", "success", "--reason", "bored"}, exitDomain, "outcome.completion_reason"},
 		{"complete without status", "", []string{"traj", "complete", id}, exitUsage, "status"},
 		{"prune with a bad age", "", []string{"traj", "prune", "--older-than", "soon"}, exitUsage, "older-than"},
+		{"iteration without its tool", "", []string{"traj", "iter", id, "--thought-type", "goal", "--thought", "t"}, exitUsage, "needs --tool"},
+		{"import of a file that is not there", "", []string{"traj", "import", "nosuch.json"}, exitUsage, "nosuch.json"},
 	}
 	for _, c := range cases {
 		_, errOut, code := runCLI(t, s, c.stdin, c.args...)

@@ -185,12 +185,29 @@ func (r *Repo) ourKeep(h plumbing.Hash) bool {
 // maintenanceCmd takes the maintenance lock and prepares the git command.
 func (r *Repo) maintenanceCmd(ctx context.Context, full bool) (*exec.Cmd, func(), error) {
 	lockPath := r.maintenanceLock()
+	// Written whole under a temporary name, then linked into place (which,
+	// like O_EXCL, fails if the lock exists): never seen empty, which a
+	// crash between creating and writing it would leave for an hour.
+	tmp := lockPath + ".tmp-" + strconv.Itoa(os.Getpid())
+	if err := os.WriteFile(tmp, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+		return nil, nil, fmt.Errorf("maintenance: %w", err)
+	}
+	defer os.Remove(tmp)
 	for attempt := 0; ; attempt++ {
-		f, err := os.OpenFile(lockPath, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		err := os.Link(tmp, lockPath)
+		if err != nil && !errors.Is(err, fs.ErrExist) {
+			// A file system without hard links: create it in place.
+			var f *os.File
+			if f, err = os.OpenFile(lockPath, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644); err == nil {
+				f.WriteString(strconv.Itoa(os.Getpid()) + "\n")
+				f.Close()
+			}
+		}
 		if err == nil {
-			f.WriteString(strconv.Itoa(os.Getpid()) + "\n")
-			f.Close()
 			break
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return nil, nil, fmt.Errorf("maintenance: %w", err)
 		}
 		if attempt > 0 || !maintenanceLockStale(lockPath) {
 			return nil, nil, fmt.Errorf("maintenance: another one is running: %w", ErrLocked)

@@ -1,6 +1,7 @@
 package repo
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -43,6 +44,16 @@ func TestMaintenanceLockNamesItsHolders(t *testing.T) {
 		if got := maintenanceLockStale(lock); got != c.stale {
 			t.Errorf("lock %q: stale = %v, want %v", c.content, got, c.stale)
 		}
+	}
+	// Held by a live process: refused, and nothing left behind.
+	if err := os.WriteFile(lock, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := r.maintenanceCmd(context.Background(), false); !errors.Is(err, ErrLocked) {
+		t.Fatalf("maintenance while another holds the lock: %v", err)
+	}
+	if m, _ := filepath.Glob(lock + ".tmp-*"); len(m) > 0 {
+		t.Fatalf("left %v", m)
 	}
 	os.Remove(lock)
 

@@ -291,6 +291,11 @@ func (r *Repo) currentTail() *tailPack {
 	}
 	t = r.findTail()
 	r.setTail(t)
+	if t != nil {
+		r.tailMu.Lock()
+		r.foundTail = t.hash
+		r.tailMu.Unlock()
+	}
 	return t
 }
 
@@ -365,10 +370,16 @@ func (r *Repo) removePack(h plumbing.Hash) {
 	}
 	os.Remove(base + ".pack")
 	os.Remove(base + ".idx")
-	// What git gc may have written beside a pack that then became the
-	// tail: without its pack, git warns of them as garbage.
-	for _, ext := range []string{".bitmap", ".rev"} {
-		os.Remove(base + ext)
+	r.tailMu.Lock()
+	found := r.foundTail == h
+	r.tailMu.Unlock()
+	if found {
+		// What git gc may have written beside a pack that then became
+		// the tail, which git would report as garbage without its pack.
+		// Packs this process wrote have none: spared two failed unlinks.
+		for _, ext := range []string{".bitmap", ".rev"} {
+			os.Remove(base + ext)
+		}
 	}
 	if ours {
 		os.Remove(base + ".keep")

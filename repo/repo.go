@@ -84,6 +84,9 @@ type Repo struct {
 	// tailFilled: the last pack this process wrote is full (see
 	// currentTail).
 	tailFilled bool
+	// foundTail is the last tail found on disk rather than written here:
+	// git may have written it, with files beside it (see removePack).
+	foundTail plumbing.Hash
 
 	lockMu   sync.Mutex
 	lockF    *os.File // see lockFile

@@ -26,10 +26,15 @@ import (
 // for a reason other than another one running is tried again on the next
 // call.
 func (r *Repo) MaybeMaintain(limit int) {
-	if !r.packAdded.Swap(false) {
+	if !r.packAdded.Swap(false) && r.packsSeen.Load() <= int64(limit) {
 		return
 	}
-	if n, err := r.PackCount(); err != nil || n <= limit {
+	n, err := r.PackCount()
+	if err != nil {
+		return
+	}
+	r.packsSeen.Store(int64(n))
+	if n <= limit {
 		return
 	}
 	if err := r.MaintainInBackground(); err != nil && !errors.Is(err, ErrLocked) {

@@ -77,3 +77,37 @@ func TestMaintenanceLockNamesItsHolders(t *testing.T) {
 	}
 	git(t, r.Dir(), "fsck", "--strict")
 }
+
+// TestPacksLeftByKilledWritersGetRolledUp: packs that pile up without any
+// write adding one (a writer killed between writing a new tail and
+// removing the old leaves both) still start the roll-up once too many.
+func TestPacksLeftByKilledWritersGetRolledUp(t *testing.T) {
+	r := newRepo(t)
+	write(t, r, map[string]string{"a.json": "1\n"})
+	for i := 0; i < 12; i++ {
+		cmd := exec.Command("git", "--git-dir", r.Dir(), "hash-object", "-w", "--stdin")
+		cmd.Stdin = strings.NewReader(fmt.Sprintf("orphan %d\n", i))
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pack := exec.Command("git", "--git-dir", r.Dir(), "pack-objects", "-q", filepath.Join(r.Dir(), "objects", "pack", "pack"))
+		pack.Stdin = strings.NewReader(string(out))
+		if out, err := pack.CombinedOutput(); err != nil {
+			t.Fatalf("pack-objects: %v %s", err, out)
+		}
+	}
+	r2, err := Open(context.Background(), r.Dir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, r2, map[string]string{"a.json": "2\n"}) // extends a tail: adds no pack
+	before, _ := r2.PackCount()
+	r2.MaybeMaintain(10)
+	r2.Close() // waits for the roll-up
+	after, _ := r2.PackCount()
+	if before <= 10 || after >= before {
+		t.Fatalf("packs: %d before, %d after the roll-up", before, after)
+	}
+	git(t, r.Dir(), "fsck", "--strict")
+}

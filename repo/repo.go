@@ -79,6 +79,10 @@ type Repo struct {
 	// packAdded is set when a write adds a pack rather than replacing the
 	// tail: the only time this process makes the pack count grow.
 	packAdded atomic.Bool
+	// packsSeen is how many packs the last search for a tail listed: packs
+	// also pile up without any write adding one, when writers are killed
+	// between writing a new tail and removing the old.
+	packsSeen atomic.Int64
 	tailMu    sync.Mutex
 	tail      *tailPack // the last tail pack this process wrote
 	// tailFilled: the last pack this process wrote is full (see

@@ -74,11 +74,14 @@ func (r *Repo) findTail() *tailPack {
 		return nil
 	}
 	var best os.FileInfo
+	packs := 0
+	defer func() { r.packsSeen.Store(int64(packs)) }()
 	for _, e := range es {
 		n := e.Name()
 		if !strings.HasPrefix(n, "pack-") || !strings.HasSuffix(n, ".pack") {
 			continue
 		}
+		packs++
 		fi, err := e.Info()
 		if err != nil || fi.Size() >= tailPackMax {
 			continue

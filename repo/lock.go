@@ -38,6 +38,9 @@ type fileLock struct {
 	// synced and before it replaces the ref: the flush that makes the
 	// objects it names durable, overlapped with the value's own.
 	ready func() error
+	// taken: publish found path naming another file (removed by hand and
+	// taken by another writer), which release must then leave alone.
+	taken bool
 }
 
 const lockMarker = "aiwg-state lock held by pid "
@@ -52,7 +55,9 @@ func (l *fileLock) Write(b []byte) (int, error) { return l.value.Write(b) }
 // flock is released a breaker may take the file for a dead writer's and a
 // new writer may create the next lock, which this must not remove.
 func (l *fileLock) release() {
-	os.Remove(l.path)
+	if !l.taken {
+		os.Remove(l.path)
+	}
 	if l.own {
 		l.held.Close()
 	}
@@ -74,6 +79,7 @@ func (l *fileLock) publish(path string, sync bool) error {
 		mine, serr := l.held.Stat()
 		cur, cerr := os.Stat(l.path)
 		if serr != nil || cerr != nil || !os.SameFile(mine, cur) {
+			l.taken = cerr == nil // a lock at path that is not ours
 			err = fmt.Errorf("%w: the lock was taken from this writer", ErrLocked)
 		}
 	}

@@ -170,3 +170,30 @@ func TestLockFilesOfDeadReposAreSwept(t *testing.T) {
 		t.Fatalf("Close left its lock file: %d files", n)
 	}
 }
+
+// TestALockTakenByHandIsLeftToItsTaker: when a writer's lock is removed by
+// hand and git takes the name, the writer neither publishes nor, on its
+// way out, removes git's lock.
+func TestALockTakenByHandIsLeftToItsTaker(t *testing.T) {
+	r := newRepo(t)
+	ref := filepath.Join(r.dir, "refs", "heads", "topic")
+	l, err := r.acquire(context.Background(), ref+".lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(ref + ".lock")
+	if err := os.WriteFile(ref+".lock", []byte("git's\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l.WriteString("0123456789012345678901234567890123456789\n")
+	if err := l.publish(ref, false); !errors.Is(err, ErrLocked) {
+		t.Fatalf("publish under a lock taken by another: %v", err)
+	}
+	l.release()
+	if got, err := os.ReadFile(ref + ".lock"); err != nil || string(got) != "git's\n" {
+		t.Fatalf("git's lock after the release: %q, %v", got, err)
+	}
+	if _, err := os.Stat(ref); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the ref was written: %v", err)
+	}
+}

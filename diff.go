@@ -27,10 +27,11 @@ type FileDiff struct {
 // DiffOptions choose what to compare.
 type DiffOptions struct {
 	// From and To are revisions. Both empty: the last mutation (HEAD^ to
-	// HEAD). Only From: that commit against its first parent.
+	// HEAD). Only From: that commit against its first parent. Only To:
+	// from the branch's head to To.
 	From, To string
 	Branch   string
-	// File and Key narrow the diff.
+	// File and Key narrow the diff; Key needs File.
 	File, Key string
 }
 
@@ -38,6 +39,9 @@ type DiffOptions struct {
 func (s *Store) Diff(ctx context.Context, o DiffOptions) ([]FileDiff, plumbing.Hash, plumbing.Hash, error) {
 	var from, to plumbing.Hash
 	var err error
+	if o.Key != "" && o.File == "" {
+		return nil, from, to, fmt.Errorf("%w: a key to diff needs its file", ErrUsage)
+	}
 	switch {
 	case o.From == "" && o.To == "":
 		o.From = "HEAD"

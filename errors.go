@@ -12,8 +12,16 @@ import (
 var (
 	// ErrNoChange: the write would not change anything; no commit was made.
 	ErrNoChange = repo.ErrNoChange
-	// ErrNotFound: no such file, key, revision or store.
+	// ErrNotFound: no such file, revision, branch or store. A missing key
+	// inside a document is objects.ErrNotFound (the objects package knows
+	// no git); test for both to cover either.
 	ErrNotFound = repo.ErrNotFound
+	// ErrStale: the branch was not at WriteOptions.Expect (the error is a
+	// *repo.StaleError naming the current head), or a push was not a fast
+	// forward.
+	ErrStale = repo.ErrStale
+	// ErrLocked: another writer held the branch lock past the timeout.
+	ErrLocked = repo.ErrLocked
 	// ErrExists: the target of a create or move already exists.
 	ErrExists = errors.New("already exists")
 	// ErrLimit: a document or value is over a limit of the store.

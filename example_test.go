@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
 )
@@ -84,4 +85,22 @@ func ExampleStore_Log() {
 	// Output:
 	// reviewer update plan.json#goal review-1
 	// planner create plan.json#goal
+}
+
+// JSON Lines of operations, as `aiwg-state apply` reads them; a bad line
+// fails the whole input with its number.
+func ExampleReadOps() {
+	ops, err := aiwgstate.ReadOps(strings.NewReader(`# plan for today
+{"op":"set","file":"plan.json","path":"risk.level","value":"high"}
+{"op":"mv","file":"draft.json","to":"docs/draft.json"}
+`))
+	fmt.Println(len(ops), ops[1].Op, ops[1].To, err)
+
+	_, err = aiwgstate.ReadOps(strings.NewReader(`{"op":"set","file":"a.json","path":"x","value":1}
+{"op":"put","file":"b.json","value":1,"op":"del"}
+`))
+	fmt.Println(err)
+	// Output:
+	// 2 mv docs/draft.json <nil>
+	// line 2: invalid JSON: column 39: duplicate object key "op"
 }

@@ -115,7 +115,10 @@ type ValueChange struct {
 // without one, it walks history.
 func (s *Store) Log(ctx context.Context, lo LogOptions, fn func(*Mutation) bool) error {
 	if lo.Limit < 0 {
-		return fmt.Errorf("%w: a limit of %d mutations (0 means none)", ErrUsage, lo.Limit)
+		return fmt.Errorf("%w: a limit of %d mutations (0 means no limit)", ErrUsage, lo.Limit)
+	}
+	if fn == nil {
+		return fmt.Errorf("%w: Log needs a function to call with each mutation", ErrUsage)
 	}
 	switch lo.Op {
 	case "", OpCreate, OpUpdate, OpDelete, OpRename:

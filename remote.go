@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"sort"
 	"strings"
 
@@ -32,7 +33,11 @@ func (s *Store) Remotes(ctx context.Context) ([]repo.Remote, error) { return s.r
 // AddRemote adds a remote: a path, file://, http(s)://, ssh:// or scp-like
 // user@host:path, or git:// URL.
 func (s *Store) AddRemote(ctx context.Context, name, url string) error {
-	return s.repo.AddRemote(ctx, name, url)
+	err := s.repo.AddRemote(ctx, name, url)
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("%w: %w", ErrExists, err)
+	}
+	return err
 }
 
 // RemoveRemote removes a remote and its remote-tracking branches.
@@ -189,7 +194,10 @@ func AgentBranch(id, name string) (string, error) {
 
 // StartAgent puts the store on the agent's own branch, agents/<id>/<name>,
 // creating it at from ("" = the head of the default branch) when it does
-// not exist yet. Later commands without --branch work on it.
+// not exist yet. Later commands without --branch work on it, and so does
+// this Store: unlike Switch, it moves this Store's default branch, since
+// an agent's store is its own. Call it before other goroutines use the
+// Store.
 func (s *Store) StartAgent(ctx context.Context, id, name, from string) (string, error) {
 	branch, err := AgentBranch(id, name)
 	if err != nil {

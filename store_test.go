@@ -364,3 +364,48 @@ func TestBranchesAWriteOrReadNames(t *testing.T) {
 	}
 	fsck(t, st)
 }
+
+// TestAPIEdgesANewUserMet: what a review of the Go API found, each fixed:
+// a time read in the second of a write, in the writing process; a
+// cancelled context; a nil log callback; a second remote of one name; a
+// key to diff without its file.
+func TestAPIEdgesANewUserMet(t *testing.T) {
+	st := newStore(t)
+	ctx := context.Background()
+	m, err := st.Set(ctx, "a.json", "v", []byte(`1`), aiwgstate.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Time.Nanosecond() != 0 {
+		t.Errorf("mutation time %v has a fraction of a second git does not store", m.Time)
+	}
+	at := m.Time.UTC().Format(time.RFC3339)
+	if got, err := st.Get(ctx, "a.json", "v", aiwgstate.ReadOptions{At: at}); err != nil || strings.TrimSpace(string(got)) != "1" {
+		t.Errorf("get at %s, the second of the write: %s, %v", at, got, err)
+	}
+	var logged []*aiwgstate.Mutation
+	if err := st.Log(ctx, aiwgstate.LogOptions{Until: m.Time}, func(m *aiwgstate.Mutation) bool { logged = append(logged, m); return true }); err != nil || len(logged) != 2 || !logged[0].Time.Equal(m.Time) {
+		t.Errorf("log until the write's time: %d mutations, %v", len(logged), err)
+	}
+
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := st.Set(cancelled, "a.json", "v", []byte(`2`), aiwgstate.WriteOptions{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("a write with a cancelled context: %v", err)
+	}
+	if err := st.Log(ctx, aiwgstate.LogOptions{}, nil); !errors.Is(err, aiwgstate.ErrUsage) {
+		t.Errorf("log with no callback: %v", err)
+	}
+	if err := st.AddRemote(ctx, "origin", "/nowhere.git"); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.AddRemote(ctx, "origin", "/elsewhere.git"); !errors.Is(err, aiwgstate.ErrExists) {
+		t.Errorf("a second remote named origin: %v", err)
+	}
+	if _, _, _, err := st.Diff(ctx, aiwgstate.DiffOptions{Key: "v"}); !errors.Is(err, aiwgstate.ErrUsage) {
+		t.Errorf("a key to diff without its file: %v", err)
+	}
+	if n := strings.Count(git(t, st, "rev-list", "main"), "\n"); n != 2 {
+		t.Errorf("%d commits, want init and one write", n)
+	}
+}

@@ -441,7 +441,7 @@ func (s *Store) commit(ctx context.Context, wo WriteOptions, subject string, bui
 }
 
 // AgentName is the agent a write is attributed to when none is given:
-// $AIWG_AGENT, then the login name.
+// $AIWG_AGENT, then the login name ($USER), else "anonymous".
 func AgentName(agent string) string {
 	for _, a := range []string{agent, os.Getenv("AIWG_AGENT"), os.Getenv("USER")} {
 		if a = strings.TrimSpace(a); a != "" {

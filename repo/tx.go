@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -147,6 +148,9 @@ type CommitOptions struct {
 // serialized rather than retried; C git writers take the same lock. A
 // transaction that changes nothing returns ErrNoChange and writes nothing.
 func (r *Repo) Commit(ctx context.Context, branch string, fn func(*Tx) (*CommitInfo, error), opts CommitOptions) (*Commit, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err // a cancelled caller writes nothing
+	}
 	var out *Commit
 	published := func(bool) {}
 	err := r.withLock(ctx, branch, func(lock *fileLock) (bool, error) {
@@ -177,7 +181,7 @@ func (r *Repo) Commit(ctx context.Context, branch string, fn func(*Tx) (*CommitI
 		if root == tx.root && !info.AllowEmpty {
 			return false, ErrNoChange
 		}
-		c := &Commit{Tree: root, Author: info.Author, Committer: info.Committer, Message: info.Message}
+		c := &Commit{Tree: root, Author: wholeSeconds(info.Author), Committer: wholeSeconds(info.Committer), Message: info.Message}
 		if !head.IsZero() {
 			c.Parents = append(c.Parents, head)
 		}
@@ -336,4 +340,12 @@ func (b *builder) build(base plumbing.Hash, dir string, changes map[string]*[]by
 		b.trees[h] = &Tree{Entries: es}
 	}
 	return h, nil
+}
+
+// wholeSeconds is s as git stores it: a commit's times are whole seconds,
+// and the Commit this process caches and returns must read as the one
+// parsed back (a time read at 12:00:00Z must find a commit of 12:00:00.4).
+func wholeSeconds(s Signature) Signature {
+	s.When = time.Unix(s.When.Unix(), 0).In(s.When.Location())
+	return s
 }

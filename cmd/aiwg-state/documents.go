@@ -1,18 +1,14 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
-	"github.com/aiwg/aiwg-state/objects"
 )
 
 func documentCommands() []*cli.Command {
@@ -232,7 +228,7 @@ Examples:
 				if err != nil {
 					return err
 				}
-				ops, err := readOps(bytes.NewReader(data))
+				ops, err := aiwgstate.ReadOps(bytes.NewReader(data))
 				if err != nil {
 					return err
 				}
@@ -252,34 +248,6 @@ Examples:
 			}),
 		},
 	}
-}
-
-// readOps parses JSON Lines of operations; any bad line fails the whole
-// input before anything is written.
-func readOps(r io.Reader) ([]aiwgstate.Op, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	var ops []aiwgstate.Op
-	n := 0
-	for sc.Scan() {
-		n++
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 || line[0] == '#' {
-			continue
-		}
-		op, err := parseOpLine(line)
-		if err != nil {
-			return nil, fmt.Errorf("line %d: %w", n, err)
-		}
-		ops = append(ops, op)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	if len(ops) == 0 {
-		return nil, usagef("apply: no operations in the input")
-	}
-	return ops, nil
 }
 
 // value reads a VALUE argument as JSON bytes, honouring --string and "-".
@@ -330,34 +298,4 @@ func (s *session) report(m *aiwgstate.Mutation, err error) error {
 		return err
 	}
 	return s.done(m, "%s %s %s", shortHash(m.Commit), m.MutationID, m.Subject)
-}
-
-// parseOpLine reads one operation: strict JSON (the checks of set and put:
-// no duplicate keys, nothing after the object), then its fields by name.
-func parseOpLine(line []byte) (aiwgstate.Op, error) {
-	var op aiwgstate.Op
-	v, err := objects.Decode(line)
-	var se *objects.SyntaxError
-	if errors.As(err, &se) {
-		return op, fmt.Errorf("%w: column %d: %s", objects.ErrInvalidJSON, se.Column, se.Msg)
-	}
-	if err != nil {
-		return op, err
-	}
-	if _, ok := v.(map[string]any); !ok {
-		return op, fmt.Errorf("%w: an operation is a JSON object, not %s", objects.ErrInvalidJSON, objects.KindOf(v))
-	}
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&op); err != nil {
-		var te *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &te):
-			return op, fmt.Errorf("%w: %q must be %s", objects.ErrInvalidJSON, te.Field, "a string")
-		case strings.HasPrefix(err.Error(), "json: unknown field "):
-			return op, fmt.Errorf("%w: unknown field %s (an operation has op, file, path, value and to)", objects.ErrInvalidJSON, strings.TrimPrefix(err.Error(), "json: unknown field "))
-		}
-		return op, fmt.Errorf("%w: %v", objects.ErrInvalidJSON, err)
-	}
-	return op, nil
 }

@@ -198,7 +198,10 @@ func (s *Store) RollbackHard(ctx context.Context, stateID, name, branch string) 
 	if ck, err = checkpoint.Get(s.repo, id, name); err != nil {
 		return from, to, nil, err
 	}
-	ref := s.ref(branch)
+	ref, err := s.writeRef(branch)
+	if err != nil {
+		return from, to, ck, err
+	}
 	if from, err = s.repo.Ref(ref); err != nil {
 		return from, to, ck, err
 	}

@@ -196,7 +196,10 @@ func (s *Store) HasConflicts(branch string) (bool, error) {
 // progress (see MergeRefPrefix), the branch is left as it was, and the
 // error wraps ErrConflict; the result lists the conflicts.
 func (s *Store) Merge(ctx context.Context, from string, mo MergeOptions) (*MergeResult, error) {
-	intoRef := s.ref(mo.Into)
+	intoRef, err := s.writeRef(mo.Into)
+	if err != nil {
+		return nil, err
+	}
 	if mo.Strategy != "" {
 		if _, err := merge.ParseStrategy(string(mo.Strategy)); err != nil {
 			return nil, err

@@ -55,8 +55,14 @@ func parseOpLine(line []byte) (Op, error) {
 	if err != nil {
 		return op, err
 	}
-	if _, ok := v.(map[string]any); !ok {
+	m, ok := v.(map[string]any)
+	if !ok {
 		return op, fmt.Errorf("%w: an operation is a JSON object, not %s", objects.ErrInvalidJSON, objects.KindOf(v))
+	}
+	if p, given := m["path"]; given && (p == nil || p == "") {
+		// As an empty KEYPATH argument: most likely a variable that was
+		// not set, and it would replace or delete the whole document.
+		return op, fmt.Errorf("%w: \"path\" is empty (leave it out to act on the whole document)", ErrUsage)
 	}
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()

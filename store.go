@@ -179,6 +179,17 @@ func branchRef(b string) string {
 	return "refs/heads/" + b
 }
 
+// writeRef is the ref a write on branch moves: a branch (refs/heads/…),
+// never a remote-tracking branch (the next fetch would drop the write), a
+// tag, or a merge in progress (which has its own guard).
+func (s *Store) writeRef(branch string) (string, error) {
+	ref := s.ref(branch)
+	if !strings.HasPrefix(ref, "refs/heads/") {
+		return "", fmt.Errorf("%w: %s is not a branch; writes go to refs/heads/", ErrReadOnly, ref)
+	}
+	return ref, nil
+}
+
 func (s *Store) ref(branch string) string {
 	if branch == "" {
 		return s.branch

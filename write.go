@@ -374,7 +374,10 @@ func (p parsedOp) apply(d *docs, rec *recorder) error {
 // commit runs build in a transaction on the options' branch and records it
 // as one commit whose message and trailers describe the recorded changes.
 func (s *Store) commit(ctx context.Context, wo WriteOptions, subject string, build func(*repo.Tx, *recorder) error) (*Mutation, error) {
-	ref := s.ref(wo.Branch)
+	ref, err := s.writeRef(wo.Branch)
+	if err != nil {
+		return nil, err
+	}
 	copts := repo.CommitOptions{Expect: wo.expectHead}
 	if wo.Expect != "" {
 		h, err := s.Resolve(wo.Expect, wo.Branch)

@@ -150,7 +150,8 @@ func args(c *cli.Context, min, max int) ([]string, error) {
 		case max != min:
 			want = fmt.Sprintf("%d to %d", min, max)
 		}
-		return nil, usagef("%s takes %s argument(s), got %d: usage: aiwg-state %s %s", c.Command.Name, want, len(a), c.Command.Name, c.Command.ArgsUsage)
+		name := commandPath(c)
+		return nil, usagef("%s takes %s argument(s), got %d: usage: aiwg-state %s %s", name, want, len(a), name, c.Command.ArgsUsage)
 	}
 	return a, nil
 }

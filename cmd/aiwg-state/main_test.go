@@ -136,6 +136,8 @@ func TestApplyIsAllOrNothing(t *testing.T) {
 		{`[{"op":"put"}]`, "an operation is a JSON object, not an array"},
 		{`{"op":"put","file":"d.json","value":1,"extra":2}`, `unknown field "extra"`},
 		{`{"op":"put","file":5,"value":1}`, `"file" must be a string`},
+		{`{"op":"del","file":"a.json","path":""}`, `"path" is empty`},
+		{`{"op":"set","file":"a.json","path":null,"value":{}}`, `"path" is empty`},
 	} {
 		_, errOut, code := runCLI(t, s, "# first\n"+line.in+"\n", "apply", "-")
 		if code != exitUsage || !strings.Contains(errOut, "line 2: ") || !strings.Contains(errOut, line.says) || strings.Contains(errOut, "Go ") {
@@ -385,5 +387,23 @@ func TestBranchFlagNamesRemoteTracking(t *testing.T) {
 	}
 	if refs := gitOut(t, s, "for-each-ref", "--format=%(refname)", "refs/heads/"); refs != "refs/heads/main\n" {
 		t.Fatalf("branches after refused writes: %q", refs)
+	}
+	// Full names of refs that are not branches: read, never written.
+	gitOut(t, s, "tag", "t1", "main")
+	tags := gitOut(t, s, "show-ref")
+	for _, ref := range []string{"refs/remotes/origin/main", "refs/tags/t1", "refs/aiwg/merge/main"} {
+		_, errOut, code := runCLI(t, s, "", "set", "a.json", "v", "3", "--branch", ref)
+		if code != exitDomain || !strings.Contains(errOut, "not a branch") {
+			t.Errorf("set --branch %s: exit %d, %q", ref, code, errOut)
+		}
+	}
+	if got := mustCLI(t, s, "", "get", "a.json", "v", "--branch", "refs/tags/t1"); got != "2\n" {
+		t.Errorf("get --branch refs/tags/t1 = %q", got)
+	}
+	if gitOut(t, s, "show-ref") != tags {
+		t.Fatal("a refused write moved a ref")
+	}
+	if _, errOut, _ := runCLI(t, s, "", "var", "set"); !strings.Contains(errOut, "usage: aiwg-state var set NAME") {
+		t.Errorf("usage of a nested command: %q", errOut)
 	}
 }

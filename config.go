@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/aiwg/aiwg-state/objects"
@@ -100,6 +101,16 @@ func checkManifest(data []byte) error {
 	}
 	if m.Limits.MaxDocumentBytes <= 0 {
 		return errors.New("limits.max_document_bytes must be a positive number of bytes")
+	}
+	if _, err := ruledPatterns(data); err != nil {
+		return err
+	}
+	if m.Verbiage != nil {
+		for _, d := range m.Verbiage.Documents {
+			if slices.Contains(strings.Split(d, "/"), "..") {
+				return fmt.Errorf("verbiage.documents: %q names a path outside the store", d)
+			}
+		}
 	}
 	return nil
 }

@@ -155,7 +155,19 @@ func (s *Store) checkRuledDocuments(tx *repo.Tx, wo WriteOptions, changes []Chan
 	if err != nil {
 		return err
 	}
-	for _, doc := range s.ruledInTx(tx, patterns, changed) {
+	// A new manifest may rule documents that were not ruled: each must
+	// keep the rules from now on, so each is checked as if written. (One
+	// ruled before and already invalid is left to the check below.)
+	newRules := slices.Contains(changed, ManifestPath)
+	var oldRules []verbiage.Pattern
+	if newRules && !files.parent.IsZero() {
+		old, err := s.repo.ReadFileAt(files.parent, ManifestPath)
+		if err != nil && !errors.Is(err, repo.ErrNotFound) {
+			return err
+		}
+		oldRules, _ = ruledPatterns(old)
+	}
+	for _, doc := range s.ruledInTx(tx, patterns, changed, newRules) {
 		data, err := tx.ReadFile(doc)
 		if errors.Is(err, repo.ErrNotFound) {
 			continue // deleted by this write, or never there
@@ -163,7 +175,7 @@ func (s *Store) checkRuledDocuments(tx *repo.Tx, wo WriteOptions, changes []Chan
 		if err != nil {
 			return err
 		}
-		touched := slices.Contains(changed, doc)
+		touched := slices.Contains(changed, doc) || (newRules && !matchesAny(oldRules, doc))
 		if !touched && !bytes.Contains(data, []byte(statedoc.RefPrefix)) {
 			continue // no shards, so nothing this write changed is in it
 		}
@@ -186,9 +198,9 @@ func (s *Store) checkRuledDocuments(tx *repo.Tx, wo WriteOptions, changes []Chan
 
 // ruledInTx lists the ruled documents that exist in the transaction or
 // that the write created: literal patterns are looked up, others matched
-// against the changed files and, when a changed file could be a shard,
-// against every file of the tree.
-func (s *Store) ruledInTx(tx *repo.Tx, patterns []verbiage.Pattern, changed []string) []string {
+// against the changed files and, when a changed file could be a shard or
+// all is set (the rules changed), against every file of the tree.
+func (s *Store) ruledInTx(tx *repo.Tx, patterns []verbiage.Pattern, changed []string, all bool) []string {
 	seen := map[string]bool{}
 	var out []string
 	add := func(f string) {
@@ -197,7 +209,7 @@ func (s *Store) ruledInTx(tx *repo.Tx, patterns []verbiage.Pattern, changed []st
 			out = append(out, f)
 		}
 	}
-	walk := false
+	walk := all
 	for _, p := range patterns {
 		if f, ok := literal(p); ok {
 			if ok, _ := tx.Exists(f); ok {

@@ -409,3 +409,31 @@ func TestAPIEdgesANewUserMet(t *testing.T) {
 		t.Errorf("%d commits, want init and one write", n)
 	}
 }
+
+// TestRulesCannotBeSetOverDocumentsThatBreakThem: declaring a document
+// verbiage-ruled checks it as if it were written then, so the store never
+// holds a ruled document its own reads and writes would refuse; a pattern
+// that leaves the store is refused.
+func TestRulesCannotBeSetOverDocumentsThatBreakThem(t *testing.T) {
+	st := newStore(t)
+	ctx := context.Background()
+	if _, err := st.Put(ctx, "a.json", []byte(`{"-key": 1, "k": 2}`), aiwgstate.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	head := git(t, st, "rev-parse", "main")
+	if _, err := st.SetConfig(ctx, "verbiage.documents", []byte(`["a.json"]`), aiwgstate.WriteOptions{}); err == nil || !strings.Contains(err.Error(), "a.json would be invalid") {
+		t.Fatalf("ruling a document that breaks the rules: %v", err)
+	}
+	if _, err := st.SetConfig(ctx, "verbiage.documents", []byte(`["../x.json"]`), aiwgstate.WriteOptions{}); !errors.Is(err, aiwgstate.ErrUsage) {
+		t.Fatalf("a pattern outside the store: %v", err)
+	}
+	if git(t, st, "rev-parse", "main") != head {
+		t.Fatal("a refused setting was committed")
+	}
+	if _, err := st.SetConfig(ctx, "verbiage.documents", []byte(`["b.json"]`), aiwgstate.WriteOptions{}); err != nil {
+		t.Fatalf("ruling a document that keeps the rules: %v", err)
+	}
+	if _, err := st.SetConfig(ctx, "limits.max_document_bytes", []byte(`100000`), aiwgstate.WriteOptions{}); err != nil {
+		t.Fatalf("another setting, with the rules unchanged: %v", err)
+	}
+}

@@ -472,12 +472,20 @@ func TestFollowAndBlameAcrossAPlainGitMove(t *testing.T) {
 		t.Fatalf("log --follow across git mv:\n got %v\nwant %v (git log --follow)", got, want)
 	}
 	var keyLog []string
+	var moved *aiwgstate.ValueChange
 	st.Log(ctx, aiwgstate.LogOptions{File: "docs/plan.json", Key: "risk.level", Follow: true}, func(m *aiwgstate.Mutation) bool {
 		keyLog = append(keyLog, m.Commit)
+		if m.Value != nil && m.Value.File == "docs/plan.json" && m.Commit != m4.Commit {
+			moved = m.Value
+		}
 		return true
 	})
-	if len(keyLog) < 2 || keyLog[0] != m4.Commit || keyLog[len(keyLog)-1] != m1.Commit {
+	if len(keyLog) != 3 || keyLog[0] != m4.Commit || keyLog[len(keyLog)-1] != m1.Commit {
 		t.Fatalf("key log --follow across git mv: %v, want %s first and %s last", keyLog, m4.Commit, m1.Commit)
+	}
+	// The git mv is told as the move it is, not as a creation.
+	if moved == nil || moved.Op != aiwgstate.OpRename || moved.From != "plan.json" || string(moved.Old) != `"low"` {
+		t.Fatalf("the git mv in the key log: %+v", moved)
 	}
 	byPath := blameByPath(t, st, "docs/plan.json")
 	if byPath["owner"] != m2.MutationID+" bob" || byPath["risk.level"] != m4.MutationID+" planner" {

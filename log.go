@@ -209,6 +209,9 @@ func (s *Store) fileLog(ctx context.Context, start plumbing.Hash, lo LogOptions,
 		if len(key) > 0 {
 			vc := &ValueChange{File: h.File, Key: key.String()}
 			before := h.File
+			if h.From != "" { // a move, by aiwg-state mv or plain git mv
+				before, vc.From = h.From, h.From
+			}
 			for _, ch := range m.Changes {
 				if ch.Operation == OpRename && ch.To == h.File {
 					before, vc.From = ch.File, ch.File

@@ -43,6 +43,9 @@ type LogOptions struct {
 type Hit struct {
 	Commit plumbing.Hash
 	File   string
+	// From, when following, is the file the commit moved to File: by
+	// aiwg-state mv, or an exact rename made with plain git (git mv).
+	From string
 }
 
 // Log calls fn for each commit reachable from start that changed the key,
@@ -192,11 +195,15 @@ func (q *query) firstParentLog(ctx context.Context, s int32, file string, follow
 		} else if !ok {
 			continue
 		}
-		if more, err := fn(Hit{Commit: q.v.hash(x), File: file}); err != nil || !more {
+		hit := Hit{Commit: q.v.hash(x), File: file}
+		if follow {
+			hit.From = q.renamedFrom(x, file)
+		}
+		if more, err := fn(hit); err != nil || !more {
 			return err
 		}
 		if follow {
-			if from := q.renamedFrom(x, file); from != "" {
+			if from := hit.From; from != "" {
 				file = from
 				cands, maybe = q.candidates(from)
 				if s = q.v.firstParent(x); s < 0 {
@@ -289,6 +296,7 @@ func (q *query) allParentsLog(ctx context.Context, s int32, file string, follow 
 	}
 	var hits []int32
 	hitFile := map[int32]string{}
+	hitFrom := map[int32]string{}
 	done := map[cursor]bool{}
 	stack := []cursor{{s, file}}
 	for len(stack) > 0 {
@@ -341,6 +349,7 @@ func (q *query) allParentsLog(ctx context.Context, s int32, file string, follow 
 		if follow {
 			if from := q.renamedFrom(x, c.file); from != "" {
 				next = from
+				hitFrom[x] = from
 			}
 		}
 		for _, p := range ps {
@@ -361,7 +370,7 @@ func (q *query) allParentsLog(ctx context.Context, s int32, file string, follow 
 		if i > 0 && h == hits[i-1] {
 			continue
 		}
-		out = append(out, Hit{Commit: q.v.hash(h), File: hitFile[h]})
+		out = append(out, Hit{Commit: q.v.hash(h), File: hitFile[h], From: hitFrom[h]})
 	}
 	return out, nil
 }

@@ -25,6 +25,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -124,11 +125,32 @@ func (r *Repo) AddRemote(ctx context.Context, name, rawURL string) error {
 	if _, err := r.RemoteURL(ctx, name); err == nil {
 		return fmt.Errorf("remote %q already exists: %w", name, os.ErrExist)
 	}
+	if localPath(rawURL) && !filepath.IsAbs(rawURL) {
+		// As git clone records it: relative to where it was given, not to
+		// wherever a later fetch happens to run.
+		abs, err := filepath.Abs(rawURL)
+		if err != nil {
+			return err
+		}
+		rawURL = abs
+	}
 	if _, err := r.git(ctx, nil, "config", "remote."+name+".url", rawURL); err != nil {
 		return err
 	}
 	_, err := r.git(ctx, nil, "config", "remote."+name+".fetch", "+refs/heads/*:refs/remotes/"+name+"/*")
 	return err
+}
+
+// localPath reports whether a remote URL is a path on this machine: no
+// scheme (file://, https://) and not git's scp-like host:path form, whose
+// colon comes before any slash.
+func localPath(u string) bool {
+	if strings.Contains(u, "://") {
+		return false
+	}
+	colon := strings.IndexByte(u, ':')
+	slash := strings.IndexByte(u, '/')
+	return colon < 0 || (slash >= 0 && slash < colon)
 }
 
 // RemoveRemote drops a remote and its remote-tracking refs.

@@ -3,6 +3,8 @@ package repo
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -124,6 +126,26 @@ func TestRemoteConfig(t *testing.T) {
 	}
 	if err := r.AddRemote(ctx, "ok", "--upload-pack=evil"); !errors.Is(err, ErrInvalidName) {
 		t.Errorf("a URL that reads as a flag was accepted: %v", err)
+	}
+	// A relative path is kept as the absolute one it named where it was
+	// given (as git clone does); URLs and host:path stay as written.
+	wd, _ := os.Getwd()
+	for url, want := range map[string]string{
+		"../rel.git":                 filepath.Join(filepath.Dir(wd), "rel.git"),
+		"rel.git":                    filepath.Join(wd, "rel.git"),
+		"https://example.org/x.git":  "https://example.org/x.git",
+		"git@example.org:team/x.git": "git@example.org:team/x.git",
+		"file:///srv/x.git":          "file:///srv/x.git",
+		"./dir:with-colon/x.git":     filepath.Join(wd, "dir:with-colon/x.git"),
+	} {
+		name := fmt.Sprintf("r%d", len(url))
+		if err := r.AddRemote(ctx, name, url); err != nil {
+			t.Fatalf("AddRemote %s: %v", url, err)
+		}
+		if got, err := r.RemoteURL(ctx, name); err != nil || got != want {
+			t.Errorf("remote %s: %q, %v; want %q", url, got, err, want)
+		}
+		r.RemoveRemote(ctx, name)
 	}
 	if err := r.RemoveRemote(ctx, "up"); err != nil {
 		t.Fatal(err)

@@ -626,6 +626,35 @@ func (s *Store) ImportState(ctx context.Context, data []byte, wo WriteOptions) (
 	if doc.History != nil {
 		muts, cks = doc.History.Mutations, doc.History.Checkpoints
 	}
+	// The seed's limits, checked before anything is written: the import
+	// is many commits and tags, and bad input must change nothing.
+	if n := len(doc.Variables); n > rlm.MaxVariables {
+		return nil, fmt.Errorf("%w: %s has %d variables; a state holds at most %d", ErrLimit, doc.StateID, n, rlm.MaxVariables)
+	}
+	if n := len(cks); n > checkpoint.MaxPerState {
+		return nil, fmt.Errorf("%w: %s has %d checkpoints; a state holds at most %d", ErrLimit, doc.StateID, n, checkpoint.MaxPerState)
+	}
+	// Should a later step fail anyway, what was written is taken back:
+	// the branch returns to head (unless another writer moved it since)
+	// and the checkpoints made are removed.
+	ref, err := s.writeRef(wo.Branch)
+	if err != nil {
+		return nil, err
+	}
+	var made []*checkpoint.Checkpoint
+	var last plumbing.Hash
+	undo := func(cause error) error {
+		for _, c := range made {
+			s.repo.UpdateRef(ctx, c.Ref, c.Tag, plumbing.ZeroHash)
+		}
+		if last.IsZero() {
+			return cause
+		}
+		if err := s.repo.UpdateRef(ctx, ref, last, head); err != nil {
+			return fmt.Errorf("%w (its commits stay: the branch moved on since, or: %v)", cause, err)
+		}
+		return fmt.Errorf("%w (nothing of it was kept)", cause)
+	}
 	in := StateInit{ID: doc.StateID, Session: doc.SessionID, Parent: doc.ParentStateID, noCheckpoint: true}
 	if doc.TreeID != nil {
 		in.Tree = *doc.TreeID
@@ -655,6 +684,7 @@ func (s *Store) ImportState(ctx context.Context, data []byte, wo WriteOptions) (
 	if err != nil {
 		return nil, err
 	}
+	last = plumbing.NewHash(m.Commit)
 	type landed struct {
 		hash plumbing.Hash
 		when time.Time
@@ -709,9 +739,10 @@ func (s *Store) ImportState(ctx context.Context, data []byte, wo WriteOptions) (
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("import of %s stopped (%d commits written): %w", doc.StateID, len(commits), err)
+			return nil, undo(fmt.Errorf("import of %s: %w", doc.StateID, err))
 		}
 		commits = append(commits, landed{plumbing.NewHash(m.Commit), m.Time})
+		last = plumbing.NewHash(m.Commit)
 	}
 	// Make the variables what the document says they are.
 	rwo := wo
@@ -738,8 +769,9 @@ func (s *Store) ImportState(ctx context.Context, data []byte, wo WriteOptions) (
 	}, scopeOf, doc.Variables)
 	if err == nil {
 		commits = append(commits, landed{plumbing.NewHash(m.Commit), m.Time})
+		last = plumbing.NewHash(m.Commit)
 	} else if !errors.Is(err, ErrNoChange) {
-		return nil, err
+		return nil, undo(err)
 	}
 	for _, ck := range cks {
 		when := parseTime(ck.Timestamp)
@@ -755,8 +787,9 @@ func (s *Store) ImportState(ctx context.Context, data []byte, wo WriteOptions) (
 		}
 		c := &checkpoint.Checkpoint{ID: id, Name: ck.Name, State: doc.StateID, Description: ck.Description, Commit: target, Agent: AgentName(wo.Agent), Time: when}
 		if err := checkpoint.Create(ctx, s.repo, c); err != nil {
-			return nil, fmt.Errorf("import of %s: checkpoint %s: %w", doc.StateID, ck.Name, checkpointErr(err))
+			return nil, undo(fmt.Errorf("import of %s: checkpoint %s: %w", doc.StateID, ck.Name, checkpointErr(err)))
 		}
+		made = append(made, c)
 	}
 	return info, nil
 }

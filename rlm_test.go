@@ -469,3 +469,67 @@ func TestVariablesKeepTheDocumentLimit(t *testing.T) {
 	setVar(t, st, id, "small", "fits", aiwgstate.VarOptions{})
 	fsck(t, st)
 }
+
+// TestRLMImportRefusedChangesNothing: an import over the seed's limits is
+// refused before it writes, and one that fails part way (here a
+// checkpoint named twice) takes back its commits and checkpoints.
+func TestRLMImportRefusedChangesNothing(t *testing.T) {
+	ctx := context.Background()
+	src := newStore(t)
+	id := initState(t, src, aiwgstate.StateInit{Prompt: "p"})
+	setVar(t, src, id, "a_value", json.Number("1"), aiwgstate.VarOptions{})
+	src.CreateCheckpoint(ctx, id, "middle", "half way", aiwgstate.WriteOptions{})
+	setVar(t, src, id, "a_value", json.Number("2"), aiwgstate.VarOptions{})
+	out, err := src.ExportState(ctx, id, aiwgstate.ExportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatal(err)
+	}
+	edit := func(f func(map[string]any)) []byte {
+		var d map[string]any
+		json.Unmarshal(out, &d)
+		f(d)
+		b, _ := json.Marshal(d)
+		return b
+	}
+	tooMany := edit(func(d map[string]any) {
+		vars := d["variables"].(map[string]any)
+		proto := vars["a_value"].(map[string]any)
+		for i := len(vars); i <= rlm.MaxVariables; i++ {
+			v := map[string]any{}
+			for k, x := range proto {
+				v[k] = x
+			}
+			name := fmt.Sprintf("v_%04d", i)
+			v["name"] = name
+			vars[name] = v
+		}
+	})
+	twice := edit(func(d map[string]any) {
+		h := d["history"].(map[string]any)
+		cks := h["checkpoints"].([]any)
+		h["checkpoints"] = append(cks, cks[len(cks)-1])
+	})
+	dst := newStore(t)
+	before := git(t, dst, "for-each-ref")
+	head := git(t, dst, "rev-parse", "main")
+	for _, c := range []struct {
+		name string
+		doc  []byte
+		want error
+	}{{"over 1,000 variables", tooMany, aiwgstate.ErrLimit}, {"a checkpoint named twice", twice, aiwgstate.ErrExists}} {
+		if _, err := dst.ImportState(ctx, c.doc, aiwgstate.WriteOptions{}); !errors.Is(err, c.want) {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if git(t, dst, "rev-parse", "main") != head || git(t, dst, "for-each-ref") != before {
+			t.Fatalf("%s: the refused import left commits or checkpoints:\n%s", c.name, git(t, dst, "for-each-ref"))
+		}
+	}
+	if _, err := dst.ImportState(ctx, out, aiwgstate.WriteOptions{}); err != nil {
+		t.Fatalf("the document itself: %v", err)
+	}
+	fsck(t, dst)
+}

@@ -320,7 +320,8 @@ func (v *Variable) Encode(dataPath string) (file, data []byte, err error) {
 	}
 	out := *v
 	out.AccessCount = nil
-	if v.Type == TypeFileContent || len(enc) > MaxInlineBytes {
+	// enc ends in the newline of a canonical file, which is not the value's.
+	if v.Type == TypeFileContent || len(enc)-1 > MaxInlineBytes {
 		vt := v.Type
 		if vt == TypeFileContent {
 			vt = InferType(v.Value)

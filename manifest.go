@@ -67,7 +67,7 @@ const DefaultAttributes = `# Merge strategy per path (gitattributes(5) patterns;
 # merge-objects/merge-arrays cannot; aiwg-keys=KEY:S,... per object key.
 *.json                   merge=aiwg-merge-objects
 **/variables/*.json      merge=aiwg-last-write-wins
-state/**/*.json          merge=aiwg-merge-objects aiwg-keys=EVENTS:merge-arrays,SEEN:max,LAST-SEEN-IDX:max aiwg-fallback=last-write-wins
+state/**/*.json          merge=aiwg-merge-objects aiwg-keys=EVENTS:merge-arrays,NOTES:merge-arrays,REQUEST-NOTES:merge-arrays,SEEN:max,LAST-SEEN-IDX:max aiwg-fallback=last-write-wins
 memory/**/*.json         merge=aiwg-merge-objects aiwg-fallback=last-write-wins
 .aiwg/store.json         merge=aiwg-conflict
 `

@@ -173,3 +173,22 @@ func gitStdin(t *testing.T, store, stdin string, args ...string) string {
 	}
 	return string(out)
 }
+
+// TestConcurrentNotesBothSurviveAMerge: two branches that each append a
+// note to one goal merge to both notes (NOTES merge as arrays by default,
+// as EVENTS do); before, the last writer's list won and the other's note
+// was dropped without a conflict.
+func TestConcurrentNotesBothSurviveAMerge(t *testing.T) {
+	s := newStore(t)
+	mustCLI(t, s, "", "goal", "create", "ship")
+	mustCLI(t, s, "", "branch", "x")
+	mustCLI(t, s, "", "goal", "note", "SHIP", "from x", "--branch", "x")
+	mustCLI(t, s, "", "goal", "note", "SHIP", "from main")
+	mustCLI(t, s, "", "merge", "x")
+	got := mustCLI(t, s, "", "state-doc", "get", "GOALS.SHIP.NOTES", "--json")
+	for _, note := range []string{"from x", "from main"} {
+		if !strings.Contains(got, note) {
+			t.Errorf("NOTES after the merge lack %q: %s", note, got)
+		}
+	}
+}

@@ -151,6 +151,13 @@ func (s *Store) checkRuledDocuments(tx *repo.Tx, wo WriteOptions, changes []Chan
 	if err != nil {
 		return err
 	}
+	for _, c := range changes {
+		if c.Operation == OpRename && matchesAny(patterns, c.File) && !matchesAny(patterns, c.To) {
+			// Its rules would stay behind, and the next state-document
+			// command would start a new, empty one at the old name.
+			return fmt.Errorf("%w: %s is verbiage-ruled and %s is not (declare %s in verbiage.documents first)", ErrReadOnly, c.File, c.To, c.To)
+		}
+	}
 	files, err := s.txFiles(tx)
 	if err != nil {
 		return err

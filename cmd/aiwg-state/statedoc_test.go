@@ -192,3 +192,17 @@ func TestConcurrentNotesBothSurviveAMerge(t *testing.T) {
 		}
 	}
 }
+
+// TestRuledDocumentCannotMoveOutOfItsRules: mv of the state document to a
+// path the rules do not cover is refused (exit 3) and changes nothing.
+func TestRuledDocumentCannotMoveOutOfItsRules(t *testing.T) {
+	s := newStore(t)
+	mustCLI(t, s, "", "goal", "create", "ship")
+	head := gitOut(t, s, "rev-parse", "main")
+	if _, errOut, code := runCLI(t, s, "", "mv", "state/state.json", "elsewhere.json"); code != exitDomain || !strings.Contains(errOut, "verbiage-ruled") {
+		t.Fatalf("mv of the state document out of the rules: exit %d, %s", code, errOut)
+	}
+	if gitOut(t, s, "rev-parse", "main") != head {
+		t.Fatal("the refused move was committed")
+	}
+}

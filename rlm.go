@@ -634,6 +634,15 @@ func (s *Store) ImportState(ctx context.Context, data []byte, wo WriteOptions) (
 	if n := len(cks); n > checkpoint.MaxPerState {
 		return nil, fmt.Errorf("%w: %s has %d checkpoints; a state holds at most %d", ErrLimit, doc.StateID, n, checkpoint.MaxPerState)
 	}
+	for name, v := range doc.Variables {
+		if v != nil && v.Type != "" {
+			if err := rlm.CheckType(v.Type, v.Value); err != nil {
+				// As var set --type refuses it, rather than storing the
+				// value under the type it happens to look like.
+				return nil, fmt.Errorf("%w: variable %s: %w", ErrInvalidState, name, err)
+			}
+		}
+	}
 	// Should a later step fail anyway, what was written is taken back:
 	// the branch returns to head (unless another writer moved it since)
 	// and the checkpoints made are removed.

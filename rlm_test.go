@@ -513,6 +513,10 @@ func TestRLMImportRefusedChangesNothing(t *testing.T) {
 		cks := h["checkpoints"].([]any)
 		h["checkpoints"] = append(cks, cks[len(cks)-1])
 	})
+	mistyped := edit(func(d map[string]any) {
+		v := d["variables"].(map[string]any)["a_value"].(map[string]any)
+		v["type"], v["value"] = "number", "s"
+	})
 	dst := newStore(t)
 	before := git(t, dst, "for-each-ref")
 	head := git(t, dst, "rev-parse", "main")
@@ -520,7 +524,11 @@ func TestRLMImportRefusedChangesNothing(t *testing.T) {
 		name string
 		doc  []byte
 		want error
-	}{{"over 1,000 variables", tooMany, aiwgstate.ErrLimit}, {"a checkpoint named twice", twice, aiwgstate.ErrExists}} {
+	}{
+		{"over 1,000 variables", tooMany, aiwgstate.ErrLimit},
+		{"a checkpoint named twice", twice, aiwgstate.ErrExists},
+		{"a value that is not of its declared type", mistyped, aiwgstate.ErrInvalidState},
+	} {
 		if _, err := dst.ImportState(ctx, c.doc, aiwgstate.WriteOptions{}); !errors.Is(err, c.want) {
 			t.Fatalf("%s: %v", c.name, err)
 		}

@@ -495,7 +495,7 @@ func (s *Store) setVarTx(tx *repo.Tx, rec *recorder, slots *blobSlots, h *rlm.He
 		if rlm.SameContent(old, v) {
 			return nil, "", ErrNoChange
 		}
-	} else if err := checkVariableLimit(tx, h, name); err != nil {
+	} else if err := checkVariableLimit(tx, h, dir, name); err != nil {
 		return nil, "", err
 	}
 	if err := writeVar(tx, rec, slots, dir, v, op); err != nil {
@@ -586,26 +586,59 @@ func writeVar(tx *repo.Tx, rec *recorder, slots *blobSlots, dir string, v *rlm.V
 	return nil
 }
 
-// checkVariableLimit refuses a new variable when the state already sees
-// rlm.MaxVariables. Only creations pay for the count.
-func checkVariableLimit(tx *repo.Tx, h *rlm.Header, name string) error {
-	n := 0
-	for _, sd := range h.Dirs() {
-		es, err := tx.ReadDir(sd.Dir)
-		if err != nil {
-			continue
+// checkVariableLimit refuses a new variable in dir when a state that sees
+// dir already sees rlm.MaxVariables: the writing state, and, for a shared
+// scope (session, tree, global), every other state that shares it. Only
+// creations pay for the count.
+func checkVariableLimit(tx *repo.Tx, h *rlm.Header, dir, name string) error {
+	counts := map[string]int{} // variables per directory, each listed once
+	sees := func(h *rlm.Header) int {
+		n := 0
+		for _, sd := range h.Dirs() {
+			c, ok := counts[sd.Dir]
+			if !ok {
+				es, _ := tx.ReadDir(sd.Dir)
+				for _, e := range es {
+					if _, ok := rlm.NameOfFile(e.Name); ok && !e.IsDir {
+						c++
+					}
+				}
+				counts[sd.Dir] = c
+			}
+			n += c
 		}
+		return n
+	}
+	states := []*rlm.Header{h}
+	own, _ := h.Dir(rlm.ScopeState)
+	temp, _ := h.Dir(rlm.ScopeTemporary)
+	if dir != own && dir != temp {
+		es, _ := tx.ReadDir(rlm.StatesDir)
 		for _, e := range es {
-			if _, ok := rlm.NameOfFile(e.Name); ok && !e.IsDir {
-				n++
+			if !e.IsDir || e.Name == h.StateID {
+				continue
+			}
+			if other, err := readHeader(tx.ReadFile, e.Name); err == nil && seesDir(other, dir) {
+				states = append(states, other)
 			}
 		}
 	}
-	if n >= rlm.MaxVariables {
-		return fmt.Errorf("%w: %s sees %d variables, the limit is %d; remove some (`aiwg-state var rm NAME`) before creating %s",
-			ErrLimit, h.StateID, n, rlm.MaxVariables, name)
+	for _, st := range states {
+		if n := sees(st); n >= rlm.MaxVariables {
+			return fmt.Errorf("%w: %s sees %d variables, the limit is %d; remove some (`aiwg-state var rm NAME`) before creating %s",
+				ErrLimit, st.StateID, n, rlm.MaxVariables, name)
+		}
 	}
 	return nil
+}
+
+func seesDir(h *rlm.Header, dir string) bool {
+	for _, sd := range h.Dirs() {
+		if sd.Dir == dir {
+			return true
+		}
+	}
+	return false
 }
 
 // blobSlots records a Blob trailer (blob id and path) for each variable

@@ -389,6 +389,15 @@ func TestRLMVariableLimit(t *testing.T) {
 		t.Fatalf("1001st variable: %v", err)
 	}
 	setVar(t, st, id, "v_0001", json.Number("7"), aiwgstate.VarOptions{}) // updates stay allowed
+
+	// Another state, in another session, may not create a global variable
+	// either: the full state would see it too.
+	other := initState(t, st, aiwgstate.StateInit{Prompt: "q"})
+	_, err = st.SetVariable(ctx, other, "shared_cfg", json.Number("1"), aiwgstate.VarOptions{Scope: rlm.ScopeGlobal}, aiwgstate.WriteOptions{})
+	if !errors.Is(err, aiwgstate.ErrLimit) || !strings.Contains(err.Error(), id) {
+		t.Fatalf("a global variable past the limit of %s, set from %s: %v", id, other, err)
+	}
+	setVar(t, st, other, "own_value", json.Number("1"), aiwgstate.VarOptions{}) // its own scope is its own
 }
 
 func TestRLMImportRoundTrip(t *testing.T) {

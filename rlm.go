@@ -863,7 +863,7 @@ func (s *Store) importBatch(ctx context.Context, id string, nblobs int, wo Write
 			typ := rlm.InferType(value)
 			if len(target) > 0 {
 				if t := target[0][name]; t != nil {
-					vo.Description, vo.ReadOnly = t.Description, t.Metadata.ReadOnly
+					vo.Description, vo.ReadOnly, vo.source = t.Description, t.Metadata.ReadOnly, t.Source
 					if t.Metadata.TTLSeconds != nil {
 						d := time.Duration(*t.Metadata.TTLSeconds) * time.Second
 						vo.TTL = &d

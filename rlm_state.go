@@ -331,6 +331,9 @@ type VarOptions struct {
 	Description string
 
 	importing bool // history replay: no read-only or completion guard
+	// source, when importing, is the variable's source as exported, which
+	// may differ from that of the commit that wrote it.
+	source string
 }
 
 // VarResult is the outcome of a variable write.
@@ -462,7 +465,11 @@ func (s *Store) setVarTx(tx *repo.Tx, rec *recorder, slots *blobSlots, h *rlm.He
 		old = nil
 	}
 	op := OpCreate
-	v := &rlm.Variable{Name: name, Value: value, Type: typ, Description: vo.Description, Source: wo.Source,
+	source := wo.Source
+	if vo.source != "" {
+		source = vo.source
+	}
+	v := &rlm.Variable{Name: name, Value: value, Type: typ, Description: vo.Description, Source: source,
 		CreatedAt: rlm.Timestamp(now), UpdatedAt: rlm.Timestamp(now), Metadata: rlm.VarMeta{ReadOnly: vo.ReadOnly, Scope: scope}}
 	if vo.TTL != nil {
 		secs := int64(*vo.TTL / time.Second)

@@ -550,3 +550,29 @@ func TestRLMImportRefusedChangesNothing(t *testing.T) {
 	}
 	fsck(t, dst)
 }
+
+// TestRLMImportKeepsVariableSources: a variable's source as exported
+// survives an import, even where it differs from the source of the
+// mutation that last wrote it (the seed's examples have such variables).
+func TestRLMImportKeepsVariableSources(t *testing.T) {
+	ctx := context.Background()
+	src := newStore(t)
+	id := initState(t, src, aiwgstate.StateInit{Prompt: "p"})
+	setVar(t, src, id, "error_list", []any{"x"}, aiwgstate.VarOptions{})
+	out, err := src.ExportState(ctx, id, aiwgstate.ExportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d map[string]any
+	json.Unmarshal(out, &d)
+	d["variables"].(map[string]any)["error_list"].(map[string]any)["source"] = "task-scan001"
+	edited, _ := json.Marshal(d)
+	dst := newStore(t)
+	if _, err := dst.ImportState(ctx, edited, aiwgstate.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := dst.Variable(ctx, id, "error_list", aiwgstate.GetOptions{})
+	if err != nil || v.Source != "task-scan001" {
+		t.Fatalf("error_list after import: source %q, %v", v.Source, err)
+	}
+}

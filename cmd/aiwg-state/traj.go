@@ -189,6 +189,12 @@ Examples:
 					*n.dst = &i
 				}
 			}
+			if c := f.CostUSD; c != "" {
+				// As the counts above: a bad flag is the command line's fault.
+				if v, err := objects.Decode([]byte(c)); err != nil || objects.KindOf(v) != "a number" || strings.HasPrefix(c, "-") {
+					return usagef("--cost must be a decimal number of at least 0, got %q", c)
+				}
+			}
 			if base == nil && f.Tool == "" {
 				if f.ThoughtType != "" || f.Thought != "" || f.Status != "" || f.Result != "" {
 					return usagef("traj iter needs --tool: the action an iteration records (with --thought-type, --thought, --status, --result)")

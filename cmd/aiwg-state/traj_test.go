@@ -174,6 +174,8 @@ func TestTrajRefusals(t *testing.T) {
 		{"unknown trajectory", "", []string{"traj", "iter", "traj-00000000", "--tool", "Read", "--thought-type", "goal", "--thought", "t", "--status", "success", "--result", "r"}, exitDomain, "traj-00000000"},
 		{"not a trajectory id", "", []string{"traj", "show", "traj-xyz"}, exitUsage, "not a trajectory id"},
 		{"bad tokens", "", append(append([]string{}, iter...), "--tokens-in", "-3"), exitUsage, "tokens-in"},
+		{"negative cost", "", append(append([]string{}, iter...), "--cost", "-1"), exitUsage, "--cost"},
+		{"a cost that is not a number", "", append(append([]string{}, iter...), "--cost", "cheap"), exitUsage, "--cost"},
 		{"bad params", "", append(append([]string{}, iter...), "--params", "[1]"), exitUsage, "params"},
 		{"start without a prompt", "", []string{"traj", "start", "--task-type", "x"}, exitUsage, "--prompt"},
 		{"start with a bad task id", "", []string{"traj", "start", "--task-type", "x", "--prompt", "p", "--task", "task-1"}, exitDomain, "task_context.task_id"},

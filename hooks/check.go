@@ -167,11 +167,22 @@ func Check(ctx context.Context, gitDir string, updates []Update, opts Options) e
 	}
 	defer c.close()
 	for _, u := range updates {
-		if u.New.IsZero() {
-			continue // a deletion brings no content
-		}
 		if rule, detail := refRule(u.Ref); rule != "" {
 			if err := c.add(Violation{Ref: u.Ref, Commit: u.New.String(), Rule: rule, Detail: detail}); err != nil {
+				break
+			}
+			continue
+		}
+		// History is the audit log: a push may add to it, never take from
+		// it. A deletion or a rewind (which would also take the server
+		// back to before its policy) and a moved or non-commit tag are
+		// refused; an administrator does those on the server itself.
+		detail, err := c.refMove(ctx, u)
+		if err != nil {
+			return err
+		}
+		if detail != "" {
+			if err := c.add(Violation{Ref: u.Ref, Commit: u.New.String(), Rule: RuleRef, Detail: detail}); err != nil {
 				break
 			}
 			continue
@@ -187,6 +198,33 @@ func Check(ctx context.Context, gitDir string, updates []Update, opts Options) e
 		}
 	}
 	return c.result()
+}
+
+// refMove says why a ref update is not a push's to make ("" when it is):
+// see Check.
+func (c *checker) refMove(ctx context.Context, u Update) (string, error) {
+	switch {
+	case u.New.IsZero():
+		return "a push may not delete refs", nil
+	case strings.HasPrefix(u.Ref, "refs/tags/") && !u.Old.IsZero():
+		return "a tag (a checkpoint) is never moved", nil
+	case strings.HasPrefix(u.Ref, "refs/tags/"):
+		if _, _, err := c.cat.read(u.New.String() + "^{commit}"); errors.Is(err, errMissing) {
+			return "a tag must name a commit", nil
+		} else if err != nil {
+			return "", err
+		}
+	case !u.Old.IsZero():
+		cmd := exec.CommandContext(ctx, "git", "--git-dir", c.gitDir, "merge-base", "--is-ancestor", u.Old.String(), u.New.String())
+		if err := cmd.Run(); err != nil {
+			var exit *exec.ExitError
+			if errors.As(err, &exit) && exit.ExitCode() == 1 {
+				return "a push may not rewrite history: " + short(u.Old.String()) + " is not an ancestor of " + short(u.New.String()), nil
+			}
+			return "", fmt.Errorf("git merge-base: %w", err)
+		}
+	}
+	return "", nil
 }
 
 // CheckRevs checks the commits rev-list selects with revs ("main",
@@ -241,6 +279,11 @@ func newChecker(ctx context.Context, gitDir string, opts Options) (*checker, err
 	from := opts.PolicyFrom
 	if from == "" {
 		from = "HEAD"
+		// A server made with plain git init --bare has HEAD on an unborn
+		// master while the store's branch is main: the policy is main's.
+		if _, _, err := cat.read("HEAD^{commit}"); errors.Is(err, errMissing) {
+			from = "refs/heads/main"
+		}
 	}
 	if err := c.loadSettings(from); err != nil {
 		cat.close()

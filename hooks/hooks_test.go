@@ -353,3 +353,47 @@ func TestRequireSignedCommits(t *testing.T) {
 		t.Errorf("commit signed with an unknown key: %q", d)
 	}
 }
+
+// TestServerKeepsHistoryAndItsPolicy: a push adds to history and never
+// takes from it (no deletion, no rewind, no moved or non-commit tag), and
+// a server whose HEAD is git init's unborn master still enforces main's
+// policy.
+func TestServerKeepsHistoryAndItsPolicy(t *testing.T) {
+	server, w := setup(t, func(tb testing.TB, root string) string { return root + "/" })
+	first := strings.TrimSpace(w.must("x", "rev-parse", "HEAD"))
+	w.commit("conductor", map[string]string{"global/a.json": canon(t, `{"a": 1}`)})
+	w.must("conductor", "push", "-q", "origin", "HEAD:refs/heads/main")
+	w.must("pulse", "push", "-q", "origin", "HEAD:refs/heads/agents/pulse/main")
+	w.must("conductor", "tag", "ck1", first)
+	w.must("conductor", "push", "-q", "origin", "refs/tags/ck1")
+	tree := strings.TrimSpace(w.must("x", "rev-parse", "HEAD^{tree}"))
+
+	if out, err := exec.Command("git", "--git-dir", server, "symbolic-ref", "HEAD", "refs/heads/master").CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	refused := []struct {
+		name, agent string
+		args        []string
+		says        string
+	}{
+		{"a rewind of main", "conductor", []string{"push", "-f", "origin", first + ":refs/heads/main"}, "may not rewrite history"},
+		{"a deletion", "conductor", []string{"push", "origin", "--delete", "agents/pulse/main"}, "may not delete"},
+		{"a moved tag", "conductor", []string{"push", "-f", "origin", "HEAD:refs/tags/ck1"}, "never moved"},
+		{"a tag of a tree", "conductor", []string{"push", "origin", tree + ":refs/tags/treetag"}, "must name a commit"},
+	}
+	for _, c := range refused {
+		before := serverRefs(t, server)
+		out, err := w.git(c.agent, c.args...)
+		if err == nil || !strings.Contains(out, c.says) {
+			t.Errorf("%s: %v\n%s", c.name, err, out)
+		}
+		if serverRefs(t, server) != before {
+			t.Errorf("%s: the server's refs changed", c.name)
+		}
+	}
+	// The policy in force is main's even with HEAD on an unborn master.
+	w.commit("pulse", map[string]string{"agents/heartbeat/s1.json": canon(t, `{"n": 1}`)})
+	if out, err := w.git("pulse", "push", "origin", "HEAD:refs/heads/agents/pulse/main"); err == nil || !strings.Contains(out, "rule "+RulePolicy) {
+		t.Errorf("a write the policy denies, with HEAD unborn: %v\n%s", err, out)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/hooks"
 	"github.com/aiwg/aiwg-state/merge"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/repo"
@@ -55,6 +56,7 @@ var exitTable = []struct {
 	{merge.ErrUnknownStrategy, exitUsage},
 	{aiwgstate.ErrConflict, exitConflict},
 	{aiwgstate.ErrDenied, exitDomain},
+	{hooks.ErrRefused, exitDomain},
 	{trajectory.ErrInvalid, exitDomain},
 	{aiwgstate.ErrLimit, exitDomain},
 	{aiwgstate.ErrExists, exitDomain},

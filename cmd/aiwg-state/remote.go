@@ -409,9 +409,18 @@ func runPreReceive(c *cli.Context, stdin io.Reader, stderr io.Writer) error {
 		for _, v := range re.Violations {
 			fmt.Fprintln(stderr, "aiwg-state: refused: "+v.String())
 		}
-		return fmt.Errorf("%w: %d violation(s)", aiwgstate.ErrDenied, len(re.Violations))
+		return refusedSummary(re)
 	}
 	return err
+}
+
+// refusedSummary is the last line of a refusal: the access policy's when
+// a policy rule is among those broken, else the store's.
+func refusedSummary(re *hooks.RefusedError) error {
+	if errors.Is(re, aiwgstate.ErrDenied) {
+		return fmt.Errorf("%w: %d violation(s)", aiwgstate.ErrDenied, len(re.Violations))
+	}
+	return fmt.Errorf("%w: %d violation(s)", hooks.ErrRefused, len(re.Violations))
 }
 
 func policyCommand() *cli.Command {
@@ -461,7 +470,7 @@ Examples:
 								fmt.Fprintln(s.out, v.String())
 							}
 						}
-						return fmt.Errorf("%w: %d violation(s)", aiwgstate.ErrDenied, len(re.Violations))
+						return refusedSummary(re)
 					}
 					if err != nil {
 						return err

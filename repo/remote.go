@@ -190,7 +190,9 @@ func (r *Repo) Fetch(ctx context.Context, remote string, opts FetchOptions) ([]R
 	if err != nil {
 		return nil, err
 	}
-	args := []string{"fetch", "--quiet"}
+	// Not --quiet: it also hides why a ref was rejected ("would clobber
+	// existing tag"), leaving only git's exit status to report.
+	args := []string{"fetch", "--no-progress"}
 	if !opts.NoTags {
 		args = append(args, "--tags")
 	}
@@ -481,7 +483,19 @@ func (r *Repo) gitRaw(ctx context.Context, args ...string) ([]byte, []byte, erro
 }
 
 func transportError(err error, stderr []byte, rawURL string) error {
-	msg := oneLine(redact(string(stderr), rawURL))
+	// git's own account of the failure, without the lines that report
+	// what went well ("From ...", "* [new branch] ...").
+	var why []string
+	for _, l := range strings.Split(string(stderr), "\n") {
+		l = strings.TrimSpace(l)
+		if strings.HasPrefix(l, "fatal:") || strings.HasPrefix(l, "error:") || strings.HasPrefix(l, "! ") {
+			why = append(why, l)
+		}
+	}
+	msg := oneLine(redact(strings.Join(why, "; "), rawURL))
+	if msg == "" {
+		msg = oneLine(redact(string(stderr), rawURL))
+	}
 	if msg == "" {
 		msg = err.Error()
 	}

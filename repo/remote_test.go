@@ -241,3 +241,29 @@ func TestValidNamePart(t *testing.T) {
 		}
 	}
 }
+
+// TestFetchSaysWhyARefWasRejected: a tag moved on the server makes git
+// refuse to fetch it; the error carries git's reason, not only its exit
+// status.
+func TestFetchSaysWhyARefWasRejected(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	c := write(t, r, map[string]string{"a.json": "1\n"})
+	git(t, r.Dir(), "tag", "t1", c.Hash.String())
+	server := filepath.Join(t.TempDir(), "srv.git")
+	if out, err := exec.Command("git", "clone", "-q", "--bare", r.Dir(), server).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	clone, err := Clone(ctx, server, filepath.Join(t.TempDir(), "c.git"), CloneOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer clone.Close()
+	c2 := write(t, r, map[string]string{"a.json": "2\n"})
+	git(t, server, "fetch", "-q", r.Dir(), "refs/heads/main:refs/heads/main")
+	git(t, server, "tag", "-f", "t1", c2.Hash.String())
+	_, err = clone.Fetch(ctx, DefaultRemote, FetchOptions{})
+	if !errors.Is(err, ErrRemote) || !strings.Contains(err.Error(), "would clobber existing tag") {
+		t.Fatalf("fetch of a moved tag: %v", err)
+	}
+}

@@ -343,28 +343,44 @@ func (c *checker) loadSettings(rev string) error {
 
 // checkRuled validates the verbiage-ruled documents a commit may have
 // changed, shards included (seed 004): a document matching a ruled pattern
-// that the commit wrote, or any ruled document beside which (in its
-// directory or below) the commit wrote a JSON file, since that may be one
-// of its shards.
+// that the commit wrote, and any ruled document in a directory above a
+// JSON file the commit wrote or deleted, since that file may be one of its
+// shards (a shard lives beside or below its document).
 func (c *checker) checkRuled(ref, h, agent string, changes []change) error {
 	docs := map[string]bool{}
+	listed := map[string]bool{} // directories of this commit already looked into
 	for _, ch := range changes {
-		if ch.deleted() || !strings.HasSuffix(ch.path, ".json") {
+		if !strings.HasSuffix(ch.path, ".json") {
 			continue
 		}
-		for _, p := range c.ruled {
-			if p.Match(ch.path) {
-				docs[ch.path] = true
-			}
+		if !ch.deleted() && c.isRuled(ch.path) {
+			docs[ch.path] = true
 		}
-		// A literal ruled path whose directory holds the changed file.
-		for _, p := range c.ruled {
-			lit := p.String()
-			if strings.ContainsAny(lit, "*?[\\") {
+		for dir := ch.path; strings.Contains(dir, "/"); {
+			dir = dir[:strings.LastIndex(dir, "/")]
+			if listed[dir] {
 				continue
 			}
-			dir := lit[:strings.LastIndex(lit, "/")+1]
-			if strings.HasPrefix(ch.path, dir) {
+			listed[dir] = true
+			_, body, err := c.cat.read(h + ":" + dir)
+			if errors.Is(err, errMissing) {
+				continue // the directory went with the file
+			} else if err != nil {
+				return err
+			}
+			es, err := parseTree(body)
+			if err != nil {
+				return err
+			}
+			for _, e := range es {
+				if p := dir + "/" + e.name; !e.isDir() && strings.HasSuffix(p, ".json") && c.isRuled(p) {
+					docs[p] = true
+				}
+			}
+		}
+		// A ruled document at the top level sees shards anywhere below.
+		for _, p := range c.ruled {
+			if lit := p.String(); !strings.ContainsAny(lit, "*?[\\/") {
 				docs[lit] = true
 			}
 		}
@@ -381,6 +397,15 @@ func (c *checker) checkRuled(ref, h, agent string, changes []change) error {
 		}
 	}
 	return nil
+}
+
+func (c *checker) isRuled(path string) bool {
+	for _, p := range c.ruled {
+		if p.Match(path) {
+			return true
+		}
+	}
+	return false
 }
 
 // commitFiles reads files of one pushed commit, for statedoc.

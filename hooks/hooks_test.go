@@ -397,3 +397,34 @@ func TestServerKeepsHistoryAndItsPolicy(t *testing.T) {
 		t.Errorf("a write the policy denies, with HEAD unborn: %v\n%s", err, out)
 	}
 }
+
+// TestHookChecksShardsOfRuledDocuments: a commit that only deletes or
+// edits a shard is checked through the document that mounts it, whether
+// that document is ruled by a literal path or by a glob.
+func TestHookChecksShardsOfRuledDocuments(t *testing.T) {
+	_, w := setup(t, func(tb testing.TB, root string) string { return root + "/" })
+	w.commit("conductor", map[string]string{
+		ManifestPath:         canon(t, `{"format": 1, "limits": {"max_document_bytes": 100000}, "verbiage": {"documents": ["state/state.json", "agents/*/plan.json"]}}`),
+		"state/OPS.json":     canon(t, `{}`),
+		"state/state.json":   canon(t, stateDoc(`{"OPS": "ref file://OPS.json"}`)),
+		"agents/a/S.json":    canon(t, `{}`),
+		"agents/a/plan.json": canon(t, stateDoc(`{"S": "ref file://S.json"}`)),
+	})
+	w.must("conductor", "push", "-q", "origin", "HEAD:refs/heads/main")
+	base := strings.TrimSpace(w.must("x", "rev-parse", "HEAD"))
+	for _, c := range []struct {
+		name  string
+		files map[string]string
+		doc   string
+	}{
+		{"a mounted shard deleted alone", map[string]string{"state/OPS.json": ""}, "state/state.json"},
+		{"a shard of a glob-ruled document broken alone", map[string]string{"agents/a/S.json": canon(t, `{"lower": {}}`)}, "agents/a/plan.json"},
+	} {
+		w.commit("conductor", c.files)
+		out, err := w.git("conductor", "push", "origin", "HEAD:refs/heads/main")
+		if err == nil || !strings.Contains(out, "rule "+RuleVerbiage) || !strings.Contains(out, c.doc) {
+			t.Errorf("%s: %v\n%s", c.name, err, out)
+		}
+		w.must("x", "reset", "-q", "--hard", base)
+	}
+}

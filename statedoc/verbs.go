@@ -227,6 +227,9 @@ func FinishRequest(doc any, goal, sub, note string) (any, []verbiage.Path, error
 	if sub == "" {
 		return nil, nil, fmt.Errorf("%w: requests go to a sub-goal", verbiage.ErrInvalidPath)
 	}
+	if s[KeyInFlight] != true {
+		return doc, nil, nil // a retried --done must not add its note twice
+	}
 	out, paths, err := setAll(doc, field{p.Child(KeyInFlight), false})
 	if err != nil || note == "" {
 		return out, paths, err

@@ -122,6 +122,12 @@ func TestGoalsAndEvents(t *testing.T) {
 	if get(t, doc, "GOALS.SHIP-IT.SUB-GOALS.REVIEW.IN-FLIGHT") != "false" || get(t, doc, "GOALS.SHIP-IT.SUB-GOALS.REVIEW.LAST-REQUEST") != `"check it"` {
 		t.Fatal("done did not clear IN-FLIGHT")
 	}
+	// Done again (a retry): nothing in flight, so nothing changes, and
+	// the note is not added a second time.
+	again, paths, err := FinishRequest(doc, "ship-it", "review", "answered")
+	if err != nil || paths != nil || !objects.Equal(again, doc) {
+		t.Fatalf("done with nothing in flight: %v, %v", paths, err)
+	}
 	must(t, doc, func(d any) (any, []verbiage.Path, error) { return Request(d, "ship-it", "review", "again") })
 }
 

@@ -356,8 +356,8 @@ func (c *checker) checkRuled(ref, h, agent string, changes []change) error {
 		if !ch.deleted() && c.isRuled(ch.path) {
 			docs[ch.path] = true
 		}
-		for dir := ch.path; strings.Contains(dir, "/"); {
-			dir = dir[:strings.LastIndex(dir, "/")]
+		for dir := ch.path; dir != ""; {
+			dir = dir[:max(strings.LastIndex(dir, "/"), 0)] // "" is the root
 			if listed[dir] {
 				continue
 			}
@@ -373,15 +373,13 @@ func (c *checker) checkRuled(ref, h, agent string, changes []change) error {
 				return err
 			}
 			for _, e := range es {
-				if p := dir + "/" + e.name; !e.isDir() && strings.HasSuffix(p, ".json") && c.isRuled(p) {
+				p := e.name
+				if dir != "" {
+					p = dir + "/" + e.name
+				}
+				if !e.isDir() && strings.HasSuffix(p, ".json") && c.isRuled(p) {
 					docs[p] = true
 				}
-			}
-		}
-		// A ruled document at the top level sees shards anywhere below.
-		for _, p := range c.ruled {
-			if lit := p.String(); !strings.ContainsAny(lit, "*?[\\/") {
-				docs[lit] = true
 			}
 		}
 	}

@@ -115,8 +115,7 @@ func (r *Repo) MaintainInBackground() error {
 	// process still holds it, and ours keeps it held from git's exit to
 	// the unlock. Replaced by rename, so it is never seen half written.
 	lock := r.maintenanceLock()
-	tmp := lock + ".tmp-" + strconv.Itoa(os.Getpid())
-	if os.WriteFile(tmp, []byte(strconv.Itoa(os.Getpid())+" "+strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644) == nil {
+	if tmp, err := writeLockTemp(lock, os.Getpid(), cmd.Process.Pid); err == nil {
 		if os.Rename(tmp, lock) != nil {
 			os.Remove(tmp)
 		}
@@ -187,14 +186,29 @@ func (r *Repo) ourKeep(h plumbing.Hash) bool {
 	return ours
 }
 
+// writeLockTemp writes the maintenance lock's content, the pids holding
+// it, whole under a temporary name beside it, to be linked or renamed into
+// place.
+func writeLockTemp(lock string, pids ...int) (string, error) {
+	var b []byte
+	for i, pid := range pids {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = strconv.AppendInt(b, int64(pid), 10)
+	}
+	tmp := lock + ".tmp-" + strconv.Itoa(os.Getpid())
+	return tmp, os.WriteFile(tmp, append(b, '\n'), 0o644)
+}
+
 // maintenanceCmd takes the maintenance lock and prepares the git command.
 func (r *Repo) maintenanceCmd(ctx context.Context, full bool) (*exec.Cmd, func(), error) {
 	lockPath := r.maintenanceLock()
 	// Written whole under a temporary name, then linked into place (which,
 	// like O_EXCL, fails if the lock exists): never seen empty, which a
 	// crash between creating and writing it would leave for an hour.
-	tmp := lockPath + ".tmp-" + strconv.Itoa(os.Getpid())
-	if err := os.WriteFile(tmp, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+	tmp, err := writeLockTemp(lockPath, os.Getpid())
+	if err != nil {
 		return nil, nil, fmt.Errorf("maintenance: %w", err)
 	}
 	defer os.Remove(tmp)

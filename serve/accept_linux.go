@@ -1,0 +1,14 @@
+package serve
+
+import "syscall"
+
+// acceptFD waits for a connection on a blocking listening socket.
+func acceptFD(fd int) (int, error) {
+	for {
+		nfd, _, err := syscall.Accept4(fd, syscall.SOCK_CLOEXEC)
+		if err == syscall.EINTR || err == syscall.ECONNABORTED {
+			continue
+		}
+		return nfd, err
+	}
+}

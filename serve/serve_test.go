@@ -1,0 +1,331 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// socketPath is a short path: t.TempDir's names can pass the 104 bytes a
+// Unix socket may name.
+func socketPath(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "sv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return filepath.Join(dir, "s.sock")
+}
+
+// start runs a server with h on a fresh socket until the test ends.
+func start(t *testing.T, s *Server) string {
+	t.Helper()
+	path := socketPath(t)
+	ln, err := Listen(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return path
+}
+
+func TestForward(t *testing.T) {
+	big := bytes.Repeat([]byte("0123456789abcdef"), 50_000) // 800 KB: many frames
+	h := func(ctx context.Context, inv *Invocation) int {
+		switch inv.Args[1] {
+		case "echo":
+			fmt.Fprintf(inv.Stdout, "args=%q dir=%s agent=%s terminal=%v\n", inv.Args[2:], inv.Dir, inv.Getenv("AIWG_AGENT"), inv.Terminal)
+			fmt.Fprintln(inv.Stderr, "a line on stderr")
+			return 3
+		case "cat":
+			n, err := io.Copy(inv.Stdout, inv.Stdin)
+			if err != nil {
+				fmt.Fprintln(inv.Stderr, err)
+				return 1
+			}
+			fmt.Fprintf(inv.Stderr, "%d bytes\n", n)
+			return 0
+		case "big":
+			inv.Stdout.Write(big)
+			return 0
+		}
+		return 2
+	}
+	path := start(t, &Server{Handler: h})
+	for _, tc := range []struct {
+		name           string
+		req            Request
+		stdin          io.Reader
+		code           int
+		stdout, stderr string
+	}{
+		{"arguments, directory and environment arrive",
+			Request{Args: []string{"x", "echo", "a b", "--json"}, Dir: "/w", Env: []string{"AIWG_AGENT=old", "PATH=/bin", "AIWG_AGENT=planner"}, Terminal: true},
+			nil, 3, `args=["a b" "--json"] dir=/w agent=planner terminal=true` + "\n", "a line on stderr\n"},
+		{"a command that reads no input never waits for it",
+			Request{Args: []string{"x", "echo"}}, blockingReader{}, 3, "args=[] dir= agent= terminal=false\n", "a line on stderr\n"},
+		{"input is relayed when asked for, across frames",
+			Request{Args: []string{"x", "cat"}}, bytes.NewReader(big), 0, string(big), "800000 bytes\n"},
+		{"no input at all reads as empty",
+			Request{Args: []string{"x", "cat"}}, nil, 0, "", "0 bytes\n"},
+		{"output larger than a frame",
+			Request{Args: []string{"x", "big"}}, nil, 0, string(big), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code, err := Forward(context.Background(), path, tc.req, tc.stdin, &out, &errb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if code != tc.code || out.String() != tc.stdout || errb.String() != tc.stderr {
+				t.Errorf("got code %d, stdout %.80q, stderr %q; want %d, %.80q, %q", code, out.String(), errb.String(), tc.code, tc.stdout, tc.stderr)
+			}
+		})
+	}
+}
+
+type blockingReader struct{}
+
+func (blockingReader) Read([]byte) (int, error) { select {} }
+
+func TestForwardFallsBackOnlyWhenNothingRan(t *testing.T) {
+	var ran atomic.Int32
+	h := func(ctx context.Context, inv *Invocation) int { ran.Add(1); return 0 }
+	declining := start(t, &Server{Handler: h, Decline: func(r *Request) string {
+		if r.Args[1] == "init" {
+			return "init runs in the client's process"
+		}
+		return ""
+	}})
+	if _, err := Forward(context.Background(), declining, Request{Args: []string{"x", "init"}}, nil, io.Discard, io.Discard); !errors.Is(err, ErrDeclined) || !strings.Contains(err.Error(), "client's process") {
+		t.Errorf("declined: %v", err)
+	}
+	if code, err := Forward(context.Background(), declining, Request{Args: []string{"x", "get"}}, nil, io.Discard, io.Discard); err != nil || code != 0 {
+		t.Errorf("served: %d %v", code, err)
+	}
+	if ran.Load() != 1 {
+		t.Errorf("the handler ran %d times, want 1 (the declined request must not run)", ran.Load())
+	}
+
+	// No socket, and a socket nobody listens on.
+	if _, err := Forward(context.Background(), filepath.Join(t.TempDir(), "none"), Request{Args: []string{"x"}}, nil, io.Discard, io.Discard); !errors.Is(err, ErrNoServer) {
+		t.Errorf("no socket: %v", err)
+	}
+	stale := socketPath(t)
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: stale, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.SetUnlinkOnClose(false)
+	ln.Close()
+	if _, err := Forward(context.Background(), stale, Request{Args: []string{"x"}}, nil, io.Discard, io.Discard); !errors.Is(err, ErrNoServer) {
+		t.Errorf("stale socket: %v", err)
+	}
+
+	// A server that dies after it said the command started: the client
+	// must not run it again. One that dies before: it may.
+	for _, tc := range []struct {
+		name   string
+		frames []byte
+		want   error
+	}{
+		{"gone before the start", nil, ErrNoServer},
+		{"gone after the start", []byte{frameStarted, 0, 0, 0, 0}, ErrLost},
+		{"gone mid-output", append([]byte{frameStarted, 0, 0, 0, 0, frameStdout, 0, 0, 0, 9}, "partial"...), ErrLost},
+		{"a frame out of turn", []byte{frameStdout, 0, 0, 0, 1, 'x'}, ErrProtocol},
+		{"an oversized frame", []byte{frameStarted, 0, 0, 0, 0, frameStdout, 0xff, 0xff, 0xff, 0xff}, ErrLost},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := socketPath(t)
+			ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			go func() {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				readFrame(c, maxRequest)
+				c.Write(tc.frames)
+				c.Close()
+			}()
+			_, err = Forward(context.Background(), path, Request{Args: []string{"x", "set"}}, nil, io.Discard, io.Discard)
+			if !errors.Is(err, tc.want) {
+				t.Errorf("got %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestServerVersionAndMalformedRequests(t *testing.T) {
+	var ran atomic.Int32
+	path := start(t, &Server{Handler: func(context.Context, *Invocation) int { ran.Add(1); return 0 }})
+	for _, tc := range []struct {
+		name    string
+		payload string
+	}{
+		{"another protocol version", string((&Request{Version: 99, Args: []string{"x", "set"}}).encode())},
+		{"no arguments", string((&Request{Version: 1}).encode())},
+		{"truncated", string((&Request{Version: 1, Args: []string{"x", "set"}}).encode()[:6])},
+		{"bytes after it", string(append((&Request{Version: 1, Args: []string{"x", "set"}}).encode(), 0))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := net.Dial("unix", path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			writeFrame(c, frameRequest, []byte(tc.payload))
+			typ, _, err := readFrame(c, maxData)
+			if err != nil || typ != frameDecline {
+				t.Errorf("got frame %q, %v; want a decline", typ, err)
+			}
+		})
+	}
+	if ran.Load() != 0 {
+		t.Errorf("the handler ran %d times", ran.Load())
+	}
+}
+
+func TestClientLeavingCancelsTheCommand(t *testing.T) {
+	cancelled := make(chan struct{})
+	path := start(t, &Server{Handler: func(ctx context.Context, inv *Invocation) int {
+		fmt.Fprintln(inv.Stderr, "working")
+		<-ctx.Done()
+		close(cancelled)
+		return 130
+	}})
+	ctx, cancel := context.WithCancel(context.Background())
+	errs := make(chan error, 1)
+	stderr := &notifyWriter{seen: make(chan struct{}, 1)}
+	go func() {
+		_, err := Forward(ctx, path, Request{Args: []string{"x", "slow"}}, nil, io.Discard, stderr)
+		errs <- err
+	}()
+	<-stderr.seen
+	cancel()
+	if err := <-errs; !errors.Is(err, ErrLost) {
+		t.Errorf("Forward: %v, want ErrLost (the command had started)", err)
+	}
+	select {
+	case <-cancelled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the command's context was not cancelled when the client left")
+	}
+}
+
+type notifyWriter struct{ seen chan struct{} }
+
+func (w *notifyWriter) Write(p []byte) (int, error) {
+	select {
+	case w.seen <- struct{}{}:
+	default:
+	}
+	return len(p), nil
+}
+
+func TestListen(t *testing.T) {
+	path := socketPath(t)
+	ln, err := Listen(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode()&os.ModeSocket == 0 || fi.Mode().Perm() != 0o600 {
+		t.Errorf("socket mode %v, want a socket of mode 0600", fi.Mode())
+	}
+	if _, err := Listen(path); !errors.Is(err, ErrRunning) {
+		t.Errorf("a second server on a live socket: %v, want ErrRunning", err)
+	}
+	syscall.Close(ln.fd) // as a killed server: the socket file stays
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("the socket went with its listener: %v", err)
+	}
+	ln2, err := Listen(path)
+	if err != nil {
+		t.Fatalf("a stale socket is not replaced: %v", err)
+	}
+	ln2.Close()
+	if _, err := Listen(strings.Repeat("d", 120) + "/s.sock"); err == nil || !strings.Contains(err.Error(), "more than a Unix socket") {
+		t.Errorf("a path too long for a socket: %v", err)
+	}
+}
+
+func TestServeEndsWhenIdle(t *testing.T) {
+	path := socketPath(t)
+	ln, err := Listen(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{Idle: 200 * time.Millisecond, Handler: func(ctx context.Context, inv *Invocation) int {
+		time.Sleep(400 * time.Millisecond) // longer than Idle: a command in progress is not idleness
+		return 7
+	}}
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(context.Background(), ln) }()
+	code, err := Forward(context.Background(), path, Request{Args: []string{"x", "slow"}}, nil, io.Discard, io.Discard)
+	if err != nil || code != 7 {
+		t.Fatalf("a command longer than the idle time: %d, %v", code, err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server did not end when idle")
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the socket stays after the server ended: %v", err)
+	}
+}
+
+func TestServeLeavesAnotherServersSocket(t *testing.T) {
+	path := socketPath(t)
+	ln, err := Listen(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- (&Server{Handler: func(context.Context, *Invocation) int { return 0 }}).Serve(ctx, ln) }()
+	// Someone replaces the socket (as a second server would after
+	// finding this one stuck); this server's end must leave it.
+	os.Remove(path)
+	other, err := Listen(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Errorf("the other server's socket was removed: %v", err)
+	}
+}

@@ -1,0 +1,396 @@
+package serve
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Invocation is one request being served: the request and the client's
+// standard streams. Stdin asks the client for its input at the first
+// read, so a command that reads none never blocks on a client whose input
+// stays open.
+type Invocation struct {
+	Request
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+}
+
+// Handler runs an invocation and returns its exit code.
+type Handler func(ctx context.Context, inv *Invocation) int
+
+// errNoPeerCred: the system does not tell a socket's peer.
+var errNoPeerCred = errors.New("peer credentials are not available here")
+
+// ErrRunning: a server already listens on the socket.
+var ErrRunning = errors.New("a server is already running")
+
+// Server accepts clients' requests and runs them with Handler, several at
+// once.
+type Server struct {
+	// Decline, when set, says why a request is not run here (a command
+	// that depends on the process it runs in), or "" to run it. A
+	// declined request is run by the client itself.
+	Decline func(req *Request) string
+	Handler Handler
+	// Idle ends Serve after this long without a request (0: never).
+	Idle time.Duration
+	// Logf, when set, is told of connections refused and failed.
+	Logf func(format string, a ...any)
+}
+
+// maxSocketPath is the room for a socket's path (sun_path, less its
+// terminating NUL): 108 bytes on Linux, 104 on the BSDs and macOS.
+const maxSocketPath = 103
+
+// Listener is a server's socket.
+type Listener struct {
+	fd   int // blocking: Serve waits in accept
+	path string
+	id   os.FileInfo // the socket file as made, to know it is still ours
+
+	mu     sync.Mutex
+	closed bool
+}
+
+// Path is the socket's path.
+func (l *Listener) Path() string { return l.path }
+
+// Close stops listening and removes the socket, unless another server
+// has replaced it since.
+func (l *Listener) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil
+	}
+	l.closed = true
+	// Shutdown wakes an accept in progress; closing alone does not.
+	syscall.Shutdown(l.fd, syscall.SHUT_RDWR)
+	err := syscall.Close(l.fd)
+	if fi, e := os.Stat(l.path); e == nil && os.SameFile(fi, l.id) {
+		os.Remove(l.path)
+	}
+	return err
+}
+
+func (l *Listener) isClosed() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.closed
+}
+
+// Listen creates the socket at path, readable and writable by this user
+// only. A socket left by a server that is gone is replaced; one a server
+// answers on is not (ErrRunning).
+func Listen(path string) (*Listener, error) {
+	if len(path) > maxSocketPath {
+		return nil, fmt.Errorf("socket path %s is %d bytes, more than a Unix socket can name (%d)", path, len(path), maxSocketPath)
+	}
+	if c, err := dial(path); err == nil {
+		c.Close()
+		return nil, fmt.Errorf("%w on %s", ErrRunning, path)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	// Made under a temporary name, restricted, then renamed into place:
+	// no client ever sees the socket with wider permissions, and a
+	// socket of a dead server is replaced in one step.
+	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
+	if len(tmp) > maxSocketPath {
+		tmp = filepath.Join(filepath.Dir(path), fmt.Sprintf(".s%d", os.Getpid()))
+	}
+	os.Remove(tmp)
+	fd, err := listenFD(tmp)
+	if err != nil {
+		return nil, err
+	}
+	err = os.Chmod(tmp, 0o600)
+	var id os.FileInfo
+	if err == nil {
+		id, err = os.Stat(tmp)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		syscall.Close(fd)
+		os.Remove(tmp)
+		return nil, err
+	}
+	return &Listener{fd: fd, path: path, id: id}, nil
+}
+
+// Serve accepts connections on l until ctx is done or the server has
+// been idle for s.Idle, waits for the requests in progress, and closes l.
+func (s *Server) Serve(ctx context.Context, l *Listener) error {
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		active int
+		last   = time.Now()
+	)
+	go func() {
+		<-ctx.Done()
+		l.Close()
+	}()
+	if s.Idle > 0 {
+		go func() {
+			tick := time.NewTicker(min(s.Idle/4, time.Second))
+			defer tick.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-tick.C:
+					mu.Lock()
+					idle := active == 0 && time.Since(last) >= s.Idle
+					mu.Unlock()
+					if idle {
+						stop()
+						return
+					}
+				}
+			}
+		}()
+	}
+	var err error
+	for {
+		var fd int
+		fd, err = acceptFD(l.fd)
+		if err != nil {
+			if l.isClosed() {
+				err = nil
+			} else {
+				err = os.NewSyscallError("accept", err)
+			}
+			break
+		}
+		if err := checkPeer(fd); err != nil {
+			s.logf("refused a connection: %v", err)
+			syscall.Close(fd)
+			continue
+		}
+		c, err := pollable(fd, "client")
+		if err != nil {
+			s.logf("%v", err)
+			continue
+		}
+		mu.Lock()
+		active++
+		mu.Unlock()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.serveConn(ctx, c); err != nil {
+				s.logf("%v", err)
+			}
+			mu.Lock()
+			active--
+			last = time.Now()
+			mu.Unlock()
+		}()
+	}
+	stop()
+	l.Close()
+	wg.Wait()
+	return err
+}
+
+func (s *Server) logf(format string, a ...any) {
+	if s.Logf != nil {
+		s.Logf(format, a...)
+	}
+}
+
+// conn is the server's side of one client: frames out under a mutex (the
+// command's stdout and stderr, and its request for stdin), frames in read
+// by one goroutine that feeds stdin and notices the client leaving.
+type conn struct {
+	c      *os.File
+	mu     sync.Mutex
+	out    *bufio.Writer
+	err    error // the first write error: later writes are dropped
+	needIn sync.Once
+	in     *io.PipeReader
+}
+
+func (s *Server) serveConn(ctx context.Context, c *os.File) error {
+	defer c.Close()
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	typ, payload, err := readFrame(c, maxRequest)
+	if err != nil {
+		return fmt.Errorf("reading a request: %w", err)
+	}
+	c.SetReadDeadline(time.Time{})
+	cn := &conn{c: c, out: bufio.NewWriterSize(c, chunk)}
+	if typ != frameRequest {
+		return fmt.Errorf("%w: a %q frame where a request was due", ErrProtocol, typ)
+	}
+	req, err := decodeRequest(payload)
+	if err == nil && len(req.Args) == 0 {
+		err = fmt.Errorf("%w: a request without arguments", ErrProtocol)
+	}
+	if err != nil {
+		cn.decline(err.Error())
+		return err
+	}
+	if req.Version != Version {
+		return cn.decline(fmt.Sprintf("the client speaks protocol %d, the server %d", req.Version, Version))
+	}
+
+	if s.Decline != nil {
+		if why := s.Decline(&req); why != "" {
+			return cn.decline(why)
+		}
+	}
+	// Told before the command starts, and flushed: a client that loses
+	// the connection after this frame knows the command may have run,
+	// and one that loses it before knows it did not.
+	cn.mu.Lock()
+	cn.write(frameStarted, nil)
+	if cn.err == nil {
+		cn.err = cn.out.Flush()
+	}
+	cn.mu.Unlock()
+	if cn.err != nil {
+		return cn.err
+	}
+
+	// The client's leaving cancels the command, as its Ctrl-C would.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	pr, pw := io.Pipe()
+	cn.in = pr
+	go cn.readInput(pw, cancel)
+
+	inv := &Invocation{
+		Request: req,
+		Stdin:   stdinReader{cn},
+		Stdout:  streamWriter{cn, frameStdout},
+		Stderr:  streamWriter{cn, frameStderr},
+	}
+	code := s.Handler(ctx, inv)
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	cn.write(frameExit, exitPayload(code))
+	if cn.err == nil {
+		cn.err = cn.out.Flush()
+	}
+	return cn.err
+}
+
+// readInput reads the client's frames for the rest of the connection:
+// stdin data into the pipe, then nothing more is due; the connection's
+// end (the client gone) cancels the command.
+func (cn *conn) readInput(pw *io.PipeWriter, cancel context.CancelFunc) {
+	ended := false
+	for {
+		typ, payload, err := readFrame(cn.c, maxData)
+		if err != nil {
+			if !ended {
+				pw.CloseWithError(io.ErrUnexpectedEOF)
+			}
+			cancel()
+			return
+		}
+		switch {
+		case typ == frameStdin && !ended:
+			if _, err := pw.Write(payload); err != nil {
+				// The command stopped reading; drain the rest.
+				ended = true
+			}
+		case typ == frameStdinEnd && !ended:
+			ended = true
+			pw.Close()
+		default:
+			pw.CloseWithError(ErrProtocol)
+			cancel()
+			return
+		}
+	}
+}
+
+// write sends a frame; the caller holds mu.
+func (cn *conn) write(typ byte, p []byte) {
+	if cn.err != nil {
+		return
+	}
+	cn.err = writeFrame(cn.out, typ, p)
+}
+
+func (cn *conn) decline(reason string) error {
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	cn.write(frameDecline, []byte(reason))
+	if cn.err == nil {
+		cn.err = cn.out.Flush()
+	}
+	return cn.err
+}
+
+// streamWriter sends writes as frames of one stream. Stdout is buffered
+// (flushed when the command asks for input and when it ends); stderr,
+// which carries progress, goes at once.
+type streamWriter struct {
+	cn  *conn
+	typ byte
+}
+
+func (w streamWriter) Write(p []byte) (int, error) {
+	w.cn.mu.Lock()
+	defer w.cn.mu.Unlock()
+	for rest := p; len(rest) > 0; {
+		n := min(len(rest), chunk)
+		w.cn.write(w.typ, rest[:n])
+		rest = rest[n:]
+	}
+	if w.typ == frameStderr && w.cn.err == nil {
+		w.cn.err = w.cn.out.Flush()
+	}
+	if w.cn.err != nil {
+		return 0, w.cn.err
+	}
+	return len(p), nil
+}
+
+// stdinReader asks the client for its standard input at the first read.
+type stdinReader struct{ cn *conn }
+
+func (r stdinReader) Read(p []byte) (int, error) {
+	r.cn.needIn.Do(func() {
+		r.cn.mu.Lock()
+		r.cn.write(frameNeedIn, nil)
+		if r.cn.err == nil {
+			r.cn.err = r.cn.out.Flush()
+		}
+		r.cn.mu.Unlock()
+	})
+	return r.cn.in.Read(p)
+}
+
+// checkPeer refuses a peer of another user. The socket's mode already
+// does; this also holds where a directory above it is shared.
+func checkPeer(fd int) error {
+	uid, err := peerUID(fd)
+	if errors.Is(err, errNoPeerCred) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if uid != os.Getuid() {
+		return fmt.Errorf("a client of uid %d (the server runs as %d)", uid, os.Getuid())
+	}
+	return nil
+}

@@ -19,7 +19,7 @@ import (
 // (package audit) current: one record appended per write. Its failure does
 // not fail the write: the index is derived data, and a commit it lacks is
 // indexed when a query first meets it.
-func (s *Store) indexCommit(m *Mutation, _ []Change) error {
+func (s *Store) indexCommit(m *Mutation, _ WriteOptions, _ []Change) error {
 	c, err := s.repo.ReadCommit(plumbing.NewHash(m.Commit))
 	if err != nil {
 		return nil

@@ -13,7 +13,7 @@ type writeCheck func(tx *repo.Tx, wo WriteOptions, changes []Change) error
 // afterCommit runs after a commit is published on its branch. Its errors
 // do not undo the commit (it is already visible to others); they are
 // returned to the caller with the mutation.
-type afterCommit func(m *Mutation, changes []Change) error
+type afterCommit func(m *Mutation, wo WriteOptions, changes []Change) error
 
 // writeChecks lists the guards every write passes, in order.
 func (s *Store) writeChecks() []writeCheck {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -153,7 +154,7 @@ func (s *Store) SetCompletionHandlers(ctx context.Context, hs []CompletionHandle
 // commit completes a state, and only the process that published it runs
 // this. A claim file under the git directory, created exclusively, makes a
 // second run for the same commit (a retried call, a re-import) a no-op.
-func (s *Store) runCompletion(m *Mutation, changes []Change) error {
+func (s *Store) runCompletion(m *Mutation, wo WriteOptions, changes []Change) error {
 	ids := map[string]bool{}
 	for _, ch := range changes {
 		rest, ok := strings.CutPrefix(ch.File, "states/")
@@ -191,7 +192,7 @@ func (s *Store) runCompletion(m *Mutation, changes []Change) error {
 		if !s.finalSet(c.Tree, file) || (!parentTree.IsZero() && s.finalSet(parentTree, file)) {
 			continue
 		}
-		if err := s.complete(c, id); err != nil {
+		if err := s.complete(c, id, wo); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -207,7 +208,7 @@ func (s *Store) finalSet(root plumbing.Hash, file string) bool {
 	return err == nil && v.Value != nil
 }
 
-func (s *Store) complete(c *repo.Commit, id string) error {
+func (s *Store) complete(c *repo.Commit, id string, wo WriteOptions) error {
 	st, err := s.rlmSettingsAt(c.Tree)
 	if err != nil || len(st.OnComplete) == 0 {
 		return err
@@ -241,7 +242,12 @@ func (s *Store) complete(c *repo.Commit, id string) error {
 	for _, h := range st.OnComplete {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		cmd := exec.CommandContext(ctx, h.Command[0], h.Command[1:]...)
-		cmd.Env = append(os.Environ(), "AIWG_STATE_ID="+id, "AIWG_STATE_COMMIT="+c.Hash.String(), "AIWG_STATE_STORE="+s.repo.Dir())
+		env := wo.HandlerEnv
+		if env == nil {
+			env = os.Environ()
+		}
+		cmd.Env = append(slices.Clip(env), "AIWG_STATE_ID="+id, "AIWG_STATE_COMMIT="+c.Hash.String(), "AIWG_STATE_STORE="+s.repo.Dir())
+		cmd.Dir = wo.HandlerDir
 		cmd.Stdin = bytes.NewReader(final)
 		out, err := cmd.CombinedOutput()
 		cancel()

@@ -51,6 +51,12 @@ func Discover(start string) (string, error) {
 	if env := os.Getenv("AIWG_STATE_STORE"); env != "" {
 		return env, nil
 	}
+	return FindStore(start)
+}
+
+// FindStore finds the nearest .aiwg/state.git in start or its parents, as
+// git finds .git; it does not consult the environment (see Discover).
+func FindStore(start string) (string, error) {
 	dir, err := filepath.Abs(start)
 	if err != nil {
 		return "", err
@@ -157,6 +163,25 @@ func (s *Store) syncOff() bool {
 	}
 	m, err := s.manifestAt(root)
 	return err == nil && m.Sync != nil && !*m.Sync
+}
+
+// Reset readies a store kept open between commands (as a server keeps
+// one) for the next: its default branch and sync setting become what Open
+// with opts would give now, HEAD and the manifest's setting read again,
+// while its caches, which hold only objects named by their hash, stay
+// warm. No other goroutine may use the store meanwhile.
+func (s *Store) Reset(opts Options) error {
+	branch := branchRef(opts.Branch)
+	if opts.Branch == "" {
+		head, err := s.repo.Head()
+		if err != nil {
+			return err
+		}
+		branch = head
+	}
+	s.branch = branch
+	s.repo.ResetSync(!opts.NoSync)
+	return nil
 }
 
 // Close releases the store's files.

@@ -54,6 +54,13 @@ type WriteOptions struct {
 	Trailers repo.Trailers
 	// Time stamps the commit (default now); importers keep original times.
 	Time time.Time
+	// HandlerEnv and HandlerDir are the environment (KEY=VALUE) and
+	// working directory of the completion handlers a write that sets
+	// Final runs; nil and "" are this process's. A server writing on a
+	// client's behalf passes the client's, so a handler runs as it would
+	// have run from the client.
+	HandlerEnv []string
+	HandlerDir string
 
 	// For merges, set by this package only: the other parents, the head
 	// the branch must be at, and whether an unchanged tree still commits.
@@ -436,7 +443,7 @@ func (s *Store) commit(ctx context.Context, wo WriteOptions, subject string, bui
 	s.maybeMaintain()
 	m := mutationOf(c, ref)
 	for _, after := range s.afterCommits() {
-		if err := after(m, rec.changes); err != nil {
+		if err := after(m, wo, rec.changes); err != nil {
 			return m, err
 		}
 	}
@@ -445,8 +452,12 @@ func (s *Store) commit(ctx context.Context, wo WriteOptions, subject string, bui
 
 // AgentName is the agent a write is attributed to when none is given:
 // $AIWG_AGENT, then the login name ($USER), else "anonymous".
-func AgentName(agent string) string {
-	for _, a := range []string{agent, os.Getenv("AIWG_AGENT"), os.Getenv("USER")} {
+func AgentName(agent string) string { return AgentNameFrom(agent, os.Getenv) }
+
+// AgentNameFrom is AgentName with the environment read through getenv
+// (a server's client's, say).
+func AgentNameFrom(agent string, getenv func(string) string) string {
+	for _, a := range []string{agent, getenv("AIWG_AGENT"), getenv("USER")} {
 		if a = strings.TrimSpace(a); a != "" {
 			return a
 		}

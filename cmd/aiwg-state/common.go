@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,6 +52,7 @@ func writeFlags() []cli.Flag {
 // session is what a command needs: its context, the store, the output.
 type session struct {
 	c     *cli.Context
+	inv   *invocation
 	store *aiwgstate.Store
 	out   io.Writer
 	json  bool
@@ -60,13 +62,15 @@ type session struct {
 }
 
 func open(c *cli.Context) (*session, error) {
-	dir := c.String("store")
+	inv := invocationOf(c)
+	// --store comes from $AIWG_STATE_STORE too (its flag's EnvVars).
+	dir := inv.resolve(c.String("store"))
 	if dir == "" {
-		wd, err := os.Getwd()
+		wd, err := inv.workDir()
 		if err != nil {
 			return nil, err
 		}
-		if dir, err = aiwgstate.Discover(wd); err != nil {
+		if dir, err = aiwgstate.FindStore(wd); err != nil {
 			return nil, err
 		}
 	}
@@ -74,11 +78,17 @@ func open(c *cli.Context) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := aiwgstate.Open(c.Context, dir, aiwgstate.Options{Branch: c.String("branch"), NoSync: c.Bool("no-sync")})
+	opts := aiwgstate.Options{Branch: c.String("branch"), NoSync: c.Bool("no-sync")}
+	var st *aiwgstate.Store
+	if inv.stores != nil {
+		st, err = inv.stores.get(c.Context, dir, opts)
+	} else {
+		st, err = aiwgstate.Open(c.Context, dir, opts)
+	}
 	if err != nil {
 		return nil, err
 	}
-	return &session{c: c, store: st, out: c.App.Writer, json: c.Bool("json"), link: link}, nil
+	return &session{c: c, inv: inv, store: st, out: c.App.Writer, json: c.Bool("json"), link: link}, nil
 }
 
 // trajLink reads --traj/--iter, which every write command takes to name
@@ -94,17 +104,28 @@ func trajLink(c *cli.Context) ([]repo.Trailer, error) {
 	return aiwgstate.TrajectoryTrailers(id, iter)
 }
 
-func (s *session) close() { s.store.Close() }
+func (s *session) close() {
+	if s.inv.stores != nil {
+		s.inv.stores.put(s.store)
+		return
+	}
+	s.store.Close()
+}
 
 func (s *session) writeOptions() aiwgstate.WriteOptions {
-	return aiwgstate.WriteOptions{
-		Agent:       s.c.String("agent"),
-		Source:      s.c.String("source"),
-		Correlation: s.c.String("correlation"),
-		Expect:      s.c.String("expect"),
-		Message:     s.c.String("message"),
-		Trailers:    s.link,
-	}
+	wo := s.agentWrite()
+	wo.Source = s.c.String("source")
+	wo.Correlation = s.c.String("correlation")
+	wo.Expect = s.c.String("expect")
+	wo.Message = s.c.String("message")
+	wo.Trailers = s.link
+	return wo
+}
+
+// agentWrite are the write options every writing command has: the agent
+// (--agent) and where completion handlers run (a write may set Final).
+func (s *session) agentWrite() aiwgstate.WriteOptions {
+	return aiwgstate.WriteOptions{Agent: s.c.String("agent"), HandlerEnv: s.inv.handlerEnv(), HandlerDir: s.inv.handlerDir()}
 }
 
 func (s *session) readOptions() aiwgstate.ReadOptions {
@@ -184,7 +205,10 @@ func readFileArg(c *cli.Context, path string) ([]byte, error) {
 	if path == "-" {
 		return io.ReadAll(c.App.Reader)
 	}
-	data, err := os.ReadFile(filepath.Clean(path))
+	data, err := os.ReadFile(filepath.Clean(invocationOf(c).resolve(path)))
+	if pe, ok := err.(*fs.PathError); ok {
+		pe.Path = path // as the user named it, served or not
+	}
 	if err != nil {
 		return nil, usagef("%v", err)
 	}

@@ -357,7 +357,7 @@ func writeDiffs(s *session, diffs []aiwgstate.FileDiff, format string) error {
 		}
 		return nil
 	case "text":
-		color := s.c.Bool("color") || (isTerminal(s.out) && os.Getenv("NO_COLOR") == "")
+		color := s.c.Bool("color") || (s.inv.terminal(s.out) && s.inv.getenv("NO_COLOR") == "")
 		for _, d := range diffs {
 			if d.Status == "binary" {
 				fmt.Fprintf(s.out, "%s: not JSON, changed\n", d.File)

@@ -50,7 +50,17 @@ func keep([]byte) {}
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	return runFor(ctx, processInvocation(), args, stdin, stdout, stderr)
+}
+
+// runFor executes one command line for inv: the CLI's own process, or a
+// server's client.
+func runFor(ctx context.Context, inv *invocation, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	app := newAppFor(commandName(args), stdin, stdout, stderr)
+	if inv.client != nil {
+		inv.useEnv(app.Commands)
+	}
+	ctx = withInvocation(ctx, inv)
 	if len(args) > 1 && !strings.HasPrefix(args[1], "-") && args[1] != "help" && findCommand(app.Commands, args[1]) == nil {
 		err := usagef("unknown command %q (aiwg-state --help lists them)", args[1])
 		reportError(stderr, err, wantsJSON(args))
@@ -115,6 +125,7 @@ func commandGroups() []func() []*cli.Command {
 		rlmCommands,
 		stateDocCommands,
 		trajCommands,
+		func() []*cli.Command { return []*cli.Command{serveCommand()} },
 	}
 }
 

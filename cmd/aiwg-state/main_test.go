@@ -14,8 +14,9 @@ import (
 )
 
 // bin is the aiwg-state binary built once for the tests that need real
-// processes (concurrency, SIGKILL).
-var bin string
+// processes (concurrency, SIGKILL); clientBin is aiwg-state-client, built
+// beside it as go install puts them.
+var bin, clientBin string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "aiwg-bin-")
@@ -23,7 +24,8 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	bin = filepath.Join(dir, "aiwg-state")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	clientBin = filepath.Join(dir, "aiwg-state-client")
+	if out, err := exec.Command("go", "build", "-o", dir, ".", "../aiwg-state-client").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
 		os.Exit(1)
 	}

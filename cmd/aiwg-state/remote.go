@@ -524,7 +524,7 @@ Examples:
 }
 
 func mergeOptions(s *session) aiwgstate.MergeOptions {
-	return aiwgstate.MergeOptions{Strategy: merge.Strategy(s.c.String("strategy")), Write: aiwgstate.WriteOptions{Agent: s.c.String("agent")}}
+	return aiwgstate.MergeOptions{Strategy: merge.Strategy(s.c.String("strategy")), Write: s.agentWrite()}
 }
 
 func first(a []string) string {

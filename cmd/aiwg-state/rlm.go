@@ -483,7 +483,7 @@ A state keeps at most 100 checkpoints.`,
 					if err != nil {
 						return err
 					}
-					ck, err := s.store.CreateCheckpoint(s.c.Context, s.c.String("state"), a[0], s.c.String("message"), aiwgstate.WriteOptions{Agent: s.c.String("agent")})
+					ck, err := s.store.CreateCheckpoint(s.c.Context, s.c.String("state"), a[0], s.c.String("message"), s.agentWrite())
 					if err != nil {
 						return err
 					}

@@ -1,0 +1,151 @@
+// Command aiwg-state-client runs an aiwg-state command line through the
+// store's server (aiwg-state serve), and runs aiwg-state itself when no
+// server is running or the server leaves the command to it. It takes
+// exactly aiwg-state's arguments and gives the same output and exit
+// codes; it is only faster: it links nothing but the protocol, so it
+// starts in about the time of an empty Go program, and the server keeps
+// the store open.
+//
+//	aiwg-state serve &
+//	aiwg-state-client set plan.json risk.level '"high"' --agent planner
+//
+// It finds the store as aiwg-state does (--store, $AIWG_STATE_STORE, the
+// nearest .aiwg/state.git), and the server's socket in it. aiwg-state is
+// looked for beside this program, then on $PATH.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/aiwg/aiwg-state/serve"
+)
+
+// exitUnexpected is aiwg-state's code for what fits no other (DESIGN.md §8).
+const exitUnexpected = 1
+
+func main() {
+	os.Exit(run(os.Args))
+}
+
+func run(args []string) int {
+	wd, err := os.Getwd()
+	if err != nil {
+		return fail(args, exitUnexpected, "%v", err)
+	}
+	if store := findStore(args[1:], wd); store != "" {
+		// No signal handling: a client killed by Ctrl-C dies of it, as
+		// aiwg-state would, and the connection's end cancels the
+		// command on the server.
+		code, err := serve.Forward(context.Background(), filepath.Join(store, "aiwg", "serve.sock"), serve.Request{
+			Args:     args,
+			Dir:      wd,
+			Env:      os.Environ(),
+			Terminal: isTerminal(os.Stdout),
+		}, os.Stdin, os.Stdout, os.Stderr)
+		switch {
+		case err == nil:
+			return code
+		case errors.Is(err, serve.ErrLost):
+			return fail(args, exitUnexpected, "%v; the command may have run in part or whole (see aiwg-state log)", err)
+		case !errors.Is(err, serve.ErrNoServer) && !errors.Is(err, serve.ErrDeclined):
+			return fail(args, exitUnexpected, "%v", err)
+		}
+	}
+	// Nothing ran: aiwg-state runs the command itself, in this process's
+	// place, so its exit status, signals and streams are the caller's.
+	bin, err := findCLI()
+	if err != nil {
+		return fail(args, exitUnexpected, "%v", err)
+	}
+	err = syscall.Exec(bin, append([]string{"aiwg-state"}, args[1:]...), os.Environ())
+	return fail(args, exitUnexpected, "running %s: %v", bin, err)
+}
+
+// findStore finds the store as aiwg-state does: --store, then
+// $AIWG_STATE_STORE, then the nearest .aiwg/state.git. "" when there is
+// none: aiwg-state then says so.
+func findStore(args []string, wd string) string {
+	dir := ""
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			break
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || name != "store" {
+			continue
+		}
+		if !hasValue {
+			if i+1 >= len(args) {
+				return ""
+			}
+			i++
+			value = args[i]
+		}
+		dir = value
+	}
+	if dir == "" {
+		dir = os.Getenv("AIWG_STATE_STORE")
+	}
+	if dir != "" {
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(wd, dir)
+		}
+		return dir
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		cand := filepath.Join(d, ".aiwg", "state.git")
+		if _, err := os.Stat(filepath.Join(cand, "HEAD")); err == nil {
+			return cand
+		}
+		if filepath.Dir(d) == d {
+			return ""
+		}
+	}
+}
+
+// findCLI finds aiwg-state beside this program (go install puts both in
+// one directory), then on $PATH.
+func findCLI() (string, error) {
+	if self, err := os.Executable(); err == nil {
+		beside := filepath.Join(filepath.Dir(self), "aiwg-state")
+		if fi, err := os.Stat(beside); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return beside, nil
+		}
+	}
+	if p, err := exec.LookPath("aiwg-state"); err == nil {
+		return p, nil
+	}
+	return "", errors.New("no server runs for this store, and no aiwg-state program is beside this one or on $PATH to run the command (go install ./cmd/...)")
+}
+
+// fail reports an error as aiwg-state does: one line on stderr, a JSON
+// object with --json.
+func fail(args []string, code int, format string, a ...any) int {
+	msg := strings.Join(strings.Fields(fmt.Sprintf(format, a...)), " ")
+	for _, arg := range args[1:] {
+		if arg == "--" {
+			break
+		}
+		if arg == "--json" || arg == "-json" || arg == "--json=true" {
+			b, _ := json.Marshal(map[string]any{"error": msg, "code": code, "details": map[string]any{}})
+			fmt.Fprintln(os.Stderr, string(b))
+			return code
+		}
+	}
+	fmt.Fprintln(os.Stderr, "aiwg-state-client: "+msg)
+	return code
+}
+
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,348 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// project makes a directory holding a store at .aiwg/state.git, as
+// `aiwg-state init` makes it, with a subdirectory to work from. The
+// directory is short: a socket's path may not pass 104 bytes.
+func project(t *testing.T) (dir, store string) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "aw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	store = filepath.Join(dir, ".aiwg", "state.git")
+	mustCLI(t, store, "", "init")
+	if err := os.MkdirAll(filepath.Join(dir, "work", "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir, store
+}
+
+// server is a running `aiwg-state serve`; done is closed when it ends.
+type server struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// startServer runs `aiwg-state serve` on store, with env added to its
+// environment, until the test ends.
+func startServer(t *testing.T, program, store string, env ...string) *server {
+	t.Helper()
+	cmd := exec.Command(program, "serve", "--store", store, "--idle", "5m")
+	cmd.Env = append(os.Environ(), env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			t.Errorf("the server did not stop on an interrupt: %s", stderr.String())
+		}
+	})
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if _, err := os.Stat(socketPath(store)); err == nil {
+			return &server{cmd, done}
+		}
+		select {
+		case <-done:
+			t.Fatalf("the server ended: %s", stderr.String())
+		default:
+		}
+	}
+	t.Fatalf("no socket after 10s: %s", stderr.String())
+	return nil
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// execIn runs program with args in dir, with env added and stdin given.
+func execIn(t *testing.T, program, dir, stdin string, env []string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(program, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	if _, ok := err.(*exec.ExitError); err != nil && !ok {
+		t.Fatal(err)
+	}
+	return result{o.String(), e.String(), cmd.ProcessState.ExitCode()}
+}
+
+// TestServedCommandsMatchTheCLI: a command through the server prints what
+// the CLI prints and exits as it exits, and a write is the commit the CLI
+// would make: the client's agent, files, input and directory, never the
+// server's.
+func TestServedCommandsMatchTheCLI(t *testing.T) {
+	dir, store := project(t)
+	work := filepath.Join(dir, "work", "sub")
+	mustCLI(t, store, "", "set", "a.json", "s", `"text"`, "--agent", "seed")
+	mustCLI(t, store, "", "set", "a.json", "list", `[1, 2, {"k": "v"}]`, "--agent", "seed")
+	// The server's own environment names another agent and store: what a
+	// command sees must be the client's.
+	startServer(t, bin, store, "AIWG_AGENT=server-agent", "AIWG_STATE_STORE=/nonexistent")
+	env := []string{"AIWG_AGENT=", "AIWG_STATE_STORE=", "NO_COLOR=1"}
+	for _, args := range [][]string{
+		{"get", "a.json"},
+		{"get", "a.json", "list.2.k", "--json"},
+		{"cat", "a.json"},
+		{"ls"},
+		{"ls", "--json"},
+		{"log"},
+		{"log", "a.json#s", "--json"},
+		{"blame", "a.json"},
+		{"diff", "HEAD~1", "HEAD"},
+		{"show", "HEAD", "--json"},
+		{"branch", "--json"},
+		{"var", "ls", "--json"},
+		// Errors: one line, the same code, with and without --json.
+		{"get", "a.json", "missing"},
+		{"get", "nope.json", "--json"},
+		{"set", "a.json", "x", "{bad"},
+		{"set", "a.json", "s.x", "1"},
+		{"set", "a.json", "x", "1", "--expect", "HEAD~1", "--json"},
+		{"set", "a.json", "x", "1", "--no-such-flag"},
+		{"apply", "nosuch.jsonl"},
+		{"get", "a.json", "--at", "HEAD~9"},
+		{"nosuchcommand"},
+		{"log", "-n", "-1"},
+	} {
+		direct := execIn(t, bin, work, "", env, args...)
+		client := execIn(t, clientBin, work, "", env, args...)
+		if client != direct {
+			t.Errorf("%v:\nthrough the server: %+v\ndirect:             %+v", args, client, direct)
+		}
+	}
+
+	// Writes: the author is the client's agent, files are read from the
+	// client's directory, standard input is the client's.
+	os.WriteFile(filepath.Join(work, "ops.jsonl"), []byte(`{"op":"set","file":"b.json","path":"from","value":"file"}`+"\n"), 0o644)
+	for _, w := range []struct {
+		args  []string
+		env   []string
+		stdin string
+		agent string
+	}{
+		{[]string{"set", "b.json", "k", "1"}, []string{"AIWG_AGENT=client-agent"}, "", "client-agent"},
+		{[]string{"set", "b.json", "k", "2"}, []string{"AIWG_AGENT=", "USER=login-name"}, "", "login-name"},
+		{[]string{"set", "b.json", "k", "3", "--agent", "flag-agent"}, []string{"AIWG_AGENT=client-agent"}, "", "flag-agent"},
+		{[]string{"apply", "ops.jsonl"}, []string{"AIWG_AGENT=applier"}, "", "applier"},
+		{[]string{"set", "b.json", "in", "-"}, []string{"AIWG_AGENT=piper"}, `{"piped": true}`, "piper"},
+		{[]string{"set", "b.json", "rel", "1", "--store", "../../.aiwg/state.git"}, []string{"AIWG_AGENT=relative"}, "", "relative"},
+	} {
+		r := execIn(t, clientBin, work, w.stdin, append([]string{"AIWG_STATE_STORE="}, w.env...), w.args...)
+		if r.code != 0 {
+			t.Fatalf("%v: %+v", w.args, r)
+		}
+		if got := strings.TrimSpace(gitOut(t, store, "log", "-1", "--format=%an")); got != w.agent {
+			t.Errorf("%v: author %q, want %q", w.args, got, w.agent)
+		}
+	}
+	want := "{\n  \"from\": \"file\",\n  \"in\": {\n    \"piped\": true\n  },\n  \"k\": 3,\n  \"rel\": 1\n}\n"
+	if got := gitOut(t, store, "show", "main:b.json"); got != want {
+		t.Errorf("b.json:\n%s\nwant:\n%s", got, want)
+	}
+	if out := gitOut(t, store, "fsck", "--strict"); strings.Contains(out, "error") {
+		t.Fatal(out)
+	}
+}
+
+// TestClientRunsWhatTheServerDoesNot: with no server, with a command the
+// server leaves to the client, and with help, the client runs aiwg-state
+// itself, and the result is aiwg-state's.
+func TestClientRunsWhatTheServerDoesNot(t *testing.T) {
+	dir, store := project(t)
+	work := filepath.Join(dir, "work")
+	if r := execIn(t, clientBin, work, "", []string{"AIWG_AGENT=no-server"}, "set", "c.json", "k", "1"); r.code != 0 {
+		t.Fatalf("without a server: %+v", r)
+	}
+	startServer(t, bin, store)
+	if r := execIn(t, clientBin, filepath.Join(dir, "work"), "", nil, "init", "--store", "other.git"); r.code != 0 || !strings.Contains(r.stdout, "created store") {
+		t.Fatalf("init through the client: %+v", r)
+	}
+	if _, err := os.Stat(filepath.Join(work, "other.git", "HEAD")); err != nil {
+		t.Errorf("init did not run in the client's directory: %v", err)
+	}
+	direct, client := execIn(t, bin, work, "", nil, "set", "--help"), execIn(t, clientBin, work, "", nil, "set", "--help")
+	if client != direct || !strings.Contains(client.stdout, "Examples") {
+		t.Errorf("help through the client differs:\n%+v\n%+v", client, direct)
+	}
+	if got := gitOut(t, store, "log", "-1", "--format=%an"); strings.TrimSpace(got) != "no-server" {
+		t.Errorf("author %q", got)
+	}
+	// Outside any store, the client says what aiwg-state says.
+	outside := t.TempDir()
+	direct, client = execIn(t, bin, outside, "", []string{"AIWG_STATE_STORE="}, "get", "a.json"), execIn(t, clientBin, outside, "", []string{"AIWG_STATE_STORE="}, "get", "a.json")
+	if client != direct || client.code != exitDomain {
+		t.Errorf("outside a store:\n%+v\n%+v", client, direct)
+	}
+}
+
+// TestCompletionHandlersRunAsTheClient: a write through the server that
+// completes a state runs the handler in the client's directory and
+// environment, as the same write by the CLI would.
+func TestCompletionHandlersRunAsTheClient(t *testing.T) {
+	dir, store := project(t)
+	work := filepath.Join(dir, "work")
+	id := newState(t, store)
+	mustCLI(t, store, "", "state", "on-complete", `echo "$AIWG_STATE_ID $MARK $(pwd)" >> completed.log`)
+	startServer(t, bin, store, "MARK=server")
+	if r := execIn(t, clientBin, work, "", []string{"MARK=client"}, "final", "done", "--state", id); r.code != 0 {
+		t.Fatalf("final: %+v", r)
+	}
+	data, err := os.ReadFile(filepath.Join(work, "completed.log"))
+	if err != nil {
+		t.Fatalf("the handler did not run in the client's directory: %v", err)
+	}
+	if got, want := strings.TrimSpace(string(data)), id+" client "+work; got != want {
+		t.Errorf("handler saw %q, want %q", got, want)
+	}
+}
+
+// TestServedWritersLoseNothing: clients through the server and CLI
+// processes writing one store at once: every write is one commit, none
+// lost.
+func TestServedWritersLoseNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	dir, store := project(t)
+	startServer(t, bin, store)
+	const writers, each = 6, 30
+	var wg sync.WaitGroup
+	errs := make(chan string, writers*each)
+	for w := 0; w < writers; w++ {
+		program := clientBin
+		if w%3 == 2 {
+			program = bin
+		}
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				cmd := exec.Command(program, "set", "shared.json", fmt.Sprintf("w%d", w), fmt.Sprint(i), "--no-sync", "--agent", fmt.Sprintf("w%d", w))
+				cmd.Dir = dir
+				if out, err := cmd.CombinedOutput(); err != nil {
+					errs <- fmt.Sprintf("writer %d: %v: %s", w, err, out)
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	if n := strings.TrimSpace(gitOut(t, store, "rev-list", "--count", "main")); n != fmt.Sprint(1+writers*each) {
+		t.Errorf("%s commits, want %d", n, 1+writers*each)
+	}
+	want := "{\n"
+	for w := 0; w < writers; w++ {
+		want += fmt.Sprintf("  \"w%d\": %d", w, each-1)
+		if w < writers-1 {
+			want += ","
+		}
+		want += "\n"
+	}
+	want += "}\n"
+	if got := gitOut(t, store, "show", "main:shared.json"); got != want {
+		t.Errorf("shared.json:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestKilledServer: a server killed with SIGKILL in the middle of a stream
+// of writes leaves a store git accepts; each write either landed once or
+// was reported lost, and never ran twice; the next client runs the
+// command itself.
+func TestKilledServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	dir, store := project(t)
+	server := startServer(t, bin, store)
+	var landed, lost int
+	for i := 0; i < 60; i++ {
+		if i == 20 {
+			go func() {
+				time.Sleep(time.Millisecond)
+				server.cmd.Process.Signal(syscall.SIGKILL)
+			}()
+		}
+		r := execIn(t, clientBin, dir, "", nil, "set", "k.json", fmt.Sprintf("i%d", i), "1", "--no-sync")
+		switch {
+		case r.code == 0:
+			landed++
+		case strings.Contains(r.stderr, "may have run"):
+			lost++
+		default:
+			t.Fatalf("write %d: %+v", i, r)
+		}
+	}
+	if out := gitOut(t, store, "fsck", "--strict"); strings.Contains(out, "error") {
+		t.Fatal(out)
+	}
+	commits := strings.Count(gitOut(t, store, "log", "--format=%H", "main"), "\n") - 1
+	if commits < landed || commits > landed+lost {
+		t.Errorf("%d commits for %d writes acknowledged and %d lost", commits, landed, lost)
+	}
+	if lost > 1 {
+		t.Errorf("%d writes lost: only the one in flight at the kill may be", lost)
+	}
+}
+
+// TestServerStopsWhenItsProgramIsReplaced: a rebuilt aiwg-state is not
+// served by the old server: the client's command runs the new program, and
+// the old server ends.
+func TestServerStopsWhenItsProgramIsReplaced(t *testing.T) {
+	dir, store := project(t)
+	tmp := t.TempDir()
+	program := filepath.Join(tmp, "aiwg-state")
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(program, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	server := startServer(t, program, store)
+	// Replaced as go install replaces it: a new file renamed over the old.
+	if err := os.WriteFile(program+".new", data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(program+".new", program); err != nil {
+		t.Fatal(err)
+	}
+	if r := execIn(t, clientBin, dir, "", nil, "set", "r.json", "k", "1"); r.code != 0 {
+		t.Fatalf("%+v", r)
+	}
+	select {
+	case <-server.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the old server is still running")
+	}
+}

@@ -18,7 +18,7 @@ import (
 
 // socketPath is a short path: t.TempDir's names can pass the 104 bytes a
 // Unix socket may name.
-func socketPath(t *testing.T) string {
+func socketPath(t testing.TB) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "sv")
 	if err != nil {
@@ -29,7 +29,7 @@ func socketPath(t *testing.T) string {
 }
 
 // start runs a server with h on a fresh socket until the test ends.
-func start(t *testing.T, s *Server) string {
+func start(t testing.TB, s *Server) string {
 	t.Helper()
 	path := socketPath(t)
 	ln, err := Listen(path)

@@ -53,7 +53,8 @@ func main() {
 	check(err)
 	defer os.RemoveAll(work)
 	bin := filepath.Join(work, "aiwg-state")
-	out, err := exec.Command("go", "build", "-tags", cliTags, "-o", bin, "./cmd/aiwg-state").CombinedOutput()
+	client := filepath.Join(work, "aiwg-state-client")
+	out, err := exec.Command("go", "build", "-tags", cliTags, "-o", work, "./cmd/aiwg-state", "./cmd/aiwg-state-client").CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "build (run from the repository root): %v\n%s", err, out)
 		os.Exit(1)
@@ -118,27 +119,63 @@ func main() {
 
 		cliStore := seedStore(ctx, filepath.Join(work, "cli-"+label), sync)
 		cliStore.Close()
+		servedStore := seedStore(ctx, filepath.Join(work, "served-"+label), sync)
+		servedStore.Close()
+		server := startServer(bin, servedStore.Dir())
 		plumbing := newPlumber(ctx, filepath.Join(work, "git-"+label), sync)
 		cli := make([]time.Duration, 0, *ncli)
+		served := make([]time.Duration, 0, *ncli)
 		plumb := make([]time.Duration, 0, *ncli)
 		for i := 0; i < *ncli; i++ {
-			args := []string{"set", docPath(i % docs), "status.value", fmt.Sprint(i + 1_000_000), "--store", cliStore.Dir(), "--agent", "bench"}
-			if !sync {
-				args = append(args, "--no-sync")
-			}
-			t0 := time.Now()
-			out, err := exec.Command(bin, args...).CombinedOutput()
-			cli = append(cli, time.Since(t0))
-			if err != nil {
-				panic(fmt.Sprintf("%v: %s", err, out))
+			for _, side := range []struct {
+				bin, store string
+				ds         *[]time.Duration
+			}{{bin, cliStore.Dir(), &cli}, {client, servedStore.Dir(), &served}} {
+				args := []string{"set", docPath(i % docs), "status.value", fmt.Sprint(i + 1_000_000), "--store", side.store, "--agent", "bench"}
+				if !sync {
+					args = append(args, "--no-sync")
+				}
+				t0 := time.Now()
+				out, err := exec.Command(side.bin, args...).CombinedOutput()
+				*side.ds = append(*side.ds, time.Since(t0))
+				if err != nil {
+					panic(fmt.Sprintf("%v: %s", err, out))
+				}
 			}
 			plumb = append(plumb, plumbing.mutate(i))
 		}
+		server.Process.Signal(os.Interrupt)
+		server.Wait()
+		if n := commits(servedStore.Dir()); n != *ncli+2 { // init, the seed, one a set
+			panic(fmt.Sprintf("the served store has %d commits, want %d", n, *ncli+2))
+		}
 		row("(b) CLI aiwg-state set, "+label, cli, floor)
+		row("(g) aiwg-state-client set, served, "+label, served, floor)
 		row("(c) git plumbing script, "+label, plumb, floor)
-		fmt.Printf("    CLI / plumbing: %.2fx (target <= 0.25x); in-process / floor: %.2fx (target <= 2x); in-process / file minimum: %.2fx\n\n",
-			ratio(cli, plumb), ratio(api, floor), ratio(api, minimum))
+		fmt.Printf("    CLI / plumbing: %.2fx, served client / plumbing: %.2fx (target <= 0.25x); in-process / floor: %.2fx (target <= 2x); in-process / file minimum: %.2fx\n\n",
+			ratio(cli, plumb), ratio(served, plumb), ratio(api, floor), ratio(api, minimum))
 	}
+}
+
+// startServer starts aiwg-state serve on store and waits for its socket.
+func startServer(bin, store string) *exec.Cmd {
+	cmd := exec.Command(bin, "serve", "--store", store, "--idle", "10m")
+	cmd.Stderr = os.Stderr
+	check(cmd.Start())
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(store, "aiwg", "serve.sock")); err == nil {
+			return cmd
+		}
+	}
+	panic("the server did not start")
+}
+
+func commits(store string) int {
+	out, err := exec.Command("git", "--git-dir", store, "rev-list", "--count", "HEAD").Output()
+	check(err)
+	var n int
+	fmt.Sscan(string(out), &n)
+	return n
 }
 
 func docPath(i int) string { return fmt.Sprintf("docs/doc-%04d.json", i) }

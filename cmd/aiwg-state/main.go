@@ -101,6 +101,7 @@ Start here:
    aiwg-state set plan.json risk.level '"high"' --agent planner
    aiwg-state get plan.json risk.level
    aiwg-state log plan.json
+   aiwg-state serve &               # then aiwg-state-client CMD …: the same commands, faster
 
 Key paths take the dot form (risk.level, items.0.id) or the slash form
 (risk/level); a backslash escapes a dot or slash inside a key (a\.b).

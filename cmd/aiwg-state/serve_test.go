@@ -16,7 +16,7 @@ import (
 // project makes a directory holding a store at .aiwg/state.git, as
 // `aiwg-state init` makes it, with a subdirectory to work from. The
 // directory is short: a socket's path may not pass 104 bytes.
-func project(t *testing.T) (dir, store string) {
+func project(t testing.TB) (dir, store string) {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "aw")
 	if err != nil {

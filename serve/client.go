@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync"
+	"syscall"
 )
 
 // ErrNoServer: no server answered on the socket; nothing was sent, and
@@ -28,6 +30,12 @@ var ErrLost = errors.New("lost the server before the command finished")
 // ErrDeclined mean nothing ran. Cancelling ctx closes the connection,
 // which cancels the command on the server.
 func Forward(ctx context.Context, socket string, req Request, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	// The server is told the environment and input: it must be this
+	// user's, at a socket no one else could have put there (a symlink
+	// in a cloned project, a socket in a shared directory).
+	if err := checkSocket(socket); err != nil {
+		return 0, fmt.Errorf("%w: %v", ErrNoServer, err)
+	}
 	c, err := dial(socket)
 	if err != nil {
 		return 0, fmt.Errorf("%w: %v", ErrNoServer, err)
@@ -96,6 +104,21 @@ func Forward(ctx context.Context, socket string, req Request, stdin io.Reader, s
 			return 0, fmt.Errorf("%w: a %q frame from the server", ErrProtocol, typ)
 		}
 	}
+}
+
+// checkSocket refuses a socket that is a symlink, or not this user's.
+func checkSocket(path string) error {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	if fi.Mode().Type() != os.ModeSocket {
+		return fmt.Errorf("%s is not a socket", path)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
+		return fmt.Errorf("%s belongs to uid %d, not to this user (%d)", path, st.Uid, os.Getuid())
+	}
+	return nil
 }
 
 // sendInput relays stdin to the server as data frames and an end frame.

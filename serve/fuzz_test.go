@@ -43,7 +43,7 @@ func FuzzFrames(f *testing.F) {
 // beyond its size, and what decodes survives encoding and decoding again.
 // (Not the same bytes: a uvarint may be padded.)
 func FuzzDecodeRequest(f *testing.F) {
-	f.Add((&Request{Version: 1, Args: []string{"aiwg-state", "set", "a.json", "k", "1"}, Dir: "/w", Env: []string{"A=1", "B="}, Terminal: true}).encode())
+	f.Add((&Request{Version: 1, Args: []string{"aiwg-state", "set", "a.json", "k", "1"}, Dir: "/w", Target: "/w/.aiwg/state.git", Umask: 0o022, Env: []string{"A=1", "B="}, Terminal: true}).encode())
 	f.Add((&Request{}).encode())
 	f.Add([]byte{1, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f})
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -58,5 +58,6 @@ func FuzzDecodeRequest(f *testing.F) {
 }
 
 func sameRequest(a, b Request) bool {
-	return a.Version == b.Version && a.Terminal == b.Terminal && a.Dir == b.Dir && slices.Equal(a.Args, b.Args) && slices.Equal(a.Env, b.Env)
+	return a.Version == b.Version && a.Terminal == b.Terminal && a.Umask == b.Umask && a.Dir == b.Dir && a.Target == b.Target &&
+		slices.Equal(a.Args, b.Args) && slices.Equal(a.Env, b.Env)
 }

@@ -12,6 +12,12 @@ type Request struct {
 	Args    []string // as os.Args: the program's name first
 	Dir     string   // the client's working directory
 	Env     []string // the client's environment, KEY=VALUE
+	// Target is what the client resolved the command to act on (for
+	// aiwg-state, the store's directory), for the server to check that it
+	// is what it serves.
+	Target string
+	// Umask is the client's file mode creation mask.
+	Umask int
 	// Terminal: the client's standard output is a terminal (a command
 	// may colour its output).
 	Terminal bool
@@ -38,7 +44,8 @@ func cut(s string, sep byte) (string, string, bool) {
 }
 
 // The request's encoding: uvarints and length-prefixed strings, in a
-// fixed order (version, flags, directory, arguments, environment). Not
+// fixed order (version, flags, umask, directory, target, arguments,
+// environment). Not
 // JSON: encoding/json's reflection and type caches were a tenth of the
 // client's start.
 
@@ -49,7 +56,9 @@ func (r *Request) encode() []byte {
 		flags |= 1
 	}
 	b = binary.AppendUvarint(b, flags)
+	b = binary.AppendUvarint(b, uint64(r.Umask&0o777))
 	b = appendString(b, r.Dir)
+	b = appendString(b, r.Target)
 	for _, list := range [][]string{r.Args, r.Env} {
 		b = binary.AppendUvarint(b, uint64(len(list)))
 		for _, s := range list {
@@ -71,7 +80,9 @@ func decodeRequest(p []byte) (Request, error) {
 	version := d.uvarint()
 	flags := d.uvarint()
 	r.Version, r.Terminal = int(min(version, 1<<31)), flags&1 != 0
+	r.Umask = int(d.uvarint() & 0o777)
 	r.Dir = d.string()
+	r.Target = d.string()
 	for _, list := range []*[]string{&r.Args, &r.Env} {
 		n := d.uvarint()
 		if n > uint64(len(d.p)) { // each string takes a byte at least

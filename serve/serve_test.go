@@ -261,7 +261,8 @@ func TestListen(t *testing.T) {
 	if _, err := Listen(path); !errors.Is(err, ErrRunning) {
 		t.Errorf("a second server on a live socket: %v, want ErrRunning", err)
 	}
-	syscall.Close(ln.fd) // as a killed server: the socket file stays
+	syscall.Close(ln.fd) // as a killed server: the socket file stays,
+	ln.lock.Close()      // and the kernel drops its lock
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("the socket went with its listener: %v", err)
 	}
@@ -304,7 +305,68 @@ func TestServeEndsWhenIdle(t *testing.T) {
 	}
 }
 
-func TestServeLeavesAnotherServersSocket(t *testing.T) {
+func TestStoppingServer(t *testing.T) {
+	t.Run("a command in progress finishes", func(t *testing.T) {
+		path := socketPath(t)
+		ln, err := Listen(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		started, release := make(chan struct{}), make(chan struct{})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		s := &Server{Handler: func(ctx context.Context, inv *Invocation) int {
+			close(started)
+			<-release
+			if ctx.Err() != nil {
+				return 99 // the stop reached the command
+			}
+			return 0
+		}}
+		go func() { done <- s.Serve(ctx, ln) }()
+		codes := make(chan int, 1)
+		go func() {
+			code, err := Forward(context.Background(), path, Request{Args: []string{"x", "set"}}, nil, io.Discard, io.Discard)
+			if err != nil {
+				t.Error(err)
+			}
+			codes <- code
+		}()
+		<-started
+		cancel()
+		time.Sleep(50 * time.Millisecond)
+		if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("a stopping server still offers its socket: %v", err)
+		}
+		close(release)
+		if code := <-codes; code != 0 {
+			t.Errorf("the command in progress got exit %d", code)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("a request arriving as it stops is declined", func(t *testing.T) {
+		fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		server, _ := pollable(fds[0], "server")
+		client, _ := pollable(fds[1], "client")
+		defer client.Close()
+		stopped, cancel := context.WithCancel(context.Background())
+		cancel()
+		ran := false
+		s := &Server{Handler: func(context.Context, *Invocation) int { ran = true; return 0 }}
+		writeFrame(client, frameRequest, (&Request{Version: Version, Args: []string{"x", "set"}}).encode())
+		go s.serveConn(stopped, context.Background(), server)
+		if typ, _, err := readFrame(client, maxData); err != nil || typ != frameDecline || ran {
+			t.Errorf("got %q, %v (ran %v); want a decline", typ, err, ran)
+		}
+	})
+}
+
+func TestInputEndsWithTheCommand(t *testing.T) {
 	path := socketPath(t)
 	ln, err := Listen(path)
 	if err != nil {
@@ -312,20 +374,56 @@ func TestServeLeavesAnotherServersSocket(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- (&Server{Handler: func(context.Context, *Invocation) int { return 0 }}).Serve(ctx, ln) }()
-	// Someone replaces the socket (as a second server would after
-	// finding this one stuck); this server's end must leave it.
-	os.Remove(path)
-	other, err := Listen(path)
-	if err != nil {
-		t.Fatal(err)
+	readErr := make(chan error, 1)
+	s := &Server{Handler: func(ctx context.Context, inv *Invocation) int {
+		if inv.Args[1] == "head" {
+			io.ReadFull(inv.Stdin, make([]byte, 1)) // one byte of much more
+			return 0
+		}
+		_, err := io.ReadAll(inv.Stdin) // input that never ends
+		readErr <- err
+		return 1
+	}}
+	go func() { done <- s.Serve(ctx, ln) }()
+	big := bytes.Repeat([]byte("x"), 1<<20)
+	if code, err := Forward(context.Background(), path, Request{Args: []string{"x", "head"}}, bytes.NewReader(big), io.Discard, io.Discard); err != nil || code != 0 {
+		t.Fatalf("a command reading part of its input: %d, %v", code, err)
 	}
-	defer other.Close()
+	fctx, leave := context.WithCancel(context.Background())
+	go Forward(fctx, path, Request{Args: []string{"x", "all"}}, blockingReader{}, io.Discard, io.Discard)
+	time.Sleep(100 * time.Millisecond)
+	leave()
+	select {
+	case err := <-readErr:
+		if err == nil {
+			t.Error("the read of a departed client's input succeeded")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a command waiting for input outlived its client")
+	}
 	cancel()
-	if err := <-done; err != nil {
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server did not end: a command's input reader is stuck")
+	}
+}
+
+func TestClientChecksTheSocket(t *testing.T) {
+	path := start(t, &Server{Handler: func(context.Context, *Invocation) int { return 0 }})
+	link := filepath.Join(filepath.Dir(path), "link.sock")
+	if err := os.Symlink(path, link); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(path); err != nil {
-		t.Errorf("the other server's socket was removed: %v", err)
+	if _, err := Forward(context.Background(), link, Request{Args: []string{"x"}}, nil, io.Discard, io.Discard); !errors.Is(err, ErrNoServer) || !strings.Contains(err.Error(), "not a socket") {
+		t.Errorf("through a symlink: %v, want ErrNoServer", err)
+	}
+	plain := filepath.Join(filepath.Dir(path), "plain")
+	os.WriteFile(plain, nil, 0o600)
+	if _, err := Forward(context.Background(), plain, Request{Args: []string{"x"}}, nil, io.Discard, io.Discard); !errors.Is(err, ErrNoServer) {
+		t.Errorf("a plain file: %v, want ErrNoServer", err)
 	}
 }

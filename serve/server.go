@@ -54,7 +54,7 @@ const maxSocketPath = 103
 type Listener struct {
 	fd   int // blocking: Serve waits in accept
 	path string
-	id   os.FileInfo // the socket file as made, to know it is still ours
+	lock *os.File // flocked for the listener's life: one server a socket
 
 	mu     sync.Mutex
 	closed bool
@@ -63,8 +63,7 @@ type Listener struct {
 // Path is the socket's path.
 func (l *Listener) Path() string { return l.path }
 
-// Close stops listening and removes the socket, unless another server
-// has replaced it since.
+// Close stops listening, removes the socket and releases the lock.
 func (l *Listener) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -75,9 +74,9 @@ func (l *Listener) Close() error {
 	// Shutdown wakes an accept in progress; closing alone does not.
 	syscall.Shutdown(l.fd, syscall.SHUT_RDWR)
 	err := syscall.Close(l.fd)
-	if fi, e := os.Stat(l.path); e == nil && os.SameFile(fi, l.id) {
-		os.Remove(l.path)
-	}
+	// Still ours: no other server takes the socket while the lock is held.
+	os.Remove(l.path)
+	l.lock.Close()
 	return err
 }
 
@@ -87,51 +86,64 @@ func (l *Listener) isClosed() bool {
 	return l.closed
 }
 
-// Listen creates the socket at path, readable and writable by this user
-// only. A socket left by a server that is gone is replaced; one a server
-// answers on is not (ErrRunning).
+// Listen creates the socket at path, usable by this user only. One server
+// at a time listens on a path: a lock beside it (path + ".lock", flocked,
+// so the kernel releases it when the server dies) says whether one runs
+// (ErrRunning); a socket left by a dead one is replaced.
 func Listen(path string) (*Listener, error) {
 	if len(path) > maxSocketPath {
 		return nil, fmt.Errorf("socket path %s is %d bytes, more than a Unix socket can name (%d)", path, len(path), maxSocketPath)
 	}
-	if c, err := dial(path); err == nil {
-		c.Close()
-		return nil, fmt.Errorf("%w on %s", ErrRunning, path)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	// Made under a temporary name, restricted, then renamed into place:
-	// no client ever sees the socket with wider permissions, and a
-	// socket of a dead server is replaced in one step.
-	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
-	if len(tmp) > maxSocketPath {
-		tmp = filepath.Join(filepath.Dir(path), fmt.Sprintf(".s%d", os.Getpid()))
+	lock, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
 	}
-	os.Remove(tmp)
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		lock.Close()
+		if err == syscall.EWOULDBLOCK {
+			return nil, fmt.Errorf("%w on %s", ErrRunning, path)
+		}
+		return nil, &os.PathError{Op: "flock", Path: path + ".lock", Err: err}
+	}
+	// Bound in a directory of our own (0700), restricted, then renamed
+	// into place: no one can reach the socket before it is 0600, or swap
+	// a symlink in for it, and a dead server's socket is replaced in one
+	// step.
+	private, err := os.MkdirTemp(dir, ".serve-")
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	defer os.RemoveAll(private)
+	tmp := filepath.Join(private, "s")
 	fd, err := listenFD(tmp)
-	if err != nil {
-		return nil, err
-	}
-	err = os.Chmod(tmp, 0o600)
-	var id os.FileInfo
 	if err == nil {
-		id, err = os.Stat(tmp)
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
+		if err = os.Chmod(tmp, 0o600); err == nil {
+			err = os.Rename(tmp, path)
+		}
+		if err != nil {
+			syscall.Close(fd)
+		}
 	}
 	if err != nil {
-		syscall.Close(fd)
-		os.Remove(tmp)
+		lock.Close()
 		return nil, err
 	}
-	return &Listener{fd: fd, path: path, id: id}, nil
+	return &Listener{fd: fd, path: path, lock: lock}, nil
 }
 
 // Serve accepts connections on l until ctx is done or the server has
-// been idle for s.Idle, waits for the requests in progress, and closes l.
+// been idle for s.Idle, then closes l and waits for the commands in
+// progress, which a stop does not cancel: only their client's leaving
+// does. A request that arrives while the server stops is declined, so its
+// client runs it itself.
 func (s *Server) Serve(ctx context.Context, l *Listener) error {
+	// Commands outlive the stop; each is cancelled by its client alone.
+	commands := context.WithoutCancel(ctx)
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	var (
@@ -146,7 +158,7 @@ func (s *Server) Serve(ctx context.Context, l *Listener) error {
 	}()
 	if s.Idle > 0 {
 		go func() {
-			tick := time.NewTicker(min(s.Idle/4, time.Second))
+			tick := time.NewTicker(min(max(s.Idle/4, 10*time.Millisecond), time.Second))
 			defer tick.Stop()
 			for {
 				select {
@@ -165,9 +177,18 @@ func (s *Server) Serve(ctx context.Context, l *Listener) error {
 		}()
 	}
 	var err error
-	for {
+	for delay := time.Duration(0); ; {
 		var fd int
 		fd, err = acceptFD(l.fd)
+		if err == syscall.EMFILE || err == syscall.ENFILE || err == syscall.ENOBUFS || err == syscall.ENOMEM {
+			// Out of descriptors or memory for now: wait, as net/http
+			// does, rather than end the server.
+			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+			s.logf("accept: %v; retrying in %v", err, delay)
+			time.Sleep(delay)
+			continue
+		}
+		delay = 0
 		if err != nil {
 			if l.isClosed() {
 				err = nil
@@ -192,7 +213,7 @@ func (s *Server) Serve(ctx context.Context, l *Listener) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := s.serveConn(ctx, c); err != nil {
+			if err := s.serveConn(ctx, commands, c); err != nil {
 				s.logf("%v", err)
 			}
 			mu.Lock()
@@ -225,7 +246,9 @@ type conn struct {
 	in     *io.PipeReader
 }
 
-func (s *Server) serveConn(ctx context.Context, c *os.File) error {
+// serveConn serves one client. serving is done once the server stops;
+// commands is the context commands run in, which a stop leaves alone.
+func (s *Server) serveConn(serving, commands context.Context, c *os.File) error {
 	defer c.Close()
 	c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	typ, payload, err := readFrame(c, maxRequest)
@@ -249,6 +272,9 @@ func (s *Server) serveConn(ctx context.Context, c *os.File) error {
 		return cn.decline(fmt.Sprintf("the client speaks protocol %d, the server %d", req.Version, Version))
 	}
 
+	if serving.Err() != nil {
+		return cn.decline("the server is stopping")
+	}
 	if s.Decline != nil {
 		if why := s.Decline(&req); why != "" {
 			return cn.decline(why)
@@ -267,11 +293,17 @@ func (s *Server) serveConn(ctx context.Context, c *os.File) error {
 		return cn.err
 	}
 
-	// The client's leaving cancels the command, as its Ctrl-C would.
-	ctx, cancel := context.WithCancel(ctx)
+	// The client's leaving cancels the command, as its Ctrl-C would,
+	// and ends a read of its input.
+	ctx, cancel := context.WithCancel(commands)
 	defer cancel()
 	pr, pw := io.Pipe()
 	cn.in = pr
+	stopReading := context.AfterFunc(ctx, func() { pr.CloseWithError(context.Cause(ctx)) })
+	defer stopReading()
+	// A command that returns without reading all its input: the rest is
+	// discarded (readInput's writes fail from now on).
+	defer pr.CloseWithError(io.ErrClosedPipe)
 	go cn.readInput(pw, cancel)
 
 	inv := &Invocation{
@@ -291,24 +323,24 @@ func (s *Server) serveConn(ctx context.Context, c *os.File) error {
 }
 
 // readInput reads the client's frames for the rest of the connection:
-// stdin data into the pipe, then nothing more is due; the connection's
-// end (the client gone) cancels the command.
+// its input into the pipe until the input's end (after the command stops
+// reading, the rest is discarded); the connection's end (the client gone)
+// cancels the command.
 func (cn *conn) readInput(pw *io.PipeWriter, cancel context.CancelFunc) {
-	ended := false
+	reading, ended := true, false
 	for {
 		typ, payload, err := readFrame(cn.c, maxData)
 		if err != nil {
-			if !ended {
-				pw.CloseWithError(io.ErrUnexpectedEOF)
-			}
+			pw.CloseWithError(io.ErrUnexpectedEOF) // a no-op after the end
 			cancel()
 			return
 		}
 		switch {
 		case typ == frameStdin && !ended:
-			if _, err := pw.Write(payload); err != nil {
-				// The command stopped reading; drain the rest.
-				ended = true
+			if reading {
+				if _, err := pw.Write(payload); err != nil {
+					reading = false
+				}
 			}
 		case typ == frameStdinEnd && !ended:
 			ended = true
@@ -379,8 +411,9 @@ func (r stdinReader) Read(p []byte) (int, error) {
 	return r.cn.in.Read(p)
 }
 
-// checkPeer refuses a peer of another user. The socket's mode already
-// does; this also holds where a directory above it is shared.
+// checkPeer refuses a peer of another user: a client, whom the socket's
+// mode keeps out already (this holds where a directory above it is
+// shared), or a server at a socket someone else made.
 func checkPeer(fd int) error {
 	uid, err := peerUID(fd)
 	if errors.Is(err, errNoPeerCred) {

@@ -26,7 +26,8 @@ func socket() (int, error) {
 	return fd, nil
 }
 
-// dial connects to the socket at path.
+// dial connects to the socket at path, served by a process of this user
+// (where the system tells).
 func dial(path string) (*os.File, error) {
 	fd, err := socket()
 	if err != nil {
@@ -41,6 +42,10 @@ func dial(path string) (*os.File, error) {
 	if err != nil {
 		syscall.Close(fd)
 		return nil, &os.PathError{Op: "connect", Path: path, Err: err}
+	}
+	if err := checkPeer(fd); err != nil {
+		syscall.Close(fd)
+		return nil, err
 	}
 	return pollable(fd, path)
 }

@@ -242,6 +242,9 @@ func (s *Store) complete(c *repo.Commit, id string, wo WriteOptions) error {
 	for _, h := range st.OnComplete {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		cmd := exec.CommandContext(ctx, h.Command[0], h.Command[1:]...)
+		if wo.HandlerEnv != nil {
+			cmd.Path, cmd.Err = handlerPath(h.Command[0], wo)
+		}
 		env := wo.HandlerEnv
 		if env == nil {
 			env = os.Environ()
@@ -260,6 +263,38 @@ func (s *Store) complete(c *repo.Commit, id string, wo WriteOptions) error {
 		fmt.Fprintf(f, "%s\t%s\t%s\n", time.Now().UTC().Format(time.RFC3339), h.Name, status)
 	}
 	return errors.Join(errs...)
+}
+
+// handlerPath finds a handler's program as the writer's process would: on
+// the PATH of WriteOptions.HandlerEnv, relative entries against
+// HandlerDir. exec.Command would search this process's PATH, which is not
+// the client's when a server writes for one.
+func handlerPath(name string, wo WriteOptions) (string, error) {
+	if strings.Contains(name, "/") {
+		if !filepath.IsAbs(name) {
+			name = filepath.Join(wo.HandlerDir, name)
+		}
+		return name, nil
+	}
+	path := ""
+	for _, kv := range wo.HandlerEnv {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, name)
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(wo.HandlerDir, p)
+		}
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", &exec.Error{Name: name, Err: exec.ErrNotFound}
 }
 
 // ExportOptions choose what `state export` prints.

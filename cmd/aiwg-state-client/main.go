@@ -36,27 +36,11 @@ func main() {
 }
 
 func run(args []string) int {
-	wd, err := os.Getwd()
-	if err != nil {
-		return fail(args, exitUnexpected, "%v", err)
-	}
-	if store := findStore(args[1:], wd); store != "" {
-		// No signal handling: a client killed by Ctrl-C dies of it, as
-		// aiwg-state would, and the connection's end cancels the
-		// command on the server.
-		code, err := serve.Forward(context.Background(), filepath.Join(store, "aiwg", "serve.sock"), serve.Request{
-			Args:     args,
-			Dir:      wd,
-			Env:      os.Environ(),
-			Terminal: isTerminal(os.Stdout),
-		}, os.Stdin, os.Stdout, os.Stderr)
-		switch {
-		case err == nil:
+	// Without a working directory (deleted under us), aiwg-state may
+	// still run the command (with an absolute --store).
+	if wd, err := os.Getwd(); err == nil {
+		if code, ran := forward(args, wd); ran {
 			return code
-		case errors.Is(err, serve.ErrLost):
-			return fail(args, exitUnexpected, "%v; the command may have run in part or whole (see aiwg-state log)", err)
-		case !errors.Is(err, serve.ErrNoServer) && !errors.Is(err, serve.ErrDeclined):
-			return fail(args, exitUnexpected, "%v", err)
 		}
 	}
 	// Nothing ran: aiwg-state runs the command itself, in this process's
@@ -67,6 +51,42 @@ func run(args []string) int {
 	}
 	err = syscall.Exec(bin, append([]string{"aiwg-state"}, args[1:]...), os.Environ())
 	return fail(args, exitUnexpected, "running %s: %v", bin, err)
+}
+
+// forward runs the command through the store's server. ran is false when
+// nothing ran there: no store, no server, or a command the server leaves
+// to its client.
+func forward(args []string, wd string) (code int, ran bool) {
+	if store := findStore(args[1:], wd); store != "" {
+		// No signal handling: a client killed by Ctrl-C dies of it, as
+		// aiwg-state would, and the connection's end cancels the
+		// command on the server.
+		code, err := serve.Forward(context.Background(), filepath.Join(store, "aiwg", "serve.sock"), serve.Request{
+			Args:     args,
+			Dir:      wd,
+			Env:      os.Environ(),
+			Target:   store,
+			Umask:    umask(),
+			Terminal: isTerminal(os.Stdout),
+		}, os.Stdin, os.Stdout, os.Stderr)
+		switch {
+		case err == nil:
+			return code, true
+		case errors.Is(err, serve.ErrLost):
+			return fail(args, exitUnexpected, "%v; the command may have run in part or whole (see aiwg-state log)", err), true
+		case !errors.Is(err, serve.ErrNoServer) && !errors.Is(err, serve.ErrDeclined):
+			return fail(args, exitUnexpected, "%v", err), true
+		}
+	}
+	return 0, false
+}
+
+// umask reads the file mode creation mask (there is no call that only
+// reads it): the server runs a client's command only with its own.
+func umask() int {
+	m := syscall.Umask(0)
+	syscall.Umask(m)
+	return m
 }
 
 // findStore finds the store as aiwg-state does: --store, then

@@ -78,6 +78,11 @@ func open(c *cli.Context) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
+	if inv.serving != nil && !inv.serving.serves(dir) {
+		// The client found this server through another store (--store=
+		// empty, a path that means something else here).
+		return nil, fmt.Errorf("the server for %s cannot run commands on %s: run aiwg-state itself", inv.serving.store, dir)
+	}
 	opts := aiwgstate.Options{Branch: c.String("branch"), NoSync: c.Bool("no-sync")}
 	var st *aiwgstate.Store
 	if inv.stores != nil {

@@ -21,6 +21,8 @@ type invocation struct {
 	// client is the request a server runs this for; nil in the CLI's
 	// own process.
 	client *serve.Request
+	// serving is the server running it; nil in the CLI's own process.
+	serving *server
 	// stores lends stores kept open from one command to the next (a
 	// server's); nil opens and closes one per command.
 	stores *lender
@@ -112,6 +114,13 @@ func (inv *invocation) useEnv(cmds []*cli.Command) {
 			sf.EnvVars = nil
 		}
 		inv.useEnv(c.Subcommands)
+	}
+}
+
+func hideHelp(cmds []*cli.Command) {
+	for _, c := range cmds {
+		c.HideHelp, c.HideHelpCommand = true, true
+		hideHelp(c.Subcommands)
 	}
 }
 

@@ -59,6 +59,11 @@ func runFor(ctx context.Context, inv *invocation, args []string, stdin io.Reader
 	app := newAppFor(commandName(args), stdin, stdout, stderr)
 	if inv.client != nil {
 		inv.useEnv(app.Commands)
+		// Help (which a server leaves to the client) goes through
+		// urfave/cli's package-level flag and command, which concurrent
+		// runs would write at once.
+		app.HideHelp, app.HideHelpCommand = true, true
+		hideHelp(app.Commands)
 	}
 	ctx = withInvocation(ctx, inv)
 	if len(args) > 1 && !strings.HasPrefix(args[1], "-") && args[1] != "help" && findCommand(app.Commands, args[1]) == nil {

@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -25,14 +27,15 @@ func socketPath(store string) string { return filepath.Join(store, "aiwg", "serv
 // only dealings with their process are the working directory, the
 // environment and the standard streams, which the client sends. The rest
 // (init, clone and the remote commands that run git with the caller's
-// credentials, the git merge driver, hooks, quickstart, serve itself) the
+// credentials, the git merge driver, hooks, policy, whose check runs git
+// verify-commit with the caller's keys, quickstart, serve itself) the
 // client runs itself.
 var servedCommands = map[string]bool{
 	"get": true, "cat": true, "ls": true, "set": true, "put": true, "del": true, "rm": true, "mv": true, "apply": true,
 	"log": true, "blame": true, "diff": true, "show": true, "reindex": true,
 	"branch": true, "switch": true, "merge": true, "conflicts": true, "resolve": true,
-	"config": true, "policy": true,
-	"state": true, "var": true, "final": true, "checkpoint": true, "rollback": true,
+	"config": true,
+	"state":  true, "var": true, "final": true, "checkpoint": true, "rollback": true,
 	"goal": true, "event": true, "latest": true, "request": true, "item": true, "project": true, "doc": true, "state-doc": true,
 	"traj": true,
 }
@@ -66,6 +69,7 @@ Examples:
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "store", Usage: "the store's directory (default: the nearest .aiwg/state.git)", EnvVars: []string{"AIWG_STATE_STORE"}},
 			&cli.DurationFlag{Name: "idle", Value: 15 * time.Minute, Usage: "stop after this long without a command (0: never)"},
+			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "log each command on standard error: what ran, its exit code and time, or why the client runs it"},
 			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error {
@@ -105,13 +109,21 @@ Examples:
 			}
 			ctx, stop := context.WithCancel(c.Context)
 			defer stop()
+			// The first Ctrl-C stops the server once its commands finish;
+			// a second one ends it at once.
+			context.AfterFunc(ctx, func() { signal.Reset(os.Interrupt, syscall.SIGTERM) })
+			home, err := os.Stat(st.Dir())
+			if err != nil {
+				return err
+			}
+			served := &server{store: st.Dir(), home: home, pool: pool, stop: stop, log: c.App.ErrWriter, verbose: c.Bool("verbose"), tz: os.Getenv("TZ"), umask: umask()}
+			served.program, _ = os.Executable()
+			served.started, _ = os.Stat(served.program)
 			srv := &serve.Server{
 				Idle:    c.Duration("idle"),
-				Logf:    func(format string, a ...any) { fmt.Fprintf(c.App.ErrWriter, "aiwg-state serve: "+format+"\n", a...) },
-				Decline: declineFor(stop, c.App.ErrWriter),
-				Handler: func(ctx context.Context, req *serve.Invocation) int {
-					return runServed(ctx, pool, req)
-				},
+				Logf:    served.logf,
+				Decline: served.decline,
+				Handler: served.run,
 			}
 			if c.Bool("json") {
 				printJSON(c.App.Writer, map[string]any{"store": st.Dir(), "socket": ln.Path(), "pid": os.Getpid(), "idle": c.Duration("idle").String()})
@@ -123,51 +135,113 @@ Examples:
 	}
 }
 
-// declineFor says which requests the client runs itself. Once the
-// program file has been replaced it declines everything and ends the
-// server: the client then runs the new program.
-func declineFor(stop context.CancelFunc, log interface{ Write([]byte) (int, error) }) func(*serve.Request) string {
-	self, _ := os.Executable()
-	started, _ := os.Stat(self)
-	return func(req *serve.Request) string {
-		if started != nil {
-			if now, err := os.Stat(self); err != nil || !os.SameFile(now, started) || !now.ModTime().Equal(started.ModTime()) || now.Size() != started.Size() {
-				fmt.Fprintf(log, "aiwg-state serve: %s was replaced; stopping so that clients run the new program\n", self)
-				stop()
-				return "the server's program was replaced; it is stopping"
-			}
-		}
-		name := commandName(req.Args)
-		if !servedCommands[name] {
-			return fmt.Sprintf("%q is run by the client", name)
-		}
-		for _, a := range req.Args[1:] {
-			if a == "--" {
-				break
-			}
-			if a == "-h" || a == "--help" || a == "-help" {
-				return "help is printed by the client"
-			}
-		}
-		return ""
-	}
+// server is what `aiwg-state serve` knows of itself to run its clients'
+// commands: its store, and the parts of its process a command's outcome
+// depends on and a client's may differ in.
+type server struct {
+	store string
+	home  os.FileInfo // the store's directory, to compare clients' with
+	pool  *storePool
+	stop  context.CancelFunc
+	mu    sync.Mutex // one log line at a time
+	log   io.Writer
+	// verbose logs every request: what ran, or why the client runs it.
+	verbose bool
+	// program is this program's file as it was at the start: once it is
+	// replaced, the server stops.
+	program string
+	started os.FileInfo
+	// tz and umask shape a write (commit times' zone, new files' modes)
+	// through process state a request cannot change.
+	tz    string
+	umask int
 }
 
-// runServed runs a client's command line. A panic ends the command, not
-// the server, and the stores it used are closed, not kept: their state is
+// decline says which requests the client runs itself: commands that
+// depend on their process beyond its directory, environment and streams;
+// any command of a client whose store, time zone or umask is not the
+// server's; help. Once the program file has been replaced it declines
+// everything and stops the server, so clients run the new program.
+func (sv *server) decline(req *serve.Request) string {
+	why := sv.declines(req)
+	if why != "" && sv.verbose {
+		sv.logf("declined %s: %s", strings.Join(req.Args[1:], " "), why)
+	}
+	return why
+}
+
+func (sv *server) logf(format string, a ...any) {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	fmt.Fprintf(sv.log, "aiwg-state serve: "+format+"\n", a...)
+}
+
+func (sv *server) declines(req *serve.Request) string {
+	if sv.started != nil {
+		if now, err := os.Stat(sv.program); err != nil || !os.SameFile(now, sv.started) || !now.ModTime().Equal(sv.started.ModTime()) || now.Size() != sv.started.Size() {
+			sv.logf("%s was replaced; stopping so that clients run the new program", sv.program)
+			sv.stop()
+			return "the server's program was replaced; it is stopping"
+		}
+	}
+	name := commandName(req.Args)
+	switch {
+	case !servedCommands[name]:
+		return fmt.Sprintf("%q is run by the client", name)
+	case !filepath.IsAbs(req.Dir):
+		return "the client's working directory is not an absolute path"
+	case !sv.serves(req.Target):
+		return fmt.Sprintf("this server serves %s, not %s", sv.store, req.Target)
+	case req.Getenv("TZ") != sv.tz:
+		return "the client's time zone (TZ) is not the server's"
+	case req.Umask != sv.umask:
+		return "the client's umask is not the server's"
+	}
+	for i, a := range req.Args[1:] {
+		if a == "--" {
+			break
+		}
+		if a == "-h" || a == "--help" || a == "-help" || (a == name && i+2 < len(req.Args) && (req.Args[i+2] == "help" || req.Args[i+2] == "h")) {
+			return "help is printed by the client"
+		}
+	}
+	return ""
+}
+
+// serves reports whether dir is this server's store.
+func (sv *server) serves(dir string) bool {
+	fi, err := os.Stat(dir)
+	return err == nil && os.SameFile(fi, sv.home)
+}
+
+// run runs a client's command line. A panic ends the command, not the
+// server, and the stores it used are closed, not kept: their state is
 // unknown.
-func runServed(ctx context.Context, pool *storePool, req *serve.Invocation) (code int) {
-	inv := &invocation{client: &req.Request, stores: pool.lender()}
+func (sv *server) run(ctx context.Context, req *serve.Invocation) (code int) {
+	l := sv.pool.lender()
+	inv := &invocation{client: &req.Request, serving: sv, stores: l}
+	if sv.verbose {
+		t0 := time.Now()
+		defer func() {
+			sv.logf("ran %s: exit %d in %v", strings.Join(req.Args[1:], " "), code, time.Since(t0).Round(time.Microsecond))
+		}()
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(req.Stderr, "aiwg-state: internal error: %v\n%s", r, debug.Stack())
-			for _, st := range inv.stores.lent {
-				pool.evict(st)
-			}
 			code = exitUnexpected
+			l.discard()
+			return
 		}
+		l.giveBack()
 	}()
 	return runFor(ctx, inv, req.Args, req.Stdin, req.Stdout, req.Stderr)
+}
+
+func umask() int {
+	m := syscall.Umask(0)
+	syscall.Umask(m)
+	return m
 }
 
 // storePool keeps open stores between a server's commands, so that a
@@ -178,23 +252,42 @@ func runServed(ctx context.Context, pool *storePool, req *serve.Invocation) (cod
 type storePool struct {
 	mu   sync.Mutex
 	idle map[string][]*aiwgstate.Store // by git directory
-	dead map[*aiwgstate.Store]bool     // evicted while lent: closed when returned
 }
 
-// lender lends stores of the pool to one command, and remembers them.
+// lender lends stores of the pool to one command. What the command
+// gives back goes back to the pool only once the command has ended well:
+// after a panic their state is unknown.
 type lender struct {
-	*storePool
+	pool *storePool
 	lent []*aiwgstate.Store
 }
 
-func (p *storePool) lender() *lender { return &lender{storePool: p} }
+func (p *storePool) lender() *lender { return &lender{pool: p} }
 
 func (l *lender) get(ctx context.Context, dir string, opts aiwgstate.Options) (*aiwgstate.Store, error) {
-	st, err := l.storePool.get(ctx, dir, opts)
+	st, err := l.pool.get(ctx, dir, opts)
 	if err == nil {
 		l.lent = append(l.lent, st)
 	}
 	return st, err
+}
+
+// put takes a store back from the command; it returns to the pool when
+// the command ends.
+func (l *lender) put(*aiwgstate.Store) {}
+
+func (l *lender) giveBack() {
+	for _, st := range l.lent {
+		l.pool.put(st)
+	}
+	l.lent = nil
+}
+
+func (l *lender) discard() {
+	for _, st := range l.lent {
+		st.Close()
+	}
+	l.lent = nil
 }
 
 // maxIdle bounds the stores kept per directory: as many as commands ran
@@ -202,7 +295,7 @@ func (l *lender) get(ctx context.Context, dir string, opts aiwgstate.Options) (*
 const maxIdle = 4
 
 func newStorePool() *storePool {
-	return &storePool{idle: map[string][]*aiwgstate.Store{}, dead: map[*aiwgstate.Store]bool{}}
+	return &storePool{idle: map[string][]*aiwgstate.Store{}}
 }
 
 // get lends a store of dir set up as Open with opts would set it up now.
@@ -231,8 +324,7 @@ func (p *storePool) get(ctx context.Context, dir string, opts aiwgstate.Options)
 func (p *storePool) put(st *aiwgstate.Store) {
 	key := poolKey(st.Dir())
 	p.mu.Lock()
-	keep := !p.dead[st] && p.idle != nil && len(p.idle[key]) < maxIdle
-	delete(p.dead, st)
+	keep := p.idle != nil && len(p.idle[key]) < maxIdle
 	if keep {
 		p.idle[key] = append(p.idle[key], st)
 	}
@@ -240,19 +332,6 @@ func (p *storePool) put(st *aiwgstate.Store) {
 	if !keep {
 		st.Close()
 	}
-}
-
-// evict closes st, now if it is idle, else when it is returned.
-func (p *storePool) evict(st *aiwgstate.Store) {
-	key := poolKey(st.Dir())
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if i := slices.Index(p.idle[key], st); i >= 0 {
-		p.idle[key] = slices.Delete(p.idle[key], i, i+1)
-		st.Close()
-		return
-	}
-	p.dead[st] = true
 }
 
 func (p *storePool) close() {

@@ -37,8 +37,8 @@ func BenchmarkServedSet(b *testing.B) {
 	for _, sync := range []bool{false, true} {
 		b.Run(fmt.Sprintf("sync=%v", sync), func(b *testing.B) {
 			dir := benchStore(b)
-			pool := newStorePool()
-			defer pool.close()
+			sv := &server{store: dir + "/.aiwg/state.git", pool: newStorePool(), stop: func() {}, log: io.Discard}
+			defer sv.pool.close()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				args := []string{"aiwg-state", "set", fmt.Sprintf("docs/doc-%04d.json", i%1000), "status.value", fmt.Sprint(i + 5000), "--agent", "bench"}
@@ -46,7 +46,7 @@ func BenchmarkServedSet(b *testing.B) {
 					args = append(args, "--no-sync")
 				}
 				req := &serve.Invocation{Request: serve.Request{Args: args, Dir: dir}, Stdout: io.Discard, Stderr: io.Discard}
-				if code := runServed(context.Background(), pool, req); code != 0 {
+				if code := sv.run(context.Background(), req); code != 0 {
 					b.Fatalf("exit %d", code)
 				}
 			}

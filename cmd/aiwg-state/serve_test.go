@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/aiwg/aiwg-state/serve"
 )
 
 // project makes a directory holding a store at .aiwg/state.git, as
@@ -31,20 +35,51 @@ func project(t testing.TB) (dir, store string) {
 	return dir, store
 }
 
-// server is a running `aiwg-state serve`; done is closed when it ends.
-type server struct {
+// serverProcess is a running `aiwg-state serve -v`; done is closed when
+// it ends; log is what it said.
+type serverProcess struct {
 	cmd  *exec.Cmd
 	done chan struct{}
+	log  *syncBuffer
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// said waits a little for the server's log to hold line (it logs a
+// command after answering it).
+func (s *serverProcess) said(t *testing.T, line string) bool {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if strings.Contains(s.log.String(), line) {
+			return true
+		}
+	}
+	return false
 }
 
 // startServer runs `aiwg-state serve` on store, with env added to its
 // environment, until the test ends.
-func startServer(t *testing.T, program, store string, env ...string) *server {
+func startServer(t *testing.T, program, store string, env ...string) *serverProcess {
 	t.Helper()
-	cmd := exec.Command(program, "serve", "--store", store, "--idle", "5m")
+	cmd := exec.Command(program, "serve", "--store", store, "--idle", "5m", "-v")
 	cmd.Env = append(os.Environ(), env...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +96,7 @@ func startServer(t *testing.T, program, store string, env ...string) *server {
 	})
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		if _, err := os.Stat(socketPath(store)); err == nil {
-			return &server{cmd, done}
+			return &serverProcess{cmd, done, stderr}
 		}
 		select {
 		case <-done:
@@ -105,7 +140,7 @@ func TestServedCommandsMatchTheCLI(t *testing.T) {
 	mustCLI(t, store, "", "set", "a.json", "list", `[1, 2, {"k": "v"}]`, "--agent", "seed")
 	// The server's own environment names another agent and store: what a
 	// command sees must be the client's.
-	startServer(t, bin, store, "AIWG_AGENT=server-agent", "AIWG_STATE_STORE=/nonexistent")
+	server := startServer(t, bin, store, "AIWG_AGENT=server-agent", "AIWG_STATE_STORE=/nonexistent")
 	env := []string{"AIWG_AGENT=", "AIWG_STATE_STORE=", "NO_COLOR=1"}
 	for _, args := range [][]string{
 		{"get", "a.json"},
@@ -137,6 +172,9 @@ func TestServedCommandsMatchTheCLI(t *testing.T) {
 		if client != direct {
 			t.Errorf("%v:\nthrough the server: %+v\ndirect:             %+v", args, client, direct)
 		}
+		if args[0] != "nosuchcommand" && !server.said(t, "ran "+strings.Join(args, " ")+":") {
+			t.Errorf("%v was not run by the server: %s", args, server.log.String())
+		}
 	}
 
 	// Writes: the author is the client's agent, files are read from the
@@ -163,6 +201,9 @@ func TestServedCommandsMatchTheCLI(t *testing.T) {
 			t.Errorf("%v: author %q, want %q", w.args, got, w.agent)
 		}
 	}
+	if n := strings.Count(server.log.String(), "ran set b.json") + strings.Count(server.log.String(), "ran apply ops.jsonl"); n != 6 {
+		t.Errorf("the server ran %d of the 6 writes: %s", n, server.log.String())
+	}
 	want := "{\n  \"from\": \"file\",\n  \"in\": {\n    \"piped\": true\n  },\n  \"k\": 3,\n  \"rel\": 1\n}\n"
 	if got := gitOut(t, store, "show", "main:b.json"); got != want {
 		t.Errorf("b.json:\n%s\nwant:\n%s", got, want)
@@ -181,9 +222,38 @@ func TestClientRunsWhatTheServerDoesNot(t *testing.T) {
 	if r := execIn(t, clientBin, work, "", []string{"AIWG_AGENT=no-server"}, "set", "c.json", "k", "1"); r.code != 0 {
 		t.Fatalf("without a server: %+v", r)
 	}
-	startServer(t, bin, store)
+	if got := gitOut(t, store, "log", "-1", "--format=%an"); strings.TrimSpace(got) != "no-server" {
+		t.Errorf("author %q", got)
+	}
+	server := startServer(t, bin, store)
 	if r := execIn(t, clientBin, filepath.Join(dir, "work"), "", nil, "init", "--store", "other.git"); r.code != 0 || !strings.Contains(r.stdout, "created store") {
 		t.Fatalf("init through the client: %+v", r)
+	}
+	// A client whose process differs from the server's in what the server
+	// cannot take on for it runs the command itself.
+	for _, c := range []struct {
+		env  []string
+		args []string
+		why  string
+	}{
+		{[]string{"TZ=Asia/Tokyo"}, []string{"set", "c.json", "tz", "1"}, "time zone"},
+		{nil, []string{"state", "help"}, "help is printed by the client"},
+		{nil, []string{"policy", "show"}, `"policy" is run by the client`},
+	} {
+		if r := execIn(t, clientBin, work, "", c.env, c.args...); r.code != 0 && c.args[0] == "set" {
+			t.Errorf("%v: %+v", c.args, r)
+		}
+		if !server.said(t, "declined "+strings.Join(c.args, " ")+": ") || !strings.Contains(server.log.String(), c.why) {
+			t.Errorf("%v was not declined for %q: %s", c.args, c.why, server.log.String())
+		}
+	}
+	// Another store (no server of its own): the client runs the command.
+	other := filepath.Join(work, "other.git")
+	if r := execIn(t, clientBin, work, "", nil, "set", "c.json", "k", "2", "--store", other); r.code != 0 {
+		t.Fatalf("%+v", r)
+	}
+	if got := gitOut(t, other, "show", "main:c.json"); !strings.Contains(got, `"k": 2`) {
+		t.Errorf("the write to the other store: %s", got)
 	}
 	if _, err := os.Stat(filepath.Join(work, "other.git", "HEAD")); err != nil {
 		t.Errorf("init did not run in the client's directory: %v", err)
@@ -191,9 +261,6 @@ func TestClientRunsWhatTheServerDoesNot(t *testing.T) {
 	direct, client := execIn(t, bin, work, "", nil, "set", "--help"), execIn(t, clientBin, work, "", nil, "set", "--help")
 	if client != direct || !strings.Contains(client.stdout, "Examples") {
 		t.Errorf("help through the client differs:\n%+v\n%+v", client, direct)
-	}
-	if got := gitOut(t, store, "log", "-1", "--format=%an"); strings.TrimSpace(got) != "no-server" {
-		t.Errorf("author %q", got)
 	}
 	// Outside any store, the client says what aiwg-state says.
 	outside := t.TempDir()
@@ -344,5 +411,38 @@ func TestServerStopsWhenItsProgramIsReplaced(t *testing.T) {
 	case <-server.done:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the old server is still running")
+	}
+}
+
+// TestServedCommandsRunConcurrently: a server's commands run at once in
+// one process, each with its own pooled store (run under -race, it checks
+// they share nothing unguarded).
+func TestServedCommandsRunConcurrently(t *testing.T) {
+	dir, store := project(t)
+	home, _ := os.Stat(store)
+	sv := &server{store: store, home: home, pool: newStorePool(), stop: func() {}, log: io.Discard}
+	defer sv.pool.close()
+	const workers, each = 4, 10
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				var out, errb bytes.Buffer
+				req := &serve.Invocation{Request: serve.Request{Args: []string{"aiwg-state", "set", "c.json", fmt.Sprintf("w%d", w), fmt.Sprint(i), "--no-sync", "--agent", "a"}, Dir: dir}, Stdout: &out, Stderr: &errb}
+				if code := sv.run(context.Background(), req); code != 0 {
+					t.Errorf("exit %d: %s", code, errb.String())
+				}
+				req = &serve.Invocation{Request: serve.Request{Args: []string{"aiwg-state", "get", "c.json", "--json"}, Dir: dir}, Stdout: &out, Stderr: &errb}
+				if code := sv.run(context.Background(), req); code != 0 {
+					t.Errorf("exit %d: %s", code, errb.String())
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	if n := strings.TrimSpace(gitOut(t, store, "rev-list", "--count", "main")); n != fmt.Sprint(1+workers*each) {
+		t.Errorf("%s commits, want %d", n, 1+workers*each)
 	}
 }

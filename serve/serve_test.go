@@ -28,10 +28,19 @@ func socketPath(t testing.TB) string {
 	return filepath.Join(dir, "s.sock")
 }
 
-// start runs a server with h on a fresh socket until the test ends.
+// start runs s on a fresh socket until the test ends.
 func start(t testing.TB, s *Server) string {
 	t.Helper()
-	path := socketPath(t)
+	path, stop := serveUntilStopped(t, s)
+	t.Cleanup(stop)
+	return path
+}
+
+// serveUntilStopped runs s on a fresh socket; stop stops it and waits for
+// Serve to return, which must be soon.
+func serveUntilStopped(t testing.TB, s *Server) (path string, stop func()) {
+	t.Helper()
+	path = socketPath(t)
 	ln, err := Listen(path)
 	if err != nil {
 		t.Fatal(err)
@@ -39,13 +48,17 @@ func start(t testing.TB, s *Server) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Serve(ctx, ln) }()
-	t.Cleanup(func() {
+	return path, func() {
 		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Serve: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("Serve did not return within 10s of its stop")
 		}
-	})
-	return path
+	}
 }
 
 func TestForward(t *testing.T) {
@@ -307,23 +320,15 @@ func TestServeEndsWhenIdle(t *testing.T) {
 
 func TestStoppingServer(t *testing.T) {
 	t.Run("a command in progress finishes", func(t *testing.T) {
-		path := socketPath(t)
-		ln, err := Listen(path)
-		if err != nil {
-			t.Fatal(err)
-		}
 		started, release := make(chan struct{}), make(chan struct{})
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		s := &Server{Handler: func(ctx context.Context, inv *Invocation) int {
+		path, stop := serveUntilStopped(t, &Server{Handler: func(ctx context.Context, inv *Invocation) int {
 			close(started)
 			<-release
 			if ctx.Err() != nil {
 				return 99 // the stop reached the command
 			}
 			return 0
-		}}
-		go func() { done <- s.Serve(ctx, ln) }()
+		}})
 		codes := make(chan int, 1)
 		go func() {
 			code, err := Forward(context.Background(), path, Request{Args: []string{"x", "set"}}, nil, io.Discard, io.Discard)
@@ -333,7 +338,8 @@ func TestStoppingServer(t *testing.T) {
 			codes <- code
 		}()
 		<-started
-		cancel()
+		stopped := make(chan struct{})
+		go func() { stop(); close(stopped) }()
 		time.Sleep(50 * time.Millisecond)
 		if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("a stopping server still offers its socket: %v", err)
@@ -342,9 +348,7 @@ func TestStoppingServer(t *testing.T) {
 		if code := <-codes; code != 0 {
 			t.Errorf("the command in progress got exit %d", code)
 		}
-		if err := <-done; err != nil {
-			t.Fatal(err)
-		}
+		<-stopped
 	})
 	t.Run("a request arriving as it stops is declined", func(t *testing.T) {
 		fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
@@ -367,15 +371,8 @@ func TestStoppingServer(t *testing.T) {
 }
 
 func TestInputEndsWithTheCommand(t *testing.T) {
-	path := socketPath(t)
-	ln, err := Listen(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
 	readErr := make(chan error, 1)
-	s := &Server{Handler: func(ctx context.Context, inv *Invocation) int {
+	path, stop := serveUntilStopped(t, &Server{Handler: func(ctx context.Context, inv *Invocation) int {
 		if inv.Args[1] == "head" {
 			io.ReadFull(inv.Stdin, make([]byte, 1)) // one byte of much more
 			return 0
@@ -383,8 +380,7 @@ func TestInputEndsWithTheCommand(t *testing.T) {
 		_, err := io.ReadAll(inv.Stdin) // input that never ends
 		readErr <- err
 		return 1
-	}}
-	go func() { done <- s.Serve(ctx, ln) }()
+	}})
 	big := bytes.Repeat([]byte("x"), 1<<20)
 	if code, err := Forward(context.Background(), path, Request{Args: []string{"x", "head"}}, bytes.NewReader(big), io.Discard, io.Discard); err != nil || code != 0 {
 		t.Fatalf("a command reading part of its input: %d, %v", code, err)
@@ -401,15 +397,7 @@ func TestInputEndsWithTheCommand(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("a command waiting for input outlived its client")
 	}
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the server did not end: a command's input reader is stuck")
-	}
+	stop() // fails the test if a command's input reader is stuck
 }
 
 func TestClientChecksTheSocket(t *testing.T) {

@@ -2,7 +2,7 @@ package serve
 
 import "syscall"
 
-// acceptFD waits for a connection on a blocking listening socket.
+// acceptFD accepts a connection (EAGAIN: none yet).
 func acceptFD(fd int) (int, error) {
 	for {
 		nfd, _, err := syscall.Accept4(fd, syscall.SOCK_CLOEXEC)

@@ -4,11 +4,12 @@ package serve
 
 import "syscall"
 
-// acceptFD waits for a connection on a blocking listening socket. Without
-// accept4, the descriptor is marked close-on-exec just after: a process
-// started in between would inherit it (holding ForkLock across a blocking
-// accept would stall every exec meanwhile).
+// acceptFD accepts a connection (EAGAIN: none yet). Without accept4, the
+// descriptor is marked close-on-exec just after, under ForkLock, as the
+// net package does.
 func acceptFD(fd int) (int, error) {
+	syscall.ForkLock.RLock()
+	defer syscall.ForkLock.RUnlock()
 	for {
 		nfd, _, err := syscall.Accept(fd)
 		if err == syscall.EINTR || err == syscall.ECONNABORTED {

@@ -274,8 +274,8 @@ func TestListen(t *testing.T) {
 	if _, err := Listen(path); !errors.Is(err, ErrRunning) {
 		t.Errorf("a second server on a live socket: %v, want ErrRunning", err)
 	}
-	syscall.Close(ln.fd) // as a killed server: the socket file stays,
-	ln.lock.Close()      // and the kernel drops its lock
+	ln.sock.Close() // as a killed server: the socket file stays,
+	ln.lock.Close() // and the kernel drops its lock
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("the socket went with its listener: %v", err)
 	}

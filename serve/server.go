@@ -52,7 +52,7 @@ const maxSocketPath = 103
 
 // Listener is a server's socket.
 type Listener struct {
-	fd   int // blocking: Serve waits in accept
+	sock *os.File // non-blocking: accept waits in the runtime's poller
 	path string
 	lock *os.File // flocked for the listener's life: one server a socket
 
@@ -71,13 +71,32 @@ func (l *Listener) Close() error {
 		return nil
 	}
 	l.closed = true
-	// Shutdown wakes an accept in progress; closing alone does not.
-	syscall.Shutdown(l.fd, syscall.SHUT_RDWR)
-	err := syscall.Close(l.fd)
+	err := l.sock.Close() // wakes an accept in progress
 	// Still ours: no other server takes the socket while the lock is held.
 	os.Remove(l.path)
 	l.lock.Close()
 	return err
+}
+
+// accept waits for a connection. The wait is the runtime poller's, as
+// for any read: a thread blocked in accept(2) instead kept its processor
+// until the scheduler's monitor, asleep in an idle server, took it back,
+// and the first command after a pause waited for that.
+func (l *Listener) accept() (int, error) {
+	raw, err := l.sock.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	nfd := -1
+	var aerr error
+	err = raw.Read(func(fd uintptr) bool {
+		nfd, aerr = acceptFD(int(fd))
+		return aerr != syscall.EAGAIN
+	})
+	if err != nil {
+		return -1, err
+	}
+	return nfd, aerr
 }
 
 func (l *Listener) isClosed() bool {
@@ -121,11 +140,14 @@ func Listen(path string) (*Listener, error) {
 	defer os.RemoveAll(private)
 	tmp := filepath.Join(private, "s")
 	fd, err := listenFD(tmp)
+	var sock *os.File
 	if err == nil {
 		if err = os.Chmod(tmp, 0o600); err == nil {
 			err = os.Rename(tmp, path)
 		}
-		if err != nil {
+		if err == nil {
+			sock, err = pollable(fd, path)
+		} else {
 			syscall.Close(fd)
 		}
 	}
@@ -133,7 +155,7 @@ func Listen(path string) (*Listener, error) {
 		lock.Close()
 		return nil, err
 	}
-	return &Listener{fd: fd, path: path, lock: lock}, nil
+	return &Listener{sock: sock, path: path, lock: lock}, nil
 }
 
 // Serve accepts connections on l until ctx is done or the server has
@@ -179,7 +201,7 @@ func (s *Server) Serve(ctx context.Context, l *Listener) error {
 	var err error
 	for delay := time.Duration(0); ; {
 		var fd int
-		fd, err = acceptFD(l.fd)
+		fd, err = l.accept()
 		if err == syscall.EMFILE || err == syscall.ENFILE || err == syscall.ENOBUFS || err == syscall.ENOMEM {
 			// Out of descriptors or memory for now: wait, as net/http
 			// does, rather than end the server.

@@ -111,8 +111,7 @@ func trajLink(c *cli.Context) ([]repo.Trailer, error) {
 
 func (s *session) close() {
 	if s.inv.stores != nil {
-		s.inv.stores.put(s.store)
-		return
+		return // lent: it goes back when the command has ended
 	}
 	s.store.Close()
 }

@@ -272,10 +272,6 @@ func (l *lender) get(ctx context.Context, dir string, opts aiwgstate.Options) (*
 	return st, err
 }
 
-// put takes a store back from the command; it returns to the pool when
-// the command ends.
-func (l *lender) put(*aiwgstate.Store) {}
-
 func (l *lender) giveBack() {
 	for _, st := range l.lent {
 		l.pool.put(st)

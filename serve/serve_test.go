@@ -295,8 +295,8 @@ func TestServeEndsWhenIdle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{Idle: 200 * time.Millisecond, Handler: func(ctx context.Context, inv *Invocation) int {
-		time.Sleep(400 * time.Millisecond) // longer than Idle: a command in progress is not idleness
+	s := &Server{Idle: 500 * time.Millisecond, Handler: func(ctx context.Context, inv *Invocation) int {
+		time.Sleep(800 * time.Millisecond) // longer than Idle: a command in progress is not idleness
 		return 7
 	}}
 	done := make(chan error, 1)
@@ -340,9 +340,12 @@ func TestStoppingServer(t *testing.T) {
 		<-started
 		stopped := make(chan struct{})
 		go func() { stop(); close(stopped) }()
-		time.Sleep(50 * time.Millisecond)
-		if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("a stopping server still offers its socket: %v", err)
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+				break
+			} else if time.Now().After(deadline) {
+				t.Fatalf("a stopping server still offers its socket: %v", err)
+			}
 		}
 		close(release)
 		if code := <-codes; code != 0 {
@@ -372,11 +375,13 @@ func TestStoppingServer(t *testing.T) {
 
 func TestInputEndsWithTheCommand(t *testing.T) {
 	readErr := make(chan error, 1)
+	reading := make(chan struct{})
 	path, stop := serveUntilStopped(t, &Server{Handler: func(ctx context.Context, inv *Invocation) int {
 		if inv.Args[1] == "head" {
 			io.ReadFull(inv.Stdin, make([]byte, 1)) // one byte of much more
 			return 0
 		}
+		close(reading)
 		_, err := io.ReadAll(inv.Stdin) // input that never ends
 		readErr <- err
 		return 1
@@ -387,7 +392,7 @@ func TestInputEndsWithTheCommand(t *testing.T) {
 	}
 	fctx, leave := context.WithCancel(context.Background())
 	go Forward(fctx, path, Request{Args: []string{"x", "all"}}, blockingReader{}, io.Discard, io.Discard)
-	time.Sleep(100 * time.Millisecond)
+	<-reading
 	leave()
 	select {
 	case err := <-readErr:

@@ -24,13 +24,15 @@
 // written already.
 //
 // Only the user who started the server may use it: the socket is created
-// with mode 0600 and, on Linux, the peer's uid is checked on every
-// connection.
+// with mode 0600 and, on Linux, each side checks the other's uid; the
+// client talks only to a socket of its user that is not a symlink. One
+// server listens on a socket at a time (an flock beside it).
 //
 // The wire format is a stream of frames, each a type byte, a big-endian
 // uint32 length and that many bytes. The client sends a request frame
-// (JSON), then, only after the server asks for it, its standard input as
-// data frames ending with an end frame. The server sends stdout and stderr
-// data frames, a frame asking for standard input, and finally an exit
-// frame or a decline frame.
+// (uvarint-framed fields, see Request), then, only after the server asks
+// for it, its standard input as data frames ending with an end frame. The
+// server answers with a decline frame, or with a start frame, then stdout
+// and stderr data frames and perhaps a frame asking for standard input,
+// and finally an exit frame.
 package serve

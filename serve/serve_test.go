@@ -347,11 +347,17 @@ func TestStoppingServer(t *testing.T) {
 				t.Fatalf("a stopping server still offers its socket: %v", err)
 			}
 		}
+		if pid, err := Running(path); pid != os.Getpid() || err != nil {
+			t.Errorf("while its command runs, a stopping server is not running: %d, %v", pid, err)
+		}
 		close(release)
 		if code := <-codes; code != 0 {
 			t.Errorf("the command in progress got exit %d", code)
 		}
 		<-stopped
+		if pid, err := Running(path); pid != 0 || err != nil {
+			t.Errorf("a stopped server still runs: %d, %v", pid, err)
+		}
 	})
 	t.Run("a request arriving as it stops is declined", func(t *testing.T) {
 		fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)

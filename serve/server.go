@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -56,8 +58,9 @@ type Listener struct {
 	path string
 	lock *os.File // flocked for the listener's life: one server a socket
 
-	mu     sync.Mutex
-	closed bool
+	mu       sync.Mutex
+	closed   bool // the socket
+	released bool // the lock
 }
 
 // Path is the socket's path.
@@ -65,6 +68,19 @@ func (l *Listener) Path() string { return l.path }
 
 // Close stops listening, removes the socket and releases the lock.
 func (l *Listener) Close() error {
+	err := l.closeSocket()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.released {
+		l.released = true
+		l.lock.Close()
+	}
+	return err
+}
+
+// closeSocket stops listening and removes the socket, keeping the lock:
+// a stopping server holds it until its last command ends.
+func (l *Listener) closeSocket() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
@@ -74,7 +90,6 @@ func (l *Listener) Close() error {
 	err := l.sock.Close() // wakes an accept in progress
 	// Still ours: no other server takes the socket while the lock is held.
 	os.Remove(l.path)
-	l.lock.Close()
 	return err
 }
 
@@ -128,6 +143,10 @@ func Listen(path string) (*Listener, error) {
 		}
 		return nil, &os.PathError{Op: "flock", Path: path + ".lock", Err: err}
 	}
+	// The lock names its holder, for Running.
+	if err := lock.Truncate(0); err == nil {
+		lock.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
 	// Bound in a directory of our own (0700), restricted, then renamed
 	// into place: no one can reach the socket before it is 0600, or swap
 	// a symlink in for it, and a dead server's socket is replaced in one
@@ -158,11 +177,41 @@ func Listen(path string) (*Listener, error) {
 	return &Listener{sock: sock, path: path, lock: lock}, nil
 }
 
+// Running reports the process id of the server listening at path, or 0
+// when none is.
+func Running(path string) (int, error) {
+	lock, err := os.Open(path + ".lock")
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer lock.Close()
+	// A shared lock is had only where no server holds its exclusive one.
+	switch err := syscall.Flock(int(lock.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err {
+	case nil:
+		syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+		return 0, nil
+	case syscall.EWOULDBLOCK:
+	default:
+		return 0, &os.PathError{Op: "flock", Path: path + ".lock", Err: err}
+	}
+	var b [32]byte
+	n, _ := lock.ReadAt(b[:], 0)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b[:n])))
+	if err != nil || pid <= 0 {
+		return 0, fmt.Errorf("%s.lock is held but names no process", path)
+	}
+	return pid, nil
+}
+
 // Serve accepts connections on l until ctx is done or the server has
-// been idle for s.Idle, then closes l and waits for the commands in
-// progress, which a stop does not cancel: only their client's leaving
-// does. A request that arrives while the server stops is declined, so its
-// client runs it itself.
+// been idle for s.Idle, then stops listening, waits for the commands in
+// progress, which a stop does not cancel (only their client's leaving
+// does), and closes l: its lock is held, and Running names this process,
+// until the last command has ended. A request that arrives while the
+// server stops is declined, so its client runs it itself.
 func (s *Server) Serve(ctx context.Context, l *Listener) error {
 	// Commands outlive the stop; each is cancelled by its client alone.
 	commands := context.WithoutCancel(ctx)
@@ -176,7 +225,7 @@ func (s *Server) Serve(ctx context.Context, l *Listener) error {
 	)
 	go func() {
 		<-ctx.Done()
-		l.Close()
+		l.closeSocket()
 	}()
 	if s.Idle > 0 {
 		go func() {
@@ -245,8 +294,9 @@ func (s *Server) Serve(ctx context.Context, l *Listener) error {
 		}()
 	}
 	stop()
-	l.Close()
+	l.closeSocket()
 	wg.Wait()
+	l.Close()
 	return err
 }
 

@@ -65,11 +65,15 @@ rebuilt aiwg-state), so a client never runs old code.
 Examples:
    aiwg-state serve &                                 # serve the store of this directory
    aiwg-state-client set plan.json risk.level '"high"' --agent planner
+   aiwg-state serve --status                          # is one running? (pid; exit 3 if not)
+   aiwg-state serve --stop
    aiwg-state serve --idle 0 --store /srv/agents/state.git   # never stop on idleness`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "store", Usage: "the store's directory (default: the nearest .aiwg/state.git)", EnvVars: []string{"AIWG_STATE_STORE"}},
 			&cli.DurationFlag{Name: "idle", Value: 15 * time.Minute, Usage: "stop after this long without a command (0: never)"},
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "log each command on standard error: what ran, its exit code and time, or why the client runs it"},
+			&cli.BoolFlag{Name: "status", Usage: "say whether a server runs for the store, and its process id (exit 3 if none)"},
+			&cli.BoolFlag{Name: "stop", Usage: "stop the store's server (it finishes the commands in progress) and wait for it to end"},
 			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error {
@@ -92,6 +96,9 @@ Examples:
 			dir, err := filepath.Abs(dir)
 			if err != nil {
 				return err
+			}
+			if c.Bool("status") || c.Bool("stop") {
+				return serverStatus(c, dir)
 			}
 			// Opened once here: a directory that is no store fails now,
 			// not at the first client's command.
@@ -133,6 +140,38 @@ Examples:
 			return srv.Serve(ctx, ln)
 		},
 	}
+}
+
+// serverStatus answers serve --status and --stop.
+func serverStatus(c *cli.Context, dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, "HEAD")); err != nil {
+		return fmt.Errorf("no store at %s: %w", dir, aiwgstate.ErrNotFound)
+	}
+	sock := socketPath(dir)
+	pid, err := serve.Running(sock)
+	if err != nil {
+		return err
+	}
+	if pid == 0 {
+		return fmt.Errorf("no server runs for %s: %w", dir, aiwgstate.ErrNotFound)
+	}
+	if !c.Bool("stop") {
+		return (&session{c: c, out: c.App.Writer, json: c.Bool("json")}).done(map[string]any{"store": dir, "socket": sock, "pid": pid},
+			"a server runs for %s (pid %d, socket %s)", dir, pid, sock)
+	}
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		return fmt.Errorf("stopping the server (pid %d): %w", pid, err)
+	}
+	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+		if now, err := serve.Running(sock); err == nil && now == 0 {
+			break
+		}
+		if time.Since(start) > time.Minute {
+			return fmt.Errorf("the server (pid %d) has not ended after a minute: it is finishing commands in progress: %w", pid, aiwgstate.ErrLocked)
+		}
+	}
+	return (&session{c: c, out: c.App.Writer, json: c.Bool("json")}).done(map[string]any{"store": dir, "stopped": pid},
+		"stopped the server for %s (pid %d)", dir, pid)
 }
 
 // server is what `aiwg-state serve` knows of itself to run its clients'

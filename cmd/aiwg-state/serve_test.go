@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -444,5 +446,37 @@ func TestServedCommandsRunConcurrently(t *testing.T) {
 	wg.Wait()
 	if n := strings.TrimSpace(gitOut(t, store, "rev-list", "--count", "main")); n != fmt.Sprint(1+workers*each) {
 		t.Errorf("%s commits, want %d", n, 1+workers*each)
+	}
+}
+
+// TestServeStatusAndStop: serve --status names the running server's
+// process, serve --stop ends it and waits, and both say so when none runs.
+func TestServeStatusAndStop(t *testing.T) {
+	dir, store := project(t)
+	if r := execIn(t, bin, dir, "", nil, "serve", "--status"); r.code != exitDomain || !strings.Contains(r.stderr, "no server runs") {
+		t.Errorf("status with no server: %+v", r)
+	}
+	server := startServer(t, bin, store)
+	r := execIn(t, bin, dir, "", nil, "serve", "--status", "--json")
+	var st struct {
+		PID    int    `json:"pid"`
+		Socket string `json:"socket"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || r.code != 0 || st.PID != server.cmd.Process.Pid || st.Socket != socketPath(store) {
+		t.Fatalf("status: %+v (%v); server pid %d", r, err, server.cmd.Process.Pid)
+	}
+	if r := execIn(t, bin, filepath.Join(dir, "work"), "", nil, "serve", "--stop"); r.code != 0 || !strings.Contains(r.stdout, "stopped the server") {
+		t.Fatalf("stop: %+v", r)
+	}
+	select {
+	case <-server.done: // the lock goes with the process's last act; its exit follows
+	case <-time.After(5 * time.Second):
+		t.Fatal("the server did not end after serve --stop")
+	}
+	if _, err := os.Stat(socketPath(store)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the socket outlived the server: %v", err)
+	}
+	if r := execIn(t, bin, dir, "", nil, "serve", "--stop"); r.code != exitDomain {
+		t.Errorf("stop with no server: %+v", r)
 	}
 }

@@ -3,6 +3,7 @@ package serve
 import (
 	"encoding/binary"
 	"fmt"
+	"syscall"
 )
 
 // Request is what a client sends: the command line and the parts of its
@@ -32,6 +33,14 @@ func (r *Request) Getenv(key string) string {
 		}
 	}
 	return ""
+}
+
+// Umask is this process's file mode creation mask, for Request.Umask.
+// (No call only reads it: it is set and set back.)
+func Umask() int {
+	m := syscall.Umask(0)
+	syscall.Umask(m)
+	return m
 }
 
 func cut(s string, sep byte) (string, string, bool) {

@@ -66,7 +66,7 @@ func forward(args []string, wd string) (code int, ran bool) {
 			Dir:      wd,
 			Env:      os.Environ(),
 			Target:   store,
-			Umask:    umask(),
+			Umask:    serve.Umask(), // the server runs only a client's of its own umask
 			Terminal: isTerminal(os.Stdout),
 		}, os.Stdin, os.Stdout, os.Stderr)
 		switch {
@@ -81,13 +81,6 @@ func forward(args []string, wd string) (code int, ran bool) {
 	return 0, false
 }
 
-// umask reads the file mode creation mask (there is no call that only
-// reads it): the server runs a client's command only with its own.
-func umask() int {
-	m := syscall.Umask(0)
-	syscall.Umask(m)
-	return m
-}
 
 // findStore finds the store as aiwg-state does: --store, then
 // $AIWG_STATE_STORE, then the nearest .aiwg/state.git. "" when there is

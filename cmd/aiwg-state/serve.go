@@ -123,7 +123,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			served := &server{store: st.Dir(), home: home, pool: pool, stop: stop, log: c.App.ErrWriter, verbose: c.Bool("verbose"), tz: os.Getenv("TZ"), umask: umask()}
+			served := &server{store: st.Dir(), home: home, pool: pool, stop: stop, log: c.App.ErrWriter, verbose: c.Bool("verbose"), tz: os.Getenv("TZ"), umask: serve.Umask()}
 			served.program, _ = os.Executable()
 			served.started, _ = os.Stat(served.program)
 			srv := &serve.Server{
@@ -275,12 +275,6 @@ func (sv *server) run(ctx context.Context, req *serve.Invocation) (code int) {
 		l.giveBack()
 	}()
 	return runFor(ctx, inv, req.Args, req.Stdin, req.Stdout, req.Stderr)
-}
-
-func umask() int {
-	m := syscall.Umask(0)
-	syscall.Umask(m)
-	return m
 }
 
 // storePool keeps open stores between a server's commands, so that a

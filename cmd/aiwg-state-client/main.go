@@ -81,7 +81,6 @@ func forward(args []string, wd string) (code int, ran bool) {
 	return 0, false
 }
 
-
 // findStore finds the store as aiwg-state does: --store, then
 // $AIWG_STATE_STORE, then the nearest .aiwg/state.git. "" when there is
 // none: aiwg-state then says so.

@@ -19,31 +19,35 @@ import (
 	"github.com/aiwg/aiwg-state/serve"
 )
 
-// SocketPath is where a store's server listens, inside its git directory:
+// socketPath is where a store's server listens, inside its git directory:
 // the client finds it where it finds the store.
 func socketPath(store string) string { return filepath.Join(store, "aiwg", "serve.sock") }
 
-// servedCommands are the commands a server runs for a client: those whose
-// only dealings with their process are the working directory, the
+// served reports whether a server runs command name for a client: one
+// whose only dealings with its process are the working directory, the
 // environment and the standard streams, which the client sends. The rest
 // (init, clone and the remote commands that run git with the caller's
 // credentials, the git merge driver, hooks, policy, whose check runs git
 // verify-commit with the caller's keys, quickstart, serve itself) the
 // client runs itself.
-var servedCommands = map[string]bool{
-	"get": true, "cat": true, "ls": true, "set": true, "put": true, "del": true, "rm": true, "mv": true, "apply": true,
-	"log": true, "blame": true, "diff": true, "show": true, "reindex": true,
-	"branch": true, "switch": true, "merge": true, "conflicts": true, "resolve": true,
-	"config": true,
-	"state":  true, "var": true, "final": true, "checkpoint": true, "rollback": true,
-	"goal": true, "event": true, "latest": true, "request": true, "item": true, "project": true, "doc": true, "state-doc": true,
-	"traj": true,
+func served(name string) bool {
+	switch name {
+	case "get", "cat", "ls", "set", "put", "del", "rm", "mv", "apply",
+		"log", "blame", "diff", "show", "reindex",
+		"branch", "switch", "merge", "conflicts", "resolve",
+		"config",
+		"state", "var", "final", "checkpoint", "rollback",
+		"goal", "event", "latest", "request", "item", "project", "doc", "state-doc",
+		"traj":
+		return true
+	}
+	return false
 }
 
 func serveCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "serve",
-		Usage: "keep the store open for aiwg-state-client: a command through it costs a fraction of a process",
+		Usage: "keep the store open for aiwg-state-client, which runs the same commands through it, faster",
 		Description: `An agent that runs a command per mutation pays, each time, for starting
 this program and opening the store cold: about three quarters of a CLI
 write. serve keeps the store open and runs commands sent by
@@ -225,7 +229,7 @@ func (sv *server) declines(req *serve.Request) string {
 	}
 	name := commandName(req.Args)
 	switch {
-	case !servedCommands[name]:
+	case !served(name):
 		return fmt.Sprintf("%q is run by the client", name)
 	case !filepath.IsAbs(req.Dir):
 		return "the client's working directory is not an absolute path"

@@ -291,6 +291,11 @@ func handlerPath(name string, wo WriteOptions) (string, error) {
 			p = filepath.Join(wo.HandlerDir, p)
 		}
 		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			if !filepath.IsAbs(dir) {
+				// As exec.LookPath: a program found through a relative
+				// PATH entry is not run.
+				return "", &exec.Error{Name: name, Err: exec.ErrDot}
+			}
 			return p, nil
 		}
 	}

@@ -34,11 +34,11 @@ func Forward(ctx context.Context, socket string, req Request, stdin io.Reader, s
 	// user's, at a socket no one else could have put there (a symlink
 	// in a cloned project, a socket in a shared directory).
 	if err := checkSocket(socket); err != nil {
-		return 0, fmt.Errorf("%w: %v", ErrNoServer, err)
+		return 0, fmt.Errorf("%w: %w", ErrNoServer, err)
 	}
 	c, err := dial(socket)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %v", ErrNoServer, err)
+		return 0, fmt.Errorf("%w: %w", ErrNoServer, err)
 	}
 	defer c.Close()
 	stop := context.AfterFunc(ctx, func() { c.Close() })
@@ -52,7 +52,7 @@ func Forward(ctx context.Context, socket string, req Request, stdin io.Reader, s
 	if err := writeFrame(c, frameRequest, payload); err != nil {
 		// A server that accepted and went away before reading: nothing
 		// ran.
-		return 0, fmt.Errorf("%w: %v", ErrNoServer, err)
+		return 0, fmt.Errorf("%w: %w", ErrNoServer, err)
 	}
 
 	r := bufio.NewReaderSize(c, chunk+5)
@@ -67,12 +67,12 @@ func Forward(ctx context.Context, socket string, req Request, stdin io.Reader, s
 			if !started {
 				// Closed before the command started (a server
 				// shutting down as we connected): nothing ran.
-				return 0, fmt.Errorf("%w: closed before the command started: %v", ErrNoServer, err)
+				return 0, fmt.Errorf("%w: closed before the command started: %w", ErrNoServer, err)
 			}
 			if ctx.Err() != nil {
-				return 0, fmt.Errorf("%w: %v", ErrLost, ctx.Err())
+				return 0, fmt.Errorf("%w: %w", ErrLost, ctx.Err())
 			}
-			return 0, fmt.Errorf("%w: %v", ErrLost, err)
+			return 0, fmt.Errorf("%w: %w", ErrLost, err)
 		}
 		if !started && typ != frameStarted && typ != frameDecline {
 			return 0, fmt.Errorf("%w: a %q frame before the command started", ErrProtocol, typ)

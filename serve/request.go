@@ -24,15 +24,22 @@ type Request struct {
 	Terminal bool
 }
 
-// Getenv returns the value of key in the request's environment (the last
-// of repeated keys, as the C library's getenv would see the block).
+// Getenv returns the value of key in the request's environment.
 func (r *Request) Getenv(key string) string {
-	for i := len(r.Env) - 1; i >= 0; i-- {
-		if k, v, ok := cut(r.Env[i], '='); ok && k == key {
-			return v
+	v, _ := r.LookupEnv(key)
+	return v
+}
+
+// LookupEnv returns the value of key in the request's environment and
+// whether it is set there (the first of repeated keys, as os.Getenv and
+// the C library's getenv see an environment).
+func (r *Request) LookupEnv(key string) (string, bool) {
+	for _, kv := range r.Env {
+		if k, v, ok := cut(kv, '='); ok && k == key {
+			return v, true
 		}
 	}
-	return ""
+	return "", false
 }
 
 // Umask is this process's file mode creation mask, for Request.Umask.

@@ -93,7 +93,7 @@ func TestForward(t *testing.T) {
 	}{
 		{"arguments, directory and environment arrive",
 			Request{Args: []string{"x", "echo", "a b", "--json"}, Dir: "/w", Env: []string{"AIWG_AGENT=old", "PATH=/bin", "AIWG_AGENT=planner"}, Terminal: true},
-			nil, 3, `args=["a b" "--json"] dir=/w agent=planner terminal=true` + "\n", "a line on stderr\n"},
+			nil, 3, `args=["a b" "--json"] dir=/w agent=old terminal=true` + "\n", "a line on stderr\n"},
 		{"a command that reads no input never waits for it",
 			Request{Args: []string{"x", "echo"}}, blockingReader{}, 3, "args=[] dir= agent= terminal=false\n", "a line on stderr\n"},
 		{"input is relayed when asked for, across frames",
@@ -295,15 +295,33 @@ func TestServeEndsWhenIdle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{Idle: 500 * time.Millisecond, Handler: func(ctx context.Context, inv *Invocation) int {
-		time.Sleep(800 * time.Millisecond) // longer than Idle: a command in progress is not idleness
+	const idle = time.Second
+	started, release := make(chan struct{}), make(chan struct{})
+	s := &Server{Idle: idle, Handler: func(ctx context.Context, inv *Invocation) int {
+		close(started)
+		<-release
 		return 7
 	}}
 	done := make(chan error, 1)
 	go func() { done <- s.Serve(context.Background(), ln) }()
-	code, err := Forward(context.Background(), path, Request{Args: []string{"x", "slow"}}, nil, io.Discard, io.Discard)
-	if err != nil || code != 7 {
-		t.Fatalf("a command longer than the idle time: %d, %v", code, err)
+	codes := make(chan int, 1)
+	go func() {
+		code, err := Forward(context.Background(), path, Request{Args: []string{"x", "slow"}}, nil, io.Discard, io.Discard)
+		if err != nil {
+			t.Error(err)
+		}
+		codes <- code
+	}()
+	<-started
+	// A command in progress is not idleness: twice the idle time on,
+	// the server still listens.
+	time.Sleep(2*idle + idle/2)
+	if _, err := os.Stat(path); err != nil {
+		t.Errorf("the server went idle with a command in progress: %v", err)
+	}
+	close(release)
+	if code := <-codes; code != 7 {
+		t.Fatalf("the command's exit: %d", code)
 	}
 	select {
 	case err := <-done:

@@ -136,7 +136,16 @@ func Listen(path string) (*Listener, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	// A few tries: Running holds a shared lock for an instant.
+	for try := 0; ; try++ {
+		err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if err == syscall.EWOULDBLOCK && try < 5 {
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
 		lock.Close()
 		if err == syscall.EWOULDBLOCK {
 			return nil, fmt.Errorf("%w on %s", ErrRunning, path)
@@ -197,13 +206,18 @@ func Running(path string) (int, error) {
 	default:
 		return 0, &os.PathError{Op: "flock", Path: path + ".lock", Err: err}
 	}
-	var b [32]byte
-	n, _ := lock.ReadAt(b[:], 0)
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b[:n])))
-	if err != nil || pid <= 0 {
-		return 0, fmt.Errorf("%s.lock is held but names no process", path)
+	// A server writes its process id just after taking the lock.
+	for try := 0; ; try++ {
+		var b [32]byte
+		n, _ := lock.ReadAt(b[:], 0)
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(b[:n]))); err == nil && pid > 0 {
+			return pid, nil
+		}
+		if try == 50 {
+			return 0, fmt.Errorf("%s.lock is held but names no process", path)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
-	return pid, nil
 }
 
 // Serve accepts connections on l until ctx is done or the server has
@@ -373,10 +387,16 @@ func (s *Server) serveConn(serving, commands context.Context, c *os.File) error 
 	cn.in = pr
 	stopReading := context.AfterFunc(ctx, func() { pr.CloseWithError(context.Cause(ctx)) })
 	defer stopReading()
-	// A command that returns without reading all its input: the rest is
-	// discarded (readInput's writes fail from now on).
-	defer pr.CloseWithError(io.ErrClosedPipe)
-	go cn.readInput(pw, cancel)
+	readDone := make(chan struct{})
+	go func() { cn.readInput(pw, cancel); close(readDone) }()
+	defer func() {
+		// Input the command did not read is discarded (the reader's
+		// writes fail from now on); the reader ends with the connection,
+		// and serveConn, so Serve, returns only after it.
+		pr.CloseWithError(io.ErrClosedPipe)
+		c.Close()
+		<-readDone
+	}()
 
 	inv := &Invocation{
 		Request: req,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -63,8 +64,13 @@ type session struct {
 
 func open(c *cli.Context) (*session, error) {
 	inv := invocationOf(c)
-	// --store comes from $AIWG_STATE_STORE too (its flag's EnvVars).
-	dir := inv.resolve(c.String("store"))
+	dir := c.String("store")
+	if dir == "" {
+		// Set, its flag's EnvVars give --store $AIWG_STATE_STORE; this is
+		// for --store= given empty.
+		dir = inv.getenv("AIWG_STATE_STORE")
+	}
+	dir = inv.resolve(dir)
 	if dir == "" {
 		wd, err := inv.workDir()
 		if err != nil {
@@ -129,7 +135,9 @@ func (s *session) writeOptions() aiwgstate.WriteOptions {
 // agentWrite are the write options every writing command has: the agent
 // (--agent) and where completion handlers run (a write may set Final).
 func (s *session) agentWrite() aiwgstate.WriteOptions {
-	return aiwgstate.WriteOptions{Agent: s.c.String("agent"), HandlerEnv: s.inv.handlerEnv(), HandlerDir: s.inv.handlerDir()}
+	// The agent's defaults ($AIWG_AGENT, then $USER) are read here, through
+	// the invocation: left to the store, a server would read its own.
+	return aiwgstate.WriteOptions{Agent: aiwgstate.AgentNameFrom(s.c.String("agent"), s.inv.getenv), HandlerEnv: s.inv.handlerEnv(), HandlerDir: s.inv.handlerDir()}
 }
 
 func (s *session) readOptions() aiwgstate.ReadOptions {
@@ -210,8 +218,8 @@ func readFileArg(c *cli.Context, path string) ([]byte, error) {
 		return io.ReadAll(c.App.Reader)
 	}
 	data, err := os.ReadFile(filepath.Clean(invocationOf(c).resolve(path)))
-	if pe, ok := err.(*fs.PathError); ok {
-		pe.Path = path // as the user named it, served or not
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		pe.Path = filepath.Clean(path) // as the user named it, served or not
 	}
 	if err != nil {
 		return nil, usagef("%v", err)

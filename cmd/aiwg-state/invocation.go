@@ -8,7 +8,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/serve"
 )
 
@@ -104,12 +103,6 @@ func (inv *invocation) useEnv(cmds []*cli.Command) {
 					sf.Value = v
 					break
 				}
-			}
-			if slices.Contains(sf.EnvVars, "AIWG_AGENT") && sf.Value == "" {
-				// The agent's last default, the login name, is the
-				// client's too (aiwgstate.AgentName would ask the
-				// server's environment).
-				sf.Value = aiwgstate.AgentNameFrom("", inv.getenv)
 			}
 			sf.EnvVars = nil
 		}

@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -26,10 +27,11 @@ func socketPath(store string) string { return filepath.Join(store, "aiwg", "serv
 // served reports whether a server runs command name for a client: one
 // whose only dealings with its process are the working directory, the
 // environment and the standard streams, which the client sends. The rest
-// (init, clone and the remote commands that run git with the caller's
-// credentials, the git merge driver, hooks, policy, whose check runs git
-// verify-commit with the caller's keys, quickstart, serve itself) the
-// client runs itself.
+// the client runs itself: init and clone; the remote commands (remote,
+// fetch, push, pull, agent, sync, integrate), which run git with the
+// caller's credentials; gc and bisect, which run programs; the git merge
+// driver and install-drivers; hooks; policy, whose check runs git
+// verify-commit with the caller's keys; quickstart; serve itself.
 func served(name string) bool {
 	switch name {
 	case "get", "cat", "ls", "set", "put", "del", "rm", "mv", "apply",
@@ -121,20 +123,23 @@ Examples:
 			ctx, stop := context.WithCancel(c.Context)
 			defer stop()
 			// The first Ctrl-C stops the server once its commands finish;
-			// a second one ends it at once.
-			context.AfterFunc(ctx, func() { signal.Reset(os.Interrupt, syscall.SIGTERM) })
+			// a second one ends it at once. A second SIGTERM (serve
+			// --stop again, a supervisor) does not: it waits too.
+			context.AfterFunc(ctx, func() { signal.Reset(os.Interrupt) })
 			home, err := os.Stat(st.Dir())
 			if err != nil {
 				return err
 			}
-			served := &server{store: st.Dir(), home: home, pool: pool, stop: stop, log: c.App.ErrWriter, verbose: c.Bool("verbose"), tz: os.Getenv("TZ"), umask: serve.Umask()}
-			served.program, _ = os.Executable()
-			served.started, _ = os.Stat(served.program)
+			sv := &server{store: st.Dir(), home: home, pool: pool, stop: stop, log: c.App.ErrWriter, verbose: c.Bool("verbose"), umask: serve.Umask()}
+			sv.tz, sv.tzSet = os.LookupEnv("TZ")
+			sv.program, _ = os.Executable()
+			sv.started, _ = os.Stat(sv.program)
+			sv.groups = commandsWithSubcommands()
 			srv := &serve.Server{
 				Idle:    c.Duration("idle"),
-				Logf:    served.logf,
-				Decline: served.decline,
-				Handler: served.run,
+				Logf:    sv.logf,
+				Decline: sv.decline,
+				Handler: sv.run,
 			}
 			if c.Bool("json") {
 				printJSON(c.App.Writer, map[string]any{"store": st.Dir(), "socket": ln.Path(), "pid": os.Getpid(), "idle": c.Duration("idle").String()})
@@ -197,7 +202,11 @@ type server struct {
 	// tz and umask shape a write (commit times' zone, new files' modes)
 	// through process state a request cannot change.
 	tz    string
+	tzSet bool
 	umask int
+	// groups are the commands made of subcommands: named alone, they
+	// print their help, which the client prints.
+	groups map[string]bool
 }
 
 // decline says which requests the client runs itself: commands that
@@ -235,20 +244,64 @@ func (sv *server) declines(req *serve.Request) string {
 		return "the client's working directory is not an absolute path"
 	case !sv.serves(req.Target):
 		return fmt.Sprintf("this server serves %s, not %s", sv.store, req.Target)
-	case req.Getenv("TZ") != sv.tz:
+	case !sv.sameTZ(req):
 		return "the client's time zone (TZ) is not the server's"
 	case req.Umask != sv.umask:
 		return "the client's umask is not the server's"
 	}
-	for i, a := range req.Args[1:] {
+	if wantsHelp(req.Args, name, sv.groups[name]) {
+		return "help is printed by the client"
+	}
+	return ""
+}
+
+// sameTZ: the client's TZ is the server's, unset alike (the system's zone)
+// or set alike (set empty is UTC).
+func (sv *server) sameTZ(req *serve.Request) bool {
+	tz, set := req.LookupEnv("TZ")
+	return tz == sv.tz && set == sv.tzSet
+}
+
+// wantsHelp reports whether a command line asks for help: a help flag in
+// any spelling, a help subcommand, or a command of subcommands named
+// without one.
+func wantsHelp(args []string, name string, group bool) bool {
+	rest := args[1:]
+	if i := slices.Index(rest, name); i >= 0 {
+		rest = rest[i+1:]
+	}
+	sub := ""
+	for _, a := range args[1:] {
 		if a == "--" {
 			break
 		}
-		if a == "-h" || a == "--help" || a == "-help" || (a == name && i+2 < len(req.Args) && (req.Args[i+2] == "help" || req.Args[i+2] == "h")) {
-			return "help is printed by the client"
+		if flag, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") && (flag == "h" || flag == "help") {
+			return true
 		}
 	}
-	return ""
+	for _, a := range rest {
+		if !strings.HasPrefix(a, "-") {
+			sub = a
+			break
+		}
+	}
+	return sub == "help" || sub == "h" || (group && sub == "")
+}
+
+// commandsWithSubcommands names the commands made of subcommands.
+func commandsWithSubcommands() map[string]bool {
+	groups := map[string]bool{}
+	for _, group := range commandGroups() {
+		for _, c := range group() {
+			if len(c.Subcommands) > 0 {
+				groups[c.Name] = true
+				for _, a := range c.Aliases {
+					groups[a] = true
+				}
+			}
+		}
+	}
+	return groups
 }
 
 // serves reports whether dir is this server's store.

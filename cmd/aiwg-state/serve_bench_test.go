@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 	"testing"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
@@ -37,7 +39,12 @@ func BenchmarkServedSet(b *testing.B) {
 	for _, sync := range []bool{false, true} {
 		b.Run(fmt.Sprintf("sync=%v", sync), func(b *testing.B) {
 			dir := benchStore(b)
-			sv := &server{store: dir + "/.aiwg/state.git", pool: newStorePool(), stop: func() {}, log: io.Discard}
+			store := dir + "/.aiwg/state.git"
+			home, err := os.Stat(store)
+			if err != nil {
+				b.Fatal(err)
+			}
+			sv := &server{store: store, home: home, pool: newStorePool(), stop: func() {}, log: io.Discard}
 			defer sv.pool.close()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -45,9 +52,10 @@ func BenchmarkServedSet(b *testing.B) {
 				if !sync {
 					args = append(args, "--no-sync")
 				}
-				req := &serve.Invocation{Request: serve.Request{Args: args, Dir: dir}, Stdout: io.Discard, Stderr: io.Discard}
+				var stderr strings.Builder
+				req := &serve.Invocation{Request: serve.Request{Args: args, Dir: dir}, Stdout: io.Discard, Stderr: &stderr}
 				if code := sv.run(context.Background(), req); code != 0 {
-					b.Fatalf("exit %d", code)
+					b.Fatalf("exit %d: %s", code, stderr.String())
 				}
 			}
 		})

@@ -228,9 +228,17 @@ func TestClientRunsWhatTheServerDoesNot(t *testing.T) {
 		t.Errorf("author %q", got)
 	}
 	server := startServer(t, bin, store)
-	if r := execIn(t, clientBin, filepath.Join(dir, "work"), "", nil, "init", "--store", "other.git"); r.code != 0 || !strings.Contains(r.stdout, "created store") {
+	// init, declined by name, runs in the client's directory.
+	if r := execIn(t, clientBin, work, "", nil, "init"); r.code != 0 || !strings.Contains(r.stdout, "created store") {
 		t.Fatalf("init through the client: %+v", r)
 	}
+	if _, err := os.Stat(filepath.Join(work, ".aiwg", "state.git", "HEAD")); err != nil {
+		t.Errorf("init did not run in the client's directory: %v", err)
+	}
+	if !server.said(t, "declined init: ") {
+		t.Errorf("init was not declined: %s", server.log.String())
+	}
+	os.RemoveAll(filepath.Join(work, ".aiwg"))
 	// A client whose process differs from the server's in what the server
 	// cannot take on for it runs the command itself.
 	for _, c := range []struct {
@@ -239,7 +247,11 @@ func TestClientRunsWhatTheServerDoesNot(t *testing.T) {
 		why  string
 	}{
 		{[]string{"TZ=Asia/Tokyo"}, []string{"set", "c.json", "tz", "1"}, "time zone"},
+		{[]string{"TZ="}, []string{"set", "c.json", "tz", "2"}, "time zone"}, // set empty is UTC, not the system's zone
 		{nil, []string{"state", "help"}, "help is printed by the client"},
+		{nil, []string{"state"}, "help is printed by the client"},
+		{nil, []string{"get", "c.json", "--help=true"}, "help is printed by the client"},
+		{nil, []string{"get", "--h", "c.json"}, "help is printed by the client"},
 		{nil, []string{"policy", "show"}, `"policy" is run by the client`},
 	} {
 		if r := execIn(t, clientBin, work, "", c.env, c.args...); r.code != 0 && c.args[0] == "set" {
@@ -251,6 +263,7 @@ func TestClientRunsWhatTheServerDoesNot(t *testing.T) {
 	}
 	// Another store (no server of its own): the client runs the command.
 	other := filepath.Join(work, "other.git")
+	mustCLI(t, other, "", "init")
 	if r := execIn(t, clientBin, work, "", nil, "set", "c.json", "k", "2", "--store", other); r.code != 0 {
 		t.Fatalf("%+v", r)
 	}
@@ -280,9 +293,13 @@ func TestCompletionHandlersRunAsTheClient(t *testing.T) {
 	work := filepath.Join(dir, "work")
 	id := newState(t, store)
 	mustCLI(t, store, "", "state", "on-complete", `echo "$AIWG_STATE_ID $MARK $(pwd)" >> completed.log`)
-	startServer(t, bin, store, "MARK=server")
+	// The server's PATH has no sh: the handler's is found on the client's.
+	server := startServer(t, bin, store, "MARK=server", "PATH=/nonexistent")
 	if r := execIn(t, clientBin, work, "", []string{"MARK=client"}, "final", "done", "--state", id); r.code != 0 {
 		t.Fatalf("final: %+v", r)
+	}
+	if !server.said(t, "ran final done") {
+		t.Fatalf("final was not run by the server: %s", server.log.String())
 	}
 	data, err := os.ReadFile(filepath.Join(work, "completed.log"))
 	if err != nil {
@@ -301,7 +318,7 @@ func TestServedWritersLoseNothing(t *testing.T) {
 		t.Skip("spawns processes")
 	}
 	dir, store := project(t)
-	startServer(t, bin, store)
+	server := startServer(t, bin, store)
 	const writers, each = 6, 30
 	var wg sync.WaitGroup
 	errs := make(chan string, writers*each)
@@ -329,6 +346,9 @@ func TestServedWritersLoseNothing(t *testing.T) {
 	}
 	if n := strings.TrimSpace(gitOut(t, store, "rev-list", "--count", "main")); n != fmt.Sprint(1+writers*each) {
 		t.Errorf("%s commits, want %d", n, 1+writers*each)
+	}
+	if n := strings.Count(server.log.String(), "ran set shared.json"); n != 4*each {
+		t.Errorf("the server ran %d of the clients' %d writes", n, 4*each)
 	}
 	want := "{\n"
 	for w := 0; w < writers; w++ {
@@ -381,6 +401,9 @@ func TestKilledServer(t *testing.T) {
 	}
 	if lost > 1 {
 		t.Errorf("%d writes lost: only the one in flight at the kill may be", lost)
+	}
+	if n := strings.Count(server.log.String(), "ran set k.json"); n < 20 {
+		t.Errorf("the server ran %d writes before it was killed, want the first 20", n)
 	}
 }
 

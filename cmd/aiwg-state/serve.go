@@ -29,13 +29,13 @@ func socketPath(store string) string { return filepath.Join(store, "aiwg", "serv
 // environment and the standard streams, which the client sends. The rest
 // the client runs itself: init and clone; the remote commands (remote,
 // fetch, push, pull, agent, sync, integrate), which run git with the
-// caller's credentials; gc and bisect, which run programs; the git merge
+// caller's credentials; gc, which runs git repack; the git merge
 // driver and install-drivers; hooks; policy, whose check runs git
 // verify-commit with the caller's keys; quickstart; serve itself.
 func served(name string) bool {
 	switch name {
 	case "get", "cat", "ls", "set", "put", "del", "rm", "mv", "apply",
-		"log", "blame", "diff", "show", "reindex",
+		"log", "blame", "diff", "show", "reindex", "bisect",
 		"branch", "switch", "merge", "conflicts", "resolve",
 		"config",
 		"state", "var", "final", "checkpoint", "rollback",

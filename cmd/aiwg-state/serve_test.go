@@ -157,6 +157,7 @@ func TestServedCommandsMatchTheCLI(t *testing.T) {
 		{"show", "HEAD", "--json"},
 		{"branch", "--json"},
 		{"var", "ls", "--json"},
+		{"bisect", "--pred", "a.json#list exists", "--json"},
 		// Errors: one line, the same code, with and without --json.
 		{"get", "a.json", "missing"},
 		{"get", "nope.json", "--json"},

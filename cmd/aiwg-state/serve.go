@@ -324,7 +324,10 @@ func (sv *server) run(ctx context.Context, req *serve.Invocation) (code int) {
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			fmt.Fprintf(req.Stderr, "aiwg-state: internal error: %v\n%s", r, debug.Stack())
+			// One line for the client, as every error; the stack, for
+			// whoever fixes it, in the server's log.
+			fmt.Fprintf(req.Stderr, "aiwg-state: internal error: %s (the server's log has the details)\n", oneLine(fmt.Sprint(r)))
+			sv.logf("internal error running %s: %v\n%s", strings.Join(req.Args[1:], " "), r, debug.Stack())
 			code = exitUnexpected
 			l.discard()
 			return

@@ -200,6 +200,7 @@ func quickstart(c *cli.Context) error {
 		}
 	}
 	fmt.Fprintf(w, "\nNext: `aiwg-state --help`, and keep using this store with\n    export AIWG_STATE_STORE=%s\n", store)
+	fmt.Fprintf(w, "An agent calling aiwg-state in a loop: start `aiwg-state serve &` and run\nthe same command lines as `aiwg-state-client …`: the store stays open between them.\n")
 	return nil
 }
 

@@ -62,7 +62,9 @@ type session struct {
 	link []repo.Trailer
 }
 
-func open(c *cli.Context) (*session, error) {
+// storeDir is the store a command names: --store, $AIWG_STATE_STORE, else
+// the nearest .aiwg/state.git, all as the invocation sees them.
+func storeDir(c *cli.Context) (string, error) {
 	inv := invocationOf(c)
 	dir := c.String("store")
 	if dir == "" {
@@ -70,15 +72,21 @@ func open(c *cli.Context) (*session, error) {
 		// for --store= given empty.
 		dir = inv.getenv("AIWG_STATE_STORE")
 	}
-	dir = inv.resolve(dir)
-	if dir == "" {
-		wd, err := inv.workDir()
-		if err != nil {
-			return nil, err
-		}
-		if dir, err = aiwgstate.FindStore(wd); err != nil {
-			return nil, err
-		}
+	if dir != "" {
+		return inv.resolve(dir), nil
+	}
+	wd, err := inv.workDir()
+	if err != nil {
+		return "", err
+	}
+	return aiwgstate.FindStore(wd)
+}
+
+func open(c *cli.Context) (*session, error) {
+	inv := invocationOf(c)
+	dir, err := storeDir(c)
+	if err != nil {
+		return nil, err
 	}
 	link, err := trajLink(c)
 	if err != nil {
@@ -92,7 +100,7 @@ func open(c *cli.Context) (*session, error) {
 	opts := aiwgstate.Options{Branch: c.String("branch"), NoSync: c.Bool("no-sync")}
 	var st *aiwgstate.Store
 	if inv.stores != nil {
-		st, err = inv.stores.get(c.Context, dir, opts)
+		st, err = inv.stores.get(c.Context, opts)
 	} else {
 		st, err = aiwgstate.Open(c.Context, dir, opts)
 	}

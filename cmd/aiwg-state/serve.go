@@ -89,17 +89,10 @@ Examples:
 			if c.Duration("idle") < 0 {
 				return usagef("--idle must be 0 or more")
 			}
-			dir := c.String("store")
-			if dir == "" {
-				wd, err := os.Getwd()
-				if err != nil {
-					return err
-				}
-				if dir, err = aiwgstate.FindStore(wd); err != nil {
-					return err
-				}
+			dir, err := storeDir(c)
+			if err == nil {
+				dir, err = filepath.Abs(dir)
 			}
-			dir, err := filepath.Abs(dir)
 			if err != nil {
 				return err
 			}
@@ -112,7 +105,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			pool := newStorePool()
+			pool := newStorePool(st.Dir())
 			pool.put(st)
 			defer pool.close()
 
@@ -337,14 +330,16 @@ func (sv *server) run(ctx context.Context, req *serve.Invocation) (code int) {
 	return runFor(ctx, inv, req.Args, req.Stdin, req.Stdout, req.Stderr)
 }
 
-// storePool keeps open stores between a server's commands, so that a
+// storePool keeps the server's store open between commands, so that a
 // command finds the pack indexes mapped, the tail pack read and recent
 // trees decoded: a warm write takes about a third of a cold one. A store is
 // lent to one command at a time (Store.Reset is not for concurrent use),
-// and commands at once each get their own.
+// and commands at once each get their own. Every store is of the one
+// directory the server serves (open refuses any other).
 type storePool struct {
+	dir  string
 	mu   sync.Mutex
-	idle map[string][]*aiwgstate.Store // by git directory
+	idle []*aiwgstate.Store // nil once closed
 }
 
 // lender lends stores of the pool to one command. What the command
@@ -357,8 +352,8 @@ type lender struct {
 
 func (p *storePool) lender() *lender { return &lender{pool: p} }
 
-func (l *lender) get(ctx context.Context, dir string, opts aiwgstate.Options) (*aiwgstate.Store, error) {
-	st, err := l.pool.get(ctx, dir, opts)
+func (l *lender) get(ctx context.Context, opts aiwgstate.Options) (*aiwgstate.Store, error) {
+	st, err := l.pool.get(ctx, opts)
 	if err == nil {
 		l.lent = append(l.lent, st)
 	}
@@ -379,30 +374,26 @@ func (l *lender) discard() {
 	l.lent = nil
 }
 
-// maxIdle bounds the stores kept per directory: as many as commands ran
-// at once, up to this.
+// maxIdle bounds the stores kept: as many as commands ran at once, up to
+// this.
 const maxIdle = 4
 
-func newStorePool() *storePool {
-	return &storePool{idle: map[string][]*aiwgstate.Store{}}
+func newStorePool(dir string) *storePool {
+	return &storePool{dir: dir, idle: []*aiwgstate.Store{}}
 }
 
-// get lends a store of dir set up as Open with opts would set it up now.
-func (p *storePool) get(ctx context.Context, dir string, opts aiwgstate.Options) (*aiwgstate.Store, error) {
-	key := poolKey(dir)
+// get lends a store set up as Open with opts would set it up now.
+func (p *storePool) get(ctx context.Context, opts aiwgstate.Options) (*aiwgstate.Store, error) {
 	p.mu.Lock()
 	var st *aiwgstate.Store
-	if n := len(p.idle[key]); n > 0 {
-		st = p.idle[key][n-1]
-		p.idle[key] = p.idle[key][:n-1]
+	if n := len(p.idle); n > 0 {
+		st, p.idle = p.idle[n-1], p.idle[:n-1]
 	}
 	p.mu.Unlock()
 	if st == nil {
-		var err error
-		if st, err = aiwgstate.Open(ctx, dir, opts); err != nil {
-			return nil, err
-		}
-	} else if err := st.Reset(opts); err != nil {
+		return aiwgstate.Open(ctx, p.dir, opts)
+	}
+	if err := st.Reset(opts); err != nil {
 		st.Close()
 		return nil, err
 	}
@@ -411,11 +402,10 @@ func (p *storePool) get(ctx context.Context, dir string, opts aiwgstate.Options)
 
 // put takes a lent store back.
 func (p *storePool) put(st *aiwgstate.Store) {
-	key := poolKey(st.Dir())
 	p.mu.Lock()
-	keep := p.idle != nil && len(p.idle[key]) < maxIdle
+	keep := p.idle != nil && len(p.idle) < maxIdle
 	if keep {
-		p.idle[key] = append(p.idle[key], st)
+		p.idle = append(p.idle, st)
 	}
 	p.mu.Unlock()
 	if !keep {
@@ -426,19 +416,8 @@ func (p *storePool) put(st *aiwgstate.Store) {
 func (p *storePool) close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, sts := range p.idle {
-		for _, st := range sts {
-			st.Close()
-		}
+	for _, st := range p.idle {
+		st.Close()
 	}
 	p.idle = nil
-}
-
-// poolKey names a store by its directory as the store reports it, so
-// that two spellings of one path share stores.
-func poolKey(dir string) string {
-	if abs, err := filepath.EvalSymlinks(dir); err == nil {
-		return strings.TrimSuffix(abs, "/")
-	}
-	return dir
 }

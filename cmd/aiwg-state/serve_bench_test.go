@@ -44,7 +44,7 @@ func BenchmarkServedSet(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			sv := &server{store: store, home: home, pool: newStorePool(), stop: func() {}, log: io.Discard}
+			sv := &server{store: store, home: home, pool: newStorePool(store), stop: func() {}, log: io.Discard}
 			defer sv.pool.close()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {

@@ -446,7 +446,7 @@ func TestServerStopsWhenItsProgramIsReplaced(t *testing.T) {
 func TestServedCommandsRunConcurrently(t *testing.T) {
 	dir, store := project(t)
 	home, _ := os.Stat(store)
-	sv := &server{store: store, home: home, pool: newStorePool(), stop: func() {}, log: io.Discard}
+	sv := &server{store: store, home: home, pool: newStorePool(store), stop: func() {}, log: io.Discard}
 	defer sv.pool.close()
 	const workers, each = 4, 10
 	var wg sync.WaitGroup

@@ -369,14 +369,8 @@ func (s *Server) serveConn(serving, commands context.Context, c *os.File) error 
 	// Told before the command starts, and flushed: a client that loses
 	// the connection after this frame knows the command may have run,
 	// and one that loses it before knows it did not.
-	cn.mu.Lock()
-	cn.write(frameStarted, nil)
-	if cn.err == nil {
-		cn.err = cn.out.Flush()
-	}
-	cn.mu.Unlock()
-	if cn.err != nil {
-		return cn.err
+	if err := cn.send(frameStarted, nil); err != nil {
+		return err
 	}
 
 	// The client's leaving cancels the command, as its Ctrl-C would,
@@ -404,14 +398,7 @@ func (s *Server) serveConn(serving, commands context.Context, c *os.File) error 
 		Stdout:  streamWriter{cn, frameStdout},
 		Stderr:  streamWriter{cn, frameStderr},
 	}
-	code := s.Handler(ctx, inv)
-	cn.mu.Lock()
-	defer cn.mu.Unlock()
-	cn.write(frameExit, exitPayload(code))
-	if cn.err == nil {
-		cn.err = cn.out.Flush()
-	}
-	return cn.err
+	return cn.send(frameExit, exitPayload(s.Handler(ctx, inv)))
 }
 
 // readInput reads the client's frames for the rest of the connection:
@@ -453,15 +440,23 @@ func (cn *conn) write(typ byte, p []byte) {
 	cn.err = writeFrame(cn.out, typ, p)
 }
 
-func (cn *conn) decline(reason string) error {
-	cn.mu.Lock()
-	defer cn.mu.Unlock()
-	cn.write(frameDecline, []byte(reason))
+// flush sends what is buffered; the caller holds mu.
+func (cn *conn) flush() {
 	if cn.err == nil {
 		cn.err = cn.out.Flush()
 	}
+}
+
+// send sends a frame at once, and reports the connection's first error.
+func (cn *conn) send(typ byte, p []byte) error {
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	cn.write(typ, p)
+	cn.flush()
 	return cn.err
 }
+
+func (cn *conn) decline(reason string) error { return cn.send(frameDecline, []byte(reason)) }
 
 // streamWriter sends writes as frames of one stream. Stdout is buffered
 // (flushed when the command asks for input and when it ends); stderr,
@@ -479,8 +474,8 @@ func (w streamWriter) Write(p []byte) (int, error) {
 		w.cn.write(w.typ, rest[:n])
 		rest = rest[n:]
 	}
-	if w.typ == frameStderr && w.cn.err == nil {
-		w.cn.err = w.cn.out.Flush()
+	if w.typ == frameStderr {
+		w.cn.flush()
 	}
 	if w.cn.err != nil {
 		return 0, w.cn.err
@@ -492,14 +487,7 @@ func (w streamWriter) Write(p []byte) (int, error) {
 type stdinReader struct{ cn *conn }
 
 func (r stdinReader) Read(p []byte) (int, error) {
-	r.cn.needIn.Do(func() {
-		r.cn.mu.Lock()
-		r.cn.write(frameNeedIn, nil)
-		if r.cn.err == nil {
-			r.cn.err = r.cn.out.Flush()
-		}
-		r.cn.mu.Unlock()
-	})
+	r.cn.needIn.Do(func() { r.cn.send(frameNeedIn, nil) })
 	return r.cn.in.Read(p)
 }
 

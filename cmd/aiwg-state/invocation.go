@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"slices"
 
 	"github.com/urfave/cli/v2"
 
@@ -62,7 +61,7 @@ func (inv *invocation) handlerEnv() []string {
 	if inv.client == nil {
 		return nil
 	}
-	return slices.Clip(inv.client.Env)
+	return inv.client.Env
 }
 
 func (inv *invocation) handlerDir() string {

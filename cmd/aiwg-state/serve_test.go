@@ -504,3 +504,54 @@ func TestServeStatusAndStop(t *testing.T) {
 		t.Errorf("stop with no server: %+v", r)
 	}
 }
+
+// panickingWriter panics on every write, as a bug in a command would, at
+// the point where a command prints its result.
+type panickingWriter struct{}
+
+func (panickingWriter) Write([]byte) (int, error) { panic("a bug\nacross lines") }
+
+// TestServedPanicEndsTheCommandNotTheServer: a command that panics gives
+// its client one line and exit 1, its stack goes to the server's log, the
+// store it was lent is closed rather than pooled, and the next command
+// runs as usual.
+func TestServedPanicEndsTheCommandNotTheServer(t *testing.T) {
+	dir, store := project(t)
+	home, _ := os.Stat(store)
+	var log syncBuffer
+	sv := &server{store: store, home: home, pool: newStorePool(store), stop: func() {}, log: &log}
+	defer sv.pool.close()
+	run := func(stdout io.Writer, args ...string) (int, string) {
+		var errb bytes.Buffer
+		req := &serve.Invocation{Request: serve.Request{Args: append([]string{"aiwg-state"}, args...), Dir: dir}, Stdout: stdout, Stderr: &errb}
+		return sv.run(context.Background(), req), errb.String()
+	}
+	if code, stderr := run(io.Discard, "set", "c.json", "k", "1", "--no-sync", "--agent", "a"); code != 0 {
+		t.Fatalf("set: exit %d: %s", code, stderr)
+	}
+	if n := len(sv.pool.idle); n != 1 {
+		t.Fatalf("%d stores pooled after a command, want 1", n)
+	}
+
+	code, stderr := run(panickingWriter{}, "get", "c.json", "k")
+	if code != exitUnexpected {
+		t.Errorf("exit %d, want %d", code, exitUnexpected)
+	}
+	if want := "aiwg-state: internal error: a bug across lines (the server's log has the details)\n"; stderr != want {
+		t.Errorf("stderr %q, want %q", stderr, want)
+	}
+	if !strings.Contains(log.String(), "internal error running get c.json k: a bug") || !strings.Contains(log.String(), "goroutine ") {
+		t.Errorf("the server's log has no stack for the panic:\n%s", log.String())
+	}
+	if n := len(sv.pool.idle); n != 0 {
+		t.Errorf("%d stores pooled after a panic, want 0: the panicking command's store went back", n)
+	}
+
+	var out bytes.Buffer
+	if code, stderr := run(&out, "get", "c.json", "k"); code != 0 || out.String() != "1\n" {
+		t.Errorf("after the panic: exit %d, stdout %q, stderr %q", code, out.String(), stderr)
+	}
+	if n := len(sv.pool.idle); n != 1 {
+		t.Errorf("%d stores pooled after the next command, want 1", n)
+	}
+}

@@ -6,7 +6,8 @@
 // write path, without fsync (go-git has none), and (f) the file-system work
 // alone that git's formats ask of a commit stored as aiwg-state stores it
 // (a pack, its index and the ref, each through a temporary file: see
-// minimum.go); plus disk bytes per mutation before and after packing, and
+// minimum.go), and under fsync (h) the same work with its flushes in two
+// rounds rather than three; plus disk bytes per mutation before and after packing, and
 // heap growth over the run.
 //
 // The machine is shared, and its load moves from minute to minute; each pair
@@ -71,7 +72,12 @@ func main() {
 		api := make([]time.Duration, 0, *n)
 		var gogit []time.Duration
 		minimum := make([]time.Duration, 0, *n)
-		fm := newFileMinimum(work, sync)
+		fm := newFileMinimum(work, sync, false)
+		var twoRounds []time.Duration
+		var fm2 *fileMinimum
+		if sync {
+			fm2 = newFileMinimum(work, sync, true)
+		}
 		var gw *goGitWriter
 		if !sync {
 			gw = newGoGitWriter(ctx, filepath.Join(work, "gogit"))
@@ -86,6 +92,9 @@ func main() {
 				}
 				for j := i; j < min(i+interleave, *n); j++ {
 					minimum = append(minimum, fm.mutate(j))
+				}
+				for j := i; fm2 != nil && j < min(i+interleave, *n); j++ {
+					twoRounds = append(twoRounds, fm2.mutate(j))
 				}
 				for j := i; gw != nil && j < min(i+interleave, *n); j++ {
 					gogit = append(gogit, gw.mutate(j))
@@ -106,6 +115,9 @@ func main() {
 		runtime.ReadMemStats(&m1)
 		row("(d) floor: temp file + rename, "+label, floor, floor)
 		row("(f) git's file minimum, "+label, minimum, floor)
+		if fm2 != nil {
+			row("(h) (f), its 5 flushes in 2 rounds", twoRounds, floor)
+		}
 		row("(a) in-process Store.Set, "+label, api, floor)
 		if gw != nil {
 			row("(e) go-git loose objects, "+label, gogit, floor)

@@ -11,6 +11,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/aiwg/aiwg-state/audit"
+	"github.com/aiwg/aiwg-state/internal/errkind"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/verbiage"
 )
@@ -220,7 +221,7 @@ func (s *Store) Bisect(ctx context.Context, o BisectOptions) (*BisectResult, err
 	if ok, err := holds(bad); err != nil {
 		return nil, err
 	} else if !ok {
-		return nil, fmt.Errorf("%s is false at %s (bad must be a revision where it holds): %w", p, revOr(o.Bad, "HEAD"), ErrNotFound)
+		return nil, errkind.Errorf(ErrNotFound, "%s does not hold at %s, so it has no first commit where it holds there (--bad names a revision where it does)", p, revOr(o.Bad, "HEAD"))
 	}
 	if !good.IsZero() {
 		reads++

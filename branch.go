@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/aiwg/aiwg-state/internal/errkind"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/verbiage"
 )
@@ -60,6 +61,12 @@ func (s *Store) CreateBranch(ctx context.Context, name, from string) (BranchInfo
 	if _, err := s.repo.Ref(ref); err == nil {
 		return BranchInfo{}, fmt.Errorf("branch %s: %w", name, ErrExists)
 	}
+	if other := s.otherRefNamed(name); other != "" {
+		// git would allow it, and from then on --branch NAME and
+		// --at NAME would read the new branch, not the one the user
+		// fetched or tagged.
+		return BranchInfo{}, errkind.Errorf(ErrExists, "%s is already %s, which a branch of that name would hide from --branch and --at (pick another name: aiwg-state branch NAME --from %s)", name, other, name)
+	}
 	// Refs are files: a/b cannot sit beside a branch a, nor a beside a/b.
 	_, names, err := s.repo.Refs("refs/heads/")
 	if err != nil {
@@ -84,6 +91,21 @@ func (s *Store) CreateBranch(ctx context.Context, name, from string) (BranchInfo
 // be lost at the next gc), and one with a merge in progress (exit 4), unless
 // force is set, which drops the merge too. The branch HEAD points at cannot
 // be deleted (switch first).
+// otherRefNamed says what name refers to other than a branch: a
+// remote-tracking branch or a tag (checkpoints are tags), or "". Reads
+// take such names for --branch; writes cannot move them.
+func (s *Store) otherRefNamed(name string) string {
+	for _, k := range []struct{ prefix, what string }{
+		{"refs/remotes/", "a remote-tracking branch (fetch moves it)"},
+		{"refs/tags/", "a tag (tags do not move)"},
+	} {
+		if _, err := s.repo.Ref(k.prefix + name); err == nil {
+			return k.what
+		}
+	}
+	return ""
+}
+
 func (s *Store) DeleteBranch(ctx context.Context, name string, force bool) error {
 	if err := CheckBranchName(name); err != nil {
 		return err

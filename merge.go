@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/aiwg/aiwg-state/internal/errkind"
 	"github.com/aiwg/aiwg-state/merge"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/objects/jsondiff"
@@ -864,7 +865,7 @@ func (s *Store) ResolveConflict(ctx context.Context, branch, file, keypath strin
 		}
 		recData, err := tx.ReadFile(conflictsDir + clean)
 		if errors.Is(err, repo.ErrNotFound) {
-			return nil, fmt.Errorf("%s has no conflict to resolve: %w", clean, ErrNotFound)
+			return nil, errkind.Errorf(ErrNotFound, "%s has no conflict to resolve", clean)
 		}
 		if err != nil {
 			return nil, err
@@ -908,7 +909,7 @@ func (s *Store) ResolveConflict(ctx context.Context, branch, file, keypath strin
 					}
 				}
 				if i < 0 {
-					return nil, fmt.Errorf("%s has no conflict at %s: %w", clean, key, ErrNotFound)
+					return nil, errkind.Errorf(ErrNotFound, "%s has no conflict at %s", clean, key)
 				}
 				doc, present = settle(doc, present, keys[i], how, value)
 				rec.Keys = shiftAfterDelete(append(keys[:i:i], keys[i+1:]...), keys[i], how, value)

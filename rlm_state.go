@@ -14,6 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/aiwg/aiwg-state/checkpoint"
+	"github.com/aiwg/aiwg-state/internal/errkind"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/rlm"
@@ -191,7 +192,7 @@ func readHeader(read func(string) ([]byte, error), id string) (*rlm.Header, erro
 	}
 	data, err := read(rlm.HeaderPath(id))
 	if errors.Is(err, repo.ErrNotFound) {
-		return nil, fmt.Errorf("no state %s on this branch: %w", id, ErrNotFound)
+		return nil, errkind.Errorf(ErrNotFound, "no state %s on this branch", id)
 	}
 	if err != nil {
 		return nil, err
@@ -220,7 +221,7 @@ func (s *Store) stateAt(root plumbing.Hash, id string) (*rlm.Header, error) {
 		return nil, err
 	}
 	if len(hs) == 0 {
-		return nil, fmt.Errorf("no state on this branch yet (create one with `aiwg-state state init --prompt TEXT`): %w", ErrNotFound)
+		return nil, errkind.Errorf(ErrNotFound, "no state on this branch yet (create one with `aiwg-state state init --prompt TEXT`)")
 	}
 	return hs[len(hs)-1], nil
 }
@@ -759,7 +760,7 @@ func (s *Store) lookupVar(root plumbing.Hash, h *rlm.Header, name string, only r
 	if only != "" {
 		where = "scope " + string(only)
 	}
-	return nil, "", fmt.Errorf("%s has no variable %s in %s: %w", h.StateID, name, where, ErrNotFound)
+	return nil, "", errkind.Errorf(ErrNotFound, "%s has no variable %s in %s", h.StateID, name, where)
 }
 
 type visibleVar struct {
@@ -894,7 +895,7 @@ func findVarTx(tx *repo.Tx, h *rlm.Header, name string, scope rlm.Scope) (*rlm.V
 			return v, file, nil
 		}
 	}
-	return nil, "", fmt.Errorf("%s has no variable %s: %w", h.StateID, name, ErrNotFound)
+	return nil, "", errkind.Errorf(ErrNotFound, "%s has no variable %s", h.StateID, name)
 }
 
 // RenameVariable renames a variable within its scope in one commit; it

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/aiwg/aiwg-state/internal/errkind"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/statedoc"
 )
@@ -68,7 +69,7 @@ func FindStore(start string) (string, error) {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", fmt.Errorf("no store here or in any parent directory (run `aiwg-state init`, or pass --store): %w", ErrNotFound)
+			return "", errkind.Errorf(ErrNotFound, "no store here or in any parent directory (run `aiwg-state init`, or pass --store)")
 		}
 		dir = parent
 	}
@@ -90,12 +91,12 @@ func Init(ctx context.Context, dir string, opts InitOptions) (*Store, error) {
 		branch = "main"
 	}
 	if _, err := os.Stat(filepath.Join(dir, "HEAD")); err == nil {
-		return nil, fmt.Errorf("a store already exists at %s: %w", dir, ErrExists)
+		return nil, errkind.Errorf(ErrExists, "a store already exists at %s", dir)
 	}
 	// A store gets a directory of its own: a failed init removes what it
 	// made, which must never be someone's files.
 	if es, err := os.ReadDir(dir); err == nil && len(es) > 0 {
-		return nil, fmt.Errorf("%s is not empty; a store needs a directory of its own: %w", dir, ErrExists)
+		return nil, errkind.Errorf(ErrExists, "%s is not empty; a store needs a directory of its own", dir)
 	}
 	r, err := repo.Init(ctx, dir, branch, repo.Options{Sync: !opts.NoSync})
 	if err != nil {
@@ -133,7 +134,7 @@ func Init(ctx context.Context, dir string, opts InitOptions) (*Store, error) {
 func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	if _, err := os.Stat(filepath.Join(dir, "HEAD")); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("no store at %s (run `aiwg-state init`): %w", dir, ErrNotFound)
+			return nil, errkind.Errorf(ErrNotFound, "no store at %s (run `aiwg-state init`)", dir)
 		}
 		return nil, err
 	}

@@ -359,7 +359,7 @@ func TestBranchesAWriteOrReadNames(t *testing.T) {
 	if _, err := st.Get(ctx, "a.json", "v", aiwgstate.ReadOptions{Branch: "nosuch"}); !errors.Is(err, aiwgstate.ErrNotFound) || !strings.Contains(err.Error(), "branch nosuch") {
 		t.Fatalf("get on a missing branch: %v", err)
 	}
-	if _, err := st.Set(ctx, "a.json", "v", []byte(`5`), aiwgstate.WriteOptions{Branch: "origin/main"}); !errors.Is(err, aiwgstate.ErrNotFound) {
+	if _, err := st.Set(ctx, "a.json", "v", []byte(`5`), aiwgstate.WriteOptions{Branch: "origin/main"}); !errors.Is(err, aiwgstate.ErrReadOnly) {
 		t.Fatalf("a write to a remote-tracking branch: %v", err)
 	}
 	fsck(t, st)

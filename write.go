@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/aiwg/aiwg-state/internal/errkind"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/statedoc"
@@ -413,7 +414,10 @@ func (s *Store) commit(ctx context.Context, wo WriteOptions, subject string, bui
 			// unborn (the store's first commit).
 			if head, err := s.repo.Head(); err != nil || head != ref {
 				name := strings.TrimPrefix(ref, "refs/heads/")
-				return nil, fmt.Errorf("branch %s does not exist (aiwg-state branch %s creates it): %w", name, name, ErrNotFound)
+				if other := s.otherRefNamed(name); other != "" {
+					return nil, errkind.Errorf(ErrReadOnly, "%s is %s, not a branch to write: make one of your own (aiwg-state branch NAME --from %s)", name, other, name)
+				}
+				return nil, errkind.Errorf(ErrNotFound, "branch %s does not exist (aiwg-state branch %s creates it)", name, name)
 			}
 		}
 		rec = recorder{}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/aiwg/aiwg-state/internal/errkind"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/verbiage"
@@ -165,7 +166,7 @@ func Get(r *repo.Repo, state, name string) (*Checkpoint, error) {
 	ref := Ref(state, name)
 	h, err := r.Ref(ref)
 	if err != nil {
-		return nil, fmt.Errorf("%s has no checkpoint %s: %w", state, name, ErrNotFound)
+		return nil, errkind.Errorf(ErrNotFound, "%s has no checkpoint %s", state, name)
 	}
 	return read(r, ref, h)
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/aiwg/aiwg-state/internal/errkind"
 )
 
 // Resolve turns a revision into a commit hash. It takes a full or
@@ -47,7 +49,7 @@ func (r *Repo) Resolve(rev string, head string) (plumbing.Hash, error) {
 		case '~':
 			for i := 0; i < n; i++ {
 				if len(c.Parents) == 0 {
-					return plumbing.ZeroHash, fmt.Errorf("%s: history is shorter than that: %w", rev, ErrNotFound)
+					return plumbing.ZeroHash, errkind.Errorf(ErrNotFound, "%s: history is shorter than that", rev)
 				}
 				if c, err = r.ReadCommit(c.Parents[0]); err != nil {
 					return plumbing.ZeroHash, err
@@ -59,7 +61,7 @@ func (r *Repo) Resolve(rev string, head string) (plumbing.Hash, error) {
 				continue
 			}
 			if n > len(c.Parents) {
-				return plumbing.ZeroHash, fmt.Errorf("%s: no parent %d: %w", rev, n, ErrNotFound)
+				return plumbing.ZeroHash, errkind.Errorf(ErrNotFound, "%s: no parent %d", rev, n)
 			}
 			h = c.Parents[n-1]
 		}
@@ -95,7 +97,7 @@ func (r *Repo) resolveName(name, head string) (plumbing.Hash, error) {
 	if isHex(name) && len(name) >= 4 && len(name) <= 40 {
 		return r.expandHash(name)
 	}
-	return plumbing.ZeroHash, fmt.Errorf("unknown revision %q: %w", name, ErrNotFound)
+	return plumbing.ZeroHash, errkind.Errorf(ErrNotFound, "unknown revision %q", name)
 }
 
 // Peel follows annotated tags to the commit they name.
@@ -140,7 +142,7 @@ func (r *Repo) expandHash(prefix string) (plumbing.Hash, error) {
 	r.mu.Unlock()
 	switch len(match) {
 	case 0:
-		return plumbing.ZeroHash, fmt.Errorf("unknown revision %q: %w", prefix, ErrNotFound)
+		return plumbing.ZeroHash, errkind.Errorf(ErrNotFound, "unknown revision %q", prefix)
 	case 1:
 		return r.Peel(match[0])
 	}

@@ -381,11 +381,19 @@ func TestBranchFlagNamesRemoteTracking(t *testing.T) {
 	if got := mustCLI(t, s, "", "log", "--branch", "origin/main", "-n", "1"); !strings.Contains(got, "create a.json#v") {
 		t.Fatalf("log --branch origin/main = %q", got)
 	}
-	for _, b := range []string{"origin/main", "nosuch"} {
+	for b, want := range map[string]string{
+		"origin/main": "aiwg-state: origin/main is a remote-tracking branch (fetch moves it), not a branch to write: make one of your own (aiwg-state branch NAME --from origin/main)\n",
+		"nosuch":      "aiwg-state: branch nosuch does not exist (aiwg-state branch nosuch creates it)\n",
+	} {
 		_, errOut, code := runCLI(t, s, "", "set", "a.json", "v", "3", "--branch", b)
-		if code != exitDomain || !strings.Contains(errOut, "branch "+b+" does not exist") {
-			t.Errorf("set --branch %s: exit %d, %q", b, code, errOut)
+		if code != exitDomain || errOut != want {
+			t.Errorf("set --branch %s: exit %d, %q, want %q", b, code, errOut, want)
 		}
+	}
+	// A branch named as the remote-tracking one would hide it from
+	// --branch and --at.
+	if _, errOut, code := runCLI(t, s, "", "branch", "origin/main"); code != exitDomain || !strings.Contains(errOut, "origin/main is already a remote-tracking branch") {
+		t.Errorf("branch origin/main: exit %d, %q", code, errOut)
 	}
 	if refs := gitOut(t, s, "for-each-ref", "--format=%(refname)", "refs/heads/"); refs != "refs/heads/main\n" {
 		t.Fatalf("branches after refused writes: %q", refs)

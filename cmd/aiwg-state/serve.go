@@ -17,6 +17,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/internal/errkind"
 	"github.com/aiwg/aiwg-state/serve"
 )
 
@@ -147,7 +148,7 @@ Examples:
 // serverStatus answers serve --status and --stop.
 func serverStatus(c *cli.Context, dir string) error {
 	if _, err := os.Stat(filepath.Join(dir, "HEAD")); err != nil {
-		return fmt.Errorf("no store at %s: %w", dir, aiwgstate.ErrNotFound)
+		return errkind.Errorf(aiwgstate.ErrNotFound, "no store at %s", dir)
 	}
 	sock := socketPath(dir)
 	pid, err := serve.Running(sock)
@@ -155,7 +156,7 @@ func serverStatus(c *cli.Context, dir string) error {
 		return err
 	}
 	if pid == 0 {
-		return fmt.Errorf("no server runs for %s: %w", dir, aiwgstate.ErrNotFound)
+		return errkind.Errorf(aiwgstate.ErrNotFound, "no server runs for %s", dir)
 	}
 	if !c.Bool("stop") {
 		return (&session{c: c, out: c.App.Writer, json: c.Bool("json")}).done(map[string]any{"store": dir, "socket": sock, "pid": pid},

@@ -106,7 +106,9 @@ finished with --continue (after aiwg-state resolve) or dropped with --abort.
 
 --verify REV recomputes the merge commit REV from its parents and lists
 every difference (exit 4 if any): run it in CI, since git hosts' merge
-buttons ignore the aiwg merge drivers.
+buttons ignore the aiwg merge drivers. Files where the recomputed merge
+itself conflicts were resolved by hand: they are listed, marked so, and
+do not fail the check.
 
 Examples:
    aiwg-state merge agents/planner/try-1
@@ -335,19 +337,25 @@ func runMerge(s *session) error {
 			}
 			return err
 		}
+		byHand := 0
 		for _, d := range res.Differences {
-			note := ""
+			what := "expected"
 			if d.Conflicted {
-				note = " (a conflict of the recomputed merge: resolved by hand)"
+				byHand++
+				what = "resolved by hand (the recomputed merge conflicts here), not failing the check: merged"
 			}
-			fmt.Fprintf(s.out, "%s: expected %s, found %s%s\n", d.File, orAbsent(d.Expected), orAbsent(d.Actual), note)
+			fmt.Fprintf(s.out, "%s: %s %s, found %s\n", d.File, what, orAbsent(d.Expected), orAbsent(d.Actual))
 			for _, ch := range d.Changes {
 				b, _ := jsonLine(ch)
 				fmt.Fprintf(s.out, "    %s\n", b)
 			}
 		}
 		if err == nil {
-			fmt.Fprintf(s.out, "%s is the merge of its parents\n", shortHash(res.Commit))
+			fmt.Fprintf(s.out, "%s is the merge of its parents", shortHash(res.Commit))
+			if byHand > 0 {
+				fmt.Fprintf(s.out, ", with %d file(s) resolved by hand, as listed", byHand)
+			}
+			fmt.Fprintln(s.out)
 		}
 		return err
 	}

@@ -186,7 +186,9 @@ func TestGitMergeWithDriversMatchesAiwgMerge(t *testing.T) {
 		!strings.Contains(got, "Mutation-Id: mut-") || !strings.Contains(got, "\nClock: ") {
 		t.Errorf("merge commit:\n%s", got)
 	}
-	mustCLI(t, store, "", "merge", "--verify", "main")
+	if got := mustCLI(t, store, "", "merge", "--verify", "main"); !strings.HasSuffix(got, " is the merge of its parents\n") || strings.Count(got, "\n") != 1 {
+		t.Errorf("verify of the drivers' merge: %q", got)
+	}
 	gitOut(t, store, "fsck", "--strict", "--no-dangling")
 	gitWork(t, work, nil, "fsck", "--strict", "--no-dangling")
 }
@@ -362,6 +364,12 @@ func TestConflictLifecycle(t *testing.T) {
 	}
 	if got := gitOut(t, s, "log", "-1", "--format=%P", "main"); len(strings.Fields(got)) != 2 {
 		t.Fatalf("--continue made no two-parent commit: %q", got)
+	}
+	// The hand resolution is listed, marked, and passes the check.
+	verify, _, code := runCLI(t, s, "", "merge", "--verify", "main")
+	if code != 0 || !strings.HasPrefix(verify, "plan.json: resolved by hand (the recomputed merge conflicts here), not failing the check: merged ") ||
+		!strings.HasSuffix(verify, " is the merge of its parents, with 1 file(s) resolved by hand, as listed\n") {
+		t.Errorf("verify of a merge resolved by hand: exit %d: %s", code, verify)
 	}
 	mustCLI(t, s, "", "set", "plan.json", "x", "1") // unblocked
 	if out := gitOut(t, s, "for-each-ref", "refs/aiwg/merge/"); out != "" {

@@ -18,3 +18,8 @@ func (s *Store) maybeMaintain() { s.repo.MaybeMaintain(autoMaintainPacks) }
 func (s *Store) GC(ctx context.Context, full bool) error {
 	return s.repo.Maintain(ctx, full)
 }
+
+// ObjectBytes is the disk space of the store's objects (packs, their
+// indexes, loose objects), what GC shrinks; git's read accelerators
+// (bitmaps, the commit-graph) and the history index are not counted.
+func (s *Store) ObjectBytes() (int64, error) { return s.repo.ObjectBytes() }

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -45,4 +46,46 @@ func TestPacksAreRolledUpAutomatically(t *testing.T) {
 		t.Fatalf("rev-list --count = %q", got)
 	}
 	fsck(t, st)
+}
+
+// TestObjectBytesCountsObjectsOnly: what gc reports is the objects' size,
+// so that a full gc of many small writes shows the space it saved, not
+// the bitmap and commit-graph git writes beside the new pack.
+func TestObjectBytesCountsObjectsOnly(t *testing.T) {
+	ctx := context.Background()
+	st, err := aiwgstate.Init(ctx, filepath.Join(t.TempDir(), "state.git"), aiwgstate.InitOptions{Options: aiwgstate.Options{NoSync: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for i := 0; i < 30; i++ {
+		if _, err := st.Set(ctx, fmt.Sprintf("d%d.json", i%5), "n", []byte(fmt.Sprint(i)), aiwgstate.WriteOptions{Agent: "a"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, err := st.ObjectBytes()
+	if err != nil || before == 0 {
+		t.Fatalf("before gc: %d bytes, %v", before, err)
+	}
+	if err := st.GC(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	after, err := st.ObjectBytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var packed int64
+	for _, pattern := range []string{"*.pack", "*.idx"} {
+		files, _ := filepath.Glob(filepath.Join(st.Dir(), "objects", "pack", pattern))
+		for _, f := range files {
+			fi, err := os.Stat(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			packed += fi.Size()
+		}
+	}
+	if after != packed || after >= before {
+		t.Errorf("object bytes %d -> %d; the packs and indexes after gc hold %d", before, after, packed)
+	}
 }

@@ -57,6 +57,42 @@ func (r *Repo) PackCount() (int, error) {
 	return n, nil
 }
 
+// ObjectBytes is the size of the object database's objects: packs, their
+// indexes, and loose objects. What git writes beside them to speed reads
+// up (bitmaps, reverse indexes, the commit-graph) is left out, so that
+// packing's effect on the objects is what it shows.
+func (r *Repo) ObjectBytes() (int64, error) {
+	objects := filepath.Join(r.dir, "objects")
+	var n int64
+	err := filepath.WalkDir(objects, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // removed by a concurrent repack
+			}
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		name := d.Name()
+		dir := filepath.Base(filepath.Dir(path))
+		loose := len(dir) == 2 && len(name) == 38 && filepath.Dir(filepath.Dir(path)) == objects
+		if !loose && !(dir == "pack" && (strings.HasSuffix(name, ".pack") || strings.HasSuffix(name, ".idx"))) {
+			return nil
+		}
+		fi, err := d.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		n += fi.Size()
+		return nil
+	})
+	return n, err
+}
+
 // Maintain repacks the object database with the git CLI, whose packer
 // (deltas, compression) is far better than go-git's. The default rolls small
 // packs into bigger ones geometrically, so its cost follows recent writes,

@@ -256,6 +256,41 @@ func TestQuickstart(t *testing.T) {
 		}
 	}
 	gitOut(t, filepath.Join(dir, ".aiwg", "state.git"), "fsck", "--strict", "--no-dangling")
+
+	// --json: one object, each step's output as the step's own JSON.
+	o.Reset()
+	dir = t.TempDir()
+	if code := run([]string{"aiwg-state", "quickstart", dir, "--json"}, strings.NewReader(""), &o, &e); code != 0 {
+		t.Fatalf("quickstart --json: exit %d: %s", code, e.String())
+	}
+	var session struct {
+		Store string
+		Steps []struct {
+			Command string
+			Exit    int
+			Output  json.RawMessage
+		}
+	}
+	if err := json.Unmarshal(o.Bytes(), &session); err != nil || session.Store != filepath.Join(dir, ".aiwg", "state.git") || len(session.Steps) < 10 {
+		t.Fatalf("quickstart --json: %v: %s", err, o.String())
+	}
+	var log []map[string]any
+	for _, st := range session.Steps {
+		if st.Command == "aiwg-state log --json" {
+			if err := json.Unmarshal(st.Output, &log); err != nil {
+				t.Errorf("log's output: %v: %s", err, st.Output)
+			}
+		}
+	}
+	if len(log) != 5 { // init, three sets, the batch
+		t.Errorf("log --json in quickstart --json: %d commits", len(log))
+	}
+	// A second run in the same place is refused, as JSON.
+	o.Reset()
+	e.Reset()
+	if code := run([]string{"aiwg-state", "quickstart", dir, "--json"}, strings.NewReader(""), &o, &e); code != exitDomain || !json.Valid(e.Bytes()) {
+		t.Errorf("quickstart --json on a store: exit %d, stderr %q", code, e.String())
+	}
 }
 
 func TestReorderArgs(t *testing.T) {

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/internal/errkind"
 )
 
 func storeCommands() []*cli.Command {
@@ -125,9 +129,15 @@ Examples:
 mutations by two agents, a read, the log, the diff of the last change, and
 plain git reading the same store. DIR defaults to a new temporary directory.
 
+With --json, each step runs with --json, and the whole session is one
+object: dir, store, and steps, each with its command, exit code and
+output (JSON where the command printed JSON).
+
 Examples:
    aiwg-state quickstart
-   aiwg-state quickstart /tmp/tour    # the store stays in /tmp/tour/.aiwg/state.git`,
+   aiwg-state quickstart /tmp/tour    # the store stays in /tmp/tour/.aiwg/state.git
+   aiwg-state quickstart --json | jq '.steps[] | .command'`,
+			Flags:  []cli.Flag{jsonFlag()},
 			Action: quickstart,
 		},
 	}
@@ -149,17 +159,87 @@ func quickstart(c *cli.Context) error {
 	}
 	store := filepath.Join(dir, aiwgstate.DefaultDir)
 	if _, err := os.Stat(store); err == nil {
-		return fmt.Errorf("%s already holds a store: %w (pick an empty DIR)", dir, aiwgstate.ErrExists)
+		return errkind.Errorf(aiwgstate.ErrExists, "%s already holds a store (pick an empty DIR)", dir)
 	}
+	asJSON := c.Bool("json")
 	w := c.App.Writer
+	if asJSON {
+		w = io.Discard
+	}
 	fmt.Fprintf(w, "A scratch store in %s. Every command below is a real aiwg-state command.\n\n", dir)
 	fmt.Fprintf(w, "$ export AIWG_STATE_STORE=%s\n", store)
 	os.Setenv("AIWG_STATE_STORE", store)
-	steps := []struct {
-		note  string
-		args  []string
-		stdin string
-	}{
+	var ran []quickstartStep
+	for _, st := range quickstartSteps() {
+		if st.note != "" {
+			fmt.Fprintf(w, "\n# %s\n", st.note)
+		}
+		args := st.args
+		if asJSON {
+			args = append(args[:len(args):len(args)], "--json")
+		}
+		command := "aiwg-state " + strings.Join(quoteAll(args), " ")
+		if st.stdin != "" {
+			fmt.Fprintf(w, "$ %s <<'EOF'\n%sEOF\n", command, st.stdin)
+		} else {
+			fmt.Fprintf(w, "$ %s\n", command)
+		}
+		out := w
+		var buf bytes.Buffer
+		if asJSON {
+			out = &buf
+		}
+		code := run(append([]string{"aiwg-state"}, args...), strings.NewReader(st.stdin), out, out)
+		if code != exitOK {
+			return fmt.Errorf("quickstart step %q failed with exit code %d: %s", strings.Join(args, " "), code, oneLine(buf.String()))
+		}
+		ran = append(ran, quickstartStep{Note: st.note, Command: command, Stdin: st.stdin, Exit: code, Output: jsonOrText(buf.Bytes())})
+	}
+	if _, err := exec.LookPath("git"); err == nil {
+		fmt.Fprintf(w, "\n# Plain git reads the same history: the trailers are the audit record.\n")
+		gitArgs := []string{"--git-dir", store, "log", "-3", "--format=%h %an %s%n    %(trailers:separator=%x2c )"}
+		command := "git " + strings.Join(quoteAll(gitArgs), " ")
+		fmt.Fprintf(w, "$ %s\n", command)
+		out, err := exec.CommandContext(c.Context, "git", gitArgs...).CombinedOutput()
+		w.Write(out)
+		if err != nil {
+			return fmt.Errorf("git log: %v", err)
+		}
+		ran = append(ran, quickstartStep{Note: "Plain git reads the same history.", Command: command, Output: jsonOrText(out)})
+	}
+	if asJSON {
+		return printJSON(c.App.Writer, map[string]any{"dir": dir, "store": store, "steps": ran})
+	}
+	fmt.Fprintf(w, "\nNext: `aiwg-state --help`, and keep using this store with\n    export AIWG_STATE_STORE=%s\n", store)
+	fmt.Fprintf(w, "An agent calling aiwg-state in a loop: start `aiwg-state serve &` and run\nthe same command lines as `aiwg-state-client …`: the store stays open between them.\n")
+	return nil
+}
+
+// quickstartStep is one command of quickstart --json.
+type quickstartStep struct {
+	Note    string `json:"note,omitempty"`
+	Command string `json:"command"`
+	Stdin   string `json:"stdin,omitempty"`
+	Exit    int    `json:"exit"`
+	Output  any    `json:"output"`
+}
+
+// jsonOrText is out as JSON when it is JSON, else as text.
+func jsonOrText(out []byte) any {
+	if json.Valid(out) {
+		return json.RawMessage(bytes.TrimSpace(out))
+	}
+	return string(out)
+}
+
+type quickstartCommand struct {
+	note  string
+	args  []string
+	stdin string
+}
+
+func quickstartSteps() []quickstartCommand {
+	return []quickstartCommand{
 		{"Create the store: a bare git repository whose first commit holds its manifest.", []string{"init"}, ""},
 		{"The planner agent records its goal. Every mutation is one commit authored by the agent.", []string{"set", "plan.json", "goal", `"ship the login fix"`, "--agent", "planner", "--source", "user_input"}, ""},
 		{"It sets an object; key paths create what is missing.", []string{"set", "plan.json", "risk", `{"level": "low", "owner": "ops"}`, "--agent", "planner"}, ""},
@@ -174,37 +254,6 @@ func quickstart(c *cli.Context) error {
 		{"What the last change did, key by key.", []string{"diff"}, ""},
 		{"What the reviewer's change did, for a pull-request review.", []string{"diff", "HEAD~1", "--format", "markdown"}, ""},
 	}
-	for _, st := range steps {
-		if st.note != "" {
-			fmt.Fprintf(w, "\n# %s\n", st.note)
-		}
-		shown := make([]string, len(st.args))
-		for i, x := range st.args {
-			shown[i] = shellQuote(x)
-		}
-		if st.stdin != "" {
-			fmt.Fprintf(w, "$ aiwg-state %s <<'EOF'\n%sEOF\n", strings.Join(shown, " "), st.stdin)
-		} else {
-			fmt.Fprintf(w, "$ aiwg-state %s\n", strings.Join(shown, " "))
-		}
-		code := run(append([]string{"aiwg-state"}, st.args...), strings.NewReader(st.stdin), w, w)
-		if code != exitOK {
-			return fmt.Errorf("quickstart step %q failed with exit code %d", strings.Join(st.args, " "), code)
-		}
-	}
-	if _, err := exec.LookPath("git"); err == nil {
-		fmt.Fprintf(w, "\n# Plain git reads the same history: the trailers are the audit record.\n")
-		gitArgs := []string{"--git-dir", store, "log", "-3", "--format=%h %an %s%n    %(trailers:separator=%x2c )"}
-		fmt.Fprintf(w, "$ git %s\n", strings.Join(quoteAll(gitArgs), " "))
-		out, err := exec.CommandContext(c.Context, "git", gitArgs...).CombinedOutput()
-		w.Write(out)
-		if err != nil {
-			return fmt.Errorf("git log: %v", err)
-		}
-	}
-	fmt.Fprintf(w, "\nNext: `aiwg-state --help`, and keep using this store with\n    export AIWG_STATE_STORE=%s\n", store)
-	fmt.Fprintf(w, "An agent calling aiwg-state in a loop: start `aiwg-state serve &` and run\nthe same command lines as `aiwg-state-client …`: the store stays open between them.\n")
-	return nil
 }
 
 func quoteAll(a []string) []string {

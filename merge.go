@@ -1182,8 +1182,9 @@ type MergeDifference struct {
 	Expected string            `json:"expected"`
 	Actual   string            `json:"actual"`
 	Changes  []jsondiff.Change `json:"changes,omitempty"`
-	// Conflicted is set when the recomputation left a conflict at this
-	// path: someone resolved it by hand, so a difference is expected.
+	// Conflicted is set when every difference is where the recomputation
+	// left a conflict (a key, or the whole file): someone resolved it by
+	// hand, so the difference is expected.
 	Conflicted bool `json:"conflicted,omitempty"`
 }
 
@@ -1196,13 +1197,35 @@ type VerifyResult struct {
 	Conflicts   []ConflictEntry   `json:"conflicts,omitempty"`
 }
 
+// allUnder reports whether every change is at or below one of keys.
+func allUnder(changes []jsondiff.Change, keys []verbiage.Path) bool {
+	if len(keys) == 0 {
+		return false
+	}
+	for _, ch := range changes {
+		under := false
+		for _, k := range keys {
+			if ch.Path.HasPrefix(k) && (ch.From == nil || ch.From.HasPrefix(k)) {
+				under = true
+				break
+			}
+		}
+		if !under {
+			return false
+		}
+	}
+	return true
+}
+
 // VerifyMerge recomputes the merge commit rev from its two parents, with the
 // strategies of its first parent's .gitattributes (or strategy), and
 // reports every path where the commit's tree differs. A merge made by a
 // git host's merge button, which ignores custom drivers, shows up here.
-// The error wraps ErrConflict when anything differs, except in files where
-// the recomputation itself has conflicts: someone resolved those by hand
-// (they are reported, flagged Conflicted, but do not fail the check).
+// The error wraps ErrConflict when anything differs, except where the
+// recomputation itself has conflicts: someone resolved those by hand. A
+// file whose every difference is at a key left in conflict (or that is
+// in conflict whole) is reported flagged Conflicted, and does not fail
+// the check; one change elsewhere in the file does.
 func (s *Store) VerifyMerge(ctx context.Context, rev, branch string, strategy merge.Strategy) (*VerifyResult, error) {
 	h, err := s.Resolve(rev, branch)
 	if err != nil {
@@ -1245,9 +1268,17 @@ func (s *Store) VerifyMerge(ctx context.Context, rev, branch string, strategy me
 	for _, ch := range changed {
 		actual[ch.Path] = ch.New
 	}
-	conflicted := map[string]bool{}
+	// What the recomputation left in conflict, someone settled by hand:
+	// differences there are expected, and only there.
+	wholeFile := map[string]bool{}
+	conflictedKeys := map[string][]verbiage.Path{}
 	for _, r := range tr.Conflicts {
-		conflicted[r.File] = true
+		if r.Reason != "" || len(r.Keys) == 0 {
+			wholeFile[r.File] = true
+		}
+		for _, k := range r.Keys {
+			conflictedKeys[r.File] = append(conflictedKeys[r.File], k.Path)
+		}
 	}
 	var paths []string
 	for p := range expected {
@@ -1274,7 +1305,7 @@ func (s *Store) VerifyMerge(ctx context.Context, rev, branch string, strategy me
 		if e == a {
 			continue
 		}
-		d := MergeDifference{File: p, Expected: hashOrEmpty(e), Actual: hashOrEmpty(a), Conflicted: conflicted[p]}
+		d := MergeDifference{File: p, Expected: hashOrEmpty(e), Actual: hashOrEmpty(a), Conflicted: wholeFile[p]}
 		if merge.IsJSONPath(p) {
 			var eData []byte
 			for _, f := range tr.Files {
@@ -1284,6 +1315,7 @@ func (s *Store) VerifyMerge(ctx context.Context, rev, branch string, strategy me
 			}
 			if fd, err := s.fileDiffData(p, e, eData, a); err == nil {
 				d.Changes = fd
+				d.Conflicted = d.Conflicted || allUnder(fd, conflictedKeys[p])
 			}
 		}
 		res.Differences = append(res.Differences, d)

@@ -371,6 +371,25 @@ func TestConflictLifecycle(t *testing.T) {
 		!strings.HasSuffix(verify, " is the merge of its parents, with 1 file(s) resolved by hand, as listed\n") {
 		t.Errorf("verify of a merge resolved by hand: exit %d: %s", code, verify)
 	}
+	// The same merge with one more change in plan.json, at a key that was
+	// never in conflict (as a hand edit made with plain git would be):
+	// the hand resolution does not excuse it.
+	doc := strings.Replace(gitOut(t, s, "show", "main:plan.json"), "{\n", "{\n  \"forged\": true,\n", 1)
+	blob := strings.TrimSpace(gitIn(s, doc, "hash-object", "-w", "--stdin"))
+	var tree strings.Builder
+	for _, line := range strings.SplitAfter(gitOut(t, s, "ls-tree", "main"), "\n") {
+		if strings.HasSuffix(line, "\tplan.json\n") {
+			line = "100644 blob " + blob + "\tplan.json\n"
+		}
+		tree.WriteString(line)
+	}
+	forgedTree := strings.TrimSpace(gitIn(s, tree.String(), "mktree"))
+	forged := strings.TrimSpace(gitOut(t, s, "commit-tree", forgedTree, "-p", "main^1", "-p", "main^2", "-m", "forged"))
+	gitOut(t, s, "update-ref", "refs/heads/forged", forged)
+	if out, _, code := runCLI(t, s, "", "merge", "--verify", "forged"); code != exitConflict || !strings.Contains(out, "plan.json: expected ") || !strings.Contains(out, `"forged"`) {
+		t.Errorf("verify of a merge with a change beside the resolved conflicts: exit %d: %s", code, out)
+	}
+	gitOut(t, s, "update-ref", "-d", "refs/heads/forged")
 	mustCLI(t, s, "", "set", "plan.json", "x", "1") // unblocked
 	if out := gitOut(t, s, "for-each-ref", "refs/aiwg/merge/"); out != "" {
 		t.Fatalf("merge ref left after --continue: %s", out)

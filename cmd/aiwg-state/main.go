@@ -307,6 +307,19 @@ func (f fixedInt) Names() []string { return f.names }
 // after the command that reads as a flag (-x, --xy) is refused rather than
 // taken as an argument (a mistyped --agnet would be written as a key), as
 // is a flag whose value is missing.
+// isGroup reports whether c is made of subcommands and does nothing itself.
+func isGroup(c *cli.Command) bool { return c != nil && len(c.Subcommands) > 0 && c.Action == nil }
+
+func commandNames(cmds []*cli.Command) string {
+	names := make([]string, 0, len(cmds))
+	for _, c := range cmds {
+		if !c.Hidden {
+			names = append(names, c.Name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
 func reorderArgs(app *cli.App, args []string) ([]string, error) {
 	if len(args) < 2 {
 		return args, nil
@@ -314,6 +327,7 @@ func reorderArgs(app *cli.App, args []string) ([]string, error) {
 	var valued map[string]bool // walked only for a flag before the command: most calls have none
 	path := []string{args[0]}
 	var early []string // flags met before the command path ended
+	groupFlags := 0    // how many of them came before the last command named
 	rest := args[1:]
 	var cmd *cli.Command
 	cmds := app.Commands
@@ -337,17 +351,31 @@ func reorderArgs(app *cli.App, args []string) ([]string, error) {
 		}
 		next := findCommand(cmds, a)
 		if next == nil {
+			if isGroup(cmd) {
+				return nil, usagef("%s has no command %s (its commands: %s; see aiwg-state %s --help)", strings.Join(path[1:], " "), a, commandNames(cmds), strings.Join(path[1:], " "))
+			}
 			break
 		}
 		cmd = next
 		path = append(path, a)
 		rest = rest[1:]
 		cmds = next.Subcommands
+		groupFlags = len(early)
 		if len(cmds) == 0 {
 			break
 		}
 	}
 	if cmd == nil {
+		return args, nil
+	}
+	if isGroup(cmd) {
+		// Named alone, a group prints its help; anything more needs
+		// one of its commands.
+		for _, f := range early[groupFlags:] {
+			if f != "--help" && f != "-h" && f != "-help" {
+				return nil, usagef("%s needs one of its commands before %s: %s (see aiwg-state %s --help)", strings.Join(path[1:], " "), f, commandNames(cmds), strings.Join(path[1:], " "))
+			}
+		}
 		return args, nil
 	}
 	// urfave/cli adds --help/-h to every command without listing it.
@@ -375,6 +403,12 @@ func reorderArgs(app *cli.App, args []string) ([]string, error) {
 			if takesValue[name] && !hasEq {
 				if i+1 == len(rest) {
 					return nil, usagef("flag %s needs a value (see aiwg-state %s --help)", a, strings.Join(path[1:], " "))
+				}
+				if next := rest[i+1]; next == "--" || strings.HasPrefix(next, "-") && isFlag[strings.TrimLeft(strings.SplitN(next, "=", 2)[0], "-")] {
+					// --source --json would record a source named
+					// "--json" and print text: most likely a value
+					// left out.
+					return nil, usagef("flag %s needs a value, and %s is a flag (for that very value, write %s=%s)", a, next, a, next)
 				}
 				flags = append(flags, rest[i+1])
 				i++

@@ -304,6 +304,10 @@ func TestReorderArgs(t *testing.T) {
 		{"x set a.json --help", "x set --help"},
 		{"x --store s set a.json k 1", "x set --store s -- a.json k 1"},
 		{"x remote --store s add origin u", "x remote add --store s -- origin u"},
+		{"x set a.json k 1 --source=--json", "x set --source=--json -- a.json k 1"},
+		{"x log -n -1", "x log -n -1"},
+		{"x var", "x var"},
+		{"x var --help", "x var --help"},
 	}
 	for _, c := range cases {
 		got, err := reorderArgs(app, strings.Fields(c.in))
@@ -316,6 +320,11 @@ func TestReorderArgs(t *testing.T) {
 		{"x get a.json k -x", "get has no flag -x"},
 		{"x get a.json --at", "flag --at needs a value"},
 		{"x remote add origin u --nope", "remote add has no flag --nope"},
+		{"x set a.json k 1 --source --json", "flag --source needs a value, and --json is a flag (for that very value, write --source=--json)"},
+		{"x log --agent --", "flag --agent needs a value, and -- is a flag"},
+		{"x var sett x 1", "var has no command sett (its commands: set, get, rm, mv, ls;"},
+		{"x remote --json", "remote needs one of its commands before --json: add, ls, rm"},
+		{"x goal sub nope", "goal sub has no command nope"},
 	} {
 		if got, err := reorderArgs(app, strings.Fields(c.in)); err == nil || !strings.Contains(err.Error(), c.says) || exitCode(err) != exitUsage {
 			t.Errorf("%q -> %q, %v; want exit %d saying %q", c.in, got, err, exitUsage, c.says)

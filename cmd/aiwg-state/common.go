@@ -162,6 +162,18 @@ func (s *session) done(v any, format string, a ...any) error {
 }
 
 // printJSON writes v as one line of JSON.
+// warn tells of something that worked but may not be what was meant: a
+// line on stderr, or with --json a {"warning"} object on a line of its
+// own, so that stderr stays JSON.
+func (s *session) warn(msg string) {
+	if s.json {
+		b, _ := json.Marshal(map[string]string{"warning": msg})
+		fmt.Fprintln(s.c.App.ErrWriter, string(b))
+		return
+	}
+	fmt.Fprintln(s.c.App.ErrWriter, "aiwg-state: warning: "+msg)
+}
+
 func printJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)

@@ -203,6 +203,9 @@ Examples:
 				t0 := time.Now()
 				last := time.Time{}
 				st, err := s.store.Reindex(s.c.Context, func(done, total int) {
+					if s.json {
+						return // stderr is for JSON then; the result says how many
+					}
 					if done == total || time.Since(last) > 200*time.Millisecond {
 						last = time.Now()
 						fmt.Fprintf(errw, "indexing commits: %d/%d\r", done, total)

@@ -461,3 +461,36 @@ func TestBranchFlagNamesRemoteTracking(t *testing.T) {
 		t.Errorf("usage of a nested command: %q", errOut)
 	}
 }
+
+// TestJSONModeStderrIsJSON: with --json a warning is a JSON object on a
+// line of its own, a failure's stderr is its one error object (no warning
+// before it), and progress is left out.
+func TestJSONModeStderrIsJSON(t *testing.T) {
+	s := newStore(t)
+	mustCLI(t, s, "", "state", "init", "--prompt", "p")
+	for _, tc := range []struct {
+		args  []string
+		code  int
+		lines []string // the keys of each stderr line's object
+	}{
+		{[]string{"var", "set", "x", "1", "--json"}, 0, []string{"warning"}},
+		{[]string{"var", "mv", "nosuch", "y", "--json"}, exitDomain, []string{"code"}},
+		{[]string{"reindex", "--json"}, 0, nil},
+	} {
+		_, stderr, code := runCLI(t, s, "", tc.args...)
+		lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+		if stderr == "" {
+			lines = nil
+		}
+		if code != tc.code || len(lines) != len(tc.lines) {
+			t.Errorf("%v: exit %d, stderr %q", tc.args, code, stderr)
+			continue
+		}
+		for i, line := range lines {
+			var obj map[string]any
+			if err := json.Unmarshal([]byte(line), &obj); err != nil || obj[tc.lines[i]] == nil {
+				t.Errorf("%v: stderr line %q is not a JSON object with %q", tc.args, line, tc.lines[i])
+			}
+		}
+	}
+}

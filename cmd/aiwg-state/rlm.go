@@ -332,8 +332,11 @@ Examples:
 					if err != nil {
 						return err
 					}
-					s.warnNaming(a[1])
-					return s.report(s.store.RenameVariable(s.c.Context, s.c.String("state"), a[0], a[1], rlm.Scope(s.c.String("scope")), s.writeOptions()))
+					m, err := s.store.RenameVariable(s.c.Context, s.c.String("state"), a[0], a[1], rlm.Scope(s.c.String("scope")), s.writeOptions())
+					if err == nil {
+						s.warnNaming(a[1])
+					}
+					return s.report(m, err)
 				}),
 			},
 			{
@@ -392,7 +395,7 @@ func printVar(s *session, v *rlm.Variable) error {
 
 func (s *session) warnNaming(name string) {
 	for _, a := range verbiageAdvice(name) {
-		fmt.Fprintln(s.c.App.ErrWriter, "aiwg-state: warning: "+a)
+		s.warn(a)
 	}
 }
 
@@ -423,7 +426,7 @@ func (s *session) setVariable(name, arg string) error {
 	res, err := s.store.SetVariable(s.c.Context, s.c.String("state"), name, value, vo, s.writeOptions())
 	if res != nil {
 		for _, a := range res.Advice {
-			fmt.Fprintln(s.c.App.ErrWriter, "aiwg-state: warning: "+a)
+			s.warn(a)
 		}
 	} else if err == nil || errors.Is(err, aiwgstate.ErrNoChange) {
 		s.warnNaming(name)

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -245,6 +246,15 @@ Examples:
 				if err != nil {
 					return err
 				}
+				format := s.c.String("format")
+				if !slices.Contains([]string{"text", "json", "patch", "markdown"}, format) {
+					return usagef("unknown --format %q: want text, json, patch or markdown", format)
+				}
+				if slices.Contains(a, "") {
+					// An unset shell variable must not widen the diff to
+					// every file, or every key.
+					return usagef("diff: an empty argument (want REV, FILE or KEYPATH)")
+				}
 				o := aiwgstate.DiffOptions{}
 				var revs []string
 				for len(a) > 0 && len(revs) < 2 && !looksLikeFile(a[0]) {
@@ -270,7 +280,6 @@ Examples:
 				if err != nil {
 					return err
 				}
-				format := s.c.String("format")
 				if s.json {
 					format = "json"
 				}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -426,6 +427,12 @@ func reorderArgs(app *cli.App, args []string) ([]string, error) {
 		if f == "--help" || f == "-h" || f == "-help" {
 			return out, nil // help takes no arguments; they would read as a topic
 		}
+	}
+	if len(pos) > 0 && cmd.ArgsUsage == "" && len(cmd.Subcommands) == 0 {
+		// Its help shows no arguments; ignoring one would let a
+		// mistyped command line pass (gc extra, conflicts plan.json).
+		cmdName := strings.Join(path[1:], " ")
+		return nil, usagef("%s takes no arguments, got %s (see aiwg-state %s --help)", cmdName, strconv.Quote(pos[0]), cmdName)
 	}
 	if len(pos) > 0 {
 		out = append(out, "--")

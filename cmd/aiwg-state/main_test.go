@@ -494,3 +494,40 @@ func TestJSONModeStderrIsJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusedCommandLines: command lines a review found accepted, each
+// now refused with exit 2 (or, for a remote that does not exist, 3) and
+// nothing on stdout, leaving the store as it was.
+func TestRefusedCommandLines(t *testing.T) {
+	s := newStore(t)
+	mustCLI(t, s, "", "set", "plan.json", "k", "1")
+	mustCLI(t, s, "", "set", "plan.json", "k", "2")
+	mustCLI(t, s, "", "state", "init", "--prompt", "p")
+	mustCLI(t, s, "", "goal", "create", "SHIP-IT")
+	before := gitOut(t, s, "show-ref")
+	for _, tc := range []struct {
+		args []string
+		code int
+		says string
+	}{
+		{[]string{"gc", "extra"}, exitUsage, `gc takes no arguments, got "extra"`},
+		{[]string{"conflicts", "plan.json"}, exitUsage, "conflicts takes no arguments"},
+		{[]string{"checkpoint", "ls", "extra"}, exitUsage, "checkpoint ls takes no arguments"},
+		{[]string{"diff", "--format", "bogus", "--json"}, exitUsage, `unknown --format \"bogus\"`},
+		{[]string{"diff", "HEAD~1", "HEAD", "plan.json", ""}, exitUsage, "an empty argument"},
+		{[]string{"event", "add", "SHIP-IT", "SUB"}, exitUsage, "needs --type or --body"},
+		{[]string{"request", "SHIP-IT", "SUB"}, exitUsage, "the request's text is missing"},
+		{[]string{"state", "export", "--page", "0"}, exitUsage, "pages count from 1"},
+		{[]string{"push", "nosuch", "--json"}, exitDomain, `remote \"nosuch\"`},
+		{[]string{"sync", "nosuch", "--json"}, exitDomain, `remote \"nosuch\"`},
+		{[]string{"integrate", "nosuch", "--json"}, exitDomain, `remote \"nosuch\"`},
+	} {
+		out, stderr, code := runCLI(t, s, "", tc.args...)
+		if code != tc.code || out != "" || !strings.Contains(stderr, tc.says) {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit %d saying %q", tc.args, code, out, stderr, tc.code, tc.says)
+		}
+	}
+	if gitOut(t, s, "show-ref") != before {
+		t.Error("a refused command line moved a ref")
+	}
+}

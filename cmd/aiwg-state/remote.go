@@ -135,6 +135,9 @@ Examples:
 					return err
 				}
 				res, err := s.store.Push(s.c.Context, first(a), aiwgstate.PushOptions{Branch: second(a, s.c.String("branch")), Tags: s.c.Bool("tags")})
+				if err != nil && len(res) == 0 {
+					return err // nothing was tried: no result to show beside the error
+				}
 				if perr := printPushed(s, res); perr != nil {
 					return perr
 				}
@@ -246,7 +249,7 @@ Examples:
 					return err
 				}
 				res, err := s.store.Sync(s.c.Context, first(a), aiwgstate.SyncOptions{Branch: s.c.String("branch"), Upstream: s.c.String("upstream"), Merge: mergeOptions(s)})
-				if res == nil {
+				if res == nil || err != nil && res.Fetched == nil && res.Merged == nil && res.Pushed == nil {
 					return err
 				}
 				if s.json {
@@ -295,7 +298,7 @@ Examples:
 				if err == nil && len(res.Conflicted()) > 0 {
 					err = fmt.Errorf("%w: not integrated: %s", aiwgstate.ErrConflict, strings.Join(res.Conflicted(), ", "))
 				}
-				if res == nil {
+				if res == nil || err != nil && len(res.Agents) == 0 {
 					return err
 				}
 				if s.json {
@@ -373,9 +376,10 @@ Examples:
 				},
 			},
 			{
-				Name:   "run",
-				Usage:  "run a hook (git calls this)",
-				Hidden: true,
+				Name:      "run",
+				Usage:     "run a hook (git calls this)",
+				ArgsUsage: "HOOK",
+				Hidden:    true,
 				Action: func(c *cli.Context) error {
 					a, err := args(c, 1, 1)
 					if err != nil {

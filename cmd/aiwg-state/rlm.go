@@ -146,6 +146,9 @@ Examples:
 					if err != nil {
 						return err
 					}
+					if s.c.Int("page") < 1 {
+						return usagef("--page %d: pages count from 1 (the newest)", s.c.Int("page"))
+					}
 					out, err := s.store.ExportState(s.c.Context, stateArg(s, a), aiwgstate.ExportOptions{ReadOptions: s.readOptions(), Page: s.c.Int("page")})
 					if err != nil {
 						return err

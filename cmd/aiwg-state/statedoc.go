@@ -174,6 +174,9 @@ Examples:
 					if err != nil {
 						return err
 					}
+					if s.c.String("type") == "" && s.c.String("body") == "" {
+						return usagef("event add: an event needs --type or --body (or both)")
+					}
 					ev := statedoc.Event{ID: s.c.String("id"), Type: s.c.String("type"), Body: s.c.String("body"), CreatedAt: time.Now()}
 					if ev.ID == "" {
 						ev.ID = objects.NewID("evt")
@@ -222,7 +225,7 @@ Examples:
 		{
 			Name:      "request",
 			Usage:     "send a request to a sub-goal: IN-FLIGHT and LAST-REQUEST (exit 4 while one is in flight)",
-			ArgsUsage: "GOAL SUB [TEXT]",
+			ArgsUsage: "GOAL SUB TEXT | GOAL SUB --done",
 			Description: `--done clears IN-FLIGHT once the answer is in, appending --note to
 REQUEST-NOTES.
 
@@ -241,9 +244,12 @@ Examples:
 						return statedoc.FinishRequest(doc, a[0], a[1], s.c.String("note"))
 					})
 				}
-				a, err := args(s.c, 3, 3)
+				a, err := args(s.c, 2, 3)
 				if err != nil {
 					return err
+				}
+				if len(a) == 2 {
+					return usagef("request GOAL SUB TEXT: the request's text is missing (only --done takes none)")
 				}
 				return s.edit("request "+a[0]+"/"+a[1], func(doc any) (any, []verbiage.Path, error) {
 					return statedoc.Request(doc, a[0], a[1], a[2])

@@ -44,6 +44,9 @@ type Store struct {
 	repo   *repo.Repo
 	branch string // full ref name of the default branch
 	now    func() time.Time
+	// workTree is set when the store is a git clone's .git: the branch
+	// checked out there must not move under its files.
+	workTree string
 }
 
 // Discover finds the store for a working directory: $AIWG_STATE_STORE when
@@ -56,7 +59,9 @@ func Discover(start string) (string, error) {
 }
 
 // FindStore finds the nearest .aiwg/state.git in start or its parents, as
-// git finds .git; it does not consult the environment (see Discover).
+// git finds .git, or the nearest git clone of a store (a work tree whose
+// checkout holds the store's manifest, as CI checks a store out); it does
+// not consult the environment (see Discover).
 func FindStore(start string) (string, error) {
 	dir, err := filepath.Abs(start)
 	if err != nil {
@@ -66,6 +71,9 @@ func FindStore(start string) (string, error) {
 		cand := filepath.Join(dir, DefaultDir)
 		if _, err := os.Stat(filepath.Join(cand, "HEAD")); err == nil {
 			return cand, nil
+		}
+		if gitDir, ok := cloneGitDir(dir); ok {
+			return gitDir, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
@@ -130,15 +138,39 @@ func Init(ctx context.Context, dir string, opts InitOptions) (*Store, error) {
 	return s, nil
 }
 
-// Open opens the store at dir.
-func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
-	if _, err := os.Stat(filepath.Join(dir, "HEAD")); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, errkind.Errorf(ErrNotFound, "no store at %s (run `aiwg-state init`)", dir)
-		}
-		return nil, err
+// cloneGitDir reports whether dir is the work tree of a git clone of a
+// store (`git clone` of a store checks its manifest out), and its .git.
+func cloneGitDir(dir string) (string, bool) {
+	gitDir := filepath.Join(dir, ".git")
+	if _, err := os.Stat(filepath.Join(gitDir, "HEAD")); err != nil {
+		return "", false
 	}
+	fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(ManifestPath)))
+	return gitDir, err == nil && fi.Mode().IsRegular()
+}
+
+// Open opens the store at dir: a store's git directory, or the work tree
+// of a git clone of one (see FindStore). In a clone, the branch checked
+// out is read-only (see Store.writeRef).
+func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	s := &Store{now: time.Now}
+	if _, err := os.Stat(filepath.Join(dir, "HEAD")); err != nil {
+		if gitDir, ok := cloneGitDir(dir); ok {
+			dir = gitDir
+		} else if errors.Is(err, fs.ErrNotExist) {
+			if _, err := os.Stat(filepath.Join(dir, DefaultDir, "HEAD")); err == nil {
+				return nil, errkind.Errorf(ErrNotFound, "no store at %s: it is a project directory, whose store is %s", dir, filepath.Join(dir, DefaultDir))
+			}
+			return nil, errkind.Errorf(ErrNotFound, "no store at %s (run `aiwg-state init`)", dir)
+		} else {
+			return nil, err
+		}
+	}
+	if filepath.Base(dir) == ".git" {
+		if _, ok := cloneGitDir(filepath.Dir(dir)); ok {
+			s.workTree = filepath.Dir(dir)
+		}
+	}
 	// The store's own sync setting is read at the first write, not here:
 	// most commands only read.
 	r, err := repo.Open(ctx, dir, repo.Options{Sync: !opts.NoSync, SyncOff: s.syncOff})
@@ -212,6 +244,13 @@ func (s *Store) writeRef(branch string) (string, error) {
 	ref := s.ref(branch)
 	if !strings.HasPrefix(ref, "refs/heads/") {
 		return "", fmt.Errorf("%w: %s is not a branch; writes go to refs/heads/", ErrReadOnly, ref)
+	}
+	if s.workTree != "" {
+		// As git refuses a push to a checked-out branch: the commit would
+		// land, and the work tree's files would show it undone.
+		if head, err := s.repo.Head(); err == nil && head == ref {
+			return "", errkind.Errorf(ErrReadOnly, "%s is checked out in the git clone %s: a write would leave its files behind the branch (write to another branch, or to the store it was cloned from)", shortBranch(ref), s.workTree)
+		}
 	}
 	return ref, nil
 }

@@ -117,6 +117,12 @@ func findStore(args []string, wd string) string {
 		if _, err := os.Stat(filepath.Join(cand, "HEAD")); err == nil {
 			return cand
 		}
+		// A git clone of a store, as aiwgstate.FindStore finds one.
+		if _, err := os.Stat(filepath.Join(d, ".git", "HEAD")); err == nil {
+			if fi, err := os.Stat(filepath.Join(d, ".aiwg", "store.json")); err == nil && fi.Mode().IsRegular() {
+				return filepath.Join(d, ".git")
+			}
+		}
 		if filepath.Dir(d) == d {
 			return ""
 		}

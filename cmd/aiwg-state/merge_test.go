@@ -193,6 +193,49 @@ func TestGitMergeWithDriversMatchesAiwgMerge(t *testing.T) {
 	gitWork(t, work, nil, "fsck", "--strict", "--no-dangling")
 }
 
+// TestCommandsInAGitCloneUseIt: in a git clone of a store (the README's
+// plain-git-merge recipe, and CI's checkout), commands find the clone's
+// own repository, not a store in a parent directory; the branch checked
+// out there is not written under its files.
+func TestCommandsInAGitCloneUseIt(t *testing.T) {
+	_, work := divergentStore(t)
+	// A project store above the clone, which must not be the one used.
+	parent := filepath.Dir(work)
+	mustCLI(t, filepath.Join(parent, ".aiwg", "state.git"), "", "init")
+	gitWork(t, work, nil, "fetch", "-q", "origin")
+	gitWork(t, work, nil, "reset", "-q", "--hard", "origin/main")
+	if _, errOut, code := cliIn(t, "install-drivers", "--repo", work, "--bin", bin); code != 0 {
+		t.Fatalf("install-drivers: exit %d: %s", code, errOut)
+	}
+	gitWork(t, work, nil, "merge", "-q", "--no-edit", "origin/feat")
+	sub := filepath.Join(work, "merge-objects")
+	for _, dir := range []string{work, sub} {
+		if r := execIn(t, bin, dir, "", nil, "merge", "--verify", "HEAD"); r.code != 0 || !strings.HasSuffix(r.stdout, " is the merge of its parents\n") {
+			t.Errorf("merge --verify HEAD in %s: exit %d: %s%s", dir, r.code, r.stdout, r.stderr)
+		}
+	}
+	for _, store := range []string{".", ".git"} {
+		if r := execIn(t, bin, work, "", nil, "get", "merge-objects/plan.json", "goal", "--store", store); r.code != 0 || r.stdout != "\"ship it\"\n" {
+			t.Errorf("get --store %s in the clone: exit %d: %q %s", store, r.code, r.stdout, r.stderr)
+		}
+	}
+	head := gitWork(t, work, nil, "rev-parse", "HEAD")
+	r := execIn(t, bin, work, "", nil, "set", "plan.json", "k", "1", "--agent", "a")
+	if r.code != exitDomain || !strings.Contains(r.stderr, "main is checked out in the git clone "+work) {
+		t.Errorf("a write to the checked-out branch: exit %d: %s", r.code, r.stderr)
+	}
+	if gitWork(t, work, nil, "rev-parse", "HEAD") != head || gitWork(t, work, nil, "status", "--porcelain") != "" {
+		t.Error("the refused write moved the clone's branch")
+	}
+	gitWork(t, work, nil, "branch", "feat", "origin/feat")
+	if r := execIn(t, bin, work, "", nil, "set", "plan.json", "k", "1", "--agent", "a", "--branch", "feat"); r.code != 0 {
+		t.Errorf("a write to a branch not checked out: exit %d: %s", r.code, r.stderr)
+	}
+	if n := gitOut(t, filepath.Join(parent, ".aiwg", "state.git"), "rev-list", "--count", "main"); n != "1\n" {
+		t.Errorf("the parent's store got writes: %s commits", n)
+	}
+}
+
 // TestVerifyReportsAHostMerge: a merge made without the drivers (what a
 // git host's merge button does) is caught by merge --verify.
 func TestVerifyReportsAHostMerge(t *testing.T) {

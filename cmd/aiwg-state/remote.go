@@ -174,8 +174,10 @@ Examples:
 			Name:      "clone",
 			Usage:     "make a new store from a remote store",
 			ArgsUsage: "URL [DIR]",
-			Description: `DIR defaults to .aiwg/state.git under the current directory, where
-every command finds it.
+			Description: `DIR is the new store itself, a bare git repository, as --store names one
+(not a directory to hold it, as git clone's is). It defaults to
+.aiwg/state.git under the current directory, where every command finds
+it; elsewhere, name it with --store DIR or AIWG_STATE_STORE.
 
 Examples:
    aiwg-state clone https://git.example.com/state.git
@@ -199,6 +201,9 @@ Examples:
 					return printJSON(c.App.Writer, map[string]any{"store": st.Dir(), "branch": st.Branch()})
 				}
 				fmt.Fprintf(c.App.Writer, "cloned %s into %s (branch %s)\n", repo.RedactURL(a[0]), st.Dir(), st.Branch())
+				if dir != aiwgstate.DefaultDir {
+					fmt.Fprintf(c.App.Writer, "use it with --store %s, or export AIWG_STATE_STORE=%s\n", shellQuote(dir), shellQuote(dir))
+				}
 				return nil
 			},
 		},

@@ -307,8 +307,15 @@ func (e *PushError) Error() string {
 	if e.NonFastForward() {
 		b.WriteString("; the remote has commits this store does not: pull, then push again")
 	}
-	for _, m := range e.Messages {
-		b.WriteString("; " + m)
+	for i, m := range e.Messages {
+		if i == 0 {
+			b.WriteString("; the server said: ")
+		} else {
+			b.WriteString("; ")
+		}
+		// A server running aiwg-state's hook prefixes its lines as a
+		// local command would; here they are the server's words.
+		b.WriteString(strings.TrimPrefix(m, "aiwg-state: "))
 	}
 	return b.String()
 }

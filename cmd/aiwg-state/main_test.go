@@ -521,6 +521,10 @@ func TestRefusedCommandLines(t *testing.T) {
 		{[]string{"push", "nosuch", "--json"}, exitDomain, `remote \"nosuch\"`},
 		{[]string{"sync", "nosuch", "--json"}, exitDomain, `remote \"nosuch\"`},
 		{[]string{"integrate", "nosuch", "--json"}, exitDomain, `remote \"nosuch\"`},
+		{[]string{"policy", "check", "nosuch"}, exitDomain, `unknown revision "nosuch"`},
+		{[]string{"policy", "check", "main..nosuch"}, exitDomain, `unknown revision "nosuch"`},
+		{[]string{"policy", "check", "--store", s, "--", "--all"}, exitUsage, "--all is not a revision"},
+		{[]string{"policy", "show", "--at", "nosuch"}, exitDomain, `aiwg-state: revision nosuch: unknown revision "nosuch"`},
 	} {
 		out, stderr, code := runCLI(t, s, "", tc.args...)
 		if code != tc.code || out != "" || !strings.Contains(stderr, tc.says) {

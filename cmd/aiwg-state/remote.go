@@ -11,6 +11,7 @@ import (
 
 	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/hooks"
+	"github.com/aiwg/aiwg-state/internal/errkind"
 	"github.com/aiwg/aiwg-state/merge"
 	"github.com/aiwg/aiwg-state/repo"
 )
@@ -466,6 +467,21 @@ Examples:
 					if len(revs) == 0 {
 						revs = []string{s.store.Branch()}
 					}
+					for _, r := range revs {
+						// git rev-list would take an option here, and say
+						// "ambiguous argument" for a typo.
+						if strings.HasPrefix(r, "-") {
+							return usagef("policy check: %s is not a revision", r)
+						}
+						for _, side := range strings.Split(strings.Replace(r, "...", "..", 1), "..") {
+							if side == "" {
+								continue
+							}
+							if _, err := s.store.Resolve(side, ""); err != nil {
+								return err
+							}
+						}
+					}
 					if len(revs) == 1 && !strings.Contains(revs[0], "..") {
 						revs = append(revs, "--not", "--remotes")
 					}
@@ -479,7 +495,12 @@ Examples:
 								fmt.Fprintln(s.out, v.String())
 							}
 						}
-						return refusedSummary(re)
+						// Nothing was pushed: say what a push would meet.
+						kind := error(hooks.ErrRefused)
+						if errors.Is(re, aiwgstate.ErrDenied) {
+							kind = aiwgstate.ErrDenied
+						}
+						return errkind.Errorf(kind, "%d violation(s): a push of these commits would be refused", len(re.Violations))
 					}
 					if err != nil {
 						return err
@@ -495,7 +516,13 @@ Examples:
 				Name:      "set",
 				Usage:     "write the policy (one commit; the policy in force must let you)",
 				ArgsUsage: "FILE|-",
-				Flags:     writeFlags(),
+				Description: `The policy is checked before it is written; a write that the policy in
+force denies is refused (exit 3), so no agent can grant itself a path.
+
+Examples:
+   aiwg-state policy set policy.json --agent conductor
+   aiwg-state policy show --json | jq '.rules += [{"name": "reviewers", "agents": ["reviewer"], "paths": ["reviews/**"]}]' | aiwg-state policy set - --agent conductor`,
+				Flags: writeFlags(),
 				Action: command(func(s *session) error {
 					a, err := args(s.c, 1, 1)
 					if err != nil {
@@ -513,10 +540,18 @@ Examples:
 			{
 				Name:  "show",
 				Usage: "print the policy in force",
+				Description: `Examples:
+   aiwg-state policy show
+   aiwg-state policy show --at HEAD~5 --json   # the policy as it was then`,
 				Flags: readFlags(),
 				Action: command(func(s *session) error {
 					ro := s.readOptions()
 					ro.Branch = s.c.String("branch")
+					// A revision that does not exist is not a store
+					// without a policy.
+					if _, err := s.store.Resolve(ro.At, ro.Branch); err != nil {
+						return err
+					}
 					data, err := s.store.Cat(s.c.Context, aiwgstate.PolicyPath, ro)
 					if errors.Is(err, aiwgstate.ErrNotFound) {
 						return fmt.Errorf("no policy: every agent may write every path (%s is absent): %w", aiwgstate.PolicyPath, err)

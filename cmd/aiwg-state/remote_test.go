@@ -175,10 +175,13 @@ func TestPolicyBreakingPushRefusedByServer(t *testing.T) {
 			if code != exitDomain {
 				t.Fatalf("push of a policy-breaking commit: exit %d: %s", code, errOut)
 			}
-			for _, want := range []string{commit[:12], "global/config.json", "rule policy", `agent "pulse"`} {
+			for _, want := range []string{commit[:12], "global/config.json", "rule policy", `agent "pulse"`, "; the server said: refused: "} {
 				if !strings.Contains(errOut, want) {
 					t.Errorf("refusal does not name %q: %s", want, errOut)
 				}
+			}
+			if n := strings.Count(errOut, "aiwg-state: "); n != 1 {
+				t.Errorf("the refusal repeats its prefix %d times: %s", n, errOut)
 			}
 			if after := gitOut(t, server, "show-ref"); after != before {
 				t.Fatalf("server refs changed:\n%s\nwas:\n%s", after, before)

@@ -106,6 +106,18 @@ func Init(ctx context.Context, dir string, opts InitOptions) (*Store, error) {
 	if es, err := os.ReadDir(dir); err == nil && len(es) > 0 {
 		return nil, errkind.Errorf(ErrExists, "%s is not empty; a store needs a directory of its own", dir)
 	}
+	// A file where the store or a directory above it would go.
+	for d := dir; ; d = filepath.Dir(d) {
+		if fi, err := os.Stat(d); err == nil {
+			if !fi.IsDir() {
+				return nil, errkind.Errorf(ErrExists, "%s is a file, where the store needs a directory", d)
+			}
+			break
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
 	r, err := repo.Init(ctx, dir, branch, repo.Options{Sync: !opts.NoSync})
 	if err != nil {
 		return nil, err

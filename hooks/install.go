@@ -7,6 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/aiwg/aiwg-state/internal/errkind"
+	"github.com/aiwg/aiwg-state/repo"
 )
 
 // ErrHookExists: the repository already has a hook aiwg-state did not write.
@@ -27,7 +30,7 @@ type InstallOptions struct {
 // Install writes the pre-receive hook into the bare repository at gitDir.
 func Install(gitDir string, opts InstallOptions) (string, error) {
 	if fi, err := os.Stat(filepath.Join(gitDir, "objects")); err != nil || !fi.IsDir() {
-		return "", fmt.Errorf("%s is not a git repository (install the hook into the server's bare repository)", gitDir)
+		return "", errkind.Errorf(repo.ErrNotStore, "%s is not a git repository (install the hook into the server's bare repository)", gitDir)
 	}
 	bin, err := filepath.Abs(opts.Binary)
 	if err != nil || opts.Binary == "" {

@@ -31,6 +31,8 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/aiwg/aiwg-state/internal/errkind"
 )
 
 var (
@@ -505,6 +507,13 @@ func transportError(err error, stderr []byte, rawURL string) error {
 	}
 	if msg == "" {
 		msg = err.Error()
+	}
+	for _, gone := range []string{"does not exist", "not found", "not appear to be a git repository"} {
+		if strings.Contains(msg, gone) {
+			// The address names nothing: a mistyped URL or path is the
+			// user's to fix (exit 3), not a failure of the transfer.
+			return errkind.Errorf(ErrNotFound, "%w: %s", ErrRemote, msg)
+		}
 	}
 	return fmt.Errorf("%w: %s", ErrRemote, msg)
 }

@@ -535,3 +535,34 @@ func TestRefusedCommandLines(t *testing.T) {
 		t.Error("a refused command line moved a ref")
 	}
 }
+
+// TestWhereCommandsCannotRunExitThree: a place that is not what the
+// command needs (no repository, a file in the way, a remote that is not
+// there) is exit 3 with one line, not an unexpected failure; a missing
+// input file is a bad argument (exit 2), as for apply.
+func TestWhereCommandsCannotRunExitThree(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		says string
+	}{
+		{[]string{"hooks", "install", "--server", filepath.Join(dir, "nonexistent.git")}, exitDomain, "is not a git repository"},
+		{[]string{"install-drivers", "--repo", dir}, exitDomain, "is not in a git repository"},
+		{[]string{"init", "--store", filepath.Join(file, "x")}, exitDomain, file + " is a file, where the store needs a directory"},
+		{[]string{"clone", filepath.Join(dir, "nonexistent.git"), filepath.Join(dir, "c")}, exitDomain, "does not exist"},
+		{[]string{"merge-file", "--strategy", "merge-objects", filepath.Join(dir, "O"), file, file}, exitUsage, "merge-file: open "},
+	} {
+		_, stderr, code := cliIn(t, tc.args...)
+		if code != tc.code || !strings.Contains(stderr, tc.says) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%q: exit %d, %q; want exit %d saying %q", tc.args, code, stderr, tc.code, tc.says)
+		}
+	}
+	if es, _ := os.ReadDir(dir); len(es) != 1 {
+		t.Errorf("failed commands left files: %v", es)
+	}
+}

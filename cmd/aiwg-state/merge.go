@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/internal/errkind"
 	"github.com/aiwg/aiwg-state/merge"
 )
 
@@ -447,7 +448,8 @@ func runMergeFile(c *cli.Context) error {
 	read := func(p string) ([]byte, error) {
 		data, err := os.ReadFile(p)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", aiwgstate.ErrNotFound, err)
+			// A missing input file is a bad argument, as for apply.
+			return nil, usagef("merge-file: %v", err)
 		}
 		return data, nil
 	}
@@ -573,6 +575,9 @@ func runInstallDrivers(c *cli.Context) error {
 	}
 	if abs, err := filepath.Abs(exe); err == nil {
 		exe = abs
+	}
+	if err := exec.Command("git", "-C", dir, "rev-parse", "--git-dir").Run(); err != nil {
+		return errkind.Errorf(aiwgstate.ErrNotFound, "%s is not in a git repository (run install-drivers in a git clone of a store, or pass --repo DIR)", dir)
 	}
 	var installed []map[string]string
 	for _, st := range merge.Strategies() {

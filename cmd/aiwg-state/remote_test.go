@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -21,14 +20,6 @@ const teamPolicy = `{
     {"name": "only own sessions", "roles": ["workers"], "paths": ["agents/{agent}/**"]}
   ]
 }`
-
-// runNoStore runs the CLI in-process without --store (clone, hooks).
-func runNoStore(t *testing.T, args ...string) (string, string, int) {
-	t.Helper()
-	var o, e bytes.Buffer
-	code := run(append([]string{"aiwg-state"}, args...), strings.NewReader(""), &o, &e)
-	return o.String(), e.String(), code
-}
 
 // binRun runs the built binary in its own process.
 func binRun(store string, args ...string) (string, int) {
@@ -59,7 +50,7 @@ func team(t *testing.T, serve func(testing.TB, string) string) (server, url, coo
 	root := t.TempDir()
 	server = gitserver.Bare(t, root, "state.git")
 	url = serve(t, root) + "state.git"
-	if _, errOut, code := runNoStore(t, "hooks", "install", "--server", server, "--binary", bin); code != 0 {
+	if _, errOut, code := cliIn(t, "hooks", "install", "--server", server, "--binary", bin); code != 0 {
 		t.Fatalf("hooks install: %s", errOut)
 	}
 	coordinator = newStore(t)
@@ -76,7 +67,7 @@ func TestAgentsPushConcurrentlyAndCoordinatorIntegrates(t *testing.T) {
 	stores := map[string]string{}
 	for _, a := range agents {
 		dir := filepath.Join(t.TempDir(), a+".git")
-		if _, errOut, code := runNoStore(t, "clone", url, dir); code != 0 {
+		if _, errOut, code := cliIn(t, "clone", url, dir); code != 0 {
 			t.Fatalf("clone: %s", errOut)
 		}
 		stores[a] = dir
@@ -143,7 +134,7 @@ func TestPolicyBreakingPushRefusedByServer(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			server, url, _ := team(t, serve)
 			agent := filepath.Join(t.TempDir(), "pulse.git")
-			if _, errOut, code := runNoStore(t, "clone", url, agent); code != 0 {
+			if _, errOut, code := cliIn(t, "clone", url, agent); code != 0 {
 				t.Fatalf("clone: %s", errOut)
 			}
 			mustCLI(t, agent, "", "agent", "start", "pulse")
@@ -220,7 +211,7 @@ func TestPlainGitPushAndCloneAreUsable(t *testing.T) {
 	gitOut(t, bare, "push", "-q", "origin", "main")
 	// aiwg-state clone of what plain git pushed, then its log and a push.
 	c := filepath.Join(t.TempDir(), "c.git")
-	if _, errOut, code := runNoStore(t, "clone", url, c); code != 0 {
+	if _, errOut, code := cliIn(t, "clone", url, c); code != 0 {
 		t.Fatalf("clone: %s", errOut)
 	}
 	if got := mustCLI(t, c, "", "get", "plan.json", "risk.level"); got != "\"high\"\n" {
@@ -252,7 +243,7 @@ func TestTwoWritersSameBranchOneWinsOtherRecovers(t *testing.T) {
 	stores := map[string]string{}
 	for _, w := range writers {
 		dir := filepath.Join(t.TempDir(), w+".git")
-		if _, errOut, code := runNoStore(t, "clone", url, dir); code != 0 {
+		if _, errOut, code := cliIn(t, "clone", url, dir); code != 0 {
 			t.Fatalf("clone: %s", errOut)
 		}
 		mustCLI(t, dir, "", "set", "shared.json", "by_"+w, `true`, "--agent", w)

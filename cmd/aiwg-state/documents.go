@@ -5,10 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/objects"
 )
 
 func documentCommands() []*cli.Command {
@@ -132,7 +136,8 @@ Examples:
 				if err != nil {
 					return err
 				}
-				return s.report(s.store.Set(s.c.Context, a[0], key, v, s.writeOptions()))
+				m, err := s.store.Set(s.c.Context, a[0], key, v, s.writeOptions())
+				return s.report(m, bareTextHint(err, a[2]))
 			}),
 		},
 		{
@@ -158,7 +163,8 @@ Examples:
 				if err != nil {
 					return err
 				}
-				return s.report(s.store.Put(s.c.Context, a[0], v, s.writeOptions()))
+				m, err := s.store.Put(s.c.Context, a[0], v, s.writeOptions())
+				return s.report(m, bareTextHint(err, src))
 			}),
 		},
 		{
@@ -298,4 +304,21 @@ func (s *session) report(m *aiwgstate.Mutation, err error) error {
 		return err
 	}
 	return s.done(m, "%s %s %s", shortHash(m.Commit), m.MutationID, m.Subject)
+}
+
+// bareTextHint adds to a value's JSON error the two ways to write text,
+// when the value given on the command line reads as unquoted text: the
+// shell ate the quotes of '"high"', or none were written.
+func bareTextHint(err error, arg string) error {
+	if err == nil || arg == "-" || !errors.Is(err, objects.ErrInvalidJSON) {
+		return err
+	}
+	r, _ := utf8.DecodeRuneInString(arg)
+	if !unicode.IsLetter(r) {
+		return err
+	}
+	if strings.ContainsAny(arg, `'"\`) {
+		return fmt.Errorf("%w (text is a JSON string: for this one, use --string)", err)
+	}
+	return fmt.Errorf("%w (text is a JSON string: '\"%s\"' in the shell, or --string)", err, arg)
 }

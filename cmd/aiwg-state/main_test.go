@@ -511,6 +511,8 @@ func TestRefusedCommandLines(t *testing.T) {
 		says string
 	}{
 		{[]string{"gc", "extra"}, exitUsage, `gc takes no arguments, got "extra"`},
+		{[]string{"set", "plan.json", "k", "high"}, exitUsage, `(text is a JSON string: '"high"' in the shell, or --string)`},
+		{[]string{"put", "plan.json", "it's"}, exitUsage, "(text is a JSON string: for this one, use --string)"},
 		{[]string{"conflicts", "plan.json"}, exitUsage, "conflicts takes no arguments"},
 		{[]string{"checkpoint", "ls", "extra"}, exitUsage, "checkpoint ls takes no arguments"},
 		{[]string{"diff", "--format", "bogus", "--json"}, exitUsage, `unknown --format \"bogus\"`},

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -209,8 +210,60 @@ func appWith(cmds []*cli.Command, stdin io.Reader, stdout, stderr io.Writer) *cl
 
 // onUsageError turns urfave/cli's parse errors (unknown flag, missing flag
 // value) into usage errors with exit code 2.
-func onUsageError(_ *cli.Context, err error, _ bool) error {
+func onUsageError(c *cli.Context, err error, _ bool) error {
+	// Go's flag package speaks of "flag -idle" and "parse error"; say it
+	// as the command line is written, with what the flag takes. (Parsed
+	// by hand: a package-level regular expression is compiled in every
+	// process.)
+	if value, name, ok := badFlagValue(err.Error()); ok {
+		what := "a valid value"
+		for _, f := range c.Command.Flags {
+			if slices.Contains(f.Names(), name) {
+				what = flagTakes(f)
+			}
+		}
+		dashes := "--"
+		if len(name) == 1 {
+			dashes = "-"
+		}
+		return usagef("%s%s %q: want %s (see aiwg-state %s --help)", dashes, name, value, what, commandPath(c))
+	}
 	return usagef("%v (see --help)", err)
+}
+
+// badFlagValue reads the flag package's `invalid value "V" for flag -N: ...`.
+func badFlagValue(msg string) (value, name string, ok bool) {
+	rest, ok := strings.CutPrefix(msg, "invalid value ")
+	if !ok {
+		return "", "", false
+	}
+	i := strings.LastIndex(rest, " for flag -")
+	if i < 0 {
+		return "", "", false
+	}
+	value, err := strconv.Unquote(rest[:i])
+	if err != nil {
+		return "", "", false
+	}
+	name, _, _ = strings.Cut(strings.TrimLeft(rest[i+len(" for flag "):], "-"), ":")
+	return value, name, name != ""
+}
+
+// flagTakes names the kind of value a flag takes.
+func flagTakes(f cli.Flag) string {
+	switch f.(type) {
+	case fixedInt:
+		return "a whole number"
+	case *cli.DurationFlag:
+		return "a duration such as 90s, 15m or 2h"
+	case *cli.IntFlag, *cli.Int64Flag, *cli.UintFlag, *cli.Uint64Flag:
+		return "a whole number"
+	case *cli.Float64Flag:
+		return "a number"
+	case *cli.BoolFlag:
+		return "true or false"
+	}
+	return "a valid value"
 }
 
 func setUsageErrors(cmds []*cli.Command) {

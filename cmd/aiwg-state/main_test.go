@@ -511,6 +511,8 @@ func TestRefusedCommandLines(t *testing.T) {
 		says string
 	}{
 		{[]string{"gc", "extra"}, exitUsage, `gc takes no arguments, got "extra"`},
+		{[]string{"log", "-n", "abc"}, exitUsage, `-n "abc": want a whole number (see aiwg-state log --help)`},
+		{[]string{"var", "set", "x", "1", "--ttl", "abc"}, exitUsage, `--ttl "abc": want a whole number (see aiwg-state var set --help)`},
 		{[]string{"set", "plan.json", "k", "high"}, exitUsage, `(text is a JSON string: '"high"' in the shell, or --string)`},
 		{[]string{"put", "plan.json", "it's"}, exitUsage, "(text is a JSON string: for this one, use --string)"},
 		{[]string{"conflicts", "plan.json"}, exitUsage, "conflicts takes no arguments"},

@@ -570,3 +570,24 @@ func TestWhereCommandsCannotRunExitThree(t *testing.T) {
 		t.Errorf("failed commands left files: %v", es)
 	}
 }
+
+// TestEveryHelpHasAnExample: --help teaches with examples on every
+// command a user can see, groups included.
+func TestEveryHelpHasAnExample(t *testing.T) {
+	var walk func(prefix string, cs []*cli.Command)
+	walk = func(prefix string, cs []*cli.Command) {
+		for _, c := range cs {
+			if c.Hidden {
+				continue
+			}
+			_, examples, ok := strings.Cut(c.Description, "Examples:\n")
+			if !ok || !strings.Contains(examples, "aiwg-state ") {
+				t.Errorf("aiwg-state %s%s --help has no example", prefix, c.Name)
+			}
+			walk(prefix+c.Name+" ", c.Subcommands)
+		}
+	}
+	for _, group := range commandGroups() {
+		walk("", group())
+	}
+}

@@ -211,6 +211,14 @@ Examples:
 		{
 			Name:  "agent",
 			Usage: "work as an agent on its own branch",
+			Description: `An agent writes to agents/ID/NAME (NAME defaults to main), pushes it,
+and merges main in with sync; a coordinator merges the agents' branches
+with integrate.
+
+Examples:
+   aiwg-state agent start planner              # the store now writes agents/planner/main
+   aiwg-state agent start planner try-2 --from main
+   aiwg-state sync                             # fetch, merge main in, push`,
 			Subcommands: []*cli.Command{{
 				Name:      "start",
 				Usage:     "put the store on the agent's branch agents/ID/NAME (created when new)",
@@ -339,6 +347,13 @@ func hooksCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "hooks",
 		Usage: "server-side validation of pushed state",
+		Description: `The pre-receive hook checks every pushed commit as aiwg-state checks a
+write (canonical JSON, the store's rules, its access policy) and refuses
+the whole push when one breaks them.
+
+Examples:
+   aiwg-state hooks install --server /srv/git/state.git
+   aiwg-state policy check agents/pulse/main   # what the hook would say, before pushing`,
 		Subcommands: []*cli.Command{
 			{
 				Name:      "install",
@@ -448,7 +463,12 @@ Example policy (seed 003's permission matrix):
     "rules": [
       {"name": "coordinator writes all", "roles": ["coordinator"], "paths": ["**"]},
       {"name": "only own sessions", "roles": ["workers"], "paths": ["agents/{agent}/**"]},
-      {"name": "only own locks", "agents": ["*"], "paths": ["locks/{agent}/**"]}]}`,
+      {"name": "only own locks", "agents": ["*"], "paths": ["locks/{agent}/**"]}]}
+
+Examples:
+   aiwg-state policy set policy.json --agent conductor
+   aiwg-state policy show
+   aiwg-state policy check agents/pulse/main`,
 		Subcommands: []*cli.Command{
 			{
 				Name:      "check",

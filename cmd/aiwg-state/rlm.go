@@ -40,7 +40,12 @@ func stateCommand() *cli.Command {
 		Usage: "RLM states: init, ls, show, status, export, import, on-complete",
 		Description: `An RLM state (seed 000) is a prompt, a Final answer and named variables.
 Its header is states/<id>/state.json; every variable is its own file, so
-git log -- <file> is that variable's history.`,
+git log -- <file> is that variable's history.
+
+Examples:
+   aiwg-state state init --prompt "summarise the incident"
+   aiwg-state state status
+   aiwg-state state export > state.json`,
 		Subcommands: []*cli.Command{
 			{
 				Name:      "init",
@@ -233,7 +238,13 @@ func varCommand() *cli.Command {
 		Usage: "RLM variables: set, get, rm, mv, ls",
 		Description: `Scopes: session (the default), temporary, tree, global, and state (the
 state's own: prompt, Final, results of child states). A read resolves the
-state's own, then temporary, tree, session, global.`,
+state's own, then temporary, tree, session, global.
+
+Examples:
+   aiwg-state var set open_risks 3
+   aiwg-state var set draft_summary - < draft.md
+   aiwg-state var get open_risks
+   aiwg-state var ls --json`,
 		Subcommands: []*cli.Command{
 			{
 				Name:      "set",
@@ -475,7 +486,12 @@ func checkpointCommand() *cli.Command {
 		Name:  "checkpoint",
 		Usage: "checkpoints of a state, kept as annotated tags checkpoints/<state>/<name>",
 		Description: `git tag -l 'checkpoints/*' and git show <tag> show them to a plain git user.
-A state keeps at most 100 checkpoints.`,
+A state keeps at most 100 checkpoints.
+
+Examples:
+   aiwg-state checkpoint create before_refactor
+   aiwg-state checkpoint ls
+   aiwg-state rollback before_refactor          # restore it as a new commit`,
 		Subcommands: []*cli.Command{
 			{
 				Name:      "create",

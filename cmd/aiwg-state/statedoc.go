@@ -111,8 +111,15 @@ Examples:
 				},
 				{
 					Name: "sub", Usage: "sub-goals",
+					Description: `Examples:
+   aiwg-state goal sub create SHIP-IT "write docs"   # the key WRITE-DOCS`,
 					Subcommands: []*cli.Command{{
 						Name: "create", Usage: "create a sub-goal of GOAL (one commit)", ArgsUsage: "GOAL TITLE",
+						Description: `TITLE becomes the sub-goal's key, normalised as a verbiage key.
+
+Examples:
+   aiwg-state goal sub create SHIP-IT "write docs"   # the key WRITE-DOCS
+   aiwg-state goal sub create SHIP-IT TESTS --summary "cover the merge drivers"`,
 						Flags: stateWriteFlags(summary),
 						Action: command(func(s *session) error {
 							a, err := args(s.c, 2, 2)
@@ -162,6 +169,9 @@ Examples:
 		{
 			Name:  "event",
 			Usage: "events of a sub-goal (append-only)",
+			Description: `Examples:
+   aiwg-state event add SHIP-IT WRITE-DOCS --type reply --body "draft ready"
+   aiwg-state latest                            # the first unseen event, marked seen`,
 			Subcommands: []*cli.Command{{
 				Name: "add", Usage: "append an unseen event to a sub-goal's EVENTS (one commit)", ArgsUsage: "GOAL SUB",
 				Description: `Examples:
@@ -352,6 +362,8 @@ Examples:
 		{
 			Name:  "project",
 			Usage: "the ACTIVE-PROJECT of the state document",
+			Description: `Examples:
+   aiwg-state project select p1 --title "Website"`,
 			Subcommands: []*cli.Command{{
 				Name: "select", Usage: "make a project the ACTIVE-PROJECT (one commit)", ArgsUsage: "PROJECT-ID",
 				Description: `Examples:
@@ -372,6 +384,9 @@ Examples:
 		{
 			Name:  "doc",
 			Usage: "the state document as a whole: apply a patch or replacement, reset",
+			Description: `Examples:
+   aiwg-state doc apply patch.json
+   aiwg-state doc reset`,
 			Subcommands: []*cli.Command{
 				{
 					Name: "apply", Usage: "apply a JSON Patch (RFC 6902) or a replacement document, validated before it lands (one commit)",

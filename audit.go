@@ -158,7 +158,7 @@ func (s *Store) auditTarget(file string, ro ReadOptions) (string, plumbing.Hash,
 		return "", plumbing.ZeroHash, err
 	}
 	if _, err := s.repo.ReadFileAt(mustTree(s, at), clean); err != nil {
-		return "", plumbing.ZeroHash, fmt.Errorf("%s: no such document at %s: %w", clean, revName(ro), ErrNotFound)
+		return "", plumbing.ZeroHash, errkind.Errorf(ErrNotFound, "%s: no such document at %s", clean, revName(ro))
 	}
 	return clean, at, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/aiwg/aiwg-state/internal/errkind"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/verbiage"
@@ -21,6 +22,10 @@ type ReadOptions struct {
 	// NoResolve reads a verbiage-ruled document as stored: its
 	// "ref file://" mounts as strings rather than the shards inlined.
 	NoResolve bool
+
+	// named is At as the caller named it, when a read pinned a moving
+	// name to a commit: errors say "at HEAD", not a hash nobody typed.
+	named string
 }
 
 func (s *Store) tree(ro ReadOptions) (plumbing.Hash, error) {
@@ -50,7 +55,7 @@ func (s *Store) Get(ctx context.Context, file, keypath string, ro ReadOptions) (
 		if err != nil {
 			return nil, err
 		}
-		ro.At = h.String()
+		ro.At, ro.named = h.String(), "HEAD"
 	}
 	if !ro.NoResolve && s.isRuled(file, ro) {
 		return s.GetState(ctx, file, keypath, ro, false)
@@ -99,7 +104,7 @@ func (s *Store) Cat(ctx context.Context, file string, ro ReadOptions) ([]byte, e
 		return nil, err
 	}
 	if data == nil {
-		return nil, fmt.Errorf("%s: no such document at %s: %w", clean, revName(ro), ErrNotFound)
+		return nil, errkind.Errorf(ErrNotFound, "%s: no such document at %s", clean, revName(ro))
 	}
 	out, err := objects.Canonical(data)
 	if err != nil {
@@ -112,7 +117,7 @@ func (s *Store) Cat(ctx context.Context, file string, ro ReadOptions) ([]byte, e
 func (s *Store) ReadRaw(ctx context.Context, file string, ro ReadOptions) ([]byte, error) {
 	clean, data, err := s.readFile(file, ro)
 	if err == nil && data == nil {
-		err = fmt.Errorf("%s: no such file at %s: %w", clean, revName(ro), ErrNotFound)
+		err = errkind.Errorf(ErrNotFound, "%s: no such file at %s", clean, revName(ro))
 	}
 	return data, err
 }
@@ -139,7 +144,10 @@ func (s *Store) readFile(file string, ro ReadOptions) (string, []byte, error) {
 }
 
 func revName(ro ReadOptions) string {
-	if ro.At == "" {
+	switch {
+	case ro.named != "":
+		return ro.named
+	case ro.At == "":
 		return "HEAD"
 	}
 	return ro.At

@@ -12,6 +12,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
+	"github.com/aiwg/aiwg-state/internal/errkind"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/statedoc"
@@ -289,7 +290,7 @@ func (s *Store) StateDoc(ctx context.Context, file string, ro ReadOptions) (*sta
 	}
 	files := treeFiles{s: s, root: root}
 	if _, err := s.repo.ReadFileAt(root, clean); errors.Is(err, repo.ErrNotFound) {
-		return nil, fmt.Errorf("%s: no such document at %s: %w", clean, revName(ro), ErrNotFound)
+		return nil, errkind.Errorf(ErrNotFound, "%s: no such document at %s", clean, revName(ro))
 	}
 	d, err := statedoc.Load(files, clean)
 	if err != nil {

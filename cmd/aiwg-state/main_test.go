@@ -511,6 +511,7 @@ func TestRefusedCommandLines(t *testing.T) {
 		says string
 	}{
 		{[]string{"gc", "extra"}, exitUsage, `gc takes no arguments, got "extra"`},
+		{[]string{"get", "nope.json"}, exitDomain, "aiwg-state: nope.json: no such document at HEAD\n"},
 		{[]string{"log", "-n", "abc"}, exitUsage, `-n "abc": want a whole number (see aiwg-state log --help)`},
 		{[]string{"var", "set", "x", "1", "--ttl", "abc"}, exitUsage, `--ttl "abc": want a whole number (see aiwg-state var set --help)`},
 		{[]string{"set", "plan.json", "k", "high"}, exitUsage, `(text is a JSON string: '"high"' in the shell, or --string)`},

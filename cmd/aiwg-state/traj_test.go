@@ -343,6 +343,9 @@ func TestTrajImportAnalyzeReportPrune(t *testing.T) {
 	if stored := gitOut(t, s, "show", "main:trajectories/traj-b2c3d4e5/report.md"); stored != report || !strings.Contains(stored, "## Errors and recoveries") {
 		t.Fatalf("report.md:\n%s", stored)
 	}
+	if got := mustCLI(t, s, "", "cat", "trajectories/traj-b2c3d4e5/report.md"); got != report {
+		t.Errorf("cat report.md:\n%s", got)
+	}
 
 	// The successful example is dated February 2026: prune takes it
 	// (and its --new-id copy) once it is 90 days old; the undated failed

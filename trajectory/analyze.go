@@ -1,6 +1,7 @@
 package trajectory
 
 import (
+	"encoding/json"
 	"math"
 	"sort"
 	"strings"
@@ -75,15 +76,15 @@ type ToolSequence struct {
 
 // TaskTypeStats are the figures of one task type.
 type TaskTypeStats struct {
-	TaskType                   string  `json:"task_type"`
-	Trajectories               int     `json:"trajectories"`
-	Completed                  int     `json:"completed"`
-	Successful                 int     `json:"successful"`
-	SuccessRate                float64 `json:"success_rate"`
-	AverageIterationsToSuccess float64 `json:"average_iterations_to_success"`
-	TotalTokens                int64   `json:"total_tokens"`
-	TotalCostUSD               string  `json:"total_cost_usd"`
-	AverageCostUSD             float64 `json:"average_cost_usd"`
+	TaskType                   string      `json:"task_type"`
+	Trajectories               int         `json:"trajectories"`
+	Completed                  int         `json:"completed"`
+	Successful                 int         `json:"successful"`
+	SuccessRate                float64     `json:"success_rate"`
+	AverageIterationsToSuccess float64     `json:"average_iterations_to_success"`
+	TotalTokens                int64       `json:"total_tokens"`
+	TotalCostUSD               json.Number `json:"total_cost_usd"` // exact: the sum of the decimals stored
+	AverageCostUSD             float64     `json:"average_cost_usd"`
 }
 
 // Keep reports whether a run passes the options' filters.
@@ -247,7 +248,7 @@ func Analyze(runs []Run, o AnalyzeOptions) Analysis {
 	for tt, ts := range types {
 		ts.SuccessRate = rate(ts.Successful, ts.Completed)
 		ts.AverageIterationsToSuccess = rate(typeIters[tt], ts.Successful)
-		ts.TotalCostUSD = typeCost[tt].String()
+		ts.TotalCostUSD = json.Number(typeCost[tt].String())
 		ts.AverageCostUSD = round(typeCost[tt].Float()/float64(ts.Trajectories), 6)
 		a.ByTaskType = append(a.ByTaskType, *ts)
 	}

@@ -208,7 +208,7 @@ func TestAnalyzeMatchesBruteForce(t *testing.T) {
 			if ts.TaskType != types[i] || ts.Trajectories != want.runsByType[ts.TaskType] {
 				t.Fatalf("seed %d: task type %d = %s/%d", seed, i, ts.TaskType, ts.Trajectories)
 			}
-			wc, _ := new(big.Rat).SetString(ts.TotalCostUSD)
+			wc, _ := new(big.Rat).SetString(string(ts.TotalCostUSD))
 			if wc == nil || wc.Cmp(want.costByType[ts.TaskType]) != 0 {
 				t.Fatalf("seed %d: %s cost %s, want %s", seed, ts.TaskType, ts.TotalCostUSD, want.costByType[ts.TaskType].FloatString(6))
 			}

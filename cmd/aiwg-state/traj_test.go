@@ -322,8 +322,24 @@ func TestTrajImportAnalyzeReportPrune(t *testing.T) {
 	}
 
 	var an trajectory.Analysis
-	if err := json.Unmarshal([]byte(mustCLI(t, s, "", "traj", "analyze", "--json", "--ngram", "2")), &an); err != nil {
+	analysis := mustCLI(t, s, "", "traj", "analyze", "--json", "--ngram", "2")
+	if err := json.Unmarshal([]byte(analysis), &an); err != nil {
 		t.Fatal(err)
+	}
+	// Costs are JSON numbers, the total as exact as the stored decimals.
+	var costs struct {
+		ByTaskType []map[string]any `json:"by_task_type"`
+	}
+	json.Unmarshal([]byte(analysis), &costs)
+	for _, tt := range costs.ByTaskType {
+		for _, k := range []string{"total_cost_usd", "average_cost_usd"} {
+			if _, ok := tt[k].(float64); !ok {
+				t.Errorf("%s of %v is %T, not a number", k, tt["task_type"], tt[k])
+			}
+		}
+	}
+	if len(costs.ByTaskType) == 0 {
+		t.Errorf("analyze --json has no by_task_type: %s", analysis)
 	}
 	if an.Trajectories != 3 || an.Successful != 3 || an.SuccessRate != 1 || an.AverageIterationsToSuccess != 2.6667 {
 		t.Fatalf("analysis: %+v", an)

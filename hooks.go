@@ -22,6 +22,7 @@ func (s *Store) writeChecks() []writeCheck {
 		s.checkConflicts,      // merge.go: no write on a branch with unresolved conflicts
 		s.checkRuledDocuments, // statedoc.go: verbiage-ruled documents stay valid
 		s.checkPolicy,         // policy.go: the agent may write these paths
+		checkTrajectoryLink,   // traj.go: a linked trajectory exists
 	}
 }
 

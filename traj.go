@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/aiwg/aiwg-state/internal/errkind"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/trajectory"
@@ -78,6 +79,24 @@ func TrajectoryTrailers(id string, iter int) (repo.Trailers, error) {
 		t = append(t, repo.Trailer{Key: TrailerIteration, Value: strconv.Itoa(iter)})
 	}
 	return t, nil
+}
+
+// checkTrajectoryLink refuses a write linked (Trajectory trailer) to a
+// trajectory the branch does not hold, after the write: a link to no run
+// would send log's readers after nothing, most likely a mistyped or stale
+// id.
+func checkTrajectoryLink(tx *repo.Tx, wo WriteOptions, _ []Change) error {
+	for _, t := range wo.Trailers {
+		if t.Key != TrailerTrajectory {
+			continue
+		}
+		if _, err := tx.ReadFile(trajHeaderPath(t.Value)); errors.Is(err, repo.ErrNotFound) {
+			return errkind.Errorf(ErrNotFound, "trajectory %s: no such trajectory on this branch (aiwg-state traj start makes one)", t.Value)
+		} else if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // TrajectoryLink reads the link trailers of a mutation; ok is false when it

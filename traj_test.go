@@ -66,6 +66,16 @@ func TestTrajectoryLinkTrailers(t *testing.T) {
 			t.Errorf("TrajectoryTrailers(%q, %d) = %v", bad.id, bad.iter, err)
 		}
 	}
+	// A link to a trajectory the branch does not hold is refused, and
+	// writes nothing.
+	head := git(t, st, "rev-parse", "main")
+	stale, _ := aiwgstate.TrajectoryTrailers("traj-1a2b3c4d", 1)
+	if _, err := st.Set(ctx, "global/variables/risk_level.json", "value", []byte(`"low"`), aiwgstate.WriteOptions{Trailers: stale}); !errors.Is(err, aiwgstate.ErrNotFound) || !strings.Contains(err.Error(), "traj-1a2b3c4d") {
+		t.Errorf("a write linked to no trajectory: %v", err)
+	}
+	if git(t, st, "rev-parse", "main") != head {
+		t.Error("the refused write moved the branch")
+	}
 }
 
 func TestTrajectoryLifecycle(t *testing.T) {

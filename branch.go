@@ -148,6 +148,15 @@ func (s *Store) Switch(ctx context.Context, name string) error {
 	if _, err := s.repo.Ref(ref); err != nil {
 		return fmt.Errorf("branch %s: %w", name, err)
 	}
+	return s.setHead(ctx, ref)
+}
+
+// setHead points HEAD at ref; in a git clone that would check a branch
+// out without its files (git checkout does that), so it is refused there.
+func (s *Store) setHead(ctx context.Context, ref string) error {
+	if s.workTree != "" {
+		return errkind.Errorf(ErrReadOnly, "%s is a git clone: its HEAD is git checkout's to move, with its files (git checkout %s)", s.workTree, shortBranch(ref))
+	}
 	return s.repo.SetHead(ctx, ref)
 }
 

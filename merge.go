@@ -1197,20 +1197,35 @@ type VerifyResult struct {
 	Conflicts   []ConflictEntry   `json:"conflicts,omitempty"`
 }
 
-// allUnder reports whether every change is at or below one of keys.
+// allUnder reports whether every change is at or below one of keys (a
+// move: both its ends). A key inside an array counts as the whole array:
+// a conflict's positions are the recomputed merge's, and a hand
+// resolution that removes or inserts elements shifts them in the commit,
+// so the excuse is as wide as the array and no wider.
 func allUnder(changes []jsondiff.Change, keys []verbiage.Path) bool {
 	if len(keys) == 0 {
 		return false
 	}
-	for _, ch := range changes {
-		under := false
-		for _, k := range keys {
-			if ch.Path.HasPrefix(k) && (ch.From == nil || ch.From.HasPrefix(k)) {
-				under = true
+	wide := make([]verbiage.Path, len(keys))
+	for i, k := range keys {
+		wide[i] = k
+		for j, seg := range k {
+			if _, isIndex := seg.Index(); isIndex {
+				wide[i] = k[:j]
 				break
 			}
 		}
-		if !under {
+	}
+	under := func(p verbiage.Path) bool {
+		for _, k := range wide {
+			if p.HasPrefix(k) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, ch := range changes {
+		if !under(ch.Path) || (ch.From != nil && !under(ch.From)) {
 			return false
 		}
 	}

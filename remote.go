@@ -204,6 +204,9 @@ func (s *Store) StartAgent(ctx context.Context, id, name, from string) (string, 
 		return "", err
 	}
 	ref := branchRef(branch)
+	if s.workTree != "" {
+		return "", s.setHead(ctx, ref) // refused, before the branch is made
+	}
 	if _, err := s.repo.Ref(ref); errors.Is(err, repo.ErrNotFound) {
 		start, err := s.Resolve(orHead(from), "")
 		if err != nil {
@@ -215,7 +218,7 @@ func (s *Store) StartAgent(ctx context.Context, id, name, from string) (string, 
 	} else if err != nil {
 		return "", err
 	}
-	if err := s.repo.SetHead(ctx, ref); err != nil {
+	if err := s.setHead(ctx, ref); err != nil {
 		return "", err
 	}
 	s.branch = ref

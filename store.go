@@ -150,6 +150,18 @@ func Init(ctx context.Context, dir string, opts InitOptions) (*Store, error) {
 	return s, nil
 }
 
+// StoreDir is the git directory that dir names as a store: dir itself,
+// or the .git of a git clone's work tree (see FindStore), so that a
+// clone's directory works as --store does for a store.
+func StoreDir(dir string) string {
+	if _, err := os.Stat(filepath.Join(dir, "HEAD")); err != nil {
+		if gitDir, ok := cloneGitDir(dir); ok {
+			return gitDir
+		}
+	}
+	return dir
+}
+
 // cloneGitDir reports whether dir is the work tree of a git clone of a
 // store (`git clone` of a store checks its manifest out), and its .git.
 func cloneGitDir(dir string) (string, bool) {
@@ -166,10 +178,9 @@ func cloneGitDir(dir string) (string, bool) {
 // out is read-only (see Store.writeRef).
 func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	s := &Store{now: time.Now}
+	dir = StoreDir(dir)
 	if _, err := os.Stat(filepath.Join(dir, "HEAD")); err != nil {
-		if gitDir, ok := cloneGitDir(dir); ok {
-			dir = gitDir
-		} else if errors.Is(err, fs.ErrNotExist) {
+		if errors.Is(err, fs.ErrNotExist) {
 			if _, err := os.Stat(filepath.Join(dir, DefaultDir, "HEAD")); err == nil {
 				return nil, errkind.Errorf(ErrNotFound, "no store at %s: it is a project directory, whose store is %s", dir, filepath.Join(dir, DefaultDir))
 			}
@@ -192,11 +203,23 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	s.repo = r
 	if opts.Branch != "" {
 		s.branch = branchRef(opts.Branch)
-	} else if s.branch, err = r.Head(); err != nil {
+	} else if s.branch, err = s.head(); err != nil {
 		r.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// head is the branch HEAD names. A git clone may have a commit checked
+// out rather than a branch (CI checks pull requests out so): there "HEAD"
+// itself is the default, which reads take as that commit and writes
+// refuse (it is not a branch).
+func (s *Store) head() (string, error) {
+	ref, err := s.repo.Head()
+	if errors.Is(err, repo.ErrDetached) && s.workTree != "" {
+		return "HEAD", nil
+	}
+	return ref, err
 }
 
 // syncOff reports whether the manifest on the default branch turns fsync
@@ -218,7 +241,7 @@ func (s *Store) syncOff() bool {
 func (s *Store) Reset(opts Options) error {
 	branch := branchRef(opts.Branch)
 	if opts.Branch == "" {
-		head, err := s.repo.Head()
+		head, err := s.head()
 		if err != nil {
 			return err
 		}
@@ -238,6 +261,10 @@ func (s *Store) Repo() *repo.Repo { return s.repo }
 
 // Dir is the store's git directory.
 func (s *Store) Dir() string { return s.repo.Dir() }
+
+// WorkTree is the work tree when the store is a git clone's .git (see
+// Open), else "".
+func (s *Store) WorkTree() string { return s.workTree }
 
 // Branch is the store's default branch, as a short name.
 func (s *Store) Branch() string { return strings.TrimPrefix(s.branch, "refs/heads/") }

@@ -20,6 +20,8 @@ var (
 	ErrInvalidName = errors.New("invalid name")
 	// ErrNotStore: the directory is not a store.
 	ErrNotStore = errors.New("not a store")
+	// ErrDetached: HEAD names a commit, not a branch.
+	ErrDetached = errors.New("HEAD is detached")
 )
 
 // StaleError says where the ref was when a compare-and-swap failed.

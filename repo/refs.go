@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/aiwg/aiwg-state/internal/errkind"
 	"github.com/aiwg/aiwg-state/internal/sysfile"
 )
 
@@ -41,7 +42,7 @@ func (r *Repo) Head() (string, error) {
 		return "", err
 	}
 	if sym == "" {
-		return "", fmt.Errorf("HEAD is detached; aiwg-state needs it on a branch")
+		return "", errkind.Errorf(ErrDetached, "HEAD is detached; aiwg-state needs it on a branch")
 	}
 	return sym, nil
 }

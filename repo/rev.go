@@ -82,7 +82,9 @@ func (r *Repo) resolveName(name, head string) (plumbing.Hash, error) {
 		name = head
 	}
 	candidates := []string{name}
-	if !strings.HasPrefix(name, "refs/") {
+	// name is still HEAD when head is: a detached HEAD (a git clone's
+	// checkout), read as the commit it names.
+	if name != "HEAD" && !strings.HasPrefix(name, "refs/") {
 		candidates = []string{"refs/heads/" + name, "refs/tags/" + name, "refs/" + name, "refs/remotes/" + name}
 	}
 	for _, ref := range candidates {

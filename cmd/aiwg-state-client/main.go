@@ -110,6 +110,9 @@ func findStore(args []string, wd string) string {
 		if !filepath.IsAbs(dir) {
 			dir = filepath.Join(wd, dir)
 		}
+		if _, err := os.Stat(filepath.Join(dir, "HEAD")); err != nil && isStoreClone(dir) {
+			return filepath.Join(dir, ".git") // as aiwgstate.StoreDir
+		}
 		return dir
 	}
 	for d := wd; ; d = filepath.Dir(d) {
@@ -117,16 +120,23 @@ func findStore(args []string, wd string) string {
 		if _, err := os.Stat(filepath.Join(cand, "HEAD")); err == nil {
 			return cand
 		}
-		// A git clone of a store, as aiwgstate.FindStore finds one.
-		if _, err := os.Stat(filepath.Join(d, ".git", "HEAD")); err == nil {
-			if fi, err := os.Stat(filepath.Join(d, ".aiwg", "store.json")); err == nil && fi.Mode().IsRegular() {
-				return filepath.Join(d, ".git")
-			}
+		if isStoreClone(d) {
+			return filepath.Join(d, ".git")
 		}
 		if filepath.Dir(d) == d {
 			return ""
 		}
 	}
+}
+
+// isStoreClone reports whether dir is a git clone's work tree with a
+// store's manifest checked out, as aiwgstate.FindStore finds one.
+func isStoreClone(dir string) bool {
+	if _, err := os.Stat(filepath.Join(dir, ".git", "HEAD")); err != nil {
+		return false
+	}
+	fi, err := os.Stat(filepath.Join(dir, ".aiwg", "store.json"))
+	return err == nil && fi.Mode().IsRegular()
 }
 
 // findCLI finds aiwg-state beside this program (go install puts both in

@@ -78,4 +78,8 @@ func TestFindStore(t *testing.T) {
 			t.Errorf("from %s: %q, want %q", dir, got, filepath.Join(root, want))
 		}
 	}
+	// --store naming a clone's work tree names its .git, as for the CLI.
+	if got := findStore([]string{"get", "a.json", "--store", "clone"}, root); got != filepath.Join(root, "clone", ".git") {
+		t.Errorf("--store clone: %q", got)
+	}
 }

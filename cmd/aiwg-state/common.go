@@ -73,7 +73,7 @@ func storeDir(c *cli.Context) (string, error) {
 		dir = inv.getenv("AIWG_STATE_STORE")
 	}
 	if dir != "" {
-		return inv.resolve(dir), nil
+		return aiwgstate.StoreDir(inv.resolve(dir)), nil
 	}
 	wd, err := inv.workDir()
 	if err != nil {

@@ -65,6 +65,7 @@ var exitTable = []struct {
 	{objects.ErrNotFound, exitDomain},
 	{repo.ErrNotFound, exitDomain},
 	{repo.ErrNotStore, exitDomain},
+	{repo.ErrDetached, exitDomain},
 	{fs.ErrExist, exitDomain}, // a remote, a clone's directory: as a second branch of one name
 }
 

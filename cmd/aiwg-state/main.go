@@ -405,7 +405,9 @@ func reorderArgs(app *cli.App, args []string) ([]string, error) {
 		}
 		next := findCommand(cmds, a)
 		if next == nil {
-			if isGroup(cmd) {
+			// urfave/cli adds "help" (and "h") to every group as it
+			// runs: `remote help add` prints add's help.
+			if isGroup(cmd) && a != "help" && a != "h" {
 				return nil, usagef("%s has no command %s (its commands: %s; see aiwg-state %s --help)", strings.Join(path[1:], " "), a, commandNames(cmds), strings.Join(path[1:], " "))
 			}
 			break

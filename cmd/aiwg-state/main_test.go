@@ -308,6 +308,8 @@ func TestReorderArgs(t *testing.T) {
 		{"x log -n -1", "x log -n -1"},
 		{"x var", "x var"},
 		{"x var --help", "x var --help"},
+		{"x remote help add", "x remote help add"},
+		{"x goal sub h", "x goal sub h"},
 	}
 	for _, c := range cases {
 		got, err := reorderArgs(app, strings.Fields(c.in))

@@ -174,6 +174,9 @@ Examples:
 without KEYPATH, with one of --ours, --theirs, --base or --value JSON (with
 no KEYPATH, --value replaces the whole document). A side on which the key
 does not exist deletes it. Once nothing is left, merge --continue commits.
+merge --verify later accepts what was settled at conflicted keys; a whole
+document given with --value that also changes other keys fails it, as any
+change the merge did not make.
 
 Examples:
    aiwg-state resolve plan.json risk.level --theirs

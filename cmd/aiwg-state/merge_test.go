@@ -234,6 +234,86 @@ func TestCommandsInAGitCloneUseIt(t *testing.T) {
 	if n := gitOut(t, filepath.Join(parent, ".aiwg", "state.git"), "rev-list", "--count", "main"); n != "1\n" {
 		t.Errorf("the parent's store got writes: %s commits", n)
 	}
+	// HEAD is git checkout's to move, with the files.
+	branches := gitWork(t, work, nil, "branch", "--list")
+	for _, args := range [][]string{{"switch", "feat"}, {"agent", "start", "bob"}} {
+		if r := execIn(t, bin, work, "", nil, args...); r.code != exitDomain || !strings.Contains(r.stderr, "is a git clone: its HEAD is git checkout's to move") {
+			t.Errorf("%v in the clone: exit %d: %s", args, r.code, r.stderr)
+		}
+	}
+	if gitWork(t, work, nil, "branch", "--list") != branches || gitWork(t, work, nil, "status", "--porcelain") != "" {
+		t.Error("a refused switch changed the clone")
+	}
+	// What needs no write of the checked-out branch still runs.
+	for _, args := range [][]string{{"gc"}, {"policy", "check", "feat", "^origin/main"}, {"serve", "--status", "--store", "."}} {
+		if r := execIn(t, bin, work, "", nil, args...); r.code != 0 && !(args[0] == "serve" && strings.Contains(r.stderr, "no server runs for "+filepath.Join(work, ".git"))) {
+			t.Errorf("%v in the clone: exit %d: %s", args, r.code, r.stderr)
+		}
+	}
+	// CI checks pull requests out detached: reads take that commit.
+	gitWork(t, work, nil, "checkout", "-q", "--detach", "HEAD")
+	if r := execIn(t, bin, work, "", nil, "merge", "--verify", "HEAD"); r.code != 0 {
+		t.Errorf("merge --verify HEAD on a detached clone: exit %d: %s", r.code, r.stderr)
+	}
+	if r := execIn(t, bin, work, "", nil, "set", "plan.json", "k", "2", "--agent", "a"); r.code != exitDomain || !strings.Contains(r.stderr, "HEAD is not a branch") {
+		t.Errorf("a write on a detached clone: exit %d: %s", r.code, r.stderr)
+	}
+}
+
+// TestVerifyAcceptsHandResolutions: merges settled with resolve pass
+// merge --verify even when the settling moves values between conflicted
+// keys or shifts an array's elements.
+func TestVerifyAcceptsHandResolutions(t *testing.T) {
+	for _, tc := range []struct {
+		name, base, ours, theirs string
+		strategy                 string
+		resolve                  func(key string) string // --ours, --theirs or --base per conflicted key
+	}{
+		{
+			// The diff pairs the result as y moved from x.
+			name: "a move between conflicted keys", base: `{"y":"t"}`, ours: `{"x":"p"}`, theirs: `{"y":"p","x":"q"}`, strategy: "merge-objects",
+			resolve: func(key string) string { return map[string]string{"x": "--base", "y": "--theirs"}[key] },
+		},
+		{
+			// Deleting an element shifts the later ones' indices.
+			name: "an array whose elements shift", strategy: "merge-arrays",
+			base:   `{"items":[{"id":1,"v":0},{"id":2,"v":0},{"id":3,"v":0},{"id":4,"v":0}]}`,
+			ours:   `{"items":[{"id":1,"v":0},{"id":3,"v":0},{"id":4,"v":1}]}`,
+			theirs: `{"items":[{"id":1,"v":0},{"id":2,"v":2},{"id":3,"v":0},{"id":4,"v":2}]}`,
+			resolve: func(key string) string {
+				if strings.HasSuffix(key, ".v") {
+					return "--theirs" // id 4's v
+				}
+				return "--ours" // id 2: deleted
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newStore(t)
+			mustCLI(t, s, "", "put", "p.json", tc.base)
+			mustCLI(t, s, "", "branch", "feat")
+			mustCLI(t, s, "", "put", "p.json", tc.ours)
+			mustCLI(t, s, "", "put", "p.json", tc.theirs, "--branch", "feat")
+			if _, _, code := runCLI(t, s, "", "merge", "feat", "--strategy", tc.strategy); code != exitConflict {
+				t.Fatalf("merge: exit %d, want conflicts", code)
+			}
+			// One at a time: settling one may renumber the others.
+			for i := 0; ; i++ {
+				var cs []struct{ File, Key string }
+				if err := json.Unmarshal([]byte(mustCLI(t, s, "", "conflicts", "--json")), &cs); err != nil || (i == 0 && len(cs) < 2) {
+					t.Fatalf("conflicts: %v %v", cs, err)
+				}
+				if len(cs) == 0 {
+					break
+				}
+				mustCLI(t, s, "", "resolve", cs[0].File, cs[0].Key, tc.resolve(cs[0].Key))
+			}
+			mustCLI(t, s, "", "merge", "--continue")
+			if out, errOut, code := runCLI(t, s, "", "merge", "--verify", "main", "--strategy", tc.strategy); code != 0 {
+				t.Errorf("verify: exit %d: %s%s\nthe merge: %s", code, out, errOut, gitOut(t, s, "show", "main:p.json"))
+			}
+		})
+	}
 }
 
 // TestVerifyReportsAHostMerge: a merge made without the drivers (what a

@@ -493,7 +493,7 @@ Examples:
 						if strings.HasPrefix(r, "-") {
 							return usagef("policy check: %s is not a revision", r)
 						}
-						for _, side := range strings.Split(strings.Replace(r, "...", "..", 1), "..") {
+						for _, side := range strings.Split(strings.Replace(strings.TrimPrefix(r, "^"), "...", "..", 1), "..") {
 							if side == "" {
 								continue
 							}

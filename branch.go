@@ -86,11 +86,6 @@ func (s *Store) CreateBranch(ctx context.Context, name, from string) (BranchInfo
 	return BranchInfo{Name: name, Commit: h.String()}, nil
 }
 
-// DeleteBranch deletes a branch. As git branch -d does, it refuses a
-// branch whose commits the store's HEAD branch does not contain (they would
-// be lost at the next gc), and one with a merge in progress (exit 4), unless
-// force is set, which drops the merge too. The branch HEAD points at cannot
-// be deleted (switch first).
 // otherRefNamed says what name refers to other than a branch: a
 // remote-tracking branch or a tag (checkpoints are tags), or "". Reads
 // take such names for --branch; writes cannot move them.
@@ -106,6 +101,11 @@ func (s *Store) otherRefNamed(name string) string {
 	return ""
 }
 
+// DeleteBranch deletes a branch. As git branch -d does, it refuses a
+// branch whose commits the store's HEAD branch does not contain (they would
+// be lost at the next gc), and one with a merge in progress (exit 4), unless
+// force is set, which drops the merge too. The branch HEAD points at cannot
+// be deleted (switch first).
 func (s *Store) DeleteBranch(ctx context.Context, name string, force bool) error {
 	if err := CheckBranchName(name); err != nil {
 		return err
@@ -151,13 +151,21 @@ func (s *Store) Switch(ctx context.Context, name string) error {
 	return s.setHead(ctx, ref)
 }
 
-// setHead points HEAD at ref; in a git clone that would check a branch
-// out without its files (git checkout does that), so it is refused there.
+// setHead points HEAD at ref.
 func (s *Store) setHead(ctx context.Context, ref string) error {
+	if err := s.headMovable(ref); err != nil {
+		return err
+	}
+	return s.repo.SetHead(ctx, ref)
+}
+
+// headMovable refuses to move HEAD in a git clone: that would check ref
+// out without its files, which is git checkout's job.
+func (s *Store) headMovable(ref string) error {
 	if s.workTree != "" {
 		return errkind.Errorf(ErrReadOnly, "%s is a git clone: its HEAD is git checkout's to move, with its files (git checkout %s)", s.workTree, shortBranch(ref))
 	}
-	return s.repo.SetHead(ctx, ref)
+	return nil
 }
 
 // CheckBranchName applies git's check-ref-format rules to a branch name,

@@ -204,8 +204,8 @@ func (s *Store) StartAgent(ctx context.Context, id, name, from string) (string, 
 		return "", err
 	}
 	ref := branchRef(branch)
-	if s.workTree != "" {
-		return "", s.setHead(ctx, ref) // refused, before the branch is made
+	if err := s.headMovable(ref); err != nil {
+		return "", err // before the branch is made
 	}
 	if _, err := s.repo.Ref(ref); errors.Is(err, repo.ErrNotFound) {
 		start, err := s.Resolve(orHead(from), "")

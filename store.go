@@ -179,15 +179,13 @@ func cloneGitDir(dir string) (string, bool) {
 func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	s := &Store{now: time.Now}
 	dir = StoreDir(dir)
-	if _, err := os.Stat(filepath.Join(dir, "HEAD")); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			if _, err := os.Stat(filepath.Join(dir, DefaultDir, "HEAD")); err == nil {
-				return nil, errkind.Errorf(ErrNotFound, "no store at %s: it is a project directory, whose store is %s", dir, filepath.Join(dir, DefaultDir))
-			}
-			return nil, errkind.Errorf(ErrNotFound, "no store at %s (run `aiwg-state init`)", dir)
-		} else {
-			return nil, err
+	if _, err := os.Stat(filepath.Join(dir, "HEAD")); errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Stat(filepath.Join(dir, DefaultDir, "HEAD")); err == nil {
+			return nil, errkind.Errorf(ErrNotFound, "no store at %s: it is a project directory, whose store is %s", dir, filepath.Join(dir, DefaultDir))
 		}
+		return nil, errkind.Errorf(ErrNotFound, "no store at %s (run `aiwg-state init`)", dir)
+	} else if err != nil {
+		return nil, err
 	}
 	if filepath.Base(dir) == ".git" {
 		if _, ok := cloneGitDir(filepath.Dir(dir)); ok {

@@ -352,18 +352,10 @@ type fixedInt struct {
 
 func (f fixedInt) Names() []string { return f.names }
 
-// reorderArgs moves a command's flags after its command path and before
-// its positional arguments. urfave/cli v2 stops parsing flags at the first
-// argument, and reads flags placed before a subcommand's name as the
-// parent's, so without this `aiwg-state set doc.json a 1 --json` would take
-// --json as a value. Only names a command defines count as flags, so a
-// value like -1 stays a value; "--" ends flags as usual. Anything else
-// after the command that reads as a flag (-x, --xy) is refused rather than
-// taken as an argument (a mistyped --agnet would be written as a key), as
-// is a flag whose value is missing.
 // isGroup reports whether c is made of subcommands and does nothing itself.
 func isGroup(c *cli.Command) bool { return c != nil && len(c.Subcommands) > 0 && c.Action == nil }
 
+// commandNames lists a group's commands for an error message.
 func commandNames(cmds []*cli.Command) string {
 	names := make([]string, 0, len(cmds))
 	for _, c := range cmds {
@@ -374,6 +366,17 @@ func commandNames(cmds []*cli.Command) string {
 	return strings.Join(names, ", ")
 }
 
+// reorderArgs moves a command's flags after its command path and before
+// its positional arguments. urfave/cli v2 stops parsing flags at the first
+// argument, and reads flags placed before a subcommand's name as the
+// parent's, so without this `aiwg-state set doc.json a 1 --json` would take
+// --json as a value. Only names a command defines count as flags, so a
+// value like -1 stays a value; "--" ends flags as usual. Anything else
+// after the command that reads as a flag (-x, --xy) is refused rather than
+// taken as an argument (a mistyped --agnet would be written as a key), as
+// is a flag whose value is missing or is another of the command's flags,
+// a group's unknown command, and an argument to a command whose usage
+// shows none.
 func reorderArgs(app *cli.App, args []string) ([]string, error) {
 	if len(args) < 2 {
 		return args, nil

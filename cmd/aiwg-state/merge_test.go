@@ -260,6 +260,18 @@ func TestCommandsInAGitCloneUseIt(t *testing.T) {
 	}
 }
 
+// divergedDocument is a store whose main and feat branches changed file
+// from base to ours and to theirs.
+func divergedDocument(t *testing.T, file, base, ours, theirs string) string {
+	t.Helper()
+	s := newStore(t)
+	mustCLI(t, s, "", "put", file, base)
+	mustCLI(t, s, "", "branch", "feat")
+	mustCLI(t, s, "", "put", file, ours)
+	mustCLI(t, s, "", "put", file, theirs, "--branch", "feat")
+	return s
+}
+
 // TestVerifyAcceptsHandResolutions: merges settled with resolve pass
 // merge --verify even when the settling moves values between conflicted
 // keys or shifts an array's elements.
@@ -289,11 +301,7 @@ func TestVerifyAcceptsHandResolutions(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newStore(t)
-			mustCLI(t, s, "", "put", "p.json", tc.base)
-			mustCLI(t, s, "", "branch", "feat")
-			mustCLI(t, s, "", "put", "p.json", tc.ours)
-			mustCLI(t, s, "", "put", "p.json", tc.theirs, "--branch", "feat")
+			s := divergedDocument(t, "p.json", tc.base, tc.ours, tc.theirs)
 			if _, _, code := runCLI(t, s, "", "merge", "feat", "--strategy", tc.strategy); code != exitConflict {
 				t.Fatalf("merge: exit %d, want conflicts", code)
 			}
@@ -555,11 +563,7 @@ func TestConflictScenariosPerStrategy(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.strategy, func(t *testing.T) {
-			s := newStore(t)
-			mustCLI(t, s, "", "put", "d.json", c.base)
-			mustCLI(t, s, "", "branch", "feat")
-			mustCLI(t, s, "", "put", "d.json", c.ours)
-			mustCLI(t, s, "", "put", "d.json", c.theirs, "--branch", "feat")
+			s := divergedDocument(t, "d.json", c.base, c.ours, c.theirs)
 			_, _, code := runCLI(t, s, "", "merge", "feat", "--strategy", c.strategy)
 			if (code == exitConflict) != c.conflict || (code != 0 && code != exitConflict) {
 				t.Fatalf("exit %d, conflict expected: %v", code, c.conflict)

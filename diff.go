@@ -18,7 +18,9 @@ type FileDiff struct {
 	File string `json:"file"`
 	// Status is "added", "deleted", "modified", or "binary" for a file
 	// that is not JSON (its changes are not shown key by key).
-	Status  string            `json:"status"`
+	Status string `json:"status"`
+	// Old and New are the decoded documents (nil when absent), for
+	// jsondiff.Patch and jsondiff.WriteMarkdown.
 	Old     any               `json:"-"`
 	New     any               `json:"-"`
 	Changes []jsondiff.Change `json:"changes"`

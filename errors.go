@@ -7,8 +7,13 @@ import (
 )
 
 // Sentinel errors of the store. Errors returned by a Store wrap one of
-// these, or one of the sentinels of verbiage, objects and repo; the CLI maps
-// them to exit codes in one table.
+// these, or a sentinel of the package that owns the concept: verbiage
+// (ErrInvalidPath, ErrInvalidKey, ErrInvalidName, ErrInvalidPattern),
+// objects (ErrInvalidJSON, ErrNotFound for a key, ErrNotContainer), repo
+// (ErrStale, ErrLocked, ErrNotStore, ErrDetached), merge
+// (ErrUnknownStrategy), statedoc (ErrInFlight, ErrInvalidState, ErrExists),
+// trajectory (ErrInvalid) and hooks (ErrRefused). The CLI maps them to exit
+// codes in one table (cmd/aiwg-state/exit.go).
 var (
 	// ErrNoChange: the write would not change anything; no commit was made.
 	ErrNoChange = repo.ErrNoChange

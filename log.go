@@ -121,9 +121,9 @@ func (s *Store) Log(ctx context.Context, lo LogOptions, fn func(*Mutation) bool)
 		return fmt.Errorf("%w: Log needs a function to call with each mutation", ErrUsage)
 	}
 	switch lo.Op {
-	case "", OpCreate, OpUpdate, OpDelete, OpRename:
+	case "", OpCreate, OpUpdate, OpDelete, OpRename, OpMerge, OpRollback:
 	default:
-		return fmt.Errorf("%w: no operation %q (create, update, delete or rename)", ErrUsage, lo.Op)
+		return fmt.Errorf("%w: no operation %q (create, update, delete, rename, merge or rollback)", ErrUsage, lo.Op)
 	}
 	start, err := s.Resolve(lo.At, lo.Branch)
 	if err != nil {

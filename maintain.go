@@ -14,7 +14,8 @@ const autoMaintainPacks = 50
 func (s *Store) maybeMaintain() { s.repo.MaybeMaintain(autoMaintainPacks) }
 
 // GC packs the store's objects: full packs everything into one pack as
-// `git gc` does; otherwise small packs are rolled up geometrically.
+// `git gc` does; otherwise small packs are rolled up geometrically. It
+// writes no commit; the CLI's gc also calls RemoveExpired first.
 func (s *Store) GC(ctx context.Context, full bool) error {
 	return s.repo.Maintain(ctx, full)
 }

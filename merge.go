@@ -79,11 +79,13 @@ type MergeOptions struct {
 	Strategy merge.Strategy
 	// DryRun computes and reports the merge without writing anything
 	// (a criss-cross history may still write its virtual base's objects,
-	// which no ref keeps).
+	// which no ref keeps). Conflicts still make the error wrap
+	// ErrConflict, so a dry run tells whether the merge would settle.
 	DryRun bool
 	// NoFF makes a merge commit even when a fast-forward would do.
 	NoFF bool
-	// Write says who merges; Message replaces the subject.
+	// Write says who merges; Message replaces the subject. Its Branch,
+	// when set, is the branch merged into, as Into is (they must agree).
 	Write WriteOptions
 }
 
@@ -189,6 +191,20 @@ func (s *Store) HasConflicts(branch string) (bool, error) {
 	return err == nil, err
 }
 
+// branchOf is the branch a merge-family call works on: the one it names
+// (Into, or its branch argument), else the write options' Branch, which
+// every other write takes; two different names are refused rather than
+// one silently ignored.
+func branchOf(named string, wo WriteOptions) (string, error) {
+	switch {
+	case named == "":
+		return wo.Branch, nil
+	case wo.Branch != "" && wo.Branch != named:
+		return "", fmt.Errorf("%w: the merge is into %s, but its WriteOptions.Branch is %s", ErrUsage, named, wo.Branch)
+	}
+	return named, nil
+}
+
 // Merge merges the revision from (a branch, usually) into mo.Into. When
 // the branch merged into already contains from, nothing happens; when it
 // is an ancestor of from, the branch fast-forwards (unless NoFF); otherwise
@@ -197,7 +213,11 @@ func (s *Store) HasConflicts(branch string) (bool, error) {
 // progress (see MergeRefPrefix), the branch is left as it was, and the
 // error wraps ErrConflict; the result lists the conflicts.
 func (s *Store) Merge(ctx context.Context, from string, mo MergeOptions) (*MergeResult, error) {
-	intoRef, err := s.writeRef(mo.Into)
+	into, err := branchOf(mo.Into, mo.Write)
+	if err != nil {
+		return nil, err
+	}
+	intoRef, err := s.writeRef(into)
 	if err != nil {
 		return nil, err
 	}
@@ -834,6 +854,9 @@ type Resolution struct {
 // deletes it. When the last conflict is resolved, `merge --continue`
 // (Continue) commits the merge.
 func (s *Store) ResolveConflict(ctx context.Context, branch, file, keypath string, how Resolution, wo WriteOptions) (remaining int, err error) {
+	if branch, err = branchOf(branch, wo); err != nil {
+		return 0, err
+	}
 	clean, err := verbiage.CleanStorePath(file)
 	if err != nil {
 		return 0, err
@@ -851,7 +874,7 @@ func (s *Store) ResolveConflict(ctx context.Context, branch, file, keypath strin
 			return 0, fmt.Errorf("value: %w", err)
 		}
 	case how.Take != "ours" && how.Take != "theirs" && how.Take != "base":
-		return 0, fmt.Errorf("%w: resolve needs one of --ours, --theirs, --base, --value", ErrUsage)
+		return 0, fmt.Errorf("%w: a resolution takes ours, theirs or base (Resolution.Take) or a Value", ErrUsage)
 	}
 	ref := s.ref(branch)
 	stateHash, _, err := s.inProgress(branch)
@@ -1094,6 +1117,10 @@ func (s *Store) stage(tx *repo.Tx, st *mergeState, file string, data []byte, pre
 // resolve: a two-parent merge commit through the store's commit path, then
 // the merge-in-progress ref is removed.
 func (s *Store) Continue(ctx context.Context, branch string, wo WriteOptions) (*MergeResult, error) {
+	branch, err := branchOf(branch, wo)
+	if err != nil {
+		return nil, err
+	}
 	stateHash, c, err := s.inProgress(branch)
 	if err != nil {
 		return nil, err

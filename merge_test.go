@@ -425,3 +425,44 @@ func TestNoWriteOnABranchWithAMergeInProgress(t *testing.T) {
 	}
 	fsck(t, st)
 }
+
+// TestMergeFamilyTakesWriteOptionsBranch: the merge calls take the branch
+// from WriteOptions.Branch, as every other write does, when they are not
+// given one; two different names are refused, never one ignored. Log
+// filters on the merge's and a rollback's operations.
+func TestMergeFamilyTakesWriteOptionsBranch(t *testing.T) {
+	st := newStore(t)
+	ctx := context.Background()
+	if _, err := st.Set(ctx, "d.json", "a", []byte(`1`), aiwgstate.WriteOptions{Agent: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []string{"g1", "g2"} {
+		if _, err := st.CreateBranch(ctx, b, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := st.Set(ctx, "d.json", "b", []byte(`2`), aiwgstate.WriteOptions{Agent: "a", Branch: "g2"}); err != nil {
+		t.Fatal(err)
+	}
+	main := git(t, st, "rev-parse", "main")
+	res, err := st.Merge(ctx, "g2", aiwgstate.MergeOptions{Write: aiwgstate.WriteOptions{Agent: "m", Branch: "g1"}})
+	if err != nil || res.Into != "g1" || git(t, st, "rev-parse", "main") != main || git(t, st, "rev-parse", "g1") != git(t, st, "rev-parse", "g2") {
+		t.Fatalf("a merge with WriteOptions.Branch g1: %+v, %v", res, err)
+	}
+	if _, err := st.Merge(ctx, "g2", aiwgstate.MergeOptions{Into: "main", Write: aiwgstate.WriteOptions{Branch: "g1"}}); !errors.Is(err, aiwgstate.ErrUsage) {
+		t.Errorf("Into and WriteOptions.Branch disagreeing: %v", err)
+	}
+	if _, err := st.Continue(ctx, "main", aiwgstate.WriteOptions{Branch: "g1"}); !errors.Is(err, aiwgstate.ErrUsage) {
+		t.Errorf("Continue with two branches: %v", err)
+	}
+	if _, err := st.Merge(ctx, "g2", aiwgstate.MergeOptions{Into: "main", NoFF: true, Write: aiwgstate.WriteOptions{Agent: "m"}}); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	if err := st.Log(ctx, aiwgstate.LogOptions{Op: aiwgstate.OpMerge}, func(*aiwgstate.Mutation) bool { n++; return true }); err != nil || n != 1 {
+		t.Errorf("Log of merges: %d, %v", n, err)
+	}
+	if err := st.Log(ctx, aiwgstate.LogOptions{Op: aiwgstate.OpRollback}, func(*aiwgstate.Mutation) bool { return true }); err != nil {
+		t.Errorf("Log of rollbacks: %v", err)
+	}
+}

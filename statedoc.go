@@ -307,10 +307,11 @@ func mustRead(data []byte, err error) []byte {
 }
 
 // GetState returns a key of a ruled state document as canonical JSON, with
-// mounts resolved (the shards inlined), or as stored when noResolve is set
-// (refs shown as their strings, the key looked up in the shard that holds
-// it).
+// mounts resolved (the shards inlined), or as stored when noResolve or
+// ro.NoResolve is set (refs shown as their strings, the key looked up in
+// the shard that holds it).
 func (s *Store) GetState(ctx context.Context, file, keypath string, ro ReadOptions, noResolve bool) ([]byte, error) {
+	noResolve = noResolve || ro.NoResolve
 	p, err := verbiage.ParsePath(keypath)
 	if err != nil {
 		return nil, err

@@ -110,6 +110,10 @@ func TestStateDocumentWithShards(t *testing.T) {
 	if err != nil || string(v) != "\"hi\"\n" {
 		t.Fatalf("resolved get = %s, %v", v, err)
 	}
+	// ReadOptions.NoResolve says the same as the argument.
+	if v, err := st.GetState(ctx, "", "GOALS.OPS.SUB-GOALS", aiwgstate.ReadOptions{NoResolve: true}, false); err != nil || !strings.Contains(string(v), `"ref file://state/OPS/QUEUE.json"`) {
+		t.Errorf("GetState with ReadOptions.NoResolve: %s %v", v, err)
+	}
 	v, err = st.GetState(ctx, "", "GOALS.OPS.SUB-GOALS", aiwgstate.ReadOptions{}, true)
 	if err != nil || !strings.Contains(string(v), `"ref file://state/OPS/QUEUE.json"`) {
 		t.Fatalf("no-resolve get = %s, %v", v, err)

@@ -175,7 +175,7 @@ func cloneGitDir(dir string) (string, bool) {
 
 // Open opens the store at dir: a store's git directory, or the work tree
 // of a git clone of one (see FindStore). In a clone, the branch checked
-// out is read-only (see Store.writeRef).
+// out is not written and HEAD is not moved (see Store.WorkTree).
 func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	s := &Store{now: time.Now}
 	dir = StoreDir(dir)

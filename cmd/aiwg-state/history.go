@@ -43,7 +43,7 @@ Examples:
 				&cli.StringFlag{Name: "agent", Usage: "only this agent's mutations"},
 				&cli.StringFlag{Name: "since", Usage: "only mutations at or after this RFC 3339 time"},
 				&cli.StringFlag{Name: "until", Usage: "only mutations at or before this RFC 3339 time"},
-				&cli.StringFlag{Name: "op", Usage: "only mutations with this operation: create, update, delete, rename"},
+				&cli.StringFlag{Name: "op", Usage: "only mutations with this operation: create, update, delete, rename, merge, rollback"},
 				&cli.IntFlag{Name: "n", Usage: "at most this many mutations"},
 				&cli.BoolFlag{Name: "follow", Usage: "continue the file's history across moves (aiwg-state mv, or an exact rename made with git mv)"},
 				&cli.BoolFlag{Name: "all-parents", Usage: "follow merges into all parents (default: first parents, as git log --first-parent)"},

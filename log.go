@@ -92,6 +92,10 @@ type LogOptions struct {
 	Since, Until time.Time
 	// Op keeps commits with a change of this operation.
 	Op string
+	// Source and Correlation keep the commits whose Source or
+	// Correlation-Id trailer is this (WriteOptions.Source, .Correlation):
+	// one task's or one run's writes.
+	Source, Correlation string
 	// Limit stops after this many mutations (0 = all).
 	Limit int
 }
@@ -139,6 +143,9 @@ func (s *Store) Log(ctx context.Context, lo LogOptions, fn func(*Mutation) bool)
 		}
 		m := mutationOf(c, "")
 		if lo.Op != "" && !hasOp(m, lo.Op) {
+			return nil, false
+		}
+		if (lo.Source != "" && m.Source != lo.Source) || (lo.Correlation != "" && m.Correlation != lo.Correlation) {
 			return nil, false
 		}
 		return m, true

@@ -38,12 +38,15 @@ Examples:
    aiwg-state log docs/plan.json --follow            # across mv, ours or git mv
    aiwg-state log plan.json --all-parents             # both sides of merges
    aiwg-state log --agent planner --since 2026-11-01T00:00:00Z
-   aiwg-state log --op delete --json`,
+   aiwg-state log --op delete --json
+   aiwg-state log --correlation run-7            # one run's writes, by its Correlation-Id`,
 			Flags: append(readFlags(),
 				&cli.StringFlag{Name: "agent", Usage: "only this agent's mutations"},
 				&cli.StringFlag{Name: "since", Usage: "only mutations at or after this RFC 3339 time"},
 				&cli.StringFlag{Name: "until", Usage: "only mutations at or before this RFC 3339 time"},
 				&cli.StringFlag{Name: "op", Usage: "only mutations with this operation: create, update, delete, rename, merge, rollback"},
+				&cli.StringFlag{Name: "source", Usage: "only mutations with this Source trailer (set --source)"},
+				&cli.StringFlag{Name: "correlation", Usage: "only mutations with this Correlation-Id trailer (set --correlation): one run's writes"},
 				&cli.IntFlag{Name: "n", Usage: "at most this many mutations"},
 				&cli.BoolFlag{Name: "follow", Usage: "continue the file's history across moves (aiwg-state mv, or an exact rename made with git mv)"},
 				&cli.BoolFlag{Name: "all-parents", Usage: "follow merges into all parents (default: first parents, as git log --first-parent)"},
@@ -54,6 +57,7 @@ Examples:
 					return err
 				}
 				lo := aiwgstate.LogOptions{ReadOptions: s.readOptions(), Agent: s.c.String("agent"), Op: s.c.String("op"), Limit: s.c.Int("n"),
+					Source: s.c.String("source"), Correlation: s.c.String("correlation"),
 					Follow: s.c.Bool("follow"), AllParents: s.c.Bool("all-parents")}
 				if len(a) == 1 {
 					lo.File, lo.Key, _ = strings.Cut(a[0], "#")

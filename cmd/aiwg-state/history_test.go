@@ -214,3 +214,26 @@ func TestIndexUnderConcurrentWritersAndKill(t *testing.T) {
 		}
 	}
 }
+
+// TestLogFiltersBySourceAndCorrelation: one run's writes, found by the
+// Correlation-Id (or Source) trailer they were written with.
+func TestLogFiltersBySourceAndCorrelation(t *testing.T) {
+	s := newStore(t)
+	mustCLI(t, s, "", "set", "a.json", "k", "1", "--correlation", "run-7", "--source", "task-1")
+	mustCLI(t, s, "", "set", "a.json", "k", "2", "--correlation", "run-8", "--source", "task-1")
+	mustCLI(t, s, "", "set", "a.json", "k", "3")
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"--correlation", "run-7"}, 1},
+		{[]string{"--source", "task-1"}, 2},
+		{[]string{"--source", "task-1", "--correlation", "run-8"}, 1},
+		{[]string{"--correlation", "nope"}, 0},
+	} {
+		var ms []map[string]any
+		if err := json.Unmarshal([]byte(mustCLI(t, s, "", append([]string{"log", "--json"}, tc.args...)...)), &ms); err != nil || len(ms) != tc.want {
+			t.Errorf("log %v: %d mutations (%v), want %d", tc.args, len(ms), err, tc.want)
+		}
+	}
+}

@@ -440,13 +440,19 @@ func reorderArgs(app *cli.App, args []string) ([]string, error) {
 	// urfave/cli adds --help/-h to every command without listing it.
 	takesValue := map[string]bool{"help": false, "h": false}
 	isFlag := map[string]bool{"help": true, "h": true}
+	once := map[string]string{} // a name of a flag given at most once -> its first name
 	for _, f := range cmd.Flags {
 		_, isBool := f.(*cli.BoolFlag)
+		_, isSlice := f.(*cli.StringSliceFlag)
 		for _, n := range f.Names() {
 			isFlag[n] = true
 			takesValue[n] = !isBool
+			if !isSlice {
+				once[n] = f.Names()[0]
+			}
 		}
 	}
+	given := map[string]bool{}
 	flags := early
 	var pos []string
 	for i := 0; i < len(rest); i++ {
@@ -458,6 +464,14 @@ func reorderArgs(app *cli.App, args []string) ([]string, error) {
 		name := strings.TrimLeft(a, "-")
 		name, _, hasEq := strings.Cut(name, "=")
 		if strings.HasPrefix(a, "-") && isFlag[name] {
+			if first, ok := once[name]; ok {
+				if given[first] {
+					// urfave/cli would keep the last silently: log
+					// --agent a --agent b would show b's writes only.
+					return nil, usagef("flag --%s is given twice; %s takes one (see aiwg-state %s --help)", first, strings.Join(path[1:], " "), strings.Join(path[1:], " "))
+				}
+				given[first] = true
+			}
 			flags = append(flags, a)
 			if takesValue[name] && !hasEq {
 				if i+1 == len(rest) {

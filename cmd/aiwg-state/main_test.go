@@ -327,6 +327,8 @@ func TestReorderArgs(t *testing.T) {
 		{"x var sett x 1", "var has no command sett (its commands: set, get, rm, mv, ls;"},
 		{"x remote --json", "remote needs one of its commands before --json: add, ls, rm"},
 		{"x goal sub nope", "goal sub has no command nope"},
+		{"x log --agent a --agent b", "flag --agent is given twice; log takes one"},
+		{"x set a.json k 1 -m x --message y", "flag --message is given twice"},
 	} {
 		if got, err := reorderArgs(app, strings.Fields(c.in)); err == nil || !strings.Contains(err.Error(), c.says) || exitCode(err) != exitUsage {
 			t.Errorf("%q -> %q, %v; want exit %d saying %q", c.in, got, err, exitUsage, c.says)

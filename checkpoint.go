@@ -109,25 +109,52 @@ func (s *Store) stateIDAt(stateID string, ro ReadOptions) (string, error) {
 
 // RollbackOptions choose what a rollback restores.
 type RollbackOptions struct {
-	// Shared also restores the state's session and tree variables, which
-	// other states may share. By default a rollback restores what belongs
-	// to the state alone: states/<id>/, temp/<id>/, and its session when
-	// the session is the state's own (one it was given at init without
-	// --session or --parent).
+	// Shared also restores the state's session and tree variables when
+	// other states share them. By default a rollback restores what belongs
+	// to the state alone: states/<id>/, temp/<id>/, and its session and
+	// tree when no other state on the branch uses them. When only a
+	// shared one changed since the checkpoint, the rollback is refused
+	// (ErrUsage) rather than reported as no change.
 	Shared bool
 }
 
 // rollbackDirs are the directories a rollback of state h restores.
-func rollbackDirs(h *rlm.Header, shared bool) []string {
-	dirs := []string{"states/" + h.StateID, "temp/" + h.StateID}
-	own := h.SessionID == "sess-"+strings.TrimPrefix(h.StateID, "state-")
-	if h.SessionID != "" && (own || shared) {
-		dirs = append(dirs, "sessions/"+h.SessionID)
+func rollbackDirs(h *rlm.Header, shared bool, sharedWith func(kind, id string) bool) (dirs, skipped []string) {
+	dirs = []string{"states/" + h.StateID, "temp/" + h.StateID}
+	for _, d := range []struct{ kind, id string }{{"sessions", h.SessionID}, {"trees", h.TreeID}} {
+		switch {
+		case d.id == "":
+		case shared || !sharedWith(d.kind, d.id):
+			dirs = append(dirs, d.kind+"/"+d.id)
+		default:
+			skipped = append(skipped, d.kind+"/"+d.id)
+		}
 	}
-	if h.TreeID != "" && shared {
-		dirs = append(dirs, "trees/"+h.TreeID)
+	return dirs, skipped
+}
+
+// sharers says whether a state other than id uses a session or tree
+// (kind "sessions" or "trees"), reading the states' headers in tx.
+func sharers(tx *repo.Tx, id string) func(kind, of string) bool {
+	return func(kind, of string) bool {
+		entries, err := tx.ReadDir("states")
+		if err != nil {
+			return true // unknown: shared, the safe reading
+		}
+		for _, e := range entries {
+			if e.Name == id {
+				continue
+			}
+			h, err := readHeader(tx.ReadFile, e.Name)
+			if err != nil {
+				continue // not a state directory
+			}
+			if (kind == "sessions" && h.SessionID == of) || (kind == "trees" && h.TreeID == of) {
+				return true
+			}
+		}
+		return false
 	}
-	return dirs
 }
 
 // Rollback restores a state to a checkpoint as one new commit (history
@@ -157,9 +184,21 @@ func (s *Store) Rollback(ctx context.Context, stateID, name string, opts Rollbac
 		if err != nil {
 			return err
 		}
-		changes, err := checkpoint.Restore(tx, target.Tree, rollbackDirs(h, opts.Shared))
+		dirs, skipped := rollbackDirs(h, opts.Shared, sharers(tx, id))
+		changes, err := checkpoint.Restore(tx, target.Tree, dirs)
 		if err != nil {
 			return err
+		}
+		if len(changes) == 0 {
+			// Nothing of the state's own changed; saying "no change"
+			// would hide that what did change is shared.
+			for _, dir := range skipped {
+				if differs, err := checkpoint.DirDiffers(tx, target.Tree, dir); err != nil {
+					return err
+				} else if differs {
+					return fmt.Errorf("%w: since %s only %s changed, which other states share too; --shared restores it (theirs with it)", ErrUsage, ck.Name, dir)
+				}
+			}
 		}
 		done := map[string]bool{}
 		for _, ch := range changes {

@@ -576,3 +576,42 @@ func TestRLMImportKeepsVariableSources(t *testing.T) {
 		t.Fatalf("error_list after import: source %q, %v", v.Source, err)
 	}
 }
+
+// TestRollbackOfANamedSession: a state given its session by name restores
+// it when no other state uses it; when another does, a rollback whose only
+// changes are in that session is refused rather than reported as no
+// change, and --shared (RollbackOptions.Shared) restores it.
+func TestRollbackOfANamedSession(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+	id := initState(t, st, aiwgstate.StateInit{Prompt: "p", Session: "sess-aaaa1111"})
+	setVar(t, st, id, "risk_count", json.Number("1"), aiwgstate.VarOptions{})
+	if _, err := st.CreateCheckpoint(ctx, id, "cp1", "", aiwgstate.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	setVar(t, st, id, "risk_count", json.Number("2"), aiwgstate.VarOptions{})
+	get := func() string {
+		v, err := st.Variable(ctx, id, "risk_count", aiwgstate.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprint(v.Value)
+	}
+	if _, _, err := st.Rollback(ctx, id, "cp1", aiwgstate.RollbackOptions{}, aiwgstate.WriteOptions{}); err != nil || get() != "1" {
+		t.Fatalf("rollback of a session no other state uses: %v, risk_count %s", err, get())
+	}
+
+	// Now another state shares the session.
+	initState(t, st, aiwgstate.StateInit{Prompt: "q", Session: "sess-aaaa1111"})
+	setVar(t, st, id, "risk_count", json.Number("3"), aiwgstate.VarOptions{})
+	head := git(t, st, "rev-parse", "main")
+	if _, _, err := st.Rollback(ctx, id, "cp1", aiwgstate.RollbackOptions{}, aiwgstate.WriteOptions{}); !errors.Is(err, aiwgstate.ErrUsage) || !strings.Contains(err.Error(), "sessions/sess-aaaa1111") {
+		t.Errorf("rollback with only a shared session changed: %v", err)
+	}
+	if git(t, st, "rev-parse", "main") != head {
+		t.Error("the refused rollback wrote")
+	}
+	if _, _, err := st.Rollback(ctx, id, "cp1", aiwgstate.RollbackOptions{Shared: true}, aiwgstate.WriteOptions{}); err != nil || get() != "1" {
+		t.Errorf("rollback --shared: %v, risk_count %s", err, get())
+	}
+}

@@ -290,6 +290,21 @@ func Restore(tx *repo.Tx, from plumbing.Hash, dirs []string) ([]repo.FileChange,
 	return all, nil
 }
 
+// DirDiffers reports whether dir differs between the tree from and the
+// transaction's parent.
+func DirDiffers(tx *repo.Tx, from plumbing.Hash, dir string) (bool, error) {
+	r := tx.Repo()
+	var cur plumbing.Hash
+	if p := tx.Parent(); !p.IsZero() {
+		c, err := r.ReadCommit(p)
+		if err != nil {
+			return false, err
+		}
+		cur = c.Tree
+	}
+	return dirHash(r, cur, dir) != dirHash(r, from, dir), nil
+}
+
 func dirHash(r *repo.Repo, root plumbing.Hash, dir string) plumbing.Hash {
 	if root.IsZero() {
 		return plumbing.ZeroHash

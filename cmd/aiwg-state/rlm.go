@@ -607,8 +607,10 @@ func rollbackCommand() *cli.Command {
 		ArgsUsage: "NAME",
 		Description: `The state's files become byte-identical to the checkpoint's, in one commit
 with the trailers Operation: rollback and Checkpoint: ckpt-…; other states are
-untouched. Restored: states/<id>/, temp/<id>/ and the state's own session;
---shared also restores its session and tree when others share them.
+untouched. Restored: states/<id>/, temp/<id>/, and the state's session and
+tree unless another state shares them; --shared restores those too. A
+rollback whose only changes since the checkpoint are in a shared session
+or tree is refused (exit 2) rather than reported as no change.
 --hard moves the branch back to the checkpoint's commit instead, dropping
 every later commit of every state from the branch; it needs --yes.
 
@@ -616,7 +618,7 @@ Examples:
    aiwg-state rollback before_decomposition
    aiwg-state rollback initial_state --hard --yes`,
 		Flags: append(rlmWriteFlags(),
-			&cli.BoolFlag{Name: "shared", Usage: "also restore shared session and tree variables"},
+			&cli.BoolFlag{Name: "shared", Usage: "also restore the session and tree when other states share them"},
 			&cli.BoolFlag{Name: "hard", Usage: "move the branch to the checkpoint (drops later commits)"},
 			&cli.BoolFlag{Name: "yes", Usage: "confirm --hard"}),
 		Action: command(func(s *session) error {

@@ -61,7 +61,7 @@ func TestRLMVariablesScenario(t *testing.T) {
 		{"error_map", map[string]any{"a": json.Number("1")}, "", rlm.TypeJSON},
 		{"error_list", []any{"x"}, "", rlm.TypeArray},
 		{"report_path", "file:reports/a.md", "", rlm.TypeFilePath},
-		{"small_blob", "kept in a file", rlm.TypeFileContent, rlm.TypeText},
+		{"small_blob", "kept in a file", rlm.TypeFileContent, rlm.TypeFileContent},
 		{"list_as_json", []any{json.Number("1")}, rlm.TypeJSON, rlm.TypeJSON},
 	}
 	for _, c := range cases {

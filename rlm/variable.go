@@ -323,7 +323,9 @@ func (v *Variable) Encode(dataPath string) (file, data []byte, err error) {
 	// enc ends in the newline of a canonical file, which is not the value's.
 	if v.Type == TypeFileContent || len(enc)-1 > MaxInlineBytes {
 		vt := v.Type
-		if vt == TypeFileContent {
+		if _, text := v.Value.(string); vt == TypeFileContent && !text {
+			// Content that is not text is kept as JSON, and read back
+			// as the JSON it is.
 			vt = InferType(v.Value)
 		}
 		if s, ok := v.Value.(string); ok {
@@ -364,7 +366,7 @@ func (v *Variable) Load(data []byte) error {
 	if !v.IsStored() {
 		return nil
 	}
-	if v.Metadata.ValueType == TypeText || v.Metadata.ValueType == TypeFilePath {
+	if t := v.Metadata.ValueType; t == TypeText || t == TypeFilePath || t == TypeFileContent {
 		v.Value = string(data)
 	} else {
 		x, err := objects.Decode(data)

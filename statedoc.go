@@ -359,7 +359,7 @@ type StateEdit func(doc any) (any, []verbiage.Path, error)
 // write their shards. subject is the commit subject (WriteOptions.Message
 // overrides it). An edit that changes nothing is ErrNoChange.
 func (s *Store) EditState(ctx context.Context, file string, wo WriteOptions, subject string, edit StateEdit) (*Mutation, error) {
-	return s.writeState(ctx, file, wo, subject, func(d *statedoc.Doc, files statedoc.Files) ([]statedoc.FileWrite, *statedoc.Doc, []verbiage.Path, error) {
+	return s.writeState(ctx, file, wo, subject, false, func(d *statedoc.Doc, files statedoc.Files) ([]statedoc.FileWrite, *statedoc.Doc, []verbiage.Path, error) {
 		nv, paths, err := edit(d.Resolved())
 		if err != nil {
 			return nil, nil, nil, err
@@ -372,7 +372,9 @@ func (s *Store) EditState(ctx context.Context, file string, wo WriteOptions, sub
 // ResetState puts the document back to the seed's default shape. Shards it
 // mounted are unmounted, not deleted.
 func (s *Store) ResetState(ctx context.Context, file string, wo WriteOptions) (*Mutation, error) {
-	return s.writeState(ctx, file, wo, "doc reset", func(d *statedoc.Doc, files statedoc.Files) ([]statedoc.FileWrite, *statedoc.Doc, []verbiage.Path, error) {
+	// Reset is how a document broken by a plain-git commit is mended, so
+	// the stored one need not be valid.
+	return s.writeState(ctx, file, wo, "doc reset", true, func(d *statedoc.Doc, files statedoc.Files) ([]statedoc.FileWrite, *statedoc.Doc, []verbiage.Path, error) {
 		writes, next, err := d.Replace(files, statedoc.Default())
 		return writes, next, []verbiage.Path{{}}, err
 	})
@@ -380,7 +382,10 @@ func (s *Store) ResetState(ctx context.Context, file string, wo WriteOptions) (*
 
 type stateWrite func(d *statedoc.Doc, files statedoc.Files) ([]statedoc.FileWrite, *statedoc.Doc, []verbiage.Path, error)
 
-func (s *Store) writeState(ctx context.Context, file string, wo WriteOptions, subject string, write stateWrite) (*Mutation, error) {
+// writeState runs write on the ruled document file in one commit. A
+// stored document that is not valid is refused, unless overInvalid: then
+// write starts from a new default document in its place.
+func (s *Store) writeState(ctx context.Context, file string, wo WriteOptions, subject string, overInvalid bool, write stateWrite) (*Mutation, error) {
 	return s.commit(ctx, wo, subject, func(tx *repo.Tx, rec *recorder) error {
 		manifest, _ := tx.ReadFile(ManifestPath)
 		patterns, err := ruledPatterns(manifest)
@@ -398,10 +403,16 @@ func (s *Store) writeState(ctx context.Context, file string, wo WriteOptions, su
 		var d *statedoc.Doc
 		if ok, _ := tx.Exists(clean); ok {
 			if d, err = statedoc.Load(files, clean); err != nil {
-				return invalidStored(clean, err)
+				if !overInvalid {
+					return invalidStored(clean, err)
+				}
+				d = nil
 			}
-		} else if d, err = statedoc.New(files, clean, statedoc.Default()); err != nil {
-			return err
+		}
+		if d == nil {
+			if d, err = statedoc.New(files, clean, statedoc.Default()); err != nil {
+				return err
+			}
 		}
 		writes, next, paths, err := write(d, files)
 		if err != nil {

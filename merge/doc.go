@@ -63,6 +63,14 @@
 // spelling by byte order. Any other pair (a deletion, null, objects, arrays,
 // different types) is a conflict.
 //
+// sum adds both sides' changes to a number, base + (ours - base) +
+// (theirs - base) in exact decimal arithmetic, an absent base counting as
+// 0: counters keep every side's increments. It is the one strategy that
+// applies when both sides made the same change (each added one: the sum
+// adds two), so a merge with sum is not idempotent, and the result may be
+// a number neither side wrote. With one side unchanged, the other side's
+// number is kept as written. Anything else is a conflict.
+//
 // conflict (Manual) settles nothing.
 //
 // # Conflicts

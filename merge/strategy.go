@@ -11,7 +11,7 @@ import (
 var ErrUnknownStrategy = errors.New("unknown merge strategy")
 
 // Strategy names how a clash at a key path is settled. The names are the
-// resolver names of seed 003 plus Max and Manual ("conflict"); they are the
+// resolver names of seed 003 plus Max, Sum and Manual ("conflict"); they are the
 // suffixes of the git merge drivers (merge=aiwg-<strategy>).
 type Strategy string
 
@@ -25,6 +25,14 @@ const (
 	// strings by byte order. Counters (LAST-SEEN-IDX) and sticky flags
 	// (SEEN) only grow, so the larger side is the one that saw more.
 	Max Strategy = "max"
+	// Sum adds both sides' changes to a number: base + (ours - base) +
+	// (theirs - base), an absent base counting as 0, so a counter that
+	// agents increment on their branches (seed 003's metrics) keeps every
+	// increment, where max or merge-objects would keep one. Unlike the
+	// others it applies even when both sides made the same change (both
+	// added one: two). A value that is not a number on every side present
+	// is a conflict.
+	Sum Strategy = "sum"
 	// Manual never settles a clash; it records a Conflict for someone to
 	// resolve. (Its name is "conflict"; the Go name differs only because
 	// Conflict is the record type.)
@@ -33,7 +41,7 @@ const (
 
 // Strategies lists every strategy, in the order they are documented.
 func Strategies() []Strategy {
-	return []Strategy{LastWriteWins, FirstWriteWins, MergeObjects, MergeArrays, HigherPriorityWins, Max, Manual}
+	return []Strategy{LastWriteWins, FirstWriteWins, MergeObjects, MergeArrays, HigherPriorityWins, Max, Sum, Manual}
 }
 
 // ParseStrategy reads a strategy name as written in .gitattributes or on the

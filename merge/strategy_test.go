@@ -65,3 +65,42 @@ func TestIdentity(t *testing.T) {
 		}
 	}
 }
+
+// TestSum: increments made on both sides are both kept, exactly, in
+// decimal; what is not a number on every side present is a conflict.
+func TestSum(t *testing.T) {
+	for _, tc := range []struct {
+		base, ours, theirs string // "" = absent
+		want               string
+		conflict           bool
+	}{
+		{`5`, `6`, `6`, `7`, false},         // the same increment twice
+		{`5`, `6`, `8`, `9`, false},         // +1 and +3
+		{`1`, `2`, `3`, `4`, false},         // the review's failed-task counter
+		{`5`, `5`, `5`, `5`, false},         // nobody changed it
+		{``, `2`, `3`, `5`, false},          // created on both sides: from 0
+		{`0.1`, `0.2`, `0.3`, `0.4`, false}, // exact decimals
+		{`1.50`, `2.25`, `1.50`, `2.25`, false},
+		{`1e2`, `101`, `1.02e2`, `103`, false}, // exponents read, written plainly
+		{`-1`, `-3`, `2`, `0`, false},
+		{`5`, `6`, `"six"`, ``, true},
+		{`5`, `6`, ``, ``, true}, // deleted on one side, changed on the other
+	} {
+		side := func(s string) Side {
+			if s == "" {
+				return Side{Value: decode(t, `{}`)} // the key absent
+			}
+			return Side{Value: decode(t, `{"n":`+s+`}`)}
+		}
+		got, missing, cs := Values(side(tc.base), side(tc.ours), side(tc.theirs), Options{Keys: map[string]Strategy{"n": Sum}})
+		if tc.conflict {
+			if len(cs) != 1 {
+				t.Errorf("%s/%s/%s: %v, want a conflict", tc.base, tc.ours, tc.theirs, got)
+			}
+			continue
+		}
+		if missing || len(cs) != 0 || canon(got) != `{"n":`+tc.want+`}` {
+			t.Errorf("%s/%s/%s: %s %v, want %s", tc.base, tc.ours, tc.theirs, canon(got), cs, tc.want)
+		}
+	}
+}

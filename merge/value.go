@@ -3,6 +3,7 @@ package merge
 import (
 	"bytes"
 	"encoding/json"
+	"math/big"
 	"reflect"
 	"slices"
 	"strconv"
@@ -91,6 +92,12 @@ func (m *merger) merge(b, o, t val, s Strategy, inArray bool) val {
 			}
 		}
 	}
+	if s == Sum {
+		// Before the shortcuts: the same increment on both sides is two.
+		if v, ok := sum(b, o, t); ok {
+			return v
+		}
+	}
 	switch {
 	case same(o, t):
 		return o
@@ -100,6 +107,61 @@ func (m *merger) merge(b, o, t val, s Strategy, inArray bool) val {
 		return o
 	}
 	return m.clash(b, o, t, s, inArray)
+}
+
+// sum is base + (ours - base) + (theirs - base) when both sides hold a
+// number and the base is a number or absent, computed exactly on the
+// decimal text; ok is false otherwise.
+func sum(b, o, t val) (val, bool) {
+	if !o.ok || !t.ok {
+		return val{}, false
+	}
+	on, ok1 := o.v.(json.Number)
+	tn, ok2 := t.v.(json.Number)
+	if !ok1 || !ok2 {
+		return val{}, false
+	}
+	// One side unchanged: the other side's number as it was written.
+	if same(b, o) {
+		return t, true
+	}
+	if same(b, t) {
+		return o, true
+	}
+	bn := json.Number("0")
+	if b.ok {
+		var ok bool
+		if bn, ok = b.v.(json.Number); !ok {
+			return val{}, false
+		}
+	}
+	var r, x big.Rat
+	digits := 0
+	for i, n := range []json.Number{on, tn, bn} {
+		if _, ok := x.SetString(string(n)); !ok {
+			return val{}, false
+		}
+		if i < 2 {
+			r.Add(&r, &x)
+		} else {
+			r.Sub(&r, &x)
+		}
+		digits = max(digits, fractionDigits(string(n)))
+	}
+	if r.IsInt() {
+		return val{json.Number(r.Num().String()), true}, true
+	}
+	text := strings.TrimRight(r.FloatString(digits), "0")
+	return val{json.Number(strings.TrimSuffix(text, ".")), true}, true
+}
+
+// fractionDigits is how many digits a number's text needs after the
+// point to be written without an exponent.
+func fractionDigits(n string) int {
+	mant, exp, _ := strings.Cut(strings.ToLower(n), "e")
+	_, frac, _ := strings.Cut(mant, ".")
+	e, _ := strconv.Atoi(exp)
+	return max(len(frac)-e, 0)
 }
 
 // mergeObjects merges key by key. Keys are visited in sorted order so that
@@ -157,7 +219,7 @@ func (m *merger) clash(b, o, t val, s Strategy, inArray bool) val {
 // could not settle. via names the strategy that gave up, for the reason.
 func (m *merger) fallback(b, o, t val, s Strategy, inArray bool, via string) val {
 	switch f := m.opts.Fallback; f {
-	case LastWriteWins, FirstWriteWins, HigherPriorityWins, Max:
+	case LastWriteWins, FirstWriteWins, HigherPriorityWins, Max, Sum:
 		return m.settle(b, o, t, f, inArray, via)
 	case MergeArrays:
 		if oa, ta, ok := arrays(o, t); ok {
@@ -185,6 +247,11 @@ func (m *merger) settle(b, o, t val, s Strategy, inArray bool, via string) val {
 			return pick(o, t, c > 0)
 		}
 		return m.conflict(b, o, t, inArray, "max cannot compare "+kindPair(o, t))
+	case Sum:
+		if v, ok := sum(b, o, t); ok {
+			return v
+		}
+		return m.conflict(b, o, t, inArray, "sum cannot add "+kindPair(o, t))
 	case Manual:
 		if via != "" {
 			return m.conflict(b, o, t, inArray, via+" cannot settle "+clashKind(o, t))

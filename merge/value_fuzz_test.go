@@ -24,7 +24,11 @@ func FuzzMerge(f *testing.F) {
 		os := Side{Value: o, Clock: clocks[(mode>>8)&3], Missing: mode&(1<<13) != 0}
 		ts := Side{Value: th, Clock: clocks[(mode>>10)&3], Missing: mode&(1<<14) != 0}
 		checkMerge(t, bs, os, ts, opts)
-		for _, pair := range [][2]Side{{bs, ts}, {ts, bs}, {ts, ts}} {
+		pairs := [][2]Side{{bs, ts}, {ts, bs}, {ts, ts}}
+		if usesSum(opts) {
+			pairs = pairs[:2] // the same change twice is counted twice
+		}
+		for _, pair := range pairs {
 			got, missing, cs := Values(bs, pair[0], pair[1], opts)
 			if missing != ts.Missing || len(cs) != 0 || (!missing && !equal(got, th)) {
 				t.Fatalf("Values(b, %s, %s) = %s missing=%v conflicts=%v; want the other side",
@@ -34,19 +38,21 @@ func FuzzMerge(f *testing.F) {
 	})
 }
 
-// fuzzOptions reads a strategy setup from the low byte of mode: bits 0-2 the
-// strategy, 3-5 the fallback (shifted by one, so "bogus" is reached), 6-7
-// the key overrides. Bits 8-11 pick the clocks, 12-14 delete whole sides.
+// fuzzOptions reads a strategy setup from mode: bits 0-2 the strategy and
+// 3-5 the fallback (bit 15 shifts both, so that every strategy, "" and
+// "bogus" are reached in each), 6-7 the key overrides. Bits 8-11 pick the
+// clocks, 12-14 delete whole sides.
 func fuzzOptions(mode uint16) Options {
 	all := append(Strategies(), "", "bogus")
-	o := Options{Strategy: all[int(mode&7)], Fallback: all[int(mode>>3&7)+1]}
+	shift := int(mode>>15) * 8
+	o := Options{Strategy: all[(int(mode&7)+shift)%len(all)], Fallback: all[(int(mode>>3&7)+1+shift)%len(all)]}
 	switch mode >> 6 & 3 {
 	case 1:
 		o.Keys = map[string]Strategy{"EVENTS": MergeArrays, "SEEN": Max, "LAST-SEEN-IDX": Max}
 	case 2:
 		o.Keys = map[string]Strategy{"a": LastWriteWins, "b": Manual, "c": HigherPriorityWins}
 	case 3:
-		o.Keys = map[string]Strategy{"a": MergeArrays, "b": FirstWriteWins, "c": Max}
+		o.Keys = map[string]Strategy{"a": MergeArrays, "b": FirstWriteWins, "c": Max, "n": Sum}
 	}
 	return o
 }

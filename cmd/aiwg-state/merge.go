@@ -98,7 +98,8 @@ two are merged three ways against their merge base and committed with two
 parents. Each JSON document changed on both sides is merged key by key
 with the strategy .gitattributes gives its path (merge=aiwg-STRATEGY), or
 --strategy for every path: last-write-wins, first-write-wins,
-merge-objects, merge-arrays, higher-priority-wins, max, conflict.
+merge-objects, merge-arrays, higher-priority-wins, max, sum (counters:
+both sides' increments kept), conflict.
 
 What no strategy settles is kept as a conflict (base, ours and theirs per
 key path, never markers in the JSON), the branch is left unchanged and the

@@ -39,7 +39,7 @@ func cliIn(t testing.TB, args ...string) (string, string, int) {
 func strategyAttributes() string {
 	var b strings.Builder
 	b.WriteString("*.json merge=aiwg-merge-objects\n**/variables/*.json merge=aiwg-last-write-wins\n")
-	for _, s := range []string{"last-write-wins", "first-write-wins", "merge-objects", "merge-arrays", "higher-priority-wins", "max", "conflict"} {
+	for _, s := range []string{"last-write-wins", "first-write-wins", "merge-objects", "merge-arrays", "higher-priority-wins", "max", "sum", "conflict"} {
 		fmt.Fprintf(&b, "%s/*.json merge=aiwg-%s\n", s, s)
 	}
 	b.WriteString("keys/*.json merge=aiwg-merge-objects aiwg-keys=EVENTS:merge-arrays,SEEN:max aiwg-fallback=last-write-wins\n")
@@ -67,6 +67,7 @@ func divergentStore(t *testing.T) (store, work string) {
 {"op":"put","file":"merge-arrays/log.json","value":{"items":[{"id":1,"v":"one"},{"id":2,"v":"two"}],"plain":[1,2,3]}}
 {"op":"put","file":"higher-priority-wins/task.json","value":{"task":{"priority":"low","title":"t0"}}}
 {"op":"put","file":"max/counter.json","value":{"n":1,"seen":false}}
+{"op":"put","file":"sum/metrics.json","value":{"totalTasksCompleted":5,"totalTasksFailed":1,"costUsd":0.5}}
 {"op":"put","file":"conflict/doc.json","value":{"a":1,"b":1}}
 {"op":"put","file":"keys/state.json","value":{"EVENTS":[{"id":"e1","ts":1}],"SEEN":1,"NAME":"x"}}
 {"op":"put","file":"global/variables/doomed.json","value":{"value":1}}
@@ -83,6 +84,9 @@ func divergentStore(t *testing.T) (store, work string) {
 {"op":"del","file":"merge-arrays/log.json","path":"plain.0"}
 {"op":"set","file":"higher-priority-wins/task.json","path":"task","value":{"priority":"low","title":"ours"}}
 {"op":"set","file":"max/counter.json","path":"n","value":5}
+{"op":"set","file":"sum/metrics.json","path":"totalTasksCompleted","value":6}
+{"op":"set","file":"sum/metrics.json","path":"totalTasksFailed","value":2}
+{"op":"set","file":"sum/metrics.json","path":"costUsd","value":0.75}
 {"op":"set","file":"conflict/doc.json","path":"a","value":2}
 {"op":"set","file":"keys/state.json","path":"EVENTS.-","value":{"id":"e2","ts":2}}
 {"op":"set","file":"keys/state.json","path":"SEEN","value":3}
@@ -100,6 +104,9 @@ func divergentStore(t *testing.T) (store, work string) {
 {"op":"set","file":"merge-arrays/log.json","path":"plain.-","value":4}
 {"op":"set","file":"higher-priority-wins/task.json","path":"task","value":{"priority":"urgent","title":"theirs"}}
 {"op":"set","file":"max/counter.json","path":"n","value":3}
+{"op":"set","file":"sum/metrics.json","path":"totalTasksCompleted","value":6}
+{"op":"set","file":"sum/metrics.json","path":"totalTasksFailed","value":3}
+{"op":"set","file":"sum/metrics.json","path":"costUsd","value":0.6}
 {"op":"set","file":"max/counter.json","path":"seen","value":true}
 {"op":"set","file":"conflict/doc.json","path":"b","value":2}
 {"op":"set","file":"keys/state.json","path":"EVENTS.-","value":{"id":"e3","ts":3}}
@@ -159,6 +166,9 @@ func TestGitMergeWithDriversMatchesAiwgMerge(t *testing.T) {
 		"merge-objects/plan.json":         `"goal": "ship it"`,
 		"higher-priority-wins/task.json":  `"title": "theirs"`,
 		"max/counter.json":                `"n": 5`,
+		"sum/metrics.json":                `"totalTasksCompleted": 7`, // both sides' increments
+		"sum/metrics.json#failed":         `"totalTasksFailed": 4`,
+		"sum/metrics.json#cost":           `"costUsd": 0.85`,
 		"conflict/doc.json":               `"b": 2`,
 		"keys/state.json":                 `"SEEN": 3`,
 		"merge-arrays/log.json":           `"v": "uno"`,

@@ -22,7 +22,8 @@ var (
 	// no git); test for both to cover either.
 	ErrNotFound = repo.ErrNotFound
 	// ErrStale: the branch was not at WriteOptions.Expect (the error is a
-	// *repo.StaleError naming the current head), or a push was not a fast
+	// *repo.StaleError naming the current head), a file the write changes
+	// changed since WriteOptions.UnchangedSince, or a push was not a fast
 	// forward.
 	ErrStale = repo.ErrStale
 	// ErrLocked: another writer held the branch lock past the timeout.

@@ -437,3 +437,32 @@ func TestRulesCannotBeSetOverDocumentsThatBreakThem(t *testing.T) {
 		t.Fatalf("another setting, with the rules unchanged: %v", err)
 	}
 }
+
+// TestUnchangedSinceIsPerFile: optimistic concurrency on the files a
+// write changes: another agent's write to another file does not fail it
+// (as --expect would), a write to the same file does, naming it.
+func TestUnchangedSinceIsPerFile(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+	wo := aiwgstate.WriteOptions{Agent: "pulse"}
+	for _, f := range []string{"agents/pulse.json", "agents/heartbeat.json"} {
+		if _, err := st.Set(ctx, f, "n", []byte(`1`), wo); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := strings.TrimSpace(git(t, st, "rev-parse", "main"))
+	if _, err := st.Set(ctx, "agents/heartbeat.json", "n", []byte(`2`), aiwgstate.WriteOptions{Agent: "heartbeat"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Set(ctx, "agents/pulse.json", "n", []byte(`2`), aiwgstate.WriteOptions{Agent: "pulse", UnchangedSince: read}); err != nil {
+		t.Fatalf("a write after another file changed: %v", err)
+	}
+	head := git(t, st, "rev-parse", "main")
+	_, err := st.Set(ctx, "agents/pulse.json", "n", []byte(`3`), aiwgstate.WriteOptions{Agent: "pulse", UnchangedSince: read})
+	if !errors.Is(err, aiwgstate.ErrStale) || !strings.Contains(err.Error(), "agents/pulse.json changed since "+read) {
+		t.Errorf("a write to a file changed since: %v", err)
+	}
+	if git(t, st, "rev-parse", "main") != head {
+		t.Error("the refused write moved the branch")
+	}
+}

@@ -49,6 +49,12 @@ type WriteOptions struct {
 	// Expect, when set, is the revision the branch must be at: the write
 	// fails with a *repo.StaleError instead of applying on a newer head.
 	Expect string
+	// UnchangedSince, when set, is a revision at which every file the
+	// write changes must still be as it is now: optimistic concurrency
+	// per file, where Expect is per branch, so writes to other files in
+	// between do not fail it. A file changed since fails the write with
+	// an error wrapping ErrStale that names the file.
+	UnchangedSince string
 	// Message replaces the generated subject line.
 	Message string
 	// Trailers are added after the standard ones.
@@ -379,6 +385,38 @@ func (p parsedOp) apply(d *docs, rec *recorder) error {
 	return nil
 }
 
+// checkUnchangedSince fails when a file the write changes differs
+// between the revision since (named rev) and the branch head the write
+// applies to (WriteOptions.UnchangedSince).
+func (s *Store) checkUnchangedSince(tx *repo.Tx, since *repo.Commit, rev string, changes []Change) error {
+	var head plumbing.Hash
+	if p := tx.Parent(); !p.IsZero() {
+		c, err := s.repo.ReadCommit(p)
+		if err != nil {
+			return err
+		}
+		head = c.Tree
+	}
+	blob := func(root plumbing.Hash, path string) plumbing.Hash {
+		if root.IsZero() {
+			return plumbing.ZeroHash
+		}
+		e, err := s.repo.Lookup(root, path)
+		if err != nil {
+			return plumbing.ZeroHash // absent
+		}
+		return e.Hash
+	}
+	for _, c := range changes {
+		for _, f := range []string{c.File, c.To} {
+			if f != "" && blob(since.Tree, f) != blob(head, f) {
+				return fmt.Errorf("%w: %s changed since %s (read it again, then write)", ErrStale, f, rev)
+			}
+		}
+	}
+	return nil
+}
+
 // commit runs build in a transaction on the options' branch and records it
 // as one commit whose message and trailers describe the recorded changes.
 func (s *Store) commit(ctx context.Context, wo WriteOptions, subject string, build func(*repo.Tx, *recorder) error) (*Mutation, error) {
@@ -393,6 +431,16 @@ func (s *Store) commit(ctx context.Context, wo WriteOptions, subject string, bui
 			return nil, err
 		}
 		copts.Expect = &h
+	}
+	var since *repo.Commit
+	if wo.UnchangedSince != "" {
+		h, err := s.Resolve(wo.UnchangedSince, wo.Branch)
+		if err != nil {
+			return nil, err
+		}
+		if since, err = s.repo.ReadCommit(h); err != nil {
+			return nil, err
+		}
 	}
 	agent := AgentName(wo.Agent)
 	if repo.IdentityName(agent) != agent {
@@ -426,6 +474,11 @@ func (s *Store) commit(ctx context.Context, wo WriteOptions, subject string, bui
 		}
 		for _, check := range s.writeChecks() {
 			if err := check(tx, wo, rec.changes); err != nil {
+				return nil, err
+			}
+		}
+		if since != nil {
+			if err := s.checkUnchangedSince(tx, since, wo.UnchangedSince, rec.changes); err != nil {
 				return nil, err
 			}
 		}

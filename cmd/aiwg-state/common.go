@@ -44,6 +44,7 @@ func writeFlags() []cli.Flag {
 		&cli.StringFlag{Name: "source", Usage: "what caused the mutation (Source trailer)"},
 		&cli.StringFlag{Name: "correlation", Usage: "a correlation id (Correlation-Id trailer)"},
 		&cli.StringFlag{Name: "expect", Usage: "fail with exit 6 unless the branch is at this revision (optimistic concurrency)"},
+		&cli.StringFlag{Name: "unchanged-since", Usage: "fail with exit 6 if a file this write changes has changed since this revision (optimistic concurrency per file)"},
 		&cli.StringFlag{Name: "message", Aliases: []string{"m"}, Usage: "the commit subject (default: generated from the change)"},
 		&cli.StringFlag{Name: "traj", Usage: "link this write to a trajectory (Trajectory trailer; log shows it)"},
 		&cli.IntFlag{Name: "iter", Usage: "link this write to iteration N of --traj (Iteration trailer)"},
@@ -135,6 +136,7 @@ func (s *session) writeOptions() aiwgstate.WriteOptions {
 	wo.Source = s.c.String("source")
 	wo.Correlation = s.c.String("correlation")
 	wo.Expect = s.c.String("expect")
+	wo.UnchangedSince = s.c.String("unchanged-since")
 	wo.Message = s.c.String("message")
 	wo.Trailers = s.link
 	return wo

@@ -516,6 +516,7 @@ func TestRefusedCommandLines(t *testing.T) {
 	}{
 		{[]string{"gc", "extra"}, exitUsage, `gc takes no arguments, got "extra"`},
 		{[]string{"get", "nope.json"}, exitDomain, "aiwg-state: nope.json: no such document at HEAD\n"},
+		{[]string{"set", "plan.json", "k", "3", "--unchanged-since", "HEAD~3"}, exitStale, "plan.json changed since HEAD~3"},
 		{[]string{"log", "-n", "abc"}, exitUsage, `-n "abc": want a whole number (see aiwg-state log --help)`},
 		{[]string{"var", "set", "x", "1", "--ttl", "abc"}, exitUsage, `--ttl "abc": want a whole number (see aiwg-state var set --help)`},
 		{[]string{"set", "plan.json", "k", "high"}, exitUsage, `(text is a JSON string: '"high"' in the shell, or --string)`},

@@ -389,13 +389,9 @@ func (p parsedOp) apply(d *docs, rec *recorder) error {
 // between the revision since (named rev) and the branch head the write
 // applies to (WriteOptions.UnchangedSince).
 func (s *Store) checkUnchangedSince(tx *repo.Tx, since *repo.Commit, rev string, changes []Change) error {
-	var head plumbing.Hash
-	if p := tx.Parent(); !p.IsZero() {
-		c, err := s.repo.ReadCommit(p)
-		if err != nil {
-			return err
-		}
-		head = c.Tree
+	head, err := tx.ParentTree()
+	if err != nil {
+		return err
 	}
 	blob := func(root plumbing.Hash, path string) plumbing.Hash {
 		if root.IsZero() {

@@ -252,13 +252,9 @@ func Prune(ctx context.Context, r *repo.Repo, state string, keep int) ([]Checkpo
 // checkpoint; restored files are the checkpoint's blobs, byte for byte.
 func Restore(tx *repo.Tx, from plumbing.Hash, dirs []string) ([]repo.FileChange, error) {
 	r := tx.Repo()
-	var cur plumbing.Hash
-	if p := tx.Parent(); !p.IsZero() {
-		c, err := r.ReadCommit(p)
-		if err != nil {
-			return nil, err
-		}
-		cur = c.Tree
+	cur, err := tx.ParentTree()
+	if err != nil {
+		return nil, err
 	}
 	var all []repo.FileChange
 	for _, dir := range dirs {
@@ -293,16 +289,11 @@ func Restore(tx *repo.Tx, from plumbing.Hash, dirs []string) ([]repo.FileChange,
 // DirDiffers reports whether dir differs between the tree from and the
 // transaction's parent.
 func DirDiffers(tx *repo.Tx, from plumbing.Hash, dir string) (bool, error) {
-	r := tx.Repo()
-	var cur plumbing.Hash
-	if p := tx.Parent(); !p.IsZero() {
-		c, err := r.ReadCommit(p)
-		if err != nil {
-			return false, err
-		}
-		cur = c.Tree
+	cur, err := tx.ParentTree()
+	if err != nil {
+		return false, err
 	}
-	return dirHash(r, cur, dir) != dirHash(r, from, dir), nil
+	return dirHash(tx.Repo(), cur, dir) != dirHash(tx.Repo(), from, dir), nil
 }
 
 func dirHash(r *repo.Repo, root plumbing.Hash, dir string) plumbing.Hash {

@@ -27,6 +27,19 @@ func (tx *Tx) Parent() plumbing.Hash { return tx.parent }
 // Repo is the repository the transaction writes to.
 func (tx *Tx) Repo() *Repo { return tx.r }
 
+// ParentTree is the tree of the commit the transaction builds on (zero
+// for a branch's first commit).
+func (tx *Tx) ParentTree() (plumbing.Hash, error) {
+	if tx.parent.IsZero() {
+		return plumbing.ZeroHash, nil
+	}
+	c, err := tx.r.ReadCommit(tx.parent)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return c.Tree, nil
+}
+
 // ReadFile returns a file's content; ErrNotFound when absent.
 func (tx *Tx) ReadFile(path string) ([]byte, error) {
 	if c, ok := tx.changes[path]; ok {

@@ -93,6 +93,9 @@ func (s *Store) InitState(ctx context.Context, in StateInit, wo WriteOptions) (*
 	if in.Parent != "" && !verbiage.ValidID(verbiage.PrefixState, in.Parent) {
 		return nil, nil, fmt.Errorf("%w: parent %q is not a state id", ErrUsage, in.Parent)
 	}
+	if err := rlm.CheckExecutionConfig(in.ExecutionConfig); err != nil {
+		return nil, nil, errkind.Errorf(ErrUsage, "%w", err)
+	}
 	when := in.Time
 	if when.IsZero() {
 		when = s.now()

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/aiwg/aiwg-state/internal/errkind"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/verbiage"
 )
@@ -409,4 +411,58 @@ func Timestamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 // its parent (seed: "Leaf task sets Final → result returned to parent").
 func ResultName(childID string) string {
 	return "result_" + strings.ReplaceAll(childID, "-", "_")
+}
+
+// ExecutionModes are the seed's execution_mode values.
+var executionModes = []string{"strict", "seeded", "logged", "default"}
+
+// CheckExecutionConfig checks the fields of seed 000's ExecutionConfig
+// that it constrains (model a string, temperature 0 to 2, seed and
+// context_window_tokens integers, the latter at least 1000,
+// execution_mode one of strict, seeded, logged, default); other keys pass.
+func CheckExecutionConfig(c map[string]any) error {
+	bad := func(k, want string) error {
+		return errkind.Errorf(ErrInvalidDocument, "execution_config.%s: want %s", k, want)
+	}
+	for k, v := range c {
+		switch k {
+		case "model":
+			if _, ok := v.(string); !ok {
+				return bad(k, "a string")
+			}
+		case "temperature":
+			if f, ok := number(v); !ok || f < 0 || f > 2 {
+				return bad(k, "a number from 0 to 2")
+			}
+		case "seed", "context_window_tokens":
+			f, ok := number(v)
+			if !ok || f != float64(int64(f)) || (k == "context_window_tokens" && f < 1000) {
+				if k == "seed" {
+					return bad(k, "an integer")
+				}
+				return bad(k, "an integer of at least 1000")
+			}
+		case "execution_mode":
+			if s, ok := v.(string); !ok || !slices.Contains(executionModes, s) {
+				return bad(k, "one of strict, seeded, logged, default")
+			}
+		}
+	}
+	return nil
+}
+
+// number reads a decoded JSON number (json.Number or float64).
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case json.Number:
+		f, err := n.Float64()
+		return f, err == nil
+	case float64:
+		return n, true
+	case int64:
+		return float64(n), true
+	case int:
+		return float64(n), true
+	}
+	return 0, false
 }

@@ -1,6 +1,8 @@
 package rlm
 
 import (
+	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -20,6 +22,27 @@ func TestInlineThreshold(t *testing.T) {
 		}
 		if inline := data == nil; inline != c.inline {
 			t.Errorf("a %d-byte value: inline = %v, want %v", c.chars+2, inline, c.inline)
+		}
+	}
+}
+
+func TestCheckExecutionConfig(t *testing.T) {
+	for _, tc := range []struct {
+		config map[string]any
+		ok     bool
+	}{
+		{nil, true},
+		{map[string]any{"model": "m", "temperature": json.Number("0.7"), "seed": json.Number("42"), "execution_mode": "seeded", "context_window_tokens": json.Number("8000"), "extra": true}, true},
+		{map[string]any{"temperature": 2.0, "seed": int64(-1)}, true},
+		{map[string]any{"model": 1}, false},
+		{map[string]any{"temperature": json.Number("2.5")}, false},
+		{map[string]any{"temperature": "hot"}, false},
+		{map[string]any{"seed": json.Number("1.5")}, false},
+		{map[string]any{"execution_mode": "fast"}, false},
+		{map[string]any{"context_window_tokens": json.Number("999")}, false},
+	} {
+		if err := CheckExecutionConfig(tc.config); (err == nil) != tc.ok || (err != nil && !errors.Is(err, ErrInvalidDocument)) {
+			t.Errorf("%v: %v, want ok=%v", tc.config, err, tc.ok)
 		}
 	}
 }

@@ -54,18 +54,33 @@ Examples:
 				Description: `Examples:
    aiwg-state state init --prompt "Analyze security risks in the auth module"
    aiwg-state state init --prompt "Summarize" --session sess-1 --tree tree-1a2b3c4d
-   aiwg-state state init --prompt "Sub-task" --parent state-a1b2c3d4   # a child in a task tree`,
+   aiwg-state state init --prompt "Sub-task" --parent state-a1b2c3d4   # a child in a task tree
+   aiwg-state state init --prompt "Triage" --model claude --temperature 0 --seed 7 --execution-mode seeded`,
 				Flags: append(writeFlags(),
 					&cli.StringFlag{Name: "prompt", Usage: "the original input (read-only afterwards)", Required: true},
 					&cli.StringFlag{Name: "session", Usage: "session id (default: the parent's, else a session of the state's own)"},
 					&cli.StringFlag{Name: "tree", Usage: "task tree id, tree-xxxxxxxx (default: the parent's)"},
-					&cli.StringFlag{Name: "parent", Usage: "parent state id in a task tree"}),
+					&cli.StringFlag{Name: "parent", Usage: "parent state id in a task tree"},
+					&cli.StringFlag{Name: "model", Usage: "execution_config.model: the default model, for reproducibility"},
+					&cli.Float64Flag{Name: "temperature", Usage: "execution_config.temperature (0 to 2)"},
+					&cli.Int64Flag{Name: "seed", Usage: "execution_config.seed: the random seed"},
+					&cli.StringFlag{Name: "execution-mode", Usage: "execution_config.execution_mode: strict, seeded, logged or default"},
+					&cli.Int64Flag{Name: "context-window", Usage: "execution_config.context_window_tokens (at least 1000)"}),
 				Action: command(func(s *session) error {
 					if _, err := args(s.c, 0, 0); err != nil {
 						return err
 					}
+					config := map[string]any{}
+					for flag, key := range map[string]string{"model": "model", "temperature": "temperature", "seed": "seed", "execution-mode": "execution_mode", "context-window": "context_window_tokens"} {
+						if s.c.IsSet(flag) {
+							config[key] = s.c.Value(flag)
+						}
+					}
+					if len(config) == 0 {
+						config = nil
+					}
 					info, m, err := s.store.InitState(s.c.Context, aiwgstate.StateInit{Prompt: s.c.String("prompt"), Session: s.c.String("session"),
-						Tree: s.c.String("tree"), Parent: s.c.String("parent")}, s.writeOptions())
+						Tree: s.c.String("tree"), Parent: s.c.String("parent"), ExecutionConfig: config}, s.writeOptions())
 					if err != nil {
 						return err
 					}

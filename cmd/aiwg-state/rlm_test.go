@@ -165,3 +165,32 @@ func TestRLMFinalRaceRunsHandlerOnce(t *testing.T) {
 		gitOut(t, s, "fsck", "--strict", "--no-dangling")
 	}
 }
+
+// TestStateInitExecutionConfig: seed 000's execution settings, "for
+// reproducibility", are set at init and exported; out-of-range ones are
+// refused before anything is written.
+func TestStateInitExecutionConfig(t *testing.T) {
+	s := newStore(t)
+	mustCLI(t, s, "", "state", "init", "--prompt", "p", "--model", "m1", "--temperature", "0", "--seed", "7", "--execution-mode", "seeded", "--context-window", "8000")
+	var doc struct {
+		Metadata struct {
+			ExecutionConfig map[string]any `json:"execution_config"`
+		}
+	}
+	if err := json.Unmarshal([]byte(mustCLI(t, s, "", "state", "export")), &doc); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"model": "m1", "temperature": 0.0, "seed": 7.0, "execution_mode": "seeded", "context_window_tokens": 8000.0}
+	if fmt.Sprint(doc.Metadata.ExecutionConfig) != fmt.Sprint(want) {
+		t.Errorf("execution_config %v, want %v", doc.Metadata.ExecutionConfig, want)
+	}
+	head := gitOut(t, s, "rev-parse", "main")
+	for _, bad := range [][]string{{"--temperature", "2.5"}, {"--execution-mode", "fast"}, {"--context-window", "10"}} {
+		if _, errOut, code := runCLI(t, s, "", append([]string{"state", "init", "--prompt", "q"}, bad...)...); code != exitUsage || !strings.Contains(errOut, "execution_config.") {
+			t.Errorf("state init %v: exit %d %s", bad, code, errOut)
+		}
+	}
+	if gitOut(t, s, "rev-parse", "main") != head {
+		t.Error("a refused init wrote")
+	}
+}

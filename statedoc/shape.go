@@ -243,16 +243,12 @@ func (v *validator) subGoal(subs map[string]any, key string, at verbiage.Path) {
 	v.strings(s, KeyRequestNotes, sp)
 	v.boolean(s, KeyInFlight, sp)
 	v.nullableString(s, KeyLastRequest, sp)
-	events, hasEvents := v.array(s, KeyEvents, sp)
 	if x, has := s[KeyLastSeenIdx]; has {
 		if n, ok := intOf(x); !ok || n < -1 {
 			v.fail(sp.Child(KeyLastSeenIdx), "must be an integer of at least -1")
-		} else if _, present := s[KeyEvents]; (hasEvents || !present) && n >= len(events) {
-			// It is the index of the highest seen event: one that exists.
-			v.fail(sp.Child(KeyLastSeenIdx), fmt.Sprintf("must be below the number of EVENTS (%d)", len(events)))
 		}
 	}
-	if hasEvents {
+	if events, ok := v.array(s, KeyEvents, sp); ok {
 		for i := range events {
 			e, ep, ok := v.element(events, i, sp.Child(KeyEvents))
 			if !ok {

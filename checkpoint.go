@@ -111,8 +111,9 @@ func (s *Store) stateIDAt(stateID string, ro ReadOptions) (string, error) {
 type RollbackOptions struct {
 	// Shared also restores the state's session and tree variables when
 	// other states share them. By default a rollback restores what belongs
-	// to the state alone: states/<id>/, temp/<id>/, and its session and
-	// tree when no other state on the branch uses them. When only a
+	// to the state: states/<id>/, temp/<id>/, the session it was given at
+	// init (even when its children share it), and a session or tree no
+	// other state on the branch uses. When only a
 	// shared one changed since the checkpoint, the rollback is refused
 	// (ErrUsage) rather than reported as no change.
 	Shared bool
@@ -121,10 +122,14 @@ type RollbackOptions struct {
 // rollbackDirs are the directories a rollback of state h restores.
 func rollbackDirs(h *rlm.Header, shared bool, sharedWith func(kind, id string) bool) (dirs, skipped []string) {
 	dirs = []string{"states/" + h.StateID, "temp/" + h.StateID}
+	// The session a state was given at init (named after it) is its own,
+	// though its children share it: a parent's session-scoped variables
+	// are the parent's to roll back.
+	own := "sess-" + strings.TrimPrefix(h.StateID, "state-")
 	for _, d := range []struct{ kind, id string }{{"sessions", h.SessionID}, {"trees", h.TreeID}} {
 		switch {
 		case d.id == "":
-		case shared || !sharedWith(d.kind, d.id):
+		case shared || d.id == own || !sharedWith(d.kind, d.id):
 			dirs = append(dirs, d.kind+"/"+d.id)
 		default:
 			skipped = append(skipped, d.kind+"/"+d.id)

@@ -217,6 +217,10 @@ func (s *Store) Merge(ctx context.Context, from string, mo MergeOptions) (*Merge
 	if err != nil {
 		return nil, err
 	}
+	if mo.Write.UnchangedSince != "" {
+		// A fast-forward writes no commit to check it on.
+		return nil, fmt.Errorf("%w: UnchangedSince is for writes of files; a merge takes Expect (--expect)", ErrUsage)
+	}
 	intoRef, err := s.writeRef(into)
 	if err != nil {
 		return nil, err
@@ -236,7 +240,7 @@ func (s *Store) Merge(ctx context.Context, from string, mo MergeOptions) (*Merge
 	if err != nil {
 		return nil, fmt.Errorf("branch %s: %w", shortBranch(intoRef), err)
 	}
-	theirs, err := s.Resolve(from, mo.Into)
+	theirs, err := s.Resolve(from, into)
 	if err != nil {
 		return nil, err
 	}
@@ -856,6 +860,9 @@ type Resolution struct {
 func (s *Store) ResolveConflict(ctx context.Context, branch, file, keypath string, how Resolution, wo WriteOptions) (remaining int, err error) {
 	if branch, err = branchOf(branch, wo); err != nil {
 		return 0, err
+	}
+	if wo.UnchangedSince != "" {
+		return 0, fmt.Errorf("%w: UnchangedSince is for writes of files; a resolution writes the merge in progress", ErrUsage)
 	}
 	clean, err := verbiage.CleanStorePath(file)
 	if err != nil {

@@ -466,3 +466,22 @@ func TestMergeFamilyTakesWriteOptionsBranch(t *testing.T) {
 		t.Errorf("Log of rollbacks: %v", err)
 	}
 }
+
+// TestUnchangedSinceIsNotForMerges: a fast-forward writes no commit to
+// check it on, so the merge family refuses it rather than ignore it.
+func TestUnchangedSinceIsNotForMerges(t *testing.T) {
+	st := newStore(t)
+	ctx := context.Background()
+	if _, err := st.Set(ctx, "a.json", "n", []byte(`1`), aiwgstate.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CreateBranch(ctx, "g", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Merge(ctx, "g", aiwgstate.MergeOptions{Write: aiwgstate.WriteOptions{UnchangedSince: "HEAD"}}); !errors.Is(err, aiwgstate.ErrUsage) {
+		t.Errorf("Merge with UnchangedSince: %v", err)
+	}
+	if _, err := st.ResolveConflict(ctx, "", "a.json", "n", aiwgstate.Resolution{Take: "ours"}, aiwgstate.WriteOptions{UnchangedSince: "HEAD"}); !errors.Is(err, aiwgstate.ErrUsage) {
+		t.Errorf("ResolveConflict with UnchangedSince: %v", err)
+	}
+}

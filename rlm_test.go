@@ -615,3 +615,22 @@ func TestRollbackOfANamedSession(t *testing.T) {
 		t.Errorf("rollback --shared: %v, risk_count %s", err, get())
 	}
 }
+
+// TestRollbackOfAParentRestoresItsSession: a parent's own session is
+// rolled back though its children share it.
+func TestRollbackOfAParentRestoresItsSession(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+	parent := initState(t, st, aiwgstate.StateInit{Prompt: "p"})
+	initState(t, st, aiwgstate.StateInit{Prompt: "child", Parent: parent})
+	if _, err := st.CreateCheckpoint(ctx, parent, "ck1", "", aiwgstate.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	setVar(t, st, parent, "own_count", json.Number("1"), aiwgstate.VarOptions{})
+	if _, _, err := st.Rollback(ctx, parent, "ck1", aiwgstate.RollbackOptions{}, aiwgstate.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Variable(ctx, parent, "own_count", aiwgstate.GetOptions{}); !errors.Is(err, aiwgstate.ErrNotFound) {
+		t.Errorf("own_count after the rollback: %v", err)
+	}
+}

@@ -30,8 +30,13 @@ const (
 	// agents increment on their branches (seed 003's metrics) keeps every
 	// increment, where max or merge-objects would keep one. Unlike the
 	// others it applies even when both sides made the same change (both
-	// added one: two). A value that is not a number on every side present
-	// is a conflict.
+	// added one: two), as the strategy of a file or of a key; as a
+	// Fallback it only sees clashes, so there the same change counts once.
+	// A value that is not a number on every side present is a conflict,
+	// as are numbers whose exponent passes ±1000 (kept exact, they would
+	// be unboundedly long). git does not run a merge driver when both
+	// sides' files are identical, so under plain git merge a file changed
+	// identically on both sides keeps one change; aiwg-state merge sums it.
 	Sum Strategy = "sum"
 	// Manual never settles a clash; it records a Conflict for someone to
 	// resolve. (Its name is "conflict"; the Go name differs only because
@@ -87,6 +92,20 @@ type Options struct {
 	// key's subtree; the innermost matching key wins. Example:
 	// {"EVENTS": MergeArrays, "SEEN": Max, "LAST-SEEN-IDX": Max}.
 	Keys map[string]Strategy
+}
+
+// sums reports whether Sum settles some path under o (as the strategy or
+// for a key): then a change both sides made alike is still merged.
+func (o Options) sums() bool {
+	if o.Strategy == Sum {
+		return true
+	}
+	for _, s := range o.Keys {
+		if s == Sum {
+			return true
+		}
+	}
+	return false
 }
 
 // priorityRank orders the named priorities of seed 003, case-insensitively;

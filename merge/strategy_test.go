@@ -2,6 +2,7 @@ package merge
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -102,5 +103,35 @@ func TestSum(t *testing.T) {
 		if missing || len(cs) != 0 || canon(got) != `{"n":`+tc.want+`}` {
 			t.Errorf("%s/%s/%s: %s %v, want %s", tc.base, tc.ours, tc.theirs, canon(got), cs, tc.want)
 		}
+	}
+}
+
+// TestSumOfIdenticalFiles: two agents that each made the same increment
+// wrote byte-identical files; under sum that is still two increments.
+func TestSumOfIdenticalFiles(t *testing.T) {
+	f := func(s string) File { return File{Data: []byte(s)} }
+	for _, opts := range []Options{{Strategy: Sum}, {Strategy: MergeObjects, Keys: map[string]Strategy{"n": Sum}}} {
+		r := MergeFile("m.json", f(`{"n": 5, "s": "a"}`), f(`{"n": 6, "s": "b"}`), f(`{"n": 6, "s": "b"}`), opts)
+		if !r.Clean() || !strings.Contains(string(r.Data), `"n": 7`) || !strings.Contains(string(r.Data), `"s": "b"`) {
+			t.Errorf("%+v: %s %+v", opts, r.Data, r.Conflicts)
+		}
+	}
+	res, err := Trees([]TreeFile{{Path: "m.json", Base: "b", Ours: "o", Theirs: "o"}}, TreeOptions{
+		Override: Options{Strategy: Sum},
+		Load: func(id string) ([]byte, error) {
+			return map[string][]byte{"b": []byte(`{"n": 5}`), "o": []byte(`{"n": 6}`)}[id], nil
+		},
+	})
+	if err != nil || len(res.Files) != 1 || !strings.Contains(string(res.Files[0].Data), `"n": 7`) {
+		t.Errorf("Trees: %+v %v", res, err)
+	}
+}
+
+// TestSumRefusesHugeExponents: 1e999999 written out exactly is a million
+// digits; sum leaves such numbers as a conflict at once.
+func TestSumRefusesHugeExponents(t *testing.T) {
+	_, _, cs := Values(Side{Value: decode(t, `{"n": 1}`)}, Side{Value: decode(t, `{"n": 1e999999}`)}, Side{Value: decode(t, `{"n": 1e-999999}`)}, Options{Strategy: Sum})
+	if len(cs) != 1 {
+		t.Errorf("conflicts %+v, want one", cs)
 	}
 }

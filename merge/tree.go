@@ -49,8 +49,9 @@ func MergeFile(path string, base, ours, theirs File, opts Options) FileResult {
 }
 
 func mergeFile(asJSON bool, base, ours, theirs File, opts Options) FileResult {
+	sums := asJSON && opts.sums() && !base.Missing && !ours.Missing && !sameFile(base, ours)
 	switch {
-	case sameFile(ours, theirs):
+	case sameFile(ours, theirs) && !sums:
 		return FileResult{Data: ours.Data, Missing: ours.Missing}
 	case sameFile(base, ours):
 		return FileResult{Data: theirs.Data, Missing: theirs.Missing}
@@ -168,8 +169,11 @@ func Trees(files []TreeFile, opts TreeOptions) (TreeResult, error) {
 	sorted := append([]TreeFile(nil), files...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Path < sorted[j].Path })
 	for _, f := range sorted {
+		// Under sum the same change on both sides is two changes: both
+		// sides' identical copies are merged, not taken as one.
+		sums := f.Ours == f.Theirs && f.Base != f.Ours && f.Base != "" && f.Ours != "" && IsJSONPath(f.Path) && opts.OptionsFor(f.Path).sums()
 		switch {
-		case f.Ours == f.Theirs, f.Base == f.Theirs:
+		case (f.Ours == f.Theirs && !sums), f.Base == f.Theirs:
 			continue
 		case f.Base == f.Ours:
 			out.Files = append(out.Files, MergedFile{Path: f.Path, ID: f.Theirs, Missing: f.Theirs == "", From: "theirs"})

@@ -3,6 +3,7 @@ package merge
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"math/big"
 	"reflect"
 	"slices"
@@ -138,6 +139,9 @@ func sum(b, o, t val) (val, bool) {
 	var r, x big.Rat
 	digits := 0
 	for i, n := range []json.Number{on, tn, bn} {
+		if exponent(string(n)) > maxSumExponent {
+			return val{}, false // exact, it would be unboundedly long
+		}
 		if _, ok := x.SetString(string(n)); !ok {
 			return val{}, false
 		}
@@ -153,6 +157,23 @@ func sum(b, o, t val) (val, bool) {
 	}
 	text := strings.TrimRight(r.FloatString(digits), "0")
 	return val{json.Number(strings.TrimSuffix(text, ".")), true}, true
+}
+
+// maxSumExponent bounds the exponents sum adds exactly: 1e999999 written
+// out in full is a million digits.
+const maxSumExponent = 1000
+
+// exponent is the magnitude of a number's exponent part (0 without one).
+func exponent(n string) int {
+	_, exp, ok := strings.Cut(strings.ToLower(n), "e")
+	if !ok {
+		return 0
+	}
+	e, err := strconv.Atoi(exp)
+	if err != nil {
+		return math.MaxInt
+	}
+	return max(e, -e)
 }
 
 // fractionDigits is how many digits a number's text needs after the

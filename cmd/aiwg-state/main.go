@@ -383,8 +383,9 @@ func reorderArgs(app *cli.App, args []string) ([]string, error) {
 	}
 	var valued map[string]bool // walked only for a flag before the command: most calls have none
 	path := []string{args[0]}
-	var early []string // flags met before the command path ended
-	groupFlags := 0    // how many of them came before the last command named
+	var early []string      // flags met before the command path ended
+	var earlyNames []string // their names
+	groupFlags := 0         // how many of them came before the last command named
 	rest := args[1:]
 	var cmd *cli.Command
 	cmds := app.Commands
@@ -397,6 +398,7 @@ func reorderArgs(app *cli.App, args []string) ([]string, error) {
 			early = append(early, a)
 			rest = rest[1:]
 			name, _, hasEq := strings.Cut(strings.TrimLeft(a, "-"), "=")
+			earlyNames = append(earlyNames, name)
 			if valued == nil {
 				valued = valueFlags(app.Commands)
 			}
@@ -440,19 +442,38 @@ func reorderArgs(app *cli.App, args []string) ([]string, error) {
 	// urfave/cli adds --help/-h to every command without listing it.
 	takesValue := map[string]bool{"help": false, "h": false}
 	isFlag := map[string]bool{"help": true, "h": true}
-	once := map[string]string{} // a name of a flag given at most once -> its first name
+	// A flag that takes one value, given twice, would keep the last
+	// silently (log --agent a --agent b shows b's writes only); a switch
+	// given twice is harmless (wrappers append --json).
+	once := map[string]string{} // a name of such a flag -> its first name
 	for _, f := range cmd.Flags {
 		_, isBool := f.(*cli.BoolFlag)
 		_, isSlice := f.(*cli.StringSliceFlag)
 		for _, n := range f.Names() {
 			isFlag[n] = true
 			takesValue[n] = !isBool
-			if !isSlice {
+			if !isBool && !isSlice {
 				once[n] = f.Names()[0]
 			}
 		}
 	}
 	given := map[string]bool{}
+	twice := func(name string) error {
+		first, ok := once[name]
+		if !ok {
+			return nil
+		}
+		if given[first] {
+			return usagef("flag --%s is given twice; %s takes one (see aiwg-state %s --help)", first, strings.Join(path[1:], " "), strings.Join(path[1:], " "))
+		}
+		given[first] = true
+		return nil
+	}
+	for _, name := range earlyNames {
+		if err := twice(name); err != nil {
+			return nil, err
+		}
+	}
 	flags := early
 	var pos []string
 	for i := 0; i < len(rest); i++ {
@@ -464,13 +485,8 @@ func reorderArgs(app *cli.App, args []string) ([]string, error) {
 		name := strings.TrimLeft(a, "-")
 		name, _, hasEq := strings.Cut(name, "=")
 		if strings.HasPrefix(a, "-") && isFlag[name] {
-			if first, ok := once[name]; ok {
-				if given[first] {
-					// urfave/cli would keep the last silently: log
-					// --agent a --agent b would show b's writes only.
-					return nil, usagef("flag --%s is given twice; %s takes one (see aiwg-state %s --help)", first, strings.Join(path[1:], " "), strings.Join(path[1:], " "))
-				}
-				given[first] = true
+			if err := twice(name); err != nil {
+				return nil, err
 			}
 			flags = append(flags, a)
 			if takesValue[name] && !hasEq {

@@ -309,6 +309,7 @@ func TestReorderArgs(t *testing.T) {
 		{"x var", "x var"},
 		{"x var --help", "x var --help"},
 		{"x remote help add", "x remote help add"},
+		{"x log --json --json", "x log --json --json"},
 		{"x goal sub h", "x goal sub h"},
 	}
 	for _, c := range cases {
@@ -329,6 +330,8 @@ func TestReorderArgs(t *testing.T) {
 		{"x goal sub nope", "goal sub has no command nope"},
 		{"x log --agent a --agent b", "flag --agent is given twice; log takes one"},
 		{"x set a.json k 1 -m x --message y", "flag --message is given twice"},
+		{"x --agent a set a.json k 2 --agent b", "flag --agent is given twice"},
+		{"x --store s get a.json --store t", "flag --store is given twice"},
 	} {
 		if got, err := reorderArgs(app, strings.Fields(c.in)); err == nil || !strings.Contains(err.Error(), c.says) || exitCode(err) != exitUsage {
 			t.Errorf("%q -> %q, %v; want exit %d saying %q", c.in, got, err, exitUsage, c.says)

@@ -139,26 +139,28 @@ func rollbackDirs(h *rlm.Header, shared bool, sharedWith func(kind, id string) b
 }
 
 // sharers says whether a state other than id uses a session or tree
-// (kind "sessions" or "trees"), reading the states' headers in tx.
+// (kind "sessions" or "trees"), reading the states' headers in tx once,
+// at the first question.
 func sharers(tx *repo.Tx, id string) func(kind, of string) bool {
+	var used map[string]bool // "sessions/<id>", "trees/<id>" of the other states
 	return func(kind, of string) bool {
-		entries, err := tx.ReadDir("states")
-		if err != nil {
-			return true // unknown: shared, the safe reading
-		}
-		for _, e := range entries {
-			if e.Name == id {
-				continue
-			}
-			h, err := readHeader(tx.ReadFile, e.Name)
+		if used == nil {
+			entries, err := tx.ReadDir("states")
 			if err != nil {
-				continue // not a state directory
+				return true // unknown: shared, the safe reading
 			}
-			if (kind == "sessions" && h.SessionID == of) || (kind == "trees" && h.TreeID == of) {
-				return true
+			used = map[string]bool{}
+			for _, e := range entries {
+				if e.Name == id {
+					continue
+				}
+				if h, err := readHeader(tx.ReadFile, e.Name); err == nil { // else not a state directory
+					used["sessions/"+h.SessionID] = true
+					used["trees/"+h.TreeID] = true
+				}
 			}
 		}
-		return false
+		return used[kind+"/"+of]
 	}
 }
 

@@ -413,9 +413,6 @@ func ResultName(childID string) string {
 	return "result_" + strings.ReplaceAll(childID, "-", "_")
 }
 
-// ExecutionModes are the seed's execution_mode values.
-var executionModes = []string{"strict", "seeded", "logged", "default"}
-
 // CheckExecutionConfig checks the fields of seed 000's ExecutionConfig
 // that it constrains (model a string, temperature 0 to 2, seed and
 // context_window_tokens integers, the latter at least 1000,
@@ -443,7 +440,7 @@ func CheckExecutionConfig(c map[string]any) error {
 				return bad(k, "an integer of at least 1000")
 			}
 		case "execution_mode":
-			if s, ok := v.(string); !ok || !slices.Contains(executionModes, s) {
+			if s, ok := v.(string); !ok || !slices.Contains([]string{"strict", "seeded", "logged", "default"}, s) {
 				return bad(k, "one of strict, seeded, logged, default")
 			}
 		}

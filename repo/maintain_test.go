@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // TestMaintenanceLockNamesItsHolders: a background roll-up's lock names
@@ -110,4 +112,65 @@ func TestPacksLeftByKilledWritersGetRolledUp(t *testing.T) {
 		t.Fatalf("packs: %d before, %d after the roll-up", before, after)
 	}
 	git(t, r.Dir(), "fsck", "--strict")
+}
+
+// TestRepackStartingMidCommitKeepsKeptTailObjects: a commit extends a tail
+// that carries our .keep (written during an earlier repack) while no
+// repack runs, and a repack starts before the commit publishes. git's
+// repack leaves out of its new pack every object a kept pack holds, so if
+// the extended copy were not kept too, the repack would roll it up without
+// those objects and the commit would then remove the kept original: both
+// copies gone. Every object of the kept tail must survive.
+func TestRepackStartingMidCommitKeepsKeptTailObjects(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	// A first pack of about the extended tail's size, so that the
+	// geometric roll-up takes both.
+	first := map[string]string{}
+	for i := 0; i < 5; i++ {
+		first[fmt.Sprintf("a%02d.json", i)] = fmt.Sprintf("%d\n", i)
+	}
+	write(t, r, first)
+	// Commits while a repack runs go to a pack of their own, kept.
+	if err := os.WriteFile(r.maintenanceLock(), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	write(t, r, map[string]string{"k1.json": "1\n"})
+	write(t, r, map[string]string{"k2.json": "2\n"})
+	kept := r.currentTail()
+	if kept == nil || !r.ourKeep(kept.hash) {
+		t.Fatal("commits during a repack did not go to a kept pack")
+	}
+	var keptObjs []string
+	for _, e := range kept.objs {
+		keptObjs = append(keptObjs, e.hash.String())
+	}
+	os.Remove(r.maintenanceLock())
+
+	// The commit's pack write, with no repack running...
+	body := []byte("new\n")
+	newPack, oldTail, durable, err := r.writePack([]rawObject{{typ: plumbing.BlobObject, hash: hashObject(plumbing.BlobObject, body), body: body}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := durable(); err != nil {
+		t.Fatal(err)
+	}
+	if oldTail != kept.hash || newPack == oldTail {
+		t.Fatalf("the write did not extend the kept tail: old %s new %s, kept %s", oldTail, newPack, kept.hash)
+	}
+	// ...then a repack runs to the end before the commit publishes.
+	if err := r.Maintain(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	// Publishing removes the tail it replaced, unless a repack may read it.
+	if !r.repackMayRead(oldTail) {
+		r.removePack(oldTail)
+	}
+	for _, h := range keptObjs {
+		cmd := exec.Command("git", "--git-dir", r.Dir(), "cat-file", "-e", h)
+		if err := cmd.Run(); err != nil {
+			t.Errorf("object %s of the kept tail is lost", h)
+		}
+	}
 }

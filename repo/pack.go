@@ -122,7 +122,13 @@ func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, dura
 
 	dir := filepath.Join(r.dir, "objects", "pack")
 	base := filepath.Join(dir, "pack-"+newPack.String())
-	if repacking {
+	// A copy of a kept tail is kept too, even when no repack ran as this
+	// began: one may start before the old tail is removed, and git's
+	// repack leaves out of its pack every object a kept pack holds. It
+	// would roll an unkept copy up without the old tail's objects, and
+	// removing the old tail would then lose them.
+	keep := repacking || (tail != nil && tail.kept)
+	if keep {
 		// Before the index: git finds packs by their index, and must
 		// find this one kept. Renamed in whole, so that a .keep is ours
 		// or someone else's, never half written.
@@ -133,7 +139,7 @@ func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, dura
 	idx := encodeIdx(entries, newPack)
 	durable, err = r.writePackFiles(dir, base, idx, data, sum[:])
 	if err != nil {
-		if repacking {
+		if keep {
 			os.Remove(base + ".keep")
 		}
 		return plumbing.ZeroHash, plumbing.ZeroHash, nil, err
@@ -149,7 +155,7 @@ func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, dura
 	r.objs.wrote("pack-"+newPack.String(), idx, replaced)
 	r.mu.Unlock()
 	if len(data) < tailPackMax {
-		r.setTail(&tailPack{hash: newPack, data: data, objs: entries})
+		r.setTail(&tailPack{hash: newPack, data: data, objs: entries, kept: keep})
 	} else {
 		r.tailFull()
 	}

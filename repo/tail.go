@@ -48,6 +48,10 @@ type tailPack struct {
 	hash plumbing.Hash
 	data []byte      // the pack without its trailing checksum
 	objs []packEntry // its objects in hash order, as its index lists them
+	// kept: the pack has our .keep. A .keep is only ever written before
+	// its pack appears and removed later, so a tail remembered as kept
+	// may have lost it since, never the reverse.
+	kept bool
 }
 
 // packEntry is one object of a pack, as its index records it.
@@ -74,6 +78,7 @@ func (r *Repo) findTail() *tailPack {
 		return nil
 	}
 	var best os.FileInfo
+	bestKept := false
 	packs := 0
 	defer func() { r.packsSeen.Store(int64(packs)) }()
 	for _, e := range es {
@@ -87,14 +92,15 @@ func (r *Repo) findTail() *tailPack {
 			continue
 		}
 		base := filepath.Join(dir, strings.TrimSuffix(n, ".pack"))
-		if kept, ours := readKeep(base + ".keep"); kept && !ours {
+		kept, ours := readKeep(base + ".keep")
+		if kept && !ours {
 			continue // kept by someone else
 		}
 		if exists(base+".mtimes") || exists(base+".promisor") {
 			continue // git's cruft pack, or a partial clone's: not ours to extend
 		}
 		if best == nil || fi.ModTime().After(best.ModTime()) {
-			best = fi
+			best, bestKept = fi, ours
 		}
 	}
 	if best == nil {
@@ -108,6 +114,7 @@ func (r *Repo) findTail() *tailPack {
 	if err != nil {
 		return nil // being removed, or not ours to understand: start a new tail
 	}
+	t.kept = bestKept
 	return t
 }
 

@@ -1,6 +1,7 @@
 package aiwgstate
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -97,6 +98,9 @@ func (c Change) Path() string {
 type recorder struct {
 	changes  []Change
 	trailers repo.Trailers
+	// subject, when set, is the commit's subject: for writes whose
+	// description is known only once the transaction has read the tree.
+	subject string
 }
 
 // trailer adds a trailer to the commit being built.
@@ -487,7 +491,7 @@ func (s *Store) commit(ctx context.Context, wo WriteOptions, subject string, bui
 			merged = wo.mergeParents[0]
 		}
 		trailers = append(trailers, repo.Trailer{Key: TrailerClock, Value: s.nextClock(tx.Parent(), merged, agent, when).String()})
-		msg := repo.FormatMessage(subjectFor(subject, wo.Message, rec.changes), "", trailers)
+		msg := repo.FormatMessage(subjectFor(cmp.Or(rec.subject, subject), wo.Message, rec.changes), "", trailers)
 		return &repo.CommitInfo{Author: sig, Committer: sig, Message: msg, MergeParents: wo.mergeParents, AllowEmpty: len(wo.mergeParents) > 0}, nil
 	}, copts)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/hooks"
+	"github.com/aiwg/aiwg-state/lease"
 	"github.com/aiwg/aiwg-state/merge"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/repo"
@@ -44,6 +45,10 @@ var exitTable = []struct {
 }{
 	{repo.ErrStale, exitStale},
 	{repo.ErrLocked, exitLock},
+	{lease.ErrHeld, exitLock},
+	{lease.ErrNotHolder, exitDomain},
+	{lease.ErrInvalid, exitUsage},
+	{aiwgstate.ErrInvalidLease, exitDomain},
 	{statedoc.ErrInFlight, exitConflict}, {statedoc.ErrInvalidState, exitDomain}, {statedoc.ErrExists, exitDomain},
 	{aiwgstate.ErrInvalidState, exitDomain}, // rlm: a state document that breaks the schema
 	{verbiage.ErrInvalidPath, exitUsage},

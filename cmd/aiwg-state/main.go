@@ -117,7 +117,7 @@ Every command takes --json for machine-readable output.
 
 Exit codes: 0 ok, 1 unexpected, 2 invalid key/path/value or usage,
 3 not found / invalid state / over a limit, 4 unresolved conflict,
-5 lock failure, 6 concurrent update (--expect mismatch).
+5 lock failure or lease held, 6 concurrent update (--expect mismatch).
 
 Environment: AIWG_STATE_STORE (the store), AIWG_AGENT (the agent),
 NO_COLOR.`
@@ -133,6 +133,7 @@ func commandGroups() []func() []*cli.Command {
 		rlmCommands,
 		stateDocCommands,
 		trajCommands,
+		leaseCommands,
 		func() []*cli.Command { return []*cli.Command{serveCommand()} },
 	}
 }

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/lease"
+)
+
+func leaseCommands() []*cli.Command {
+	return []*cli.Command{{
+		Name:  "lease",
+		Usage: "leases: locks with a time to live that agents take on a resource (seed 003)",
+		Description: `A lease is held by an agent (--agent or AIWG_AGENT), exclusive or shared,
+until it runs out or is released. Each acquire, renew and release is one
+commit to leases/<resource>.json on the branch, so log and blame of that
+file show who held what, when. Two agents asking at once are ordered by
+the branch lock: exactly one gets an exclusive lease. Expiry is judged
+by the writing process's clock.
+
+Examples:
+   aiwg-state lease acquire tasks/t-17 --ttl 30s --agent pulse
+   aiwg-state lease acquire tasks/t-17 --wait 1m --priority high   # queue for it
+   aiwg-state lease renew tasks/t-17 --ttl 30s --agent pulse
+   aiwg-state lease release tasks/t-17 --agent pulse
+   aiwg-state lease ls --json`,
+		Subcommands: []*cli.Command{
+			{
+				Name:      "acquire",
+				Usage:     "take a lease on RESOURCE (exit 5 while another agent holds it)",
+				ArgsUsage: "RESOURCE",
+				Description: `RESOURCE is a path-like name (tasks/t-17, global.config). Acquiring a
+resource you hold renews your lease with the type asked for: a sole
+shared holder upgrades to exclusive, an exclusive one downgrades.
+
+With --wait the request queues (one commit) in priority order, then
+first come first served, and the agent polls until it is its turn or the
+wait runs out (exit 5); giving up takes it out of the queue.
+
+Examples:
+   aiwg-state lease acquire tasks/t-17 --ttl 30s
+   aiwg-state lease acquire global.config --shared --ttl 5m
+   aiwg-state lease acquire tasks/t-17 --wait 2m --priority critical --json`,
+				Flags: append(writeFlags(),
+					&cli.DurationFlag{Name: "ttl", Value: 30 * time.Second, Usage: "how long the lease lives unless renewed"},
+					&cli.BoolFlag{Name: "shared", Usage: "a shared lease (any number of shared holders, no exclusive one)"},
+					&cli.DurationFlag{Name: "wait", Usage: "queue and wait this long for the resource (default: fail at once)"},
+					&cli.StringFlag{Name: "priority", Value: "normal", Usage: "the wait's priority: critical, high, normal or low"},
+				),
+				Action: command(func(s *session) error {
+					a, err := args(s.c, 1, 1)
+					if err != nil {
+						return err
+					}
+					typ := lease.Exclusive
+					if s.c.Bool("shared") {
+						typ = lease.Shared
+					}
+					res, err := s.store.Acquire(s.c.Context, a[0], aiwgstate.LeaseOptions{
+						Type: typ, TTL: s.c.Duration("ttl"), Wait: s.c.Duration("wait"), Priority: s.c.String("priority"),
+					}, s.writeOptions())
+					if err != nil {
+						return err
+					}
+					verb := "acquired"
+					if res.Renewed {
+						verb = "renewed"
+					}
+					return s.done(res, "%s %s %s (%s) until %s, commit %s", verb, a[0], res.Lease.ID, res.Lease.Type,
+						res.Lease.ExpiresAt.UTC().Format(time.RFC3339), shortHash(res.Mutation.Commit))
+				}),
+			},
+			{
+				Name:      "renew",
+				Usage:     "give your lease on RESOURCE a fresh time to live",
+				ArgsUsage: "RESOURCE",
+				Description: `Renew before the lease runs out: once it has, another agent may take
+the resource, and renewing fails (exit 3).
+
+Examples:
+   aiwg-state lease renew tasks/t-17 --ttl 30s`,
+				Flags: append(writeFlags(),
+					&cli.DurationFlag{Name: "ttl", Value: 30 * time.Second, Usage: "the fresh time to live, from now"},
+					&cli.StringFlag{Name: "id", Usage: "the lease to renew (default: yours on RESOURCE)"},
+				),
+				Action: command(func(s *session) error {
+					a, err := args(s.c, 1, 1)
+					if err != nil {
+						return err
+					}
+					res, err := s.store.Renew(s.c.Context, a[0], s.c.String("id"), s.c.Duration("ttl"), s.writeOptions())
+					if err != nil {
+						return err
+					}
+					return s.done(res, "renewed %s %s until %s, commit %s", a[0], res.Lease.ID,
+						res.Lease.ExpiresAt.UTC().Format(time.RFC3339), shortHash(res.Mutation.Commit))
+				}),
+			},
+			{
+				Name:      "release",
+				Usage:     "release your lease on RESOURCE (or, with --force, anyone's)",
+				ArgsUsage: "RESOURCE",
+				Description: `--force releases another agent's lease (--id), or every lease on the
+resource, as seed 003's coordinator does; --reason is recorded in the
+commit. Who may force is not restricted beyond the access policy on
+leases/**; the commit names who did.
+
+Examples:
+   aiwg-state lease release tasks/t-17
+   aiwg-state lease release tasks/t-17 --force --reason "pulse crashed"`,
+				Flags: append(writeFlags(),
+					&cli.StringFlag{Name: "id", Usage: "the lease to release (default: yours on RESOURCE)"},
+					&cli.BoolFlag{Name: "force", Usage: "release another agent's lease"},
+					&cli.StringFlag{Name: "reason", Usage: "why, for a forced release (Reason trailer)"},
+				),
+				Action: command(func(s *session) error {
+					a, err := args(s.c, 1, 1)
+					if err != nil {
+						return err
+					}
+					ls, m, err := s.store.Release(s.c.Context, a[0], aiwgstate.ReleaseOptions{
+						ID: s.c.String("id"), Force: s.c.Bool("force"), Reason: s.c.String("reason"),
+					}, s.writeOptions())
+					if err != nil {
+						return err
+					}
+					ids := make([]string, len(ls))
+					for i, l := range ls {
+						ids[i] = l.ID + " of " + l.Holder
+					}
+					return s.done(map[string]any{"released": ls, "mutation": m}, "released %s %s, commit %s", a[0], strings.Join(ids, ", "), shortHash(m.Commit))
+				}),
+			},
+			{
+				Name:      "ls",
+				Usage:     "list leases and waits, under PREFIX (a resource or a directory of them)",
+				ArgsUsage: "[PREFIX]",
+				Description: `Leases that ran out are marked expired: the next write to their resource
+removes them.
+
+Examples:
+   aiwg-state lease ls
+   aiwg-state lease ls tasks --json
+   aiwg-state lease ls --at HEAD~5      # who held what five commits ago`,
+				Flags: readFlags(),
+				Action: command(func(s *session) error {
+					a, err := args(s.c, 0, 1)
+					if err != nil {
+						return err
+					}
+					ro := s.readOptions()
+					ro.Branch = s.c.String("branch")
+					infos, err := s.store.Leases(s.c.Context, argAt(a, 0), ro)
+					if err != nil {
+						return err
+					}
+					if s.json {
+						return printJSON(s.out, infos)
+					}
+					for _, in := range infos {
+						expired := map[string]bool{}
+						for _, id := range in.Expired {
+							expired[id] = true
+						}
+						for _, l := range in.Locks {
+							state := "until " + l.ExpiresAt.UTC().Format(time.RFC3339)
+							if expired[l.ID] {
+								state = "expired " + l.ExpiresAt.UTC().Format(time.RFC3339)
+							}
+							fmt.Fprintf(s.out, "%-24s %-9s %-16s %s  %s\n", in.Resource, l.Type, l.Holder, state, l.ID)
+						}
+						for i, q := range in.WaitQueue {
+							fmt.Fprintf(s.out, "%-24s waiting#%d %-16s %s, %s priority, since %s\n", in.Resource, i+1, q.Requester, q.Type, q.Priority, q.RequestedAt.UTC().Format(time.RFC3339))
+						}
+					}
+					return nil
+				}),
+			},
+		},
+	}}
+}

@@ -124,32 +124,15 @@ func (s *Store) Log(ctx context.Context, lo LogOptions, fn func(*Mutation) bool)
 	if fn == nil {
 		return fmt.Errorf("%w: Log needs a function to call with each mutation", ErrUsage)
 	}
-	switch lo.Op {
-	case "", OpCreate, OpUpdate, OpDelete, OpRename, OpMerge, OpRollback:
-	default:
-		return fmt.Errorf("%w: no operation %q (create, update, delete, rename, merge or rollback)", ErrUsage, lo.Op)
+	if err := checkOp(lo.Op); err != nil {
+		return err
 	}
 	start, err := s.Resolve(lo.At, lo.Branch)
 	if err != nil {
 		return err
 	}
 	n := 0
-	keep := func(c *repo.Commit) (*Mutation, bool) {
-		if !lo.Until.IsZero() && c.Committer.When.After(lo.Until) {
-			return nil, false
-		}
-		if lo.Agent != "" && c.Author.Name != repo.IdentityName(lo.Agent) {
-			return nil, false
-		}
-		m := mutationOf(c, "")
-		if lo.Op != "" && !hasOp(m, lo.Op) {
-			return nil, false
-		}
-		if (lo.Source != "" && m.Source != lo.Source) || (lo.Correlation != "" && m.Correlation != lo.Correlation) {
-			return nil, false
-		}
-		return m, true
-	}
+	keep := lo.keep
 	// emit reports whether the walk goes on.
 	emit := func(m *Mutation) bool {
 		n++
@@ -184,6 +167,33 @@ func (s *Store) Log(ctx context.Context, lo LogOptions, fn func(*Mutation) bool)
 		}
 		return true, nil
 	})
+}
+
+// keep is the mutation of c when it passes the options' filters on
+// time, agent, operation and trailers.
+func (lo *LogOptions) keep(c *repo.Commit) (*Mutation, bool) {
+	if !lo.Until.IsZero() && c.Committer.When.After(lo.Until) {
+		return nil, false
+	}
+	if lo.Agent != "" && c.Author.Name != repo.IdentityName(lo.Agent) {
+		return nil, false
+	}
+	m := mutationOf(c, "")
+	if lo.Op != "" && !hasOp(m, lo.Op) {
+		return nil, false
+	}
+	if (lo.Source != "" && m.Source != lo.Source) || (lo.Correlation != "" && m.Correlation != lo.Correlation) {
+		return nil, false
+	}
+	return m, true
+}
+
+func checkOp(op string) error {
+	switch op {
+	case "", OpCreate, OpUpdate, OpDelete, OpRename, OpMerge, OpRollback:
+		return nil
+	}
+	return fmt.Errorf("%w: no operation %q (create, update, delete, rename, merge or rollback)", ErrUsage, op)
 }
 
 func (s *Store) fileLog(ctx context.Context, start plumbing.Hash, lo LogOptions, keep func(*repo.Commit) (*Mutation, bool), emit func(*Mutation) bool) error {

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -235,5 +238,77 @@ func TestLogFiltersBySourceAndCorrelation(t *testing.T) {
 		if err := json.Unmarshal([]byte(mustCLI(t, s, "", append([]string{"log", "--json"}, tc.args...)...)), &ms); err != nil || len(ms) != tc.want {
 			t.Errorf("log %v: %d mutations (%v), want %d", tc.args, len(ms), err, tc.want)
 		}
+	}
+}
+
+// TestWatchCommand: watch streams mutations made by other processes as
+// JSON Lines, stops after -n, and ends with exit 0 when interrupted.
+func TestWatchCommand(t *testing.T) {
+	s := newStore(t)
+	var out bytes.Buffer
+	cmd := exec.Command(bin, "watch", "plan.json", "--json", "-n", "2", "--poll", "5ms", "--store", s)
+	cmd.Stdout = &out
+	cmd.Stderr = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Until the watcher has read the branch once, writes are before its
+	// start: write until it has seen two (it stops then).
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	var err error
+	for i := 0; ; i++ {
+		mustCLI(t, s, "", "set", "plan.json", "n", strconv.Itoa(i), "--agent", "writer")
+		mustCLI(t, s, "", "set", "other.json", "n", strconv.Itoa(i))
+		select {
+		case err = <-exited:
+		case <-time.After(20 * time.Millisecond):
+			if i < 500 {
+				continue
+			}
+			cmd.Process.Kill()
+			t.Fatalf("watch did not stop after two mutations: %s", out.String())
+		}
+		break
+	}
+	if err != nil {
+		t.Fatalf("watch: %v: %s", err, out.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("watch -n 2 printed:\n%s", out.String())
+	}
+	prev := -1
+	for _, l := range lines {
+		var m struct {
+			Agent   string
+			Subject string
+			Changes []struct{ File string }
+		}
+		if err := json.Unmarshal([]byte(l), &m); err != nil || m.Agent != "writer" || len(m.Changes) != 1 || m.Changes[0].File != "plan.json" {
+			t.Fatalf("a watched line: %s (%v)", l, err)
+		}
+		n, _ := strconv.Atoi(strings.TrimPrefix(m.Subject, "update plan.json#n"))
+		if n < prev {
+			t.Errorf("out of order:\n%s", out.String())
+		}
+		prev = n
+	}
+
+	// Interrupted once it runs (it has printed what came after HEAD~1).
+	cmd = exec.Command(bin, "watch", "--from", "HEAD~1", "--store", s)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Process.Signal(os.Interrupt)
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("watch interrupted: %v, want exit 0", err)
 	}
 }

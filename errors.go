@@ -12,8 +12,8 @@ import (
 // objects (ErrInvalidJSON, ErrNotFound for a key, ErrNotContainer), repo
 // (ErrStale, ErrLocked, ErrNotStore, ErrDetached), merge
 // (ErrUnknownStrategy), statedoc (ErrInFlight, ErrInvalidState, ErrExists),
-// trajectory (ErrInvalid), lease (ErrHeld, ErrNotHolder, ErrInvalid) and
-// hooks (ErrRefused). The CLI maps them to exit
+// trajectory (ErrInvalid), lease (ErrHeld, ErrNotHolder, ErrInvalid),
+// memory (ErrInvalid, ErrNotList) and hooks (ErrRefused). The CLI maps them to exit
 // codes in one table (cmd/aiwg-state/exit.go).
 var (
 	// ErrNoChange: the write would not change anything; no commit was made.

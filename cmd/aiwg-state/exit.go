@@ -11,6 +11,7 @@ import (
 	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/hooks"
 	"github.com/aiwg/aiwg-state/lease"
+	"github.com/aiwg/aiwg-state/memory"
 	"github.com/aiwg/aiwg-state/merge"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/repo"
@@ -49,6 +50,8 @@ var exitTable = []struct {
 	{lease.ErrNotHolder, exitDomain},
 	{lease.ErrInvalid, exitUsage},
 	{aiwgstate.ErrInvalidLease, exitDomain},
+	{memory.ErrInvalid, exitUsage},
+	{memory.ErrNotList, exitDomain},
 	{statedoc.ErrInFlight, exitConflict}, {statedoc.ErrInvalidState, exitDomain}, {statedoc.ErrExists, exitDomain},
 	{aiwgstate.ErrInvalidState, exitDomain}, // rlm: a state document that breaks the schema
 	{verbiage.ErrInvalidPath, exitUsage},

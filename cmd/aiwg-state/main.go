@@ -134,6 +134,7 @@ func commandGroups() []func() []*cli.Command {
 		stateDocCommands,
 		trajCommands,
 		leaseCommands,
+		memoryCommands,
 		func() []*cli.Command { return []*cli.Command{serveCommand()} },
 	}
 }

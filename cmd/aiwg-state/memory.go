@@ -1,0 +1,319 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/memory"
+)
+
+func memoryKey(a []string) memory.Key { return memory.Key{Namespace: a[0], Kind: a[1], ID: a[2]} }
+
+func memoryCommands() []*cli.Command {
+	valueFlags := func() []cli.Flag {
+		return append(writeFlags(),
+			&cli.BoolFlag{Name: "string", Aliases: []string{"s"}, Usage: "take VALUE as raw text, stored as a JSON string"},
+			&cli.DurationFlag{Name: "ttl", Usage: "the record expires this long from now (default: never)"},
+		)
+	}
+	return []*cli.Command{{
+		Name:  "memory",
+		Usage: "memory records: JSON payloads keyed by namespace, kind and id, with timestamps and a time to live (seed 002)",
+		Description: `Seed 002's durable memory tier. A record is memory/<namespace>/<kind>/<id>.json
+in the store: its payload, created_at, updated_at and, with --ttl,
+ttl_seconds and expires_at. Every put, append, delete and prune is one
+commit, so log and blame of a record are its history. Expired records are
+gone for get and ls; prune removes them. Seed 002's namespaces are
+session, long_term, daily_log and workflow (any identifier is allowed).
+A cache across runs is a record with --ttl.
+
+Examples:
+   aiwg-state memory put long_term preference theme '{"value":"dark"}'
+   aiwg-state memory get long_term preference theme
+   aiwg-state memory append daily_log entries 2026-11-24 '"deployed v2"'
+   aiwg-state memory put session cooldown monitors '"2026-11-24T10:00:00Z"' --ttl 15m
+   aiwg-state memory ls long_term --json
+   aiwg-state memory prune
+   aiwg-state memory export > memory.jsonl; aiwg-state memory import memory.jsonl`,
+		Subcommands: []*cli.Command{
+			{
+				Name:      "put",
+				Usage:     "write a record's payload (VALUE is JSON; - reads standard input)",
+				ArgsUsage: "NAMESPACE KIND ID VALUE",
+				Description: `A record that exists keeps its created_at; its time to live is what
+this put says (none without --ttl).
+
+Examples:
+   aiwg-state memory put session context ctx1 '{"goal":"ship v2"}'
+   aiwg-state memory put workflow checkpoint run-7 - < state.json
+   aiwg-state memory put long_term fact sky --string "blue"`,
+				Flags: valueFlags(),
+				Action: command(func(s *session) error {
+					a, err := args(s.c, 4, 4)
+					if err != nil {
+						return err
+					}
+					v, err := s.value(a[3])
+					if err != nil {
+						return err
+					}
+					r, m, err := s.store.PutMemory(s.c.Context, memoryKey(a), v, s.c.Duration("ttl"), s.writeOptions())
+					if err != nil {
+						return bareTextHint(err, a[3])
+					}
+					return s.done(map[string]any{"record": r, "mutation": m}, "%s %s", shortHash(m.Commit), m.Subject)
+				}),
+			},
+			{
+				Name:      "append",
+				Usage:     "add VALUE to the list a record holds (a new list when there is none)",
+				ArgsUsage: "NAMESPACE KIND ID VALUE",
+				Description: `The record keeps its time to live unless --ttl gives a new one. A record
+whose payload is not a list is refused (exit 3).
+
+Examples:
+   aiwg-state memory append daily_log entries 2026-11-24 '{"at":"10:02","did":"deploy"}'`,
+				Flags: valueFlags(),
+				Action: command(func(s *session) error {
+					a, err := args(s.c, 4, 4)
+					if err != nil {
+						return err
+					}
+					v, err := s.value(a[3])
+					if err != nil {
+						return err
+					}
+					r, m, err := s.store.AppendMemory(s.c.Context, memoryKey(a), v, s.c.Duration("ttl"), s.writeOptions())
+					if err != nil {
+						return bareTextHint(err, a[3])
+					}
+					return s.done(map[string]any{"record": r, "mutation": m}, "%s %s", shortHash(m.Commit), m.Subject)
+				}),
+			},
+			{
+				Name:      "get",
+				Usage:     "print a live record's payload (with --json, the whole record)",
+				ArgsUsage: "NAMESPACE KIND ID",
+				Description: `An absent or expired record is exit 3.
+
+Examples:
+   aiwg-state memory get long_term preference theme
+   aiwg-state memory get session context ctx1 --json
+   aiwg-state memory get long_term preference theme --at HEAD~3`,
+				Flags: readFlags(),
+				Action: command(func(s *session) error {
+					a, err := args(s.c, 3, 3)
+					if err != nil {
+						return err
+					}
+					ro := s.readOptions()
+					ro.Branch = s.c.String("branch")
+					r, err := s.store.GetMemory(s.c.Context, memoryKey(a), ro)
+					if err != nil {
+						return err
+					}
+					if s.json {
+						return printJSON(s.out, r)
+					}
+					return s.printDocument(json.RawMessage(r.Payload))
+				}),
+			},
+			{
+				Name:      "ls",
+				Usage:     "list live records, under NAMESPACE [KIND]",
+				ArgsUsage: "[NAMESPACE [KIND]]",
+				Description: `Each line: namespace/kind/id, updated_at, expiry, payload (shortened).
+
+Examples:
+   aiwg-state memory ls
+   aiwg-state memory ls daily_log --json
+   aiwg-state memory ls session cooldown --expired`,
+				Flags: append(readFlags(), &cli.BoolFlag{Name: "expired", Usage: "include records that have run out"}),
+				Action: command(func(s *session) error {
+					lo, err := s.memoryList()
+					if err != nil {
+						return err
+					}
+					recs, err := s.store.ListMemory(s.c.Context, lo)
+					if err != nil {
+						return err
+					}
+					if s.json {
+						return printJSON(s.out, recs)
+					}
+					now := time.Now()
+					for _, r := range recs {
+						exp := "no expiry"
+						if r.ExpiresAt != nil {
+							exp = "expires " + r.ExpiresAt.UTC().Format(time.RFC3339)
+							if r.Expired(now) {
+								exp = "expired " + r.ExpiresAt.UTC().Format(time.RFC3339)
+							}
+						}
+						p := string(r.Payload)
+						if len(p) > 60 {
+							p = p[:57] + "..."
+						}
+						fmt.Fprintf(s.out, "%-40s %s  %-30s %s\n", r.Key, r.UpdatedAt.UTC().Format(time.RFC3339), exp, p)
+					}
+					return nil
+				}),
+			},
+			{
+				Name:      "rm",
+				Usage:     "delete a record, live or expired",
+				ArgsUsage: "NAMESPACE KIND ID",
+				Description: `Examples:
+   aiwg-state memory rm session context ctx1`,
+				Flags: writeFlags(),
+				Action: command(func(s *session) error {
+					a, err := args(s.c, 3, 3)
+					if err != nil {
+						return err
+					}
+					m, err := s.store.DeleteMemory(s.c.Context, memoryKey(a), s.writeOptions())
+					if err != nil {
+						return err
+					}
+					return s.done(m, "%s %s", shortHash(m.Commit), m.Subject)
+				}),
+			},
+			{
+				Name:      "prune",
+				Usage:     "delete every expired record (under NAMESPACE) in one commit",
+				ArgsUsage: "[NAMESPACE]",
+				Description: `With nothing expired, nothing is written (exit 0).
+
+Examples:
+   aiwg-state memory prune
+   aiwg-state memory prune session --json`,
+				Flags: writeFlags(),
+				Action: command(func(s *session) error {
+					a, err := args(s.c, 0, 1)
+					if err != nil {
+						return err
+					}
+					keys, m, err := s.store.PruneMemory(s.c.Context, argAt(a, 0), s.writeOptions())
+					if errors.Is(err, aiwgstate.ErrNoChange) {
+						return s.done(map[string]any{"pruned": []memory.Key{}}, "nothing has expired")
+					}
+					if err != nil {
+						return err
+					}
+					return s.done(map[string]any{"pruned": keys, "mutation": m}, "%s %s", shortHash(m.Commit), m.Subject)
+				}),
+			},
+			{
+				Name:      "export",
+				Usage:     "print live records as JSON Lines (seed 002's bridge), under NAMESPACE [KIND]",
+				ArgsUsage: "[NAMESPACE [KIND]]",
+				Description: `One record a line, as memory import reads them.
+
+Examples:
+   aiwg-state memory export > memory.jsonl
+   aiwg-state memory export long_term --at v1.0 > long_term.jsonl`,
+				Flags: append(readFlags(), &cli.BoolFlag{Name: "expired", Usage: "include records that have run out"}),
+				Action: command(func(s *session) error {
+					lo, err := s.memoryList()
+					if err != nil {
+						return err
+					}
+					recs, err := s.store.ListMemory(s.c.Context, lo)
+					if err != nil {
+						return err
+					}
+					for _, r := range recs {
+						if err := printJSON(s.out, r); err != nil {
+							return err
+						}
+					}
+					return nil
+				}),
+			},
+			{
+				Name:      "import",
+				Usage:     "write the records of a JSON Lines FILE (- reads standard input) in one commit",
+				ArgsUsage: "FILE",
+				Description: `Records keep their timestamps and expiry. A bad line writes nothing (exit
+2, naming the line).
+
+Examples:
+   aiwg-state memory import memory.jsonl
+   other-tool export | aiwg-state memory import -`,
+				Flags: writeFlags(),
+				Action: command(func(s *session) error {
+					a, err := args(s.c, 1, 1)
+					if err != nil {
+						return err
+					}
+					data, err := readFileArg(s.c, a[0])
+					if err != nil {
+						return err
+					}
+					recs, err := parseMemoryLines(data)
+					if err != nil {
+						return err
+					}
+					m, err := s.store.ImportMemory(s.c.Context, recs, s.writeOptions())
+					if errors.Is(err, aiwgstate.ErrNoChange) {
+						return s.done(map[string]any{"imported": 0}, "nothing to import: the records are as the store has them")
+					}
+					if err != nil {
+						return err
+					}
+					return s.done(map[string]any{"imported": len(recs), "mutation": m}, "%s %s", shortHash(m.Commit), m.Subject)
+				}),
+			},
+		},
+	}}
+}
+
+// memoryList reads [NAMESPACE [KIND]], --at and --expired.
+func (s *session) memoryList() (aiwgstate.MemoryListOptions, error) {
+	a, err := args(s.c, 0, 2)
+	if err != nil {
+		return aiwgstate.MemoryListOptions{}, err
+	}
+	lo := aiwgstate.MemoryListOptions{ReadOptions: s.readOptions(), Namespace: argAt(a, 0), Kind: argAt(a, 1), Expired: s.c.Bool("expired")}
+	lo.Branch = s.c.String("branch")
+	return lo, nil
+}
+
+// parseMemoryLines reads JSON Lines of memory records; blank lines are
+// skipped, anything else that is not a record is an error naming its line.
+func parseMemoryLines(data []byte) ([]memory.Record, error) {
+	var recs []memory.Record
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 64<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		dec := json.NewDecoder(strings.NewReader(line))
+		dec.DisallowUnknownFields()
+		var r memory.Record
+		if err := dec.Decode(&r); err != nil {
+			return nil, usagef("line %d: not a memory record: %v", n, err)
+		}
+		if dec.More() {
+			return nil, usagef("line %d: more than one record on the line", n)
+		}
+		if err := r.Check(); err != nil {
+			return nil, usagef("line %d: %v", n, err)
+		}
+		recs = append(recs, r)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, usagef("%v", err)
+	}
+	return recs, nil
+}

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestMemoryCommands: the memory group end to end, with exit codes.
+func TestMemoryCommands(t *testing.T) {
+	s := newStore(t)
+	mustCLI(t, s, "", "memory", "put", "long_term", "preference", "theme", `{"value":"dark"}`, "--agent", "pulse")
+	if got := mustCLI(t, s, "", "memory", "get", "long_term", "preference", "theme"); got != "{\n  \"value\": \"dark\"\n}\n" {
+		t.Errorf("get: %q", got)
+	}
+	mustCLI(t, s, "", "memory", "append", "daily_log", "entries", "d1", "start", "--string")
+	mustCLI(t, s, `{"did":"deploy"}`, "memory", "append", "daily_log", "entries", "d1", "-")
+	var rec struct{ Payload []any }
+	if err := json.Unmarshal([]byte(mustCLI(t, s, "", "memory", "get", "daily_log", "entries", "d1", "--json")), &rec); err != nil || len(rec.Payload) != 2 || rec.Payload[0] != "start" {
+		t.Errorf("appended: %+v %v", rec, err)
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		says string
+	}{
+		{[]string{"memory", "put", "long_term", "fact", "sky", "blue"}, exitUsage, `'"blue"' in the shell, or --string`},
+		{[]string{"memory", "put", "long-term", "fact", "sky", "1"}, exitUsage, "namespace"},
+		{[]string{"memory", "put", "long_term", "fact", "a/b", "1"}, exitUsage, "without a slash"},
+		{[]string{"memory", "append", "long_term", "preference", "theme", "1"}, exitDomain, "not a list"},
+		{[]string{"memory", "get", "long_term", "preference", "nope"}, exitDomain, "no memory record long_term/preference/nope"},
+		{[]string{"memory", "ls", "", "kind"}, exitUsage, ""},
+	} {
+		_, errOut, code := runCLI(t, s, "", tc.args...)
+		if code != tc.code || !strings.Contains(errOut, tc.says) {
+			t.Errorf("%v: exit %d, %q; want exit %d saying %q", tc.args, code, errOut, tc.code, tc.says)
+		}
+	}
+	mustCLI(t, s, "", "memory", "put", "session", "cooldown", "m", "true", "--ttl", "1ms")
+	if got := mustCLI(t, s, "", "memory", "ls"); strings.Contains(got, "cooldown") || !strings.Contains(got, "long_term/preference/theme") {
+		t.Errorf("ls shows expired records, or misses live ones:\n%s", got)
+	}
+	if got := mustCLI(t, s, "", "memory", "prune"); !strings.Contains(got, "memory prune: 1 expired records") {
+		t.Errorf("prune: %q", got)
+	}
+	if got := mustCLI(t, s, "", "memory", "prune"); !strings.Contains(got, "nothing has expired") {
+		t.Errorf("prune again: %q", got)
+	}
+	export := mustCLI(t, s, "", "memory", "export")
+	if n := strings.Count(export, "\n"); n != 2 {
+		t.Fatalf("export has %d lines:\n%s", n, export)
+	}
+	file := filepath.Join(t.TempDir(), "m.jsonl")
+	os.WriteFile(file, []byte(export), 0o644)
+	other := newStore(t)
+	mustCLI(t, other, "", "memory", "import", file)
+	if got := mustCLI(t, other, "", "memory", "export"); got != export {
+		t.Errorf("re-exported:\n%s\nwant:\n%s", got, export)
+	}
+	if _, errOut, code := runCLI(t, other, export+"{\"namespace\":\"x\"}\n", "memory", "import", "-"); code != exitUsage || !strings.Contains(errOut, "line 3") {
+		t.Errorf("a bad line: exit %d, %q", code, errOut)
+	}
+	gitOut(t, s, "fsck", "--strict", "--no-dangling")
+}
+
+// FuzzParseMemoryLines: any input parses to an error or to records that
+// each pass Check.
+func FuzzParseMemoryLines(f *testing.F) {
+	f.Add([]byte(`{"namespace":"session","record_kind":"a","record_id":"b","payload":1,"created_at":"2026-11-24T12:00:00Z","updated_at":"2026-11-24T12:00:00Z"}` + "\n\n"))
+	f.Add([]byte(`{"namespace":"session","record_kind":"a","record_id":"b","payload":1,"created_at":"2026-11-24T12:00:00Z","updated_at":"2026-11-24T12:00:00Z"} {}`))
+	f.Add([]byte("{\"extra\":1}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		recs, err := parseMemoryLines(data)
+		if err != nil {
+			return
+		}
+		for _, r := range recs {
+			if err := r.Check(); err != nil {
+				t.Fatalf("parsed a record that fails Check: %v", err)
+			}
+		}
+	})
+}

@@ -2,6 +2,7 @@ package aiwgstate
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -336,7 +337,7 @@ func (s *Store) ExportState(ctx context.Context, stateID string, eo ExportOption
 	if err != nil {
 		return nil, err
 	}
-	meta := &rlm.Metadata{CreatedAt: h.CreatedAt, ExecutionConfig: h.ExecutionConfig, CompletionStatus: rlm.StatusIncomplete}
+	meta := &rlm.Metadata{CreatedAt: h.CreatedAt, ExecutionConfig: h.ExecutionConfig, CompletionStatus: cmp.Or(h.CompletionStatus, rlm.StatusIncomplete)}
 	for _, x := range vs {
 		v := x.v
 		meta.TotalSizeBytes += x.size
@@ -865,7 +866,7 @@ func (s *Store) importBatch(ctx context.Context, id string, nblobs int, wo Write
 	slots := newBlobSlots(nblobs)
 	return s.commit(ctx, wo, "", func(tx *repo.Tx, rec *recorder) error {
 		slots.reset(rec)
-		h, err := readHeader(tx.ReadFile, id)
+		h, err := readOpenHeader(tx.ReadFile, id)
 		if err != nil {
 			return err
 		}

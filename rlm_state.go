@@ -1,6 +1,7 @@
 package aiwgstate
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -210,6 +211,73 @@ func readHeader(read func(string) ([]byte, error), id string) (*rlm.Header, erro
 	return &h, nil
 }
 
+// readOpenHeader reads the header of a state whose variables may change:
+// one that has not ended with an error or cancelled.
+func readOpenHeader(read func(string) ([]byte, error), id string) (*rlm.Header, error) {
+	h, err := readHeader(read, id)
+	if err != nil {
+		return nil, err
+	}
+	if h.CompletionStatus != "" {
+		return nil, errkind.Errorf(ErrReadOnly, "state %s ended (%s at %s): its variables no longer change (start a new state, or roll back to a checkpoint before the end)", id, h.CompletionStatus, h.EndedAt)
+	}
+	return h, nil
+}
+
+// EndState ends a state without a Final (seed 000's completion statuses
+// error and cancelled): one commit to its header, recording when and why.
+// Its variables are read-only from then on; a rollback to a checkpoint
+// taken before restores the state as it was, open. A state with a Final
+// is complete and cannot end otherwise.
+func (s *Store) EndState(ctx context.Context, id, status, reason string, wo WriteOptions) (*StateInfo, *Mutation, error) {
+	if status != rlm.StatusError && status != rlm.StatusCancelled {
+		return nil, nil, fmt.Errorf("%w: a state ends as error or cancelled, not %q (a Final completes it)", ErrUsage, status)
+	}
+	id, _, err := s.stateForWrite(id, wo.Branch)
+	if err != nil {
+		return nil, nil, err
+	}
+	now := wo.Time
+	if now.IsZero() {
+		now = s.now()
+	}
+	wo.Time = now
+	wo.Trailers = append(append(repo.Trailers(nil), wo.Trailers...), repo.Trailer{Key: TrailerState, Value: id})
+	var h *rlm.Header
+	m, err := s.commit(ctx, wo, "state end "+id+": "+status, func(tx *repo.Tx, rec *recorder) error {
+		if h, err = readHeader(tx.ReadFile, id); err != nil {
+			return err
+		}
+		if h.CompletionStatus != "" {
+			return errkind.Errorf(ErrReadOnly, "state %s already ended (%s at %s)", id, h.CompletionStatus, h.EndedAt)
+		}
+		dir, _ := h.Dir(rlm.ScopeState)
+		if v, err := readVarTx(tx, rlm.VarFile(dir, verbiage.NameFinal)); err != nil {
+			return err
+		} else if v != nil && v.Value != nil {
+			return errkind.Errorf(ErrReadOnly, "state %s is complete (its Final is set): it cannot end as %s", id, status)
+		}
+		h.CompletionStatus, h.EndedAt, h.EndReason = status, rlm.Timestamp(now), reason
+		b, err := encodeJSON(h)
+		if err != nil {
+			return err
+		}
+		if err := tx.WriteFile(rlm.HeaderPath(id), b); err != nil {
+			return err
+		}
+		rec.add(OpUpdate, rlm.HeaderPath(id), "")
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	info, err := s.State(ctx, id, ReadOptions{At: m.Commit})
+	if err != nil {
+		return nil, m, err
+	}
+	return info, m, nil
+}
+
 func treeReader(r *repo.Repo, root plumbing.Hash) func(string) ([]byte, error) {
 	return func(p string) ([]byte, error) { return r.ReadFileAt(root, p) }
 }
@@ -297,7 +365,7 @@ func (s *Store) State(ctx context.Context, id string, ro ReadOptions) (*StateInf
 }
 
 func (s *Store) info(root plumbing.Hash, h *rlm.Header, all []*rlm.Header) StateInfo {
-	info := StateInfo{Header: *h, CompletionStatus: rlm.StatusIncomplete}
+	info := StateInfo{Header: *h, CompletionStatus: cmp.Or(h.CompletionStatus, rlm.StatusIncomplete)}
 	dir, _ := h.Dir(rlm.ScopeState)
 	if data, err := s.repo.ReadFileAt(root, rlm.VarFile(dir, verbiage.NameFinal)); err == nil {
 		if v, err := rlm.DecodeVariable(data); err == nil {
@@ -384,7 +452,7 @@ func (s *Store) SetVariable(ctx context.Context, stateID, name string, value any
 	res := &VarResult{Advice: verbiage.NamingAdvice(name)}
 	m, err := s.commit(ctx, wo, "", func(tx *repo.Tx, rec *recorder) error {
 		slots.reset(rec)
-		h, err := readHeader(tx.ReadFile, id)
+		h, err := readOpenHeader(tx.ReadFile, id)
 		if err != nil {
 			return err
 		}
@@ -857,7 +925,7 @@ func (s *Store) DeleteVariable(ctx context.Context, stateID, name string, scope 
 	slots := newBlobSlots(1)
 	return s.commit(ctx, wo, "", func(tx *repo.Tx, rec *recorder) error {
 		slots.reset(rec)
-		h, err := readHeader(tx.ReadFile, id)
+		h, err := readOpenHeader(tx.ReadFile, id)
 		if err != nil {
 			return err
 		}
@@ -923,7 +991,7 @@ func (s *Store) RenameVariable(ctx context.Context, stateID, oldName, newName st
 	slots := newBlobSlots(2)
 	return s.commit(ctx, wo, "", func(tx *repo.Tx, rec *recorder) error {
 		slots.reset(rec)
-		h, err := readHeader(tx.ReadFile, id)
+		h, err := readOpenHeader(tx.ReadFile, id)
 		if err != nil {
 			return err
 		}

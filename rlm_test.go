@@ -634,3 +634,60 @@ func TestRollbackOfAParentRestoresItsSession(t *testing.T) {
 		t.Errorf("own_count after the rollback: %v", err)
 	}
 }
+
+// TestRLMStateEnds: a state ends as error or cancelled (one commit to its
+// header), its variables are read-only afterwards, the export says so
+// (valid against the seed's schema), and a rollback to a checkpoint
+// taken before reopens it. A complete state cannot end otherwise.
+func TestRLMStateEnds(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+	id := initState(t, st, aiwgstate.StateInit{Prompt: "p"})
+	setVar(t, st, id, "plan", "draft", aiwgstate.VarOptions{})
+	if _, err := st.CreateCheckpoint(ctx, id, "before_end", "", aiwgstate.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := st.EndState(ctx, id, "done", "", aiwgstate.WriteOptions{}); !errors.Is(err, aiwgstate.ErrUsage) {
+		t.Errorf("an unknown status: %v", err)
+	}
+	info, m, err := st.EndState(ctx, id, "cancelled", "user stopped it", aiwgstate.WriteOptions{Agent: "operator"})
+	if err != nil || info.CompletionStatus != "cancelled" || info.EndReason != "user stopped it" {
+		t.Fatalf("end: %+v %v", info, err)
+	}
+	if files := git(t, st, "show", "--name-only", "--format=", m.Commit); files != rlm.HeaderPath(id)+"\n" {
+		t.Errorf("the end's commit changed:\n%s", files)
+	}
+	if _, err := st.SetVariable(ctx, id, "plan", "final draft", aiwgstate.VarOptions{}, aiwgstate.WriteOptions{}); !errors.Is(err, aiwgstate.ErrReadOnly) {
+		t.Errorf("a write to an ended state: %v", err)
+	}
+	if _, err := st.SetFinal(ctx, id, "answer", aiwgstate.WriteOptions{}); !errors.Is(err, aiwgstate.ErrReadOnly) {
+		t.Errorf("a Final for an ended state: %v", err)
+	}
+	if _, err := st.DeleteVariable(ctx, id, "plan", "", aiwgstate.WriteOptions{}); !errors.Is(err, aiwgstate.ErrReadOnly) {
+		t.Errorf("a delete in an ended state: %v", err)
+	}
+	if _, _, err := st.EndState(ctx, id, "error", "", aiwgstate.WriteOptions{}); !errors.Is(err, aiwgstate.ErrReadOnly) || !strings.Contains(err.Error(), "already ended") {
+		t.Errorf("ending twice: %v", err)
+	}
+	out, err := st.ExportState(ctx, id, aiwgstate.ExportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	validate(t, out)
+	if !strings.Contains(string(out), `"completion_status": "cancelled"`) {
+		t.Errorf("the export does not say cancelled")
+	}
+	if _, _, err := st.Rollback(ctx, id, "before_end", aiwgstate.RollbackOptions{}, aiwgstate.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if info, _ := st.State(ctx, id, aiwgstate.ReadOptions{}); info.CompletionStatus != "incomplete" {
+		t.Errorf("after rollback: %s", info.CompletionStatus)
+	}
+	if _, err := st.SetFinal(ctx, id, "answer", aiwgstate.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := st.EndState(ctx, id, "error", "", aiwgstate.WriteOptions{}); !errors.Is(err, aiwgstate.ErrReadOnly) || !strings.Contains(err.Error(), "complete") {
+		t.Errorf("ending a complete state: %v", err)
+	}
+	fsck(t, st)
+}

@@ -79,6 +79,9 @@ type Metadata struct {
 const (
 	StatusIncomplete = "incomplete"
 	StatusComplete   = "complete"
+	// StatusError and StatusCancelled end a state without a Final.
+	StatusError     = "error"
+	StatusCancelled = "cancelled"
 )
 
 // Encode renders the document as canonical JSON.

@@ -202,6 +202,12 @@ type Header struct {
 	ParentStateID   string         `json:"parent_state_id,omitempty"`
 	CreatedAt       string         `json:"created_at"`
 	ExecutionConfig map[string]any `json:"execution_config,omitempty"`
+	// CompletionStatus is set when the state ended without a Final:
+	// StatusError or StatusCancelled, with when and why. A state with
+	// a Final is complete; one with neither is incomplete.
+	CompletionStatus string `json:"completion_status,omitempty"`
+	EndedAt          string `json:"ended_at,omitempty"`
+	EndReason        string `json:"end_reason,omitempty"`
 }
 
 // HeaderPath is where a state's header lives.

@@ -37,7 +37,7 @@ func stateArg(s *session, a []string) string {
 func stateCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "state",
-		Usage: "RLM states: init, ls, show, status, export, import, on-complete",
+		Usage: "RLM states: init, ls, show, status, end, export, import, on-complete",
 		Description: `An RLM state (seed 000) is a prompt, a Final answer and named variables.
 Its header is states/<id>/state.json; every variable is its own file, so
 git log -- <file> is that variable's history.
@@ -133,8 +133,36 @@ Examples:
 				}),
 			},
 			{
+				Name:      "end",
+				Usage:     "end a state without a Final: --status error or cancelled (one commit)",
+				ArgsUsage: "[ID]",
+				Description: `Seed 000's completion statuses besides complete: the state's header records
+the status, when and --reason. Its variables are read-only from then on
+(exit 3); a rollback to a checkpoint taken before reopens it. A state
+whose Final is set is complete and cannot end otherwise.
+
+Examples:
+   aiwg-state state end --status cancelled --reason "user stopped the run"
+   aiwg-state state end state-a1b2c3d4 --status error --reason "tool timed out" --json`,
+				Flags: append(rlmWriteFlags(),
+					&cli.StringFlag{Name: "status", Usage: "error or cancelled", Required: true},
+					&cli.StringFlag{Name: "reason", Usage: "why the state ended"}),
+				Action: command(func(s *session) error {
+					a, err := args(s.c, 0, 1)
+					if err != nil {
+						return err
+					}
+					info, m, err := s.store.EndState(s.c.Context, stateArg(s, a), s.c.String("status"), s.c.String("reason"), s.writeOptions())
+					if err != nil {
+						return err
+					}
+					return s.done(map[string]any{"state_id": info.StateID, "completion_status": info.CompletionStatus, "mutation": m},
+						"%s %s, commit %s", info.StateID, info.CompletionStatus, shortHash(m.Commit))
+				}),
+			},
+			{
 				Name:      "status",
-				Usage:     "complete or incomplete, from Final (exit 0 either way)",
+				Usage:     "complete, incomplete, error or cancelled (exit 0 either way)",
 				ArgsUsage: "[ID]",
 				Description: `Examples:
    aiwg-state state status                 # state-a1b2c3d4 incomplete

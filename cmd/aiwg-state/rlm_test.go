@@ -194,3 +194,23 @@ func TestStateInitExecutionConfig(t *testing.T) {
 		t.Error("a refused init wrote")
 	}
 }
+
+// TestStateEnd: state end records the status, and later writes to the
+// state's variables exit 3.
+func TestStateEnd(t *testing.T) {
+	s := newStore(t)
+	mustCLI(t, s, "", "state", "init", "--prompt", "p")
+	if _, errOut, code := runCLI(t, s, "", "state", "end", "--status", "finished"); code != exitUsage {
+		t.Errorf("a bad status: exit %d %q", code, errOut)
+	}
+	out := mustCLI(t, s, "", "state", "end", "--status", "error", "--reason", "tool timed out", "--json")
+	if !strings.Contains(out, `"completion_status":"error"`) {
+		t.Errorf("end --json: %s", out)
+	}
+	if got := mustCLI(t, s, "", "state", "status"); !strings.HasSuffix(got, " error\n") {
+		t.Errorf("status: %q", got)
+	}
+	if _, errOut, code := runCLI(t, s, "", "var", "set", "risk_count", "1"); code != exitDomain || !strings.Contains(errOut, "ended (error") {
+		t.Errorf("a write after the end: exit %d %q", code, errOut)
+	}
+}

@@ -191,10 +191,14 @@ func (r *Repo) maintaining() bool {
 const tailKeep = "aiwg-state: a tail pack written while a repack ran\n"
 
 // releaseKeeps removes our .keep from the packs no writer will extend
-// again, so that the repack about to start rolls them up: the full ones
-// (a tail is extended only while under tailPackMax) and any untouched for
-// a minute (its writer has moved on or died). It runs holding the
-// maintenance lock, before the repack lists the packs.
+// again, so that the repack about to start rolls them up: those untouched
+// for a minute (their writer has moved on or died). Not a full one at
+// once, though no writer extends it: it may be the copy a commit has just
+// made of a kept tail and not yet published, and released, it would be
+// rolled up without the objects the kept tail holds, which the commit
+// then removes. A copy is newer than the tail it copies, so once it is
+// idle, so is that tail. It runs holding the maintenance lock, before the
+// repack lists the packs.
 func (r *Repo) releaseKeeps() {
 	dir := filepath.Join(r.dir, "objects", "pack")
 	keeps, _ := filepath.Glob(filepath.Join(dir, "pack-*.keep"))
@@ -203,7 +207,7 @@ func (r *Repo) releaseKeeps() {
 			continue
 		}
 		fi, err := os.Stat(strings.TrimSuffix(k, ".keep") + ".pack")
-		if err == nil && (fi.Size() >= tailPackMax || time.Since(fi.ModTime()) > time.Minute) {
+		if err == nil && time.Since(fi.ModTime()) > time.Minute {
 			os.Remove(k)
 		}
 	}

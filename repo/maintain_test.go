@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -120,34 +121,10 @@ func TestPacksLeftByKilledWritersGetRolledUp(t *testing.T) {
 // repack leaves out of its new pack every object a kept pack holds, so if
 // the extended copy were not kept too, the repack would roll it up without
 // those objects and the commit would then remove the kept original: both
-// copies gone. Every object of the kept tail must survive.
+// copies gone (CI found this). Every object of the kept tail must survive.
 func TestRepackStartingMidCommitKeepsKeptTailObjects(t *testing.T) {
 	ctx := context.Background()
-	r := newRepo(t)
-	// A first pack of about the extended tail's size, so that the
-	// geometric roll-up takes both.
-	first := map[string]string{}
-	for i := 0; i < 5; i++ {
-		first[fmt.Sprintf("a%02d.json", i)] = fmt.Sprintf("%d\n", i)
-	}
-	write(t, r, first)
-	// Commits while a repack runs go to a pack of their own, kept.
-	if err := os.WriteFile(r.maintenanceLock(), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	write(t, r, map[string]string{"k1.json": "1\n"})
-	write(t, r, map[string]string{"k2.json": "2\n"})
-	kept := r.currentTail()
-	if kept == nil || !r.ourKeep(kept.hash) {
-		t.Fatal("commits during a repack did not go to a kept pack")
-	}
-	var keptObjs []string
-	for _, e := range kept.objs {
-		keptObjs = append(keptObjs, e.hash.String())
-	}
-	os.Remove(r.maintenanceLock())
-
-	// The commit's pack write, with no repack running...
+	r, kept, keptObjs := keptTailSetup(t)
 	body := []byte("new\n")
 	newPack, oldTail, durable, err := r.writePack([]rawObject{{typ: plumbing.BlobObject, hash: hashObject(plumbing.BlobObject, body), body: body}})
 	if err != nil {
@@ -159,7 +136,7 @@ func TestRepackStartingMidCommitKeepsKeptTailObjects(t *testing.T) {
 	if oldTail != kept.hash || newPack == oldTail {
 		t.Fatalf("the write did not extend the kept tail: old %s new %s, kept %s", oldTail, newPack, kept.hash)
 	}
-	// ...then a repack runs to the end before the commit publishes.
+	// A repack runs to the end before the commit publishes.
 	if err := r.Maintain(ctx, false); err != nil {
 		t.Fatal(err)
 	}
@@ -167,10 +144,137 @@ func TestRepackStartingMidCommitKeepsKeptTailObjects(t *testing.T) {
 	if !r.repackMayRead(oldTail) {
 		r.removePack(oldTail)
 	}
-	for _, h := range keptObjs {
+	checkObjs(t, r, keptObjs)
+}
+
+// keptTailSetup makes a store with a first unkept pack of seven objects
+// and a kept tail (written while a repack "ran") holding two commits; it
+// returns the kept tail's objects. The maintenance lock is gone after.
+func keptTailSetup(t *testing.T) (*Repo, *tailPack, []string) {
+	r := newRepo(t)
+	first := map[string]string{}
+	for i := 0; i < 5; i++ {
+		first[fmt.Sprintf("a%02d.json", i)] = fmt.Sprintf("%d\n", i)
+	}
+	write(t, r, first)
+	if err := os.WriteFile(r.maintenanceLock(), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	write(t, r, map[string]string{"k1.json": "1\n"})
+	write(t, r, map[string]string{"k2.json": "2\n"})
+	kept := r.currentTail()
+	if kept == nil || !r.ourKeep(kept.hash) {
+		t.Fatal("commits during a repack did not go to a kept pack")
+	}
+	var objs []string
+	for _, e := range kept.objs {
+		objs = append(objs, e.hash.String())
+	}
+	os.Remove(r.maintenanceLock())
+	return r, kept, objs
+}
+
+func bigBlob() rawObject {
+	body := make([]byte, tailPackMax+1024)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range body {
+		body[i] = byte(rng.Uint32())
+	}
+	return rawObject{typ: plumbing.BlobObject, hash: hashObject(plumbing.BlobObject, body), body: body}
+}
+
+func checkObjs(t *testing.T, r *Repo, objs []string) {
+	t.Helper()
+	for _, h := range objs {
 		cmd := exec.Command("git", "--git-dir", r.Dir(), "cat-file", "-e", h)
 		if err := cmd.Run(); err != nil {
 			t.Errorf("object %s of the kept tail is lost", h)
 		}
 	}
+	if out, err := exec.Command("git", "--git-dir", r.Dir(), "fsck", "--strict").CombinedOutput(); err != nil {
+		t.Errorf("git fsck --strict: %v\n%s", err, out)
+	}
+}
+
+// fullCopyOfKeptTail: a commit extends a kept tail (fresh: written less
+// than a minute ago) past tailPackMax, into a kept copy, and a repack (or
+// gc) runs before the commit publishes. Had the repack released the full
+// copy's .keep, it would roll the copy up without the kept tail's objects
+// (--honor-pack-keep), and the commit would then remove the kept tail,
+// which it sees as kept and so not read by the repack.
+func fullCopyOfKeptTail(t *testing.T, full bool) {
+	ctx := context.Background()
+	r, kept, keptObjs := keptTailSetup(t)
+	newPack, oldTail, durable, err := r.writePack([]rawObject{bigBlob()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := durable(); err != nil {
+		t.Fatal(err)
+	}
+	if oldTail != kept.hash || newPack == oldTail || !r.ourKeep(newPack) {
+		t.Fatalf("the write did not extend the kept tail into a kept copy")
+	}
+	fi, _ := os.Stat(r.Dir() + "/objects/pack/pack-" + newPack.String() + ".pack")
+	if fi == nil || fi.Size() < tailPackMax {
+		t.Fatalf("the copy is not full: %v", fi)
+	}
+	// A repack (or gc) starts and ends before the commit publishes.
+	if err := r.Maintain(ctx, full); err != nil {
+		t.Fatal(err)
+	}
+	// The publish step of Commit (tx.go), ok == true.
+	if !r.repackMayRead(oldTail) {
+		r.removePack(oldTail)
+	}
+	checkObjs(t, r, keptObjs)
+}
+
+// TestFullCopyOfKeptTailSurvivesRepack and ...GC: the same with the
+// copy filled past tailPackMax, whose .keep a repack used to release at
+// once for being full (no writer extends a full pack); it must wait until
+// the copy is idle, when the tail it copied is idle too.
+func TestFullCopyOfKeptTailSurvivesRepack(t *testing.T) {
+	fullCopyOfKeptTail(t, false)
+}
+
+func TestFullCopyOfKeptTailSurvivesGC(t *testing.T) {
+	fullCopyOfKeptTail(t, true)
+}
+
+// TestFullKeptCopySurvivesTheRepackItRacesWith: the same loss inside one
+// repack, with no second repack and nothing unusual about the lock: the
+// repack takes its lock, a commit extends the (fresh, kept) tail past
+// tailPackMax (kept: a repack runs), the repack's releaseKeeps then
+// removes that copy's .keep because it is full, git rolls the copy up
+// without the kept tail's objects, and the commit, publishing while the
+// lock is still held, removes the kept tail (ours, so "not read").
+func TestFullKeptCopySurvivesTheRepackItRacesWith(t *testing.T) {
+	r, kept, keptObjs := keptTailSetup(t)
+	// The repack takes its lock (maintenanceCmd: the link, then releaseKeeps).
+	if err := os.WriteFile(r.maintenanceLock(), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The commit's pack write, between the link and releaseKeeps.
+	newPack, oldTail, durable, err := r.writePack([]rawObject{bigBlob()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := durable(); err != nil {
+		t.Fatal(err)
+	}
+	if oldTail != kept.hash || !r.ourKeep(newPack) {
+		t.Fatalf("the write did not extend the kept tail into a kept copy")
+	}
+	// The repack goes on: releaseKeeps, then git (the command maintenanceCmd builds).
+	r.releaseKeeps()
+	if out, err := exec.Command("git", "--git-dir", r.Dir(), "repack", "-d", "-q", "--geometric=2").CombinedOutput(); err != nil {
+		t.Fatalf("repack: %v %s", err, out)
+	}
+	// The commit publishes while the lock is still held.
+	if !r.repackMayRead(oldTail) {
+		r.removePack(oldTail)
+	}
+	os.Remove(r.maintenanceLock())
+	checkObjs(t, r, keptObjs)
 }

@@ -1,9 +1,11 @@
 package repo
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -127,10 +129,31 @@ func (r *Repo) Maintain(ctx context.Context, full bool) error {
 	defer unlock()
 	r.removeStaleTemp()
 	r.sweepLockFiles()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("git %s: %v: %s", strings.Join(cmd.Args[3:], " "), err, strings.TrimSpace(string(out)))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err = cmd.Start()
+	if err == nil {
+		// Named in the lock, git keeps it held if this process is killed
+		// while it runs: no second repack starts beside it.
+		r.nameInLock(cmd.Process.Pid)
+		err = cmd.Wait()
+	}
+	if err != nil {
+		return fmt.Errorf("git %s: %v: %s", strings.Join(cmd.Args[3:], " "), err, strings.TrimSpace(out.String()))
 	}
 	return nil
+}
+
+// nameInLock rewrites the maintenance lock to name the git it started
+// beside this process. Replaced by rename, so it is never seen half
+// written.
+func (r *Repo) nameInLock(gitPid int) {
+	lock := r.maintenanceLock()
+	if tmp, err := writeLockTemp(lock, os.Getpid(), gitPid); err == nil {
+		if os.Rename(tmp, lock) != nil {
+			os.Remove(tmp)
+		}
+	}
 }
 
 // MaintainInBackground starts the geometric roll-up and returns at once:
@@ -149,13 +172,8 @@ func (r *Repo) MaintainInBackground() error {
 	}
 	// The lock names git's pid beside ours: a repack outliving a killed
 	// process still holds it, and ours keeps it held from git's exit to
-	// the unlock. Replaced by rename, so it is never seen half written.
-	lock := r.maintenanceLock()
-	if tmp, err := writeLockTemp(lock, os.Getpid(), cmd.Process.Pid); err == nil {
-		if os.Rename(tmp, lock) != nil {
-			os.Remove(tmp)
-		}
-	}
+	// the unlock.
+	r.nameInLock(cmd.Process.Pid)
 	r.background.Add(1)
 	go func() {
 		defer r.background.Done()
@@ -268,10 +286,9 @@ func (r *Repo) maintenanceCmd(ctx context.Context, full bool) (*exec.Cmd, func()
 		if !errors.Is(err, fs.ErrExist) {
 			return nil, nil, fmt.Errorf("maintenance: %w", err)
 		}
-		if attempt > 0 || !maintenanceLockStale(lockPath) {
+		if attempt > 0 || !r.breakMaintenanceLock(lockPath) {
 			return nil, nil, fmt.Errorf("maintenance: another one is running: %w", ErrLocked)
 		}
-		os.Remove(lockPath)
 	}
 	r.releaseKeeps()
 	args := []string{"repack", "-d", "-q", "--geometric=2"}
@@ -282,11 +299,44 @@ func (r *Repo) maintenanceCmd(ctx context.Context, full bool) (*exec.Cmd, func()
 	return cmd, func() { os.Remove(lockPath) }, nil
 }
 
+// breakMaintenanceLock removes a stale maintenance lock (see
+// maintenanceLockStale). Breakers take turns, as breakStaleLock's do, and
+// remove the lock only while the path still names the file they judged,
+// which they hold open so that its inode cannot be reused: two processes
+// finding one stale lock would otherwise both break it, the second
+// removing the lock the first had just taken, and run two repacks.
+func (r *Repo) breakMaintenanceLock(lockPath string) bool {
+	f, err := os.Open(lockPath)
+	if err != nil {
+		return errors.Is(err, fs.ErrNotExist) // gone meanwhile: try again
+	}
+	defer f.Close()
+	judged, err := f.Stat()
+	if err != nil || !maintenanceLockStale(f, judged) {
+		return false
+	}
+	brkDir := filepath.Join(r.dir, "aiwg")
+	os.MkdirAll(brkDir, 0o755)
+	b, err := os.OpenFile(filepath.Join(brkDir, "lock-breaker"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return false
+	}
+	defer b.Close()
+	if syscall.Flock(int(b.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		return false // another breaker is at it
+	}
+	cur, err := os.Stat(lockPath)
+	if err != nil || !os.SameFile(cur, judged) {
+		return false // broken, and maybe taken again, by someone else
+	}
+	return os.Remove(lockPath) == nil
+}
+
 // maintenanceLockStale: every process named in the lock (the one that
 // took it, and the git it started) is gone, or the lock is unreadable and
 // old.
-func maintenanceLockStale(lockPath string) bool {
-	data, err := os.ReadFile(lockPath)
+func maintenanceLockStale(f *os.File, fi os.FileInfo) bool {
+	data, err := io.ReadAll(io.NewSectionReader(f, 0, 64))
 	if err != nil {
 		return false
 	}
@@ -300,8 +350,7 @@ func maintenanceLockStale(lockPath string) bool {
 		pids = append(pids, pid)
 	}
 	if len(pids) == 0 {
-		fi, err := os.Stat(lockPath)
-		return err == nil && time.Since(fi.ModTime()) > time.Hour
+		return time.Since(fi.ModTime()) > time.Hour
 	}
 	for _, pid := range pids {
 		if syscall.Kill(pid, 0) != syscall.ESRCH {

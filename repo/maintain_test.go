@@ -44,11 +44,30 @@ func TestMaintenanceLockNamesItsHolders(t *testing.T) {
 		if err := os.WriteFile(lock, []byte(c.content), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if got := maintenanceLockStale(lock); got != c.stale {
+		f, err := os.Open(lock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fi, _ := f.Stat()
+		got := maintenanceLockStale(f, fi)
+		f.Close()
+		if got != c.stale {
 			t.Errorf("lock %q: stale = %v, want %v", c.content, got, c.stale)
 		}
 	}
-	// Held by a live process: refused, and nothing left behind.
+	// A stale lock is broken and taken; held by a live process, the lock
+	// is refused, and nothing is left behind.
+	if err := os.WriteFile(lock, []byte(fmt.Sprintf("%d\n", deadPid)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, unlock, err := r.maintenanceCmd(context.Background(), false); err != nil {
+		t.Fatalf("maintenance over a stale lock: %v", err)
+	} else {
+		if data, _ := os.ReadFile(lock); string(data) != strconv.Itoa(os.Getpid())+"\n" {
+			t.Errorf("the lock taken over a stale one says %q", data)
+		}
+		unlock()
+	}
 	if err := os.WriteFile(lock, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

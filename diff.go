@@ -26,6 +26,48 @@ type FileDiff struct {
 	Changes []jsondiff.Change `json:"changes"`
 }
 
+// Patch is the RFC 6902 patch from the document's old version to its new
+// one; with a key path, only that subtree's operations (pointers still
+// from the document root). A binary file's is empty.
+func (d FileDiff) Patch(keypath string) ([]jsondiff.Op, error) {
+	if d.Status == "binary" {
+		return []jsondiff.Op{}, nil
+	}
+	p, err := verbiage.ParsePath(keypath)
+	if err != nil {
+		return nil, err
+	}
+	if len(p) == 0 {
+		return nonNilOps(jsondiff.Patch(d.Old, d.New)), nil
+	}
+	ov, oerr := objects.Get(d.Old, p)
+	nv, nerr := objects.Get(d.New, p)
+	ptr := p.Pointer()
+	switch {
+	case oerr != nil && nerr != nil:
+		return []jsondiff.Op{}, nil
+	case oerr != nil:
+		return []jsondiff.Op{{Op: "add", Path: ptr, Value: nv}}, nil
+	case nerr != nil:
+		return []jsondiff.Op{{Op: "remove", Path: ptr}}, nil
+	}
+	ops := jsondiff.Patch(ov, nv)
+	for i := range ops {
+		ops[i].Path = ptr + ops[i].Path
+		if ops[i].From != "" || ops[i].Op == "move" || ops[i].Op == "copy" {
+			ops[i].From = ptr + ops[i].From
+		}
+	}
+	return nonNilOps(ops), nil
+}
+
+func nonNilOps(ops []jsondiff.Op) []jsondiff.Op {
+	if ops == nil {
+		return []jsondiff.Op{}
+	}
+	return ops
+}
+
 // DiffOptions choose what to compare.
 type DiffOptions struct {
 	// From and To are revisions. Both empty: the last mutation (HEAD^ to

@@ -12,9 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
-	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/objects/jsondiff"
-	"github.com/aiwg/aiwg-state/verbiage"
 )
 
 func historyCommands() []*cli.Command {
@@ -354,7 +352,9 @@ Examples:
 					// JSON Patch tool.
 					ops := []jsondiff.Op{}
 					if len(diffs) == 1 {
-						ops = filePatch(diffs[0], o.Key)
+						if ops, err = diffs[0].Patch(o.Key); err != nil {
+							return err
+						}
 					}
 					return printJSON(s.out, ops)
 				}
@@ -424,7 +424,8 @@ func writeDiffs(s *session, diffs []aiwgstate.FileDiff, format string) error {
 	case "patch":
 		out := make([]map[string]any, 0, len(diffs))
 		for _, d := range diffs {
-			out = append(out, map[string]any{"file": d.File, "patch": filePatch(d, "")})
+			ops, _ := d.Patch("") // no key path: no error
+			out = append(out, map[string]any{"file": d.File, "patch": ops})
 		}
 		return printJSON(s.out, out)
 	case "markdown":
@@ -448,38 +449,6 @@ func writeDiffs(s *session, diffs []aiwgstate.FileDiff, format string) error {
 		return nil
 	}
 	return usagef("unknown --format %q: want text, json, patch or markdown", format)
-}
-
-// filePatch is the RFC 6902 patch from a document's old version to its new
-// one; with a key path, only that subtree's operations (pointers still
-// from the document root).
-func filePatch(d aiwgstate.FileDiff, key string) []jsondiff.Op {
-	if d.Status == "binary" {
-		return []jsondiff.Op{}
-	}
-	p, err := verbiage.ParsePath(key)
-	if err != nil || len(p) == 0 {
-		return nonNil(jsondiff.Patch(d.Old, d.New))
-	}
-	ov, oerr := objects.Get(d.Old, p)
-	nv, nerr := objects.Get(d.New, p)
-	ptr := p.Pointer()
-	switch {
-	case oerr != nil && nerr != nil:
-		return []jsondiff.Op{}
-	case oerr != nil:
-		return []jsondiff.Op{{Op: "add", Path: ptr, Value: nv}}
-	case nerr != nil:
-		return []jsondiff.Op{{Op: "remove", Path: ptr}}
-	}
-	ops := jsondiff.Patch(ov, nv)
-	for i := range ops {
-		ops[i].Path = ptr + ops[i].Path
-		if ops[i].From != "" || ops[i].Op == "move" || ops[i].Op == "copy" {
-			ops[i].From = ptr + ops[i].From
-		}
-	}
-	return nonNil(ops)
 }
 
 func dashIfEmpty(s string) string {

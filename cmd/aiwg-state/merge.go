@@ -580,26 +580,18 @@ func runInstallDrivers(c *cli.Context) error {
 	if abs, err := filepath.Abs(exe); err == nil {
 		exe = abs
 	}
-	if err := exec.Command("git", "-C", dir, "rev-parse", "--git-dir").Run(); err != nil {
-		return errkind.Errorf(aiwgstate.ErrNotFound, "%s is not in a git repository (run install-drivers in a git clone of a store, or pass --repo DIR)", dir)
-	}
-	var installed []map[string]string
-	for _, st := range merge.Strategies() {
-		name := "merge." + merge.DriverPrefix + string(st)
-		driver := shellQuote(exe) + " merge-file --strategy " + string(st) + " %O %A %B --path %P"
-		for _, kv := range [][2]string{{name + ".name", "aiwg-state " + string(st)}, {name + ".driver", driver}} {
-			cmd := exec.Command("git", "-C", dir, "config", kv[0], kv[1])
-			if out, err := cmd.CombinedOutput(); err != nil {
-				return fmt.Errorf("git config %s in %s: %v: %s", kv[0], dir, err, strings.TrimSpace(string(out)))
-			}
+	installed, err := aiwgstate.InstallMergeDrivers(c.Context, dir, exe)
+	if err != nil {
+		if errors.Is(err, aiwgstate.ErrNotFound) {
+			return errkind.Errorf(aiwgstate.ErrNotFound, "%s is not in a git repository (run install-drivers in a git clone of a store, or pass --repo DIR)", dir)
 		}
-		installed = append(installed, map[string]string{"driver": merge.DriverPrefix + string(st), "command": driver})
+		return err
 	}
 	if c.Bool("json") {
 		return printJSON(c.App.Writer, installed)
 	}
 	for _, d := range installed {
-		fmt.Fprintf(c.App.Writer, "merge.%s.driver = %s\n", d["driver"], d["command"])
+		fmt.Fprintf(c.App.Writer, "merge.%s.driver = %s\n", d.Driver, d.Command)
 	}
 	return nil
 }

@@ -3,12 +3,16 @@ package aiwgstate_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/lease"
+	"github.com/aiwg/aiwg-state/memory"
 )
 
 // An agent keeps its working state in a store: every write is one commit
@@ -46,7 +50,7 @@ func ExampleStore_Apply() {
 	defer st.Close()
 
 	m, err := st.Apply(ctx, []aiwgstate.Op{
-		{Op: "put", File: "memory/long_term/fact/f1.json", Value: []byte(`{"text": "the API is rate limited"}`)},
+		{Op: "put", File: "notes/facts/f1.json", Value: []byte(`{"text": "the API is rate limited"}`)},
 		{Op: "set", File: "plan.json", Path: "steps", Value: []byte(`["read", "write"]`)},
 	}, aiwgstate.WriteOptions{Agent: "memory-writer"})
 	if err != nil {
@@ -62,7 +66,7 @@ func ExampleStore_Apply() {
 	}, aiwgstate.WriteOptions{})
 	fmt.Println(err != nil)
 	// Output:
-	// create memory/long_term/fact/f1.json
+	// create notes/facts/f1.json
 	// create plan.json#steps
 	// true
 }
@@ -103,4 +107,53 @@ func ExampleReadOps() {
 	// Output:
 	// 2 mv docs/draft.json <nil>
 	// line 2: invalid JSON: column 39: duplicate object key "op"
+}
+
+// Agents take turns on a resource with a lease: one commit each to
+// acquire and release, so the resource's file is the lock's history.
+func ExampleStore_Acquire() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "example-")
+	defer os.RemoveAll(dir)
+	st, _ := aiwgstate.Init(ctx, filepath.Join(dir, "state.git"), aiwgstate.InitOptions{})
+	defer st.Close()
+
+	pulse := aiwgstate.WriteOptions{Agent: "pulse"}
+	res, err := st.Acquire(ctx, "tasks/t-17", aiwgstate.LeaseOptions{TTL: 30 * time.Second}, pulse)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(res.Lease.Holder, res.Lease.Type)
+	_, err = st.Acquire(ctx, "tasks/t-17", aiwgstate.LeaseOptions{TTL: 30 * time.Second}, aiwgstate.WriteOptions{Agent: "beat"})
+	fmt.Println(errors.Is(err, lease.ErrHeld))
+	st.Release(ctx, "tasks/t-17", aiwgstate.ReleaseOptions{}, pulse)
+	// Output:
+	// pulse exclusive
+	// true
+}
+
+// Memory records (seed 002) keep a payload with its timestamps; one with
+// a time to live is gone for readers once it runs out.
+func ExampleStore_PutMemory() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "example-")
+	defer os.RemoveAll(dir)
+	st, _ := aiwgstate.Init(ctx, filepath.Join(dir, "state.git"), aiwgstate.InitOptions{})
+	defer st.Close()
+
+	theme := memory.Key{Namespace: "long_term", Kind: "preference", ID: "theme"}
+	st.PutMemory(ctx, theme, []byte(`{"value": "dark"}`), 0, aiwgstate.WriteOptions{Agent: "pulse"})
+	cool := memory.Key{Namespace: "session", Kind: "cooldown", ID: "monitors"}
+	st.PutMemory(ctx, cool, []byte(`true`), time.Nanosecond, aiwgstate.WriteOptions{Agent: "pulse"})
+
+	r, _ := st.GetMemory(ctx, theme, aiwgstate.ReadOptions{})
+	fmt.Println(string(r.Payload))
+	_, err := st.GetMemory(ctx, cool, aiwgstate.ReadOptions{})
+	fmt.Println(errors.Is(err, aiwgstate.ErrNotFound))
+	pruned, _, _ := st.PruneMemory(ctx, "", aiwgstate.WriteOptions{})
+	fmt.Println(pruned)
+	// Output:
+	// {"value":"dark"}
+	// true
+	// [session/cooldown/monitors]
 }

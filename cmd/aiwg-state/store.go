@@ -246,7 +246,7 @@ func quickstartSteps() []quickstartCommand {
 		{"The planner agent records its goal. Every mutation is one commit authored by the agent.", []string{"set", "plan.json", "goal", `"ship the login fix"`, "--agent", "planner", "--source", "user_input"}, ""},
 		{"It sets an object; key paths create what is missing.", []string{"set", "plan.json", "risk", `{"level": "low", "owner": "ops"}`, "--agent", "planner"}, ""},
 		{"A reviewer raises the risk, saying why (Source and Correlation-Id trailers).", []string{"set", "plan.json", "risk.level", `"high"`, "--agent", "reviewer", "--source", "task-42", "--correlation", "run-7"}, ""},
-		{"A batch of operations is one commit, all or nothing.", []string{"apply", "-", "--agent", "planner"}, `{"op":"set","file":"plan.json","path":"steps","value":["write test","fix","deploy"]}` + "\n" + `{"op":"put","file":"memory/long_term/preference/theme.json","value":{"theme":"dark"}}` + "\n"},
+		{"A batch of operations is one commit, all or nothing.", []string{"apply", "-", "--agent", "planner"}, `{"op":"set","file":"plan.json","path":"steps","value":["write test","fix","deploy"]}` + "\n" + `{"op":"put","file":"notes/preferences.json","value":{"theme":"dark"}}` + "\n"},
 		{"Writing a value the store already holds writes no commit.", []string{"set", "plan.json", "risk.level", `"high"`, "--agent", "reviewer"}, ""},
 		{"Read one key, now and as it was two mutations ago.", []string{"get", "plan.json", "risk.level"}, ""},
 		{"", []string{"get", "plan.json", "risk.level", "--at", "HEAD~2"}, ""},

@@ -16,9 +16,11 @@ import (
 // revisions.
 type FileDiff struct {
 	File string `json:"file"`
-	// Status is "added", "deleted", "modified", or "binary" for a file
-	// that is not JSON (its changes are not shown key by key).
+	// Status is "added", "deleted", "modified", "renamed" (moved whole,
+	// unchanged: From is where it was), or "binary" for a file that is
+	// not JSON (its changes are not shown key by key).
 	Status string `json:"status"`
+	From   string `json:"from,omitempty"`
 	// Old and New are the decoded documents (nil when absent), for
 	// jsondiff.Patch and jsondiff.WriteMarkdown.
 	Old     any               `json:"-"`
@@ -142,8 +144,34 @@ func (s *Store) Diff(ctx context.Context, o DiffOptions) ([]FileDiff, plumbing.H
 		return nil, from, to, err
 	}
 	var out []FileDiff
+	// A file moved whole (aiwg-state mv, git mv) is one rename, as log and
+	// blame follow it, not a deletion and an addition. Only exact moves:
+	// a file moved and changed in one commit shows as both.
+	deleted := map[plumbing.Hash][]string{}
 	for _, f := range files {
-		if file != "" && f.Path != file {
+		if f.New.IsZero() {
+			deleted[f.Old] = append(deleted[f.Old], f.Path)
+		}
+	}
+	movedFrom := map[string]string{}
+	for _, f := range files {
+		if f.Old.IsZero() && len(deleted[f.New]) > 0 {
+			movedFrom[f.Path] = deleted[f.New][0]
+			deleted[f.New] = deleted[f.New][1:]
+		}
+	}
+	moved := map[string]bool{}
+	for _, from := range movedFrom {
+		moved[from] = true
+	}
+	for _, f := range files {
+		if from, ok := movedFrom[f.Path]; ok {
+			if file == "" || file == f.Path || file == from {
+				out = append(out, FileDiff{File: f.Path, From: from, Status: "renamed", Changes: []jsondiff.Change{}})
+			}
+			continue
+		}
+		if moved[f.Path] || (file != "" && f.Path != file) {
 			continue
 		}
 		fd, err := s.fileDiff(f.Path, f.Old, f.New, key)

@@ -425,11 +425,19 @@ func writeDiffs(s *session, diffs []aiwgstate.FileDiff, format string) error {
 		out := make([]map[string]any, 0, len(diffs))
 		for _, d := range diffs {
 			ops, _ := d.Patch("") // no key path: no error
-			out = append(out, map[string]any{"file": d.File, "patch": ops})
+			f := map[string]any{"file": d.File, "patch": ops}
+			if d.From != "" {
+				f["from"] = d.From
+			}
+			out = append(out, f)
 		}
 		return printJSON(s.out, out)
 	case "markdown":
 		for _, d := range diffs {
+			if d.Status == "renamed" {
+				fmt.Fprintf(s.out, "### `%s` → `%s`\n\n_Moved, unchanged._\n\n", d.From, d.File)
+				continue
+			}
 			if err := jsondiff.WriteMarkdown(s.out, d.File, d.Changes); err != nil {
 				return err
 			}
@@ -440,6 +448,10 @@ func writeDiffs(s *session, diffs []aiwgstate.FileDiff, format string) error {
 		for _, d := range diffs {
 			if d.Status == "binary" {
 				fmt.Fprintf(s.out, "%s: not JSON, changed\n", d.File)
+				continue
+			}
+			if d.Status == "renamed" {
+				fmt.Fprintf(s.out, "%s -> %s: moved, unchanged\n", d.From, d.File)
 				continue
 			}
 			if err := jsondiff.WriteText(s.out, d.File, d.Changes, jsondiff.TextOptions{Color: color}); err != nil {

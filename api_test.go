@@ -63,3 +63,44 @@ func TestFileDiffPatch(t *testing.T) {
 		t.Errorf("patch of an absent key: %+v %v", none, err)
 	}
 }
+
+// TestDiffShowsMovesAsRenames: a file moved whole is one rename, whether
+// moved by mv or by plain git; one moved and changed is a deletion and
+// an addition, as git without similarity detection shows it.
+func TestDiffShowsMovesAsRenames(t *testing.T) {
+	st := newStore(t)
+	ctx := context.Background()
+	for _, f := range []string{"a.json", "b.json"} {
+		if _, err := st.Put(ctx, f, []byte(`{"k":"`+f+`"}`), aiwgstate.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start, _ := st.Resolve("HEAD", "")
+	if _, err := st.Move(ctx, "a.json", "moved/a.json", aiwgstate.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	diffs, _, _, err := st.Diff(ctx, aiwgstate.DiffOptions{})
+	if err != nil || len(diffs) != 1 || diffs[0].Status != "renamed" || diffs[0].From != "a.json" || diffs[0].File != "moved/a.json" {
+		t.Fatalf("diff of a move: %+v %v", diffs, err)
+	}
+	for _, f := range []string{"a.json", "moved/a.json"} {
+		if d, _, _, _ := st.Diff(ctx, aiwgstate.DiffOptions{File: f}); len(d) != 1 || d[0].Status != "renamed" {
+			t.Errorf("diff of %s: %+v", f, d)
+		}
+	}
+	if _, err := st.Apply(ctx, []aiwgstate.Op{{Op: "mv", File: "b.json", To: "b2.json"}, {Op: "set", File: "b2.json", Path: "k", Value: []byte(`2`)}}, aiwgstate.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	diffs, _, _, err = st.Diff(ctx, aiwgstate.DiffOptions{})
+	if err != nil || len(diffs) != 2 || diffs[0].Status != "deleted" || diffs[1].Status != "added" {
+		t.Fatalf("diff of a move with a change: %+v %v", diffs, err)
+	}
+	diffs, _, _, _ = st.Diff(ctx, aiwgstate.DiffOptions{From: start.String(), To: "HEAD"})
+	got := []string{}
+	for _, d := range diffs {
+		got = append(got, d.Status+" "+d.From+">"+d.File)
+	}
+	if strings.Join(got, ", ") != "deleted >b.json, added >b2.json, renamed a.json>moved/a.json" {
+		t.Errorf("diff across both: %v", got)
+	}
+}

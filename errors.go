@@ -13,7 +13,8 @@ import (
 // (ErrStale, ErrLocked, ErrNotStore, ErrDetached), merge
 // (ErrUnknownStrategy), statedoc (ErrInFlight, ErrInvalidState, ErrExists),
 // trajectory (ErrInvalid), lease (ErrHeld, ErrNotHolder, ErrInvalid),
-// memory (ErrInvalid, ErrNotList) and hooks (ErrRefused). The CLI maps them to exit
+// memory (ErrInvalid, ErrNotList), queue (ErrInvalid) and hooks
+// (ErrRefused). The CLI maps them to exit
 // codes in one table (cmd/aiwg-state/exit.go).
 var (
 	// ErrNoChange: the write would not change anything; no commit was made.
@@ -35,6 +36,11 @@ var (
 	ErrLimit = errors.New("over limit")
 	// ErrReadOnly: the path is not writable by these operations.
 	ErrReadOnly = errors.New("read-only")
+	// ErrEmpty: a queue take found no message (after waiting, if it
+	// waited).
+	ErrEmpty = errors.New("queue empty")
+	// ErrInvalidLease: a lease record that is not one (edited by hand).
+	ErrInvalidLease = errors.New("invalid lease record")
 	// ErrUsage: a request that is malformed as a whole (unknown operation,
 	// missing argument).
 	ErrUsage = errors.New("invalid request")

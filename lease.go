@@ -346,9 +346,6 @@ func (s *Store) leaseCommit(ctx context.Context, file, resource string, wo Write
 	})
 }
 
-// ErrInvalidLease: a lease record that is not one (edited by hand).
-var ErrInvalidLease = errors.New("invalid lease record")
-
 // LeaseInfo is a resource's record as read, with what has run out marked.
 type LeaseInfo struct {
 	lease.Record

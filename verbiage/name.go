@@ -176,6 +176,8 @@ const (
 	PrefixTree       = "tree"
 	PrefixTask       = "task"
 	PrefixAlert      = "alert"
+	// PrefixMessage names a queue message (seed 002's coordination tier).
+	PrefixMessage = "msg"
 )
 
 // ValidID reports whether id is prefix, a dash and eight lowercase hex

@@ -14,6 +14,7 @@ import (
 	"github.com/aiwg/aiwg-state/memory"
 	"github.com/aiwg/aiwg-state/merge"
 	"github.com/aiwg/aiwg-state/objects"
+	"github.com/aiwg/aiwg-state/queue"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/statedoc"
 	"github.com/aiwg/aiwg-state/trajectory"
@@ -52,6 +53,8 @@ var exitTable = []struct {
 	{aiwgstate.ErrInvalidLease, exitDomain},
 	{memory.ErrInvalid, exitUsage},
 	{memory.ErrNotList, exitDomain},
+	{queue.ErrInvalid, exitUsage},
+	{aiwgstate.ErrEmpty, exitDomain},
 	{statedoc.ErrInFlight, exitConflict}, {statedoc.ErrInvalidState, exitDomain}, {statedoc.ErrExists, exitDomain},
 	{aiwgstate.ErrInvalidState, exitDomain}, // rlm: a state document that breaks the schema
 	{verbiage.ErrInvalidPath, exitUsage},

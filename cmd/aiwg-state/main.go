@@ -135,6 +135,7 @@ func commandGroups() []func() []*cli.Command {
 		trajCommands,
 		leaseCommands,
 		memoryCommands,
+		queueCommands,
 		func() []*cli.Command { return []*cli.Command{serveCommand()} },
 	}
 }

@@ -71,7 +71,7 @@ func BenchmarkLease(b *testing.B) {
 				if _, err := st.Acquire(ctx, r, aiwgstate.LeaseOptions{TTL: time.Minute}, wo); err != nil {
 					b.Fatal(err)
 				}
-				if _, _, err := st.Release(ctx, r, aiwgstate.ReleaseOptions{}, wo); err != nil {
+				if _, err := st.Release(ctx, r, aiwgstate.ReleaseOptions{}, wo); err != nil {
 					b.Fatal(err)
 				}
 			}

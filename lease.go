@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/aiwg/aiwg-state/internal/errkind"
 	"github.com/aiwg/aiwg-state/lease"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/repo"
@@ -39,8 +40,13 @@ const (
 type LeaseOptions struct {
 	// Type: lease.Exclusive ("" too) or lease.Shared.
 	Type lease.Type
-	// TTL is how long the lease lives unless renewed.
+	// TTL is how long the lease lives unless renewed (at least 1ms).
 	TTL time.Duration
+	// ID names a lease the agent holds, to renew it with Type: an
+	// upgrade or a downgrade when the type differs. Without it, an agent
+	// that holds the resource is excluded like any other, so that two of
+	// its processes never both hold it exclusively.
+	ID string
 	// Wait: while the resource is held, wait up to this long for it,
 	// queued (one commit) in priority order; 0 fails at once.
 	Wait time.Duration
@@ -54,9 +60,8 @@ type LeaseOptions struct {
 // LeaseResult is what Acquire got.
 type LeaseResult struct {
 	Lease lease.Lease `json:"lease"`
-	// Renewed: the agent held the resource already; its lease was renewed
-	// with the requested type (an upgrade or downgrade).
-	Renewed  bool      `json:"renewed,omitempty"`
+	// Change is acquire, renew, upgrade or downgrade (see LeaseOptions.ID).
+	Change   string    `json:"change"`
 	Waited   string    `json:"waited,omitempty"`
 	Mutation *Mutation `json:"mutation"`
 }
@@ -70,16 +75,32 @@ func LeaseFile(resource string) (string, error) {
 	if clean != resource {
 		return "", fmt.Errorf("%w: lease resource %q: write it %q", verbiage.ErrInvalidPath, resource, clean)
 	}
+	for _, seg := range strings.Split(resource, "/") {
+		if strings.HasSuffix(seg, ".json") {
+			// Its file would be another resource's directory, or the
+			// reverse: x.json/y beside x.
+			return "", fmt.Errorf("%w: lease resource %q: a name segment cannot end in .json", verbiage.ErrInvalidPath, resource)
+		}
+	}
 	return LeaseDir + "/" + resource + ".json", nil
 }
 
+// A waiter's queued request lives for queueHold at a time, and the
+// waiter renews it while it waits, refreshMargin before it would run out:
+// a killed waiter holds the agents behind it up for queueHold at most,
+// not for all of its wait.
+const (
+	queueHold     = 30 * time.Second
+	refreshMargin = 10 * time.Second
+)
+
 // Acquire takes a lease on resource for the writing agent: one commit
-// that records it in the resource's file. Held by another agent in a way
-// that excludes the request (or with another agent's wait served first),
-// it fails with lease.ErrHeld, unless lo.Wait lets it queue and wait. An
-// agent that holds the resource already renews its lease with the
-// requested type. Leases that ran out are removed by the next write to
-// their resource. Expiry is judged by the writing process's clock.
+// that records it in the resource's file. Held in a way that excludes the
+// request (or with another agent's wait served first), it fails with
+// lease.ErrHeld, unless lo.Wait lets it queue and wait. With lo.ID the
+// agent renews a lease it holds. Leases that ran out are removed by the
+// next write to their resource. Expiry is judged by the writing
+// process's clock, read once the branch lock is held.
 func (s *Store) Acquire(ctx context.Context, resource string, lo LeaseOptions, wo WriteOptions) (*LeaseResult, error) {
 	file, err := LeaseFile(resource)
 	if err != nil {
@@ -93,8 +114,8 @@ func (s *Store) Acquire(ctx context.Context, resource string, lo LeaseOptions, w
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
 	}
-	if lo.TTL <= 0 {
-		return nil, fmt.Errorf("%w: a lease needs a positive time to live", ErrUsage)
+	if lo.TTL < time.Millisecond {
+		return nil, fmt.Errorf("%w: a lease needs a time to live of at least 1ms", ErrUsage)
 	}
 	if lo.Wait < 0 {
 		return nil, fmt.Errorf("%w: a negative wait", ErrUsage)
@@ -104,8 +125,9 @@ func (s *Store) Acquire(ctx context.Context, resource string, lo LeaseOptions, w
 	if start.IsZero() {
 		start = s.now()
 	}
-	req := lease.Request{ID: objects.NewID("req"), Type: typ, Requester: agent, RequestedAt: start, Timeout: (lo.Wait + waitGrace).Milliseconds(), Priority: prio}
 	deadline := start.Add(lo.Wait)
+	hold := func(now time.Time) int64 { return (min(deadline.Sub(now), queueHold) + time.Second).Milliseconds() }
+	req := lease.Request{ID: objects.NewID("req"), Type: typ, Requester: agent, RequestedAt: start, Timeout: hold(start), Priority: prio}
 	poll := lo.Poll
 	if poll <= 0 {
 		poll = 50 * time.Millisecond
@@ -113,47 +135,53 @@ func (s *Store) Acquire(ctx context.Context, resource string, lo LeaseOptions, w
 	queued := false
 	for {
 		var res LeaseResult
-		var held error
+		enqueued := false
 		m, err := s.leaseCommit(ctx, file, resource, wo, func(rec *lease.Record, now time.Time, r *recorder) (string, error) {
-			g, err := rec.Acquire(req, objects.NewID("lease"), lo.TTL, now)
+			g, err := rec.Acquire(req, lo.ID, objects.NewID("lease"), lo.TTL, now)
 			if err == nil {
-				res.Lease, res.Renewed = g.Lease, g.Renewed
-				r.trailer(TrailerLease, "acquire")
+				res.Lease, res.Change = g.Lease, g.Change
+				r.trailer(TrailerLease, g.Change)
 				r.trailer(TrailerLeaseID, g.Lease.ID)
-				verb := "acquire"
-				if g.Renewed {
-					verb = "renew"
-				}
-				return fmt.Sprintf("lease %s %s (%s, %s)", verb, resource, g.Lease.Type, lo.TTL), nil
+				return fmt.Sprintf("lease %s %s (%s, %s)", g.Change, resource, g.Lease.Type, lo.TTL), nil
 			}
-			if !errors.Is(err, lease.ErrHeld) || lo.Wait == 0 || queued || !now.Before(deadline) {
+			if lo.Wait == 0 || !errors.Is(err, lease.ErrHeld) || errors.Is(err, lease.ErrDeadlock) || !now.Before(deadline) {
 				return "", err
 			}
-			held = err
-			rec.Enqueue(req)
+			if q, ok := rec.Waiting(agent); ok && !needsRefresh(q, now, deadline) {
+				return "", err // queued, for long enough: nothing to write
+			}
+			// Queued anew, or renewed in place (Enqueue keeps its place).
+			renewed := req
+			renewed.RequestedAt, renewed.Timeout = now, hold(now)
+			if !queued {
+				renewed = req
+			}
+			rec.Enqueue(renewed)
+			enqueued = true
 			r.trailer(TrailerLease, "wait")
 			r.trailer(TrailerLeaseID, req.ID)
 			return fmt.Sprintf("lease wait %s (%s, %s priority, up to %s)", resource, typ, prio, lo.Wait), nil
 		})
+		var held error
 		switch {
-		case err == nil && held == nil:
+		case err == nil && !enqueued:
 			res.Mutation = m
 			if queued {
 				res.Waited = s.now().Sub(start).Round(time.Millisecond).String()
 			}
+			if wo.Time.IsZero() && !res.Lease.ExpiresAt.After(s.now()) {
+				return nil, errkind.Errorf(ErrLocked, "the lease on %s ran out (ttl %s) before its commit landed: the branch was busy; ask again with a longer --ttl", resource, lo.TTL)
+			}
 			return &res, nil
 		case err == nil:
 			queued = true
-		case !errors.Is(err, lease.ErrHeld):
-			return nil, err
-		default:
+		case errors.Is(err, lease.ErrHeld) && !errors.Is(err, lease.ErrDeadlock) && lo.Wait > 0:
 			held = err
+		default:
+			return nil, err
 		}
-		if lo.Wait == 0 {
-			return nil, held
-		}
-		// Waiting: read the record (no commit) until it looks free, then
-		// try again.
+		// Waiting: read the record (no commit) until it looks free or the
+		// queued request needs renewing, then try again.
 		for {
 			now := s.now()
 			if !now.Before(deadline) {
@@ -163,7 +191,7 @@ func (s *Store) Acquire(ctx context.Context, resource string, lo LeaseOptions, w
 			select {
 			case <-ctx.Done():
 				s.giveUp(context.WithoutCancel(ctx), file, resource, agent, wo)
-				return nil, ctx.Err()
+				return nil, errkind.Errorf(lease.ErrHeld, "interrupted while waiting for %s (the request is withdrawn): %w", resource, ctx.Err())
 			case <-time.After(min(poll, deadline.Sub(now))):
 			}
 			poll = min(poll*3/2, 500*time.Millisecond)
@@ -171,10 +199,13 @@ func (s *Store) Acquire(ctx context.Context, resource string, lo LeaseOptions, w
 			if err != nil {
 				return nil, err
 			}
+			if q, ok := rec.Waiting(agent); queued && (!ok || needsRefresh(q, s.now(), deadline)) {
+				break
+			}
 			probe := *rec
 			probe.Locks = append([]lease.Lease(nil), rec.Locks...)
 			probe.WaitQueue = append([]lease.Request(nil), rec.WaitQueue...)
-			if _, err := probe.Acquire(req, "probe", lo.TTL, s.now()); err == nil {
+			if _, err := probe.Acquire(req, lo.ID, "probe", lo.TTL, s.now()); err == nil {
 				break
 			} else if !errors.Is(err, lease.ErrHeld) {
 				return nil, err
@@ -185,9 +216,12 @@ func (s *Store) Acquire(ctx context.Context, resource string, lo LeaseOptions, w
 	}
 }
 
-// waitGrace keeps a waiter's request queued a little past its wait, so
-// that it is still there for the waiter to take out when it gives up.
-const waitGrace = time.Second
+// needsRefresh: the queued request q runs out before the wait ends, and
+// soon.
+func needsRefresh(q lease.Request, now, deadline time.Time) bool {
+	end := q.RequestedAt.Add(time.Duration(q.Timeout) * time.Millisecond)
+	return end.Before(deadline) && end.Sub(now) < refreshMargin
+}
 
 // giveUp takes a waiter's request out of the queue once it stops
 // waiting, so that the agents behind it are not held up until its timeout.
@@ -209,8 +243,8 @@ func (s *Store) Renew(ctx context.Context, resource, id string, ttl time.Duratio
 	if err != nil {
 		return nil, err
 	}
-	if ttl <= 0 {
-		return nil, fmt.Errorf("%w: a lease needs a positive time to live", ErrUsage)
+	if ttl < time.Millisecond {
+		return nil, fmt.Errorf("%w: a lease needs a time to live of at least 1ms", ErrUsage)
 	}
 	agent := AgentName(wo.Agent)
 	var res LeaseResult
@@ -219,7 +253,7 @@ func (s *Store) Renew(ctx context.Context, resource, id string, ttl time.Duratio
 		if err != nil {
 			return "", err
 		}
-		res.Lease, res.Renewed = l, true
+		res.Lease, res.Change = l, "renew"
 		r.trailer(TrailerLease, "renew")
 		r.trailer(TrailerLeaseID, l.ID)
 		return fmt.Sprintf("lease renew %s (%s)", resource, ttl), nil
@@ -228,37 +262,48 @@ func (s *Store) Renew(ctx context.Context, resource, id string, ttl time.Duratio
 		return nil, err
 	}
 	res.Mutation = m
+	if wo.Time.IsZero() && !res.Lease.ExpiresAt.After(s.now()) {
+		return nil, errkind.Errorf(ErrLocked, "the lease on %s ran out (ttl %s) before its commit landed: the branch was busy; renew with a longer --ttl", resource, ttl)
+	}
 	return &res, nil
 }
 
-// ReleaseOptions says which lease Release removes.
+// ReleaseOptions says what Release removes.
 type ReleaseOptions struct {
-	// ID of the lease ("" = the writing agent's lease on the resource).
+	// ID of a lease, or of a waiting request (req-…); "" = the writing
+	// agent's lease on the resource, or its waiting request.
 	ID string
-	// Force releases another agent's lease (every lease on the resource
-	// when ID is ""), as seed 003's coordinator does; Reason is recorded.
+	// Force releases another agent's lease or request (every lease and
+	// request on the resource when ID is ""), as seed 003's coordinator
+	// does; Reason is recorded.
 	Force  bool
 	Reason string
 }
 
-// Release removes a lease from resource; the released leases are
-// returned.
-func (s *Store) Release(ctx context.Context, resource string, ro ReleaseOptions, wo WriteOptions) ([]lease.Lease, *Mutation, error) {
+// Released is what Release removed.
+type Released struct {
+	Leases   []lease.Lease   `json:"released"`
+	Requests []lease.Request `json:"withdrawn,omitempty"`
+	Mutation *Mutation       `json:"mutation"`
+}
+
+// Release removes a lease, or a waiting request, from resource.
+func (s *Store) Release(ctx context.Context, resource string, ro ReleaseOptions, wo WriteOptions) (*Released, error) {
 	file, err := LeaseFile(resource)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if ro.Reason != "" && !ro.Force {
-		return nil, nil, fmt.Errorf("%w: a reason goes with a forced release", ErrUsage)
+		return nil, fmt.Errorf("%w: a reason goes with a forced release", ErrUsage)
 	}
 	agent := AgentName(wo.Agent)
-	var out []lease.Lease
+	out := &Released{}
 	m, err := s.leaseCommit(ctx, file, resource, wo, func(rec *lease.Record, now time.Time, r *recorder) (string, error) {
-		ls, err := rec.Release(agent, ro.ID, ro.Force, now)
+		ls, qs, err := rec.Release(agent, ro.ID, ro.Force, now)
 		if err != nil {
 			return "", err
 		}
-		out = ls
+		out.Leases, out.Requests = ls, qs
 		verb := "release"
 		if ro.Force {
 			verb = "force-release"
@@ -267,15 +312,19 @@ func (s *Store) Release(ctx context.Context, resource string, ro ReleaseOptions,
 		for _, l := range ls {
 			r.trailer(TrailerLeaseID, l.ID)
 		}
+		for _, q := range qs {
+			r.trailer(TrailerLeaseID, q.ID)
+		}
 		if ro.Reason != "" {
 			r.trailer(TrailerReason, ro.Reason)
 		}
 		return "lease " + verb + " " + resource, nil
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return out, m, nil
+	out.Mutation = m
+	return out, nil
 }
 
 // leaseCommit is one lease write: it reads resource's record in the
@@ -283,12 +332,14 @@ func (s *Store) Release(ctx context.Context, resource string, ro ReleaseOptions,
 // error that aborts the commit), and writes the record back, removing the
 // file when nobody holds or waits.
 func (s *Store) leaseCommit(ctx context.Context, file, resource string, wo WriteOptions, change func(*lease.Record, time.Time, *recorder) (string, error)) (*Mutation, error) {
-	now := wo.Time
-	if now.IsZero() {
-		now = s.now()
-	}
-	wo.Time = now
 	return s.commit(ctx, wo, "", func(tx *repo.Tx, rec *recorder) error {
+		// Read with the branch lock held: a clock read before waiting for
+		// it could grant a lease already run out, or judge one live that
+		// has.
+		now := wo.Time
+		if now.IsZero() {
+			now = s.now()
+		}
 		data, err := tx.ReadFile(file)
 		exists := err == nil
 		if errors.Is(err, repo.ErrNotFound) {
@@ -357,9 +408,20 @@ type LeaseInfo struct {
 // Leases reads the lease records under prefix (a resource, a directory
 // of resources, or "" for all), in path order.
 func (s *Store) Leases(ctx context.Context, prefix string, ro ReadOptions) ([]LeaseInfo, error) {
-	root, err := s.tree(ro)
+	h, err := s.Resolve(ro.At, ro.Branch)
 	if err != nil {
 		return nil, err
+	}
+	c, err := s.repo.ReadCommit(h)
+	if err != nil {
+		return nil, err
+	}
+	root := c.Tree
+	// What had run out is judged at the revision read: now for the head,
+	// the commit's time for an older one.
+	now := s.now()
+	if ro.At != "" {
+		now = c.Committer.When
 	}
 	dir := LeaseDir
 	if prefix != "" {
@@ -370,19 +432,20 @@ func (s *Store) Leases(ctx context.Context, prefix string, ro ReadOptions) ([]Le
 		dir += "/" + p
 	}
 	var files []string
-	if _, err := s.repo.Lookup(root, dir+".json"); err == nil {
+	if e, err := s.repo.Lookup(root, dir+".json"); err == nil && !e.IsDir() {
 		files = append(files, dir+".json")
 	}
-	err = s.repo.Walk(root, dir, func(path string, _ plumbing.Hash) error {
-		if strings.HasSuffix(path, ".json") {
-			files = append(files, path)
+	if e, err := s.repo.Lookup(root, dir); err == nil && e.IsDir() {
+		err = s.repo.Walk(root, dir, func(path string, _ plumbing.Hash) error {
+			if strings.HasSuffix(path, ".json") {
+				files = append(files, path)
+			}
+			return ctx.Err()
+		})
+		if err != nil {
+			return nil, err
 		}
-		return ctx.Err()
-	})
-	if err != nil && !errors.Is(err, repo.ErrNotFound) {
-		return nil, err
 	}
-	now := s.now()
 	out := make([]LeaseInfo, 0, len(files))
 	for _, f := range files {
 		resource := strings.TrimSuffix(strings.TrimPrefix(f, LeaseDir+"/"), ".json")

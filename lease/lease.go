@@ -10,7 +10,9 @@ import (
 	"cmp"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/aiwg/aiwg-state/internal/errkind"
@@ -62,6 +64,10 @@ var (
 	ErrNotHolder = errors.New("not the holder")
 	// ErrInvalid: a malformed request or record.
 	ErrInvalid = errors.New("invalid lease")
+	// ErrDeadlock: a shared holder asks to upgrade while another shared
+	// holder already waits to: neither could ever be served. It is an
+	// ErrHeld, and is not worth waiting on.
+	ErrDeadlock = fmt.Errorf("%w: two shared holders wait to upgrade", ErrHeld)
 )
 
 // Lease is one hold of a resource (seed 003's Lock). TTL is in
@@ -90,8 +96,20 @@ type Request struct {
 	Priority    string    `json:"priority"`
 }
 
-func (q Request) expired(now time.Time) bool {
-	return !now.Before(q.RequestedAt.Add(time.Duration(q.Timeout) * time.Millisecond))
+func (q Request) expiry() time.Time {
+	return q.RequestedAt.Add(time.Duration(q.Timeout) * time.Millisecond)
+}
+
+func (q Request) expired(now time.Time) bool { return !now.Before(q.expiry()) }
+
+// Waiting is requester's waiting request, if any.
+func (r *Record) Waiting(requester string) (Request, bool) {
+	for _, q := range r.WaitQueue {
+		if q.Requester == requester {
+			return q, true
+		}
+	}
+	return Request{}, false
 }
 
 // Record is what the store keeps for one resource: its holds, in the
@@ -142,64 +160,102 @@ func (r *Record) Prune(now time.Time) (expired []Lease, dropped []Request) {
 	return expired, dropped
 }
 
-// Held is the live lease of holder, if any.
-func (r *Record) Held(holder string) (Lease, bool) {
+// held lists the ids of holder's leases.
+func (r *Record) held(holder string) []string {
+	var ids []string
 	for _, l := range r.Locks {
 		if l.Holder == holder {
-			return l, true
+			ids = append(ids, l.ID)
 		}
 	}
-	return Lease{}, false
+	return ids
 }
 
 // Grant is what Acquire did.
 type Grant struct {
 	Lease Lease
-	// Renewed: the requester already held the resource; its lease now
-	// has the requested type and a fresh time to live.
-	Renewed bool
+	// Change is acquire (a new lease), renew (the same type), upgrade
+	// (shared to exclusive) or downgrade (exclusive to shared).
+	Change string
 }
 
-// Acquire grants req (pruned first): when no other holder's lease
-// conflicts with its type, and no waiting request of another agent is
-// served before it. An agent's own waiting request is removed when it is
-// granted. A requester that holds the resource already renews its lease,
-// with the requested type: a sole shared holder upgrades to exclusive,
-// an exclusive holder downgrades to shared. ttl must be positive.
-func (r *Record) Acquire(req Request, id string, ttl time.Duration, now time.Time) (Grant, error) {
-	if ttl <= 0 {
-		return Grant{}, errkind.Errorf(ErrInvalid, "a lease needs a positive time to live")
+// Acquire grants req (pruned first): when no other lease conflicts with
+// its type, and no waiting request of another agent is served before it.
+// renew names a lease of the requester to renew instead, with the
+// requested type (an upgrade or a downgrade): a holder must name the
+// lease it means, so that two processes of one agent asking for an
+// exclusive lease are excluded like any two agents. An agent's own
+// waiting request is removed when it is granted. ttl must be at least a
+// millisecond, the seed's unit.
+func (r *Record) Acquire(req Request, renew, id string, ttl time.Duration, now time.Time) (Grant, error) {
+	if ttl < time.Millisecond {
+		return Grant{}, errkind.Errorf(ErrInvalid, "a lease needs a time to live of at least 1ms")
 	}
 	if req.Type != Exclusive && req.Type != Shared {
 		return Grant{}, errkind.Errorf(ErrInvalid, "lease type %q", req.Type)
 	}
 	r.Prune(now)
-	for _, l := range r.Locks {
-		if l.Holder != req.Requester && (req.Type == Exclusive || l.Type == Exclusive) {
-			return Grant{}, errkind.Errorf(ErrHeld, "%s holds %s (%s) until %s", l.Holder, r.Resource, l.Type, l.ExpiresAt.UTC().Format(time.RFC3339))
+	mine := -1
+	if renew != "" {
+		i, err := r.find(req.Requester, renew, false)
+		if err != nil {
+			return Grant{}, err
 		}
+		mine = i
 	}
-	mine, renewing := r.Held(req.Requester)
-	if !renewing {
+	for i, l := range r.Locks {
+		if i == mine || (req.Type == Shared && l.Type == Shared) {
+			continue
+		}
+		if mine >= 0 && req.Type == Exclusive && r.Locks[mine].Type == Shared && l.Type == Shared {
+			if q, ok := r.upgrader(req.Requester); ok {
+				return Grant{}, errkind.Errorf(ErrDeadlock, "%s also waits to upgrade its shared lease on %s: release your shared lease %s first (or %s its)", q.Requester, r.Resource, renew, q.Requester)
+			}
+		}
+		if l.Holder == req.Requester {
+			return Grant{}, errkind.Errorf(ErrHeld, "you (%s) hold %s already, as %s (%s) until %s: pass its id to renew or change it", l.Holder, r.Resource, l.ID, l.Type, l.ExpiresAt.UTC().Format(time.RFC3339))
+		}
+		return Grant{}, errkind.Errorf(ErrHeld, "%s holds %s (%s) until %s", l.Holder, r.Resource, l.Type, l.ExpiresAt.UTC().Format(time.RFC3339))
+	}
+	if mine < 0 {
 		if ahead, ok := r.ahead(req); ok {
-			return Grant{}, errkind.Errorf(ErrHeld, "%s waits for %s first (%s priority)", ahead.Requester, r.Resource, ahead.Priority)
+			return Grant{}, errkind.Errorf(ErrHeld, "%s waits for %s first (%s priority, until %s)", ahead.Requester, r.Resource, ahead.Priority, ahead.expiry().UTC().Format(time.RFC3339))
 		}
 	}
 	r.WaitQueue = slices.DeleteFunc(r.WaitQueue, func(q Request) bool { return q.Requester == req.Requester })
 	ms := ttl.Milliseconds()
-	if renewing {
-		for i := range r.Locks {
-			if r.Locks[i].ID == mine.ID {
-				l := &r.Locks[i]
-				l.Type, l.TTL, l.ExpiresAt = req.Type, ms, now.Add(ttl)
-				l.RenewCount++
-				return Grant{Lease: *l, Renewed: true}, nil
-			}
+	if mine >= 0 {
+		l := &r.Locks[mine]
+		change := "renew"
+		switch {
+		case l.Type == Shared && req.Type == Exclusive:
+			change = "upgrade"
+		case l.Type == Exclusive && req.Type == Shared:
+			change = "downgrade"
 		}
+		l.Type, l.TTL, l.ExpiresAt = req.Type, ms, now.Add(ttl)
+		l.RenewCount++
+		return Grant{Lease: *l, Change: change}, nil
 	}
 	l := Lease{ID: id, Type: req.Type, Holder: req.Requester, AcquiredAt: now, ExpiresAt: now.Add(ttl), TTL: ms}
 	r.Locks = append(r.Locks, l)
-	return Grant{Lease: l}, nil
+	return Grant{Lease: l, Change: "acquire"}, nil
+}
+
+// upgrader is a waiting exclusive request, of another agent than
+// requester, from a holder of a shared lease: one that waits to upgrade.
+func (r *Record) upgrader(requester string) (Request, bool) {
+	for _, q := range r.WaitQueue {
+		if q.Requester == requester || q.Type != Exclusive {
+			continue
+		}
+		for _, l := range r.Locks {
+			if l.Holder == q.Requester && l.Type == Shared {
+				return q, true
+			}
+		}
+	}
+	return Request{}, false
 }
 
 // ahead is the first waiting request of another agent that is served
@@ -259,8 +315,8 @@ func (r *Record) Queued(requester string) bool {
 // Renew gives holder's lease id ("" = holder's lease) a fresh time to
 // live from now.
 func (r *Record) Renew(holder, id string, ttl time.Duration, now time.Time) (Lease, error) {
-	if ttl <= 0 {
-		return Lease{}, errkind.Errorf(ErrInvalid, "a lease needs a positive time to live")
+	if ttl < time.Millisecond {
+		return Lease{}, errkind.Errorf(ErrInvalid, "a lease needs a time to live of at least 1ms")
 	}
 	r.Prune(now)
 	i, err := r.find(holder, id, false)
@@ -273,29 +329,44 @@ func (r *Record) Renew(holder, id string, ttl time.Duration, now time.Time) (Lea
 	return *l, nil
 }
 
-// Release removes lease id ("" = holder's lease) of holder; with force,
-// anyone's (id, or every lease when id is "").
-func (r *Record) Release(holder, id string, force bool, now time.Time) ([]Lease, error) {
+// Release removes holder's lease id ("" = holder's one lease), or, when
+// id names a waiting request (req-…), that request; with no lease and
+// no id, holder's waiting request. With force, anyone's: a lease or a
+// request by id, or, without an id, every lease and request.
+func (r *Record) Release(holder, id string, force bool, now time.Time) ([]Lease, []Request, error) {
 	r.Prune(now)
 	if force && id == "" {
-		out := r.Locks
-		r.Locks = nil
-		if len(out) == 0 {
-			return nil, errkind.Errorf(ErrNotHolder, "nobody holds %s", r.Resource)
+		ls, qs := r.Locks, r.WaitQueue
+		r.Locks, r.WaitQueue = nil, nil
+		if len(ls)+len(qs) == 0 {
+			return nil, nil, errkind.Errorf(ErrNotHolder, "nobody holds or waits for %s", r.Resource)
 		}
-		return out, nil
+		return ls, qs, nil
+	}
+	if i := slices.IndexFunc(r.WaitQueue, func(q Request) bool {
+		return (id != "" && q.ID == id) || (id == "" && q.Requester == holder && len(r.held(holder)) == 0)
+	}); i >= 0 {
+		q := r.WaitQueue[i]
+		if q.Requester != holder && !force {
+			return nil, nil, errkind.Errorf(ErrNotHolder, "%s's request %s for %s is not %s's (force withdraws it)", q.Requester, q.ID, r.Resource, holder)
+		}
+		r.WaitQueue = slices.Delete(r.WaitQueue, i, i+1)
+		return nil, []Request{q}, nil
 	}
 	i, err := r.find(holder, id, force)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	l := r.Locks[i]
 	r.Locks = slices.Delete(r.Locks, i, i+1)
-	return []Lease{l}, nil
+	return []Lease{l}, nil, nil
 }
 
 // find is the index of lease id ("" = holder's) that holder may change.
 func (r *Record) find(holder, id string, anyone bool) (int, error) {
+	if ids := r.held(holder); id == "" && len(ids) > 1 {
+		return 0, errkind.Errorf(ErrInvalid, "%s holds %d leases on %s (%s): name one", holder, len(ids), r.Resource, strings.Join(ids, ", "))
+	}
 	for i, l := range r.Locks {
 		if (id == "" && l.Holder == holder) || (id != "" && l.ID == id) {
 			if l.Holder != holder && !anyone {

@@ -24,43 +24,48 @@ func TestAcquire(t *testing.T) {
 		locks   []Lease
 		queue   []Request
 		req     Request
+		renew   string
 		at      time.Duration
 		want    error
-		renewed bool
+		change  string
 		holders int
 	}{
-		{name: "free", req: req("a", Exclusive, "normal", 0), holders: 1},
+		{name: "free", req: req("a", Exclusive, "normal", 0), change: "acquire", holders: 1},
 		{name: "exclusive held", locks: []Lease{held("b", Exclusive, time.Minute)}, req: req("a", Exclusive, "normal", 0), want: ErrHeld},
 		{name: "shared under exclusive", locks: []Lease{held("b", Exclusive, time.Minute)}, req: req("a", Shared, "normal", 0), want: ErrHeld},
 		{name: "exclusive under shared", locks: []Lease{held("b", Shared, time.Minute)}, req: req("a", Exclusive, "normal", 0), want: ErrHeld},
-		{name: "shared with shared", locks: []Lease{held("b", Shared, time.Minute)}, req: req("a", Shared, "normal", 0), holders: 2},
-		{name: "expired holder", locks: []Lease{held("b", Exclusive, time.Second)}, req: req("a", Exclusive, "normal", time.Second), at: time.Second, holders: 1},
-		{name: "holder renews", locks: []Lease{held("a", Exclusive, time.Minute)}, req: req("a", Exclusive, "normal", 0), renewed: true, holders: 1},
-		{name: "sole shared upgrades", locks: []Lease{held("a", Shared, time.Minute)}, req: req("a", Exclusive, "normal", 0), renewed: true, holders: 1},
-		{name: "shared cannot upgrade beside another", locks: []Lease{held("a", Shared, time.Minute), held("b", Shared, time.Minute)}, req: req("a", Exclusive, "normal", 0), want: ErrHeld},
-		{name: "exclusive downgrades", locks: []Lease{held("a", Exclusive, time.Minute)}, req: req("a", Shared, "normal", 0), renewed: true, holders: 1},
+		{name: "shared with shared", locks: []Lease{held("b", Shared, time.Minute)}, req: req("a", Shared, "normal", 0), change: "acquire", holders: 2},
+		{name: "expired holder", locks: []Lease{held("b", Exclusive, time.Second)}, req: req("a", Exclusive, "normal", time.Second), at: time.Second, change: "acquire", holders: 1},
+		{name: "the holder, not naming its lease, is excluded", locks: []Lease{held("a", Exclusive, time.Minute)}, req: req("a", Exclusive, "normal", 0), want: ErrHeld},
+		{name: "the holder shares with itself", locks: []Lease{held("a", Shared, time.Minute)}, req: req("a", Shared, "normal", 0), change: "acquire", holders: 2},
+		{name: "the holder renews", locks: []Lease{held("a", Exclusive, time.Minute)}, req: req("a", Exclusive, "normal", 0), renew: "lease-a", change: "renew", holders: 1},
+		{name: "another's lease is not renewed", locks: []Lease{held("b", Exclusive, time.Minute)}, req: req("a", Exclusive, "normal", 0), renew: "lease-b", want: ErrNotHolder},
+		{name: "sole shared upgrades", locks: []Lease{held("a", Shared, time.Minute)}, req: req("a", Exclusive, "normal", 0), renew: "lease-a", change: "upgrade", holders: 1},
+		{name: "shared cannot upgrade beside another", locks: []Lease{held("a", Shared, time.Minute), held("b", Shared, time.Minute)}, req: req("a", Exclusive, "normal", 0), renew: "lease-a", want: ErrHeld},
+		{name: "two upgraders deadlock", locks: []Lease{held("a", Shared, time.Minute), held("b", Shared, time.Minute)}, queue: []Request{req("b", Exclusive, "normal", -time.Second)}, req: req("a", Exclusive, "normal", 0), renew: "lease-a", want: ErrDeadlock},
+		{name: "exclusive downgrades", locks: []Lease{held("a", Exclusive, time.Minute)}, req: req("a", Shared, "normal", 0), renew: "lease-a", change: "downgrade", holders: 1},
 		{name: "an earlier waiter goes first", queue: []Request{req("b", Exclusive, "normal", -time.Second)}, req: req("a", Exclusive, "normal", 0), want: ErrHeld},
-		{name: "a higher priority jumps the queue", queue: []Request{req("b", Exclusive, "normal", -time.Second)}, req: req("a", Exclusive, "critical", 0), holders: 1},
-		{name: "a lower priority waits", queue: []Request{req("b", Exclusive, "low", -time.Second)}, req: req("a", Exclusive, "normal", 0), holders: 1},
-		{name: "the first waiter is served", queue: []Request{req("a", Exclusive, "normal", -time.Second), req("b", Exclusive, "normal", 0)}, req: req("a", Exclusive, "normal", -time.Second), holders: 1},
+		{name: "a higher priority jumps the queue", queue: []Request{req("b", Exclusive, "normal", -time.Second)}, req: req("a", Exclusive, "critical", 0), change: "acquire", holders: 1},
+		{name: "a lower priority waits", queue: []Request{req("b", Exclusive, "low", -time.Second)}, req: req("a", Exclusive, "normal", 0), change: "acquire", holders: 1},
+		{name: "the first waiter is served", queue: []Request{req("a", Exclusive, "normal", -time.Second), req("b", Exclusive, "normal", 0)}, req: req("a", Exclusive, "normal", -time.Second), change: "acquire", holders: 1},
 		{name: "a shared reader waits behind a writer", locks: []Lease{held("c", Shared, time.Minute)}, queue: []Request{req("b", Exclusive, "normal", -time.Second)}, req: req("a", Shared, "normal", 0), want: ErrHeld},
-		{name: "a timed-out waiter is skipped", queue: []Request{{ID: "r", Type: Exclusive, Requester: "b", RequestedAt: t0, Timeout: 1000, Priority: "normal"}}, req: req("a", Exclusive, "normal", 2*time.Second), at: 2 * time.Second, holders: 1},
+		{name: "a timed-out waiter is skipped", queue: []Request{{ID: "r", Type: Exclusive, Requester: "b", RequestedAt: t0, Timeout: 1000, Priority: "normal"}}, req: req("a", Exclusive, "normal", 2*time.Second), at: 2 * time.Second, change: "acquire", holders: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := &Record{Resource: "x", Locks: append([]Lease(nil), tt.locks...), WaitQueue: append([]Request(nil), tt.queue...)}
-			g, err := r.Acquire(tt.req, "lease-new", time.Minute, t0.Add(tt.at))
+			g, err := r.Acquire(tt.req, tt.renew, "lease-new", time.Minute, t0.Add(tt.at))
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("err %v, want %v", err, tt.want)
 			}
 			if err != nil {
-				if len(r.Locks) != len(tt.locks) {
-					t.Errorf("a refused request changed the holders: %+v", r.Locks)
+				if len(r.Locks) > len(tt.locks) {
+					t.Errorf("a refused request added a holder: %+v", r.Locks)
 				}
 				return
 			}
-			if g.Renewed != tt.renewed || len(r.Locks) != tt.holders {
-				t.Errorf("renewed %v with %d holders, want %v with %d", g.Renewed, len(r.Locks), tt.renewed, tt.holders)
+			if g.Change != tt.change || len(r.Locks) != tt.holders {
+				t.Errorf("%s with %d holders, want %s with %d", g.Change, len(r.Locks), tt.change, tt.holders)
 			}
 			if g.Lease.Holder != "a" || g.Lease.Type != tt.req.Type || !g.Lease.ExpiresAt.Equal(t0.Add(tt.at).Add(time.Minute)) {
 				t.Errorf("granted %+v", g.Lease)
@@ -96,13 +101,14 @@ func TestQueueOrder(t *testing.T) {
 	}
 }
 
-// TestRenewAndRelease: only the holder renews or releases, unless forced.
+// TestRenewAndRelease: only the holder renews or releases, unless forced;
+// a waiter withdraws its own request, and a forced release clears waits.
 func TestRenewAndRelease(t *testing.T) {
 	r := &Record{Resource: "x"}
-	if _, err := r.Acquire(req("a", Shared, "normal", 0), "lease-a", time.Minute, t0); err != nil {
+	if _, err := r.Acquire(req("a", Shared, "normal", 0), "", "lease-a", time.Minute, t0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Acquire(req("b", Shared, "normal", 0), "lease-b", time.Minute, t0); err != nil {
+	if _, err := r.Acquire(req("b", Shared, "normal", 0), "", "lease-b", time.Minute, t0); err != nil {
 		t.Fatal(err)
 	}
 	l, err := r.Renew("a", "", time.Hour, t0.Add(time.Second))
@@ -112,19 +118,34 @@ func TestRenewAndRelease(t *testing.T) {
 	if _, err := r.Renew("a", "lease-b", time.Hour, t0); !errors.Is(err, ErrNotHolder) {
 		t.Errorf("renewing another's lease: %v", err)
 	}
-	if _, err := r.Release("a", "lease-b", false, t0); !errors.Is(err, ErrNotHolder) {
+	if _, _, err := r.Release("a", "lease-b", false, t0); !errors.Is(err, ErrNotHolder) {
 		t.Errorf("releasing another's lease: %v", err)
 	}
 	if _, err := r.Renew("b", "", time.Hour, t0.Add(2*time.Minute)); !errors.Is(err, ErrNotHolder) {
 		t.Errorf("renewing an expired lease: %v", err)
 	}
-	if got, err := r.Release("c", "lease-a", true, t0); err != nil || len(got) != 1 || got[0].Holder != "a" {
+	if _, err := r.Acquire(req("a", Shared, "normal", 0), "", "lease-a2", time.Hour, t0); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := r.Release("a", "", false, t0); !errors.Is(err, ErrInvalid) {
+		t.Errorf("releasing one of two leases without naming it: %v", err)
+	}
+	if got, _, err := r.Release("c", "lease-a", true, t0); err != nil || len(got) != 1 || got[0].Holder != "a" {
 		t.Errorf("forced release: %+v %v", got, err)
 	}
-	if !r.Empty() {
-		t.Errorf("left: %+v", r)
+	// A waiter withdraws its own request; another's needs force.
+	r.Enqueue(req("w", Exclusive, "normal", 0))
+	r.Enqueue(req("v", Exclusive, "normal", time.Second))
+	if _, qs, err := r.Release("w", "", false, t0); err != nil || len(qs) != 1 || qs[0].Requester != "w" {
+		t.Errorf("withdrawing a wait: %+v %v", qs, err)
 	}
-	if _, err := r.Release("c", "", true, t0); !errors.Is(err, ErrNotHolder) {
+	if _, _, err := r.Release("w", "req-v", false, t0); !errors.Is(err, ErrNotHolder) {
+		t.Errorf("withdrawing another's wait: %v", err)
+	}
+	if ls, qs, err := r.Release("c", "", true, t0); err != nil || len(ls) != 1 || len(qs) != 1 || !r.Empty() {
+		t.Errorf("forcing all: %+v %+v %v, left %+v", ls, qs, err, r)
+	}
+	if _, _, err := r.Release("c", "", true, t0); !errors.Is(err, ErrNotHolder) {
 		t.Errorf("forcing a free resource: %v", err)
 	}
 }
@@ -133,7 +154,7 @@ func TestRenewAndRelease(t *testing.T) {
 // resource, or not JSON, is refused.
 func TestDecode(t *testing.T) {
 	r := &Record{Resource: "tasks/t-1"}
-	if _, err := r.Acquire(req("a", Exclusive, "normal", 0), "lease-a", time.Minute, t0); err != nil {
+	if _, err := r.Acquire(req("a", Exclusive, "normal", 0), "", "lease-a", time.Minute, t0); err != nil {
 		t.Fatal(err)
 	}
 	r.Enqueue(req("b", Shared, "high", 0))
@@ -177,7 +198,7 @@ func FuzzDecode(f *testing.F) {
 		if string(b) != string(b2) {
 			t.Fatalf("not stable:\n%s\n%s", b, b2)
 		}
-		r.Acquire(req("a", Exclusive, "normal", 0), "lease-a", time.Minute, t0)
+		r.Acquire(req("a", Exclusive, "normal", 0), "", "lease-a", time.Minute, t0)
 		r.Renew("a", "", time.Minute, t0)
 		r.Enqueue(req("b", Shared, "high", 0))
 		r.Release("c", "", true, t0)

@@ -11,6 +11,15 @@ import (
 	"github.com/aiwg/aiwg-state/lease"
 )
 
+// pastTense says what an acquire did: acquired, renewed, upgraded or
+// downgraded.
+func pastTense(change string) string {
+	if strings.HasSuffix(change, "e") {
+		return change + "d"
+	}
+	return change + "ed"
+}
+
 func leaseCommands() []*cli.Command {
 	return []*cli.Command{{
 		Name:  "lease",
@@ -33,23 +42,30 @@ Examples:
 				Name:      "acquire",
 				Usage:     "take a lease on RESOURCE (exit 5 while another agent holds it)",
 				ArgsUsage: "RESOURCE",
-				Description: `RESOURCE is a path-like name (tasks/t-17, global.config). Acquiring a
-resource you hold renews your lease with the type asked for: a sole
-shared holder upgrades to exclusive, an exclusive one downgrades.
+				Description: `RESOURCE is a path-like name (tasks/t-17, global.config). An agent that
+holds the resource is excluded like any other (two of its processes never
+both hold it exclusively); to renew a lease you hold, or change its type
+(a sole shared holder upgrades to exclusive, an exclusive one
+downgrades), name it with --id.
 
 With --wait the request queues (one commit) in priority order, then
 first come first served, and the agent polls until it is its turn or the
-wait runs out (exit 5); giving up takes it out of the queue.
+wait runs out (exit 5); giving up, or Ctrl-C, takes it out of the queue.
+A waiter renews its place every 20s or so, so a killed one holds the
+queue up for 30s at most. Two shared holders both waiting to upgrade
+would wait forever: the second is refused at once (exit 5).
 
 Examples:
    aiwg-state lease acquire tasks/t-17 --ttl 30s
    aiwg-state lease acquire global.config --shared --ttl 5m
-   aiwg-state lease acquire tasks/t-17 --wait 2m --priority critical --json`,
+   aiwg-state lease acquire tasks/t-17 --wait 2m --priority critical --json
+   aiwg-state lease acquire global.config --id lease-1a2b3c4d     # upgrade a shared lease you hold`,
 				Flags: append(writeFlags(),
 					&cli.DurationFlag{Name: "ttl", Value: 30 * time.Second, Usage: "how long the lease lives unless renewed"},
 					&cli.BoolFlag{Name: "shared", Usage: "a shared lease (any number of shared holders, no exclusive one)"},
 					&cli.DurationFlag{Name: "wait", Usage: "queue and wait this long for the resource (default: fail at once)"},
 					&cli.StringFlag{Name: "priority", Value: "normal", Usage: "the wait's priority: critical, high, normal or low"},
+					&cli.StringFlag{Name: "id", Usage: "a lease you hold on RESOURCE, to renew it with this type (an upgrade or downgrade)"},
 				),
 				Action: command(func(s *session) error {
 					a, err := args(s.c, 1, 1)
@@ -61,16 +77,12 @@ Examples:
 						typ = lease.Shared
 					}
 					res, err := s.store.Acquire(s.c.Context, a[0], aiwgstate.LeaseOptions{
-						Type: typ, TTL: s.c.Duration("ttl"), Wait: s.c.Duration("wait"), Priority: s.c.String("priority"),
+						Type: typ, TTL: s.c.Duration("ttl"), ID: s.c.String("id"), Wait: s.c.Duration("wait"), Priority: s.c.String("priority"),
 					}, s.writeOptions())
 					if err != nil {
 						return err
 					}
-					verb := "acquired"
-					if res.Renewed {
-						verb = "renewed"
-					}
-					return s.done(res, "%s %s %s (%s) until %s, commit %s", verb, a[0], res.Lease.ID, res.Lease.Type,
+					return s.done(res, "%s %s %s (%s) until %s, commit %s", pastTense(res.Change), a[0], res.Lease.ID, res.Lease.Type,
 						res.Lease.ExpiresAt.UTC().Format(time.RFC3339), shortHash(res.Mutation.Commit))
 				}),
 			},
@@ -102,18 +114,20 @@ Examples:
 			},
 			{
 				Name:      "release",
-				Usage:     "release your lease on RESOURCE (or, with --force, anyone's)",
+				Usage:     "release your lease on RESOURCE, or withdraw your wait (with --force, anyone's)",
 				ArgsUsage: "RESOURCE",
-				Description: `--force releases another agent's lease (--id), or every lease on the
-resource, as seed 003's coordinator does; --reason is recorded in the
-commit. Who may force is not restricted beyond the access policy on
+				Description: `Without --id: your lease on RESOURCE, or, holding none, your waiting
+request. --id names a lease or a waiting request (req-…). --force
+releases another agent's lease or request (--id), or every lease and
+request on the resource, as seed 003's coordinator does; --reason is
+recorded in the commit. Who may force is not restricted beyond the access policy on
 leases/**; the commit names who did.
 
 Examples:
    aiwg-state lease release tasks/t-17
    aiwg-state lease release tasks/t-17 --force --reason "pulse crashed"`,
 				Flags: append(writeFlags(),
-					&cli.StringFlag{Name: "id", Usage: "the lease to release (default: yours on RESOURCE)"},
+					&cli.StringFlag{Name: "id", Usage: "the lease, or waiting request (req-…), to release (default: yours on RESOURCE)"},
 					&cli.BoolFlag{Name: "force", Usage: "release another agent's lease"},
 					&cli.StringFlag{Name: "reason", Usage: "why, for a forced release (Reason trailer)"},
 				),
@@ -122,17 +136,20 @@ Examples:
 					if err != nil {
 						return err
 					}
-					ls, m, err := s.store.Release(s.c.Context, a[0], aiwgstate.ReleaseOptions{
+					rel, err := s.store.Release(s.c.Context, a[0], aiwgstate.ReleaseOptions{
 						ID: s.c.String("id"), Force: s.c.Bool("force"), Reason: s.c.String("reason"),
 					}, s.writeOptions())
 					if err != nil {
 						return err
 					}
-					ids := make([]string, len(ls))
-					for i, l := range ls {
-						ids[i] = l.ID + " of " + l.Holder
+					var what []string
+					for _, l := range rel.Leases {
+						what = append(what, l.ID+" of "+l.Holder)
 					}
-					return s.done(map[string]any{"released": ls, "mutation": m}, "released %s %s, commit %s", a[0], strings.Join(ids, ", "), shortHash(m.Commit))
+					for _, q := range rel.Requests {
+						what = append(what, "the wait "+q.ID+" of "+q.Requester)
+					}
+					return s.done(rel, "released %s %s, commit %s", a[0], strings.Join(what, ", "), shortHash(rel.Mutation.Commit))
 				}),
 			},
 			{

@@ -26,7 +26,17 @@ func TestLeaseCommands(t *testing.T) {
 	if code != exitLock || !strings.Contains(errOut, "pulse holds tasks/t-17 (exclusive) until") || strings.Count(errOut, "\n") != 1 {
 		t.Errorf("acquire of a held lease: exit %d, %q", code, errOut)
 	}
-	mustCLI(t, s, "", "lease", "acquire", "tasks/t-17", "--shared", "--agent", "pulse") // a downgrade
+	// Asking again without naming the lease is refused: two processes of
+	// one agent are excluded like two agents.
+	if _, errOut, code := runCLI(t, s, "", "lease", "acquire", "tasks/t-17", "--agent", "pulse"); code != exitLock || !strings.Contains(errOut, "you (pulse) hold tasks/t-17 already, as "+res.Lease.ID) {
+		t.Errorf("a second acquire by the holder: exit %d, %q", code, errOut)
+	}
+	if got := mustCLI(t, s, "", "lease", "acquire", "tasks/t-17", "--shared", "--id", res.Lease.ID, "--agent", "pulse"); !strings.HasPrefix(got, "downgraded tasks/t-17 "+res.Lease.ID) {
+		t.Errorf("a downgrade: %q", got)
+	}
+	if got := gitOut(t, s, "log", "-1", "--format=%(trailers:key=Lease,valueonly)"); strings.TrimSpace(got) != "downgrade" {
+		t.Errorf("the downgrade's Lease trailer: %q", got)
+	}
 	mustCLI(t, s, "", "lease", "acquire", "tasks/t-17", "--shared", "--agent", "beat")
 	ls := mustCLI(t, s, "", "lease", "ls", "tasks")
 	if strings.Count(ls, "shared") != 2 || !strings.Contains(ls, "pulse") || !strings.Contains(ls, "beat") {
@@ -40,6 +50,14 @@ func TestLeaseCommands(t *testing.T) {
 	}
 	if _, errOut, code := runCLI(t, s, "", "lease", "acquire", "../up"); code != exitUsage {
 		t.Errorf("a resource outside leases/: exit %d, %q", code, errOut)
+	}
+	// A waiter that gave up is gone from the queue; a forced release
+	// clears holders and waiters.
+	if _, errOut, code := runCLI(t, s, "", "lease", "acquire", "tasks/t-17", "--agent", "writer", "--wait", "50ms"); code != exitLock || !strings.Contains(errOut, "holds tasks/t-17") {
+		t.Errorf("a wait that runs out: exit %d, %q", code, errOut)
+	}
+	if ls := mustCLI(t, s, "", "lease", "ls"); strings.Contains(ls, "waiting") {
+		t.Errorf("a waiter that gave up is still queued:\n%s", ls)
 	}
 	mustCLI(t, s, "", "lease", "release", "tasks/t-17", "--force", "--reason", "rebalance", "--agent", "conductor")
 	if got := mustCLI(t, s, "", "lease", "ls"); got != "" {

@@ -829,6 +829,18 @@ func (s *Store) ImportState(ctx context.Context, data []byte, wo WriteOptions) (
 	} else if !errors.Is(err, ErrNoChange) {
 		return nil, undo(err)
 	}
+	// A state exported as ended (error, cancelled) ends again: the
+	// export keeps the status, not when or why.
+	if md := doc.Metadata; md != nil && (md.CompletionStatus == rlm.StatusError || md.CompletionStatus == rlm.StatusCancelled) {
+		ewo := wo
+		ewo.Time = rwo.Time
+		_, em, err := s.EndState(ctx, doc.StateID, md.CompletionStatus, "imported as "+md.CompletionStatus, ewo)
+		if err != nil {
+			return nil, undo(fmt.Errorf("import of %s: %w", doc.StateID, err))
+		}
+		commits = append(commits, landed{plumbing.NewHash(em.Commit), em.Time})
+		info.CompletionStatus = md.CompletionStatus
+	}
 	for _, ck := range cks {
 		when := parseTime(ck.Timestamp)
 		target := commits[0].hash

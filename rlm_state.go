@@ -37,6 +37,9 @@ const (
 	TrailerBlob = "Blob"
 	// TrailerCheckpoint names the checkpoint a rollback restored.
 	TrailerCheckpoint = "Checkpoint"
+	// TrailerParentEnded names the ended parent a child's Final was not
+	// returned to.
+	TrailerParentEnded = "Parent-Ended"
 	// TrailerImportedMutation keeps a mutation id from an imported
 	// document; exports show it in place of the commit's own.
 	TrailerImportedMutation = "Imported-Mutation-Id"
@@ -117,7 +120,7 @@ func (s *Store) InitState(ctx context.Context, in StateInit, wo WriteOptions) (*
 			return fmt.Errorf("%w: state %s", ErrExists, id)
 		}
 		if in.Parent != "" {
-			ph, err := readHeader(tx.ReadFile, in.Parent)
+			ph, err := readOpenHeader(tx.ReadFile, in.Parent)
 			if err != nil {
 				return fmt.Errorf("parent: %w", err)
 			}
@@ -595,6 +598,12 @@ func propagateFinal(tx *repo.Tx, rec *recorder, slots *blobSlots, h *rlm.Header,
 	ph, err := readHeader(tx.ReadFile, h.ParentStateID)
 	if err != nil {
 		return fmt.Errorf("propagating Final to the parent: %w", err)
+	}
+	if ph.CompletionStatus != "" {
+		// An ended parent's variables no longer change: the child
+		// completes, and its commit says where the result did not go.
+		rec.trailer(TrailerParentEnded, ph.StateID+" ("+ph.CompletionStatus+")")
+		return nil
 	}
 	dir, _ := ph.Dir(rlm.ScopeState)
 	name := rlm.ResultName(h.StateID)

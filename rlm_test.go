@@ -677,6 +677,21 @@ func TestRLMStateEnds(t *testing.T) {
 	if !strings.Contains(string(out), `"completion_status": "cancelled"`) {
 		t.Errorf("the export does not say cancelled")
 	}
+	// Imported elsewhere, it is ended there too.
+	other := newStore(t)
+	if info, err := other.ImportState(ctx, out, aiwgstate.WriteOptions{}); err != nil || info.CompletionStatus != "cancelled" {
+		t.Fatalf("import: %+v %v", info, err)
+	}
+	if info, _ := other.State(ctx, id, aiwgstate.ReadOptions{}); info.CompletionStatus != "cancelled" {
+		t.Errorf("imported state: %s", info.CompletionStatus)
+	}
+	if _, err := other.SetVariable(ctx, id, "plan", "x", aiwgstate.VarOptions{}, aiwgstate.WriteOptions{}); !errors.Is(err, aiwgstate.ErrReadOnly) {
+		t.Errorf("a write to the imported ended state: %v", err)
+	}
+	// No child starts under an ended state.
+	if _, _, err := st.InitState(ctx, aiwgstate.StateInit{Prompt: "child", Parent: id}, aiwgstate.WriteOptions{}); !errors.Is(err, aiwgstate.ErrReadOnly) {
+		t.Errorf("a child of an ended state: %v", err)
+	}
 	if _, _, err := st.Rollback(ctx, id, "before_end", aiwgstate.RollbackOptions{}, aiwgstate.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -690,4 +705,27 @@ func TestRLMStateEnds(t *testing.T) {
 		t.Errorf("ending a complete state: %v", err)
 	}
 	fsck(t, st)
+}
+
+// TestChildFinalOfAnEndedParent: a child that completes after its parent
+// ended completes; its result is not written into the parent, and its
+// commit says so.
+func TestChildFinalOfAnEndedParent(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+	parent := initState(t, st, aiwgstate.StateInit{Prompt: "root", Tree: "tree-0a0b0c0d"})
+	child := initState(t, st, aiwgstate.StateInit{Prompt: "leaf", Parent: parent})
+	if _, _, err := st.EndState(ctx, parent, "cancelled", "", aiwgstate.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := st.SetFinal(ctx, child, "late answer", aiwgstate.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := git(t, st, "log", "-1", "--format=%(trailers:key=Parent-Ended,valueonly)", res.Mutation.Commit); strings.TrimSpace(got) != parent+" (cancelled)" {
+		t.Errorf("Parent-Ended trailer: %q", got)
+	}
+	if _, err := st.Variable(ctx, parent, rlm.ResultName(child), aiwgstate.GetOptions{}); err == nil {
+		t.Error("the result was written into the ended parent")
+	}
 }

@@ -26,7 +26,16 @@ type WatchOptions struct {
 	Agent, Op, Source, Correlation string
 	// Poll is how often the branch is read (default 100ms).
 	Poll time.Duration
+	// OnReset is called when the branch moved to a commit that does not
+	// contain the last one streamed (a reset, a rollback --hard, a forced
+	// fetch), with both commits, before the mutations of the new line;
+	// returning false stops the watch. Nil: resets pass silently.
+	OnReset func(from, to string) bool
 }
+
+// watchMemory is how many streamed commits Watch remembers, so that a
+// branch reset back and then forward again does not stream them twice.
+const watchMemory = 4096
 
 // Watch calls fn with each mutation the branch gains, oldest first, as it
 // lands, until fn returns false (Watch then returns nil) or ctx ends. It
@@ -34,10 +43,10 @@ type WatchOptions struct {
 // every Poll, and the commits since the last one seen are walked along
 // first parents (a merge is one mutation, as log shows it). A consumer
 // that restarts passes the last commit it handled as From and misses
-// nothing. If the branch is reset to an older commit, Watch goes on from
-// there; it streams the commits of the new line after the fork (a commit
-// that was on the branch for less than a poll, reset away before it, is
-// not seen).
+// nothing. If the branch is reset, Watch tells OnReset and goes on along
+// the new line, streaming its commits after the fork; a commit streamed
+// before is not streamed again (of the last 4,096). A commit that was on
+// the branch for less than a poll, reset away before it, is not seen.
 func (s *Store) Watch(ctx context.Context, wo WatchOptions, fn func(*Mutation) bool) error {
 	if fn == nil {
 		return fmt.Errorf("%w: Watch needs a function to call with each mutation", ErrUsage)
@@ -61,17 +70,34 @@ func (s *Store) Watch(ctx context.Context, wo WatchOptions, fn func(*Mutation) b
 	if err != nil {
 		return err
 	}
+	seen := map[plumbing.Hash]bool{}
+	var order []plumbing.Hash
 	for {
 		head, err := s.Resolve("", wo.Branch)
 		if err != nil {
 			return err
 		}
 		if head != last {
+			if wo.OnReset != nil {
+				if ff, err := s.repo.IsAncestor(last, head); err != nil {
+					return err
+				} else if !ff && !wo.OnReset(last.String(), head.String()) {
+					return nil
+				}
+			}
 			news, err := s.since(last, head)
 			if err != nil {
 				return err
 			}
 			for _, c := range news {
+				if seen[c.Hash] {
+					continue // streamed before a reset, back again
+				}
+				seen[c.Hash] = true
+				if order = append(order, c.Hash); len(order) > watchMemory {
+					delete(seen, order[0])
+					order = order[1:]
+				}
 				if wo.Path != "" && !s.changed(c, wo.Path) {
 					continue
 				}

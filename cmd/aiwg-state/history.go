@@ -96,7 +96,10 @@ Examples:
 The branch is read every --poll; a mutation made by any process, or by
 plain git, shows within about that time. --from REV first streams what
 came after REV: a consumer that restarts passes the last commit it handled
-and misses nothing. PATH is a file or a directory. Stops after -n
+and misses nothing. When the branch is reset (to a commit that does not
+contain the last one streamed), a reset line says so ({"reset":{"from",
+"to"}} with --json) before the new line's mutations; a commit streamed
+before is not streamed again. PATH is a file or a directory. Stops after -n
 mutations, or on Ctrl-C (exit 0).
 
 Examples:
@@ -127,6 +130,14 @@ Examples:
 					Poll: s.c.Duration("poll")}
 				n := 0
 				var werr error
+				wo.OnReset = func(from, to string) bool {
+					if s.json {
+						werr = printJSON(s.out, map[string]any{"reset": map[string]string{"from": from, "to": to}})
+					} else {
+						fmt.Fprintf(s.out, "reset: the branch moved from %s to %s, which does not contain it\n", shortHash(from), shortHash(to))
+					}
+					return werr == nil
+				}
 				err = s.store.Watch(s.c.Context, wo, func(m *aiwgstate.Mutation) bool {
 					if s.json {
 						werr = printJSON(s.out, m)

@@ -144,7 +144,8 @@ func ExampleStore_PutMemory() {
 	theme := memory.Key{Namespace: "long_term", Kind: "preference", ID: "theme"}
 	st.PutMemory(ctx, theme, []byte(`{"value": "dark"}`), 0, aiwgstate.WriteOptions{Agent: "pulse"})
 	cool := memory.Key{Namespace: "session", Kind: "cooldown", ID: "monitors"}
-	st.PutMemory(ctx, cool, []byte(`true`), time.Nanosecond, aiwgstate.WriteOptions{Agent: "pulse"})
+	// Written a minute ago with a time to live of a second: run out.
+	st.PutMemory(ctx, cool, []byte(`true`), time.Second, aiwgstate.WriteOptions{Agent: "pulse", Time: time.Now().Add(-time.Minute)})
 
 	r, _ := st.GetMemory(ctx, theme, aiwgstate.ReadOptions{})
 	fmt.Println(string(r.Payload))

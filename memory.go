@@ -268,12 +268,22 @@ func (s *Store) PruneMemory(ctx context.Context, namespace string, wo WriteOptio
 	return pruned, m, nil
 }
 
+// MemoryImport is what ImportMemory did.
+type MemoryImport struct {
+	// Written records were new or different; Unchanged ones the store
+	// held as they are.
+	Written   int       `json:"written"`
+	Unchanged int       `json:"unchanged"`
+	Mutation  *Mutation `json:"mutation,omitempty"`
+}
+
 // ImportMemory writes records read from outside (seed 002's JSON Lines
 // bridge) as they are, timestamps included, in one commit: all of them or,
-// when one is invalid, none.
-func (s *Store) ImportMemory(ctx context.Context, recs []memory.Record, wo WriteOptions) (*Mutation, error) {
+// when one is invalid, none. Records the store holds as they are are not
+// written; with nothing to write it is ErrNoChange.
+func (s *Store) ImportMemory(ctx context.Context, recs []memory.Record, wo WriteOptions) (*MemoryImport, error) {
 	if len(recs) == 0 {
-		return nil, ErrNoChange
+		return nil, fmt.Errorf("%w: no records to import", ErrNoChange)
 	}
 	seen := map[memory.Key]int{}
 	for i := range recs {
@@ -286,7 +296,9 @@ func (s *Store) ImportMemory(ctx context.Context, recs []memory.Record, wo Write
 		}
 		seen[r.Key] = i
 	}
-	return s.commit(ctx, wo, fmt.Sprintf("memory import: %d records", len(recs)), func(tx *repo.Tx, rec *recorder) error {
+	out := &MemoryImport{}
+	m, err := s.commit(ctx, wo, "", func(tx *repo.Tx, rec *recorder) error {
+		*out = MemoryImport{}
 		for i := range recs {
 			r := recs[i]
 			r.Payload = json.RawMessage(strings.TrimSpace(string(r.Payload)))
@@ -294,20 +306,37 @@ func (s *Store) ImportMemory(ctx context.Context, recs []memory.Record, wo Write
 			if err != nil {
 				return err
 			}
-			old, err := tx.Exists(r.File())
-			if err != nil {
+			old, err := tx.ReadFile(r.File())
+			switch {
+			case err == nil && string(old) == string(b):
+				out.Unchanged++
+				continue
+			case err != nil && !errors.Is(err, repo.ErrNotFound):
 				return err
 			}
 			if err := tx.WriteFile(r.File(), b); err != nil {
 				return err
 			}
 			op := OpCreate
-			if old {
+			if old != nil {
 				op = OpUpdate
 			}
 			rec.add(op, r.File(), "")
+			out.Written++
+		}
+		if out.Written == 0 {
+			return ErrNoChange
 		}
 		rec.trailer(TrailerMemory, "import")
+		rec.subject = fmt.Sprintf("memory import: %d records", out.Written)
 		return nil
 	})
+	if err != nil {
+		if errors.Is(err, ErrNoChange) {
+			return out, err
+		}
+		return nil, err
+	}
+	out.Mutation = m
+	return out, nil
 }

@@ -72,8 +72,11 @@ func TestMemoryLifecycle(t *testing.T) {
 	}
 	// The bridge: what is exported imports into another store as it was.
 	other := newStore(t)
-	if _, err := other.ImportMemory(ctx, live, aiwgstate.WriteOptions{}); err != nil {
-		t.Fatal(err)
+	if res, err := other.ImportMemory(ctx, live, aiwgstate.WriteOptions{}); err != nil || res.Written != 2 {
+		t.Fatalf("import: %+v %v", res, err)
+	}
+	if res, err := other.ImportMemory(ctx, live, aiwgstate.WriteOptions{}); !errors.Is(err, aiwgstate.ErrNoChange) || res.Unchanged != 2 {
+		t.Errorf("the same import again: %+v %v", res, err)
 	}
 	back, _ := other.ListMemory(ctx, aiwgstate.MemoryListOptions{})
 	if len(back) != 2 || !back[1].UpdatedAt.Equal(live[1].UpdatedAt) || string(back[1].Payload) != string(live[1].Payload) {

@@ -43,7 +43,9 @@ func (k Key) String() string { return k.Namespace + "/" + k.Kind + "/" + k.ID }
 
 // Check refuses a key whose parts could not name one file: the namespace
 // and kind are identifiers; the id is one path segment the store accepts
-// (no slash), so ids such as "2026-11-24" or "user:42" work.
+// (no slash), so ids such as "2026-11-24" or "user:42" work. Two ids of
+// one kind may not differ only in letter case (the store refuses such
+// paths, which checkouts on macOS and Windows would merge).
 func (k Key) Check() error {
 	for _, p := range []struct{ what, v string }{{"namespace", k.Namespace}, {"record kind", k.Kind}} {
 		if err := verbiage.ValidIdentifier(p.v); err != nil {
@@ -100,8 +102,8 @@ func Put(old *Record, key Key, payload []byte, ttl time.Duration, now time.Time)
 	if err := key.Check(); err != nil {
 		return nil, err
 	}
-	if ttl < 0 {
-		return nil, errkind.Errorf(ErrInvalid, "memory record %s: a negative time to live", key)
+	if ttl < 0 || ttl%time.Second != 0 {
+		return nil, errkind.Errorf(ErrInvalid, "memory record %s: a time to live of %s: it is whole seconds (ttl_seconds)", key, ttl)
 	}
 	p, err := objects.Canonical(payload)
 	if err != nil {
@@ -113,16 +115,14 @@ func Put(old *Record, key Key, payload []byte, ttl time.Duration, now time.Time)
 	}
 	if ttl > 0 {
 		exp := now.Add(ttl).UTC()
-		r.TTLSeconds, r.ExpiresAt = int64(ttl.Round(time.Second)/time.Second), &exp
-		if r.TTLSeconds == 0 {
-			r.TTLSeconds = 1
-		}
+		r.TTLSeconds, r.ExpiresAt = int64(ttl/time.Second), &exp
 	}
 	return r, nil
 }
 
 // Append adds item to the list payload of old (a new list when old is
-// absent or expired), keeping old's time to live unless ttl is given.
+// absent or expired). The record keeps its time to live unless ttl is
+// given, counted from now: each append moves the expiry to now + TTL.
 func Append(old *Record, key Key, item []byte, ttl time.Duration, now time.Time) (*Record, error) {
 	var list []json.RawMessage
 	keepTTL := time.Duration(0)

@@ -65,6 +65,9 @@ func TestPutAndAppend(t *testing.T) {
 	if !r3.CreatedAt.Equal(t0.Add(time.Hour)) {
 		t.Errorf("a put over an expired record creates it anew: %+v", r3)
 	}
+	if _, err := Put(nil, k, []byte(`1`), 1500*time.Millisecond, t0); !errors.Is(err, ErrInvalid) {
+		t.Errorf("a ttl of 1.5s: %v", err)
+	}
 	if _, err := Put(nil, k, []byte(`{`), 0, t0); !errors.Is(err, objects.ErrInvalidJSON) {
 		t.Errorf("bad JSON: %v", err)
 	}

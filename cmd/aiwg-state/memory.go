@@ -33,7 +33,9 @@ ttl_seconds and expires_at. Every put, append, delete and prune is one
 commit, so log and blame of a record are its history. Expired records are
 gone for get and ls; prune removes them. Seed 002's namespaces are
 session, long_term, daily_log and workflow (any identifier is allowed).
-A cache across runs is a record with --ttl.
+A cache across runs is a record with --ttl (whole seconds). Two ids of
+one kind may not differ only in letter case (Alice, alice): the store's
+paths may not, as checkouts on macOS and Windows would merge them.
 
 Examples:
    aiwg-state memory put long_term preference theme '{"value":"dark"}'
@@ -76,8 +78,9 @@ Examples:
 				Name:      "append",
 				Usage:     "add VALUE to the list a record holds (a new list when there is none)",
 				ArgsUsage: "NAMESPACE KIND ID VALUE",
-				Description: `The record keeps its time to live unless --ttl gives a new one. A record
-whose payload is not a list is refused (exit 3).
+				Description: `The record keeps its time to live unless --ttl gives a new one, counted
+from now: each append moves its expiry to now + TTL. A record whose
+payload is not a list is refused (exit 3).
 
 Examples:
    aiwg-state memory append daily_log entries 2026-11-24 '{"at":"10:02","did":"deploy"}'`,
@@ -262,14 +265,17 @@ Examples:
 					if err != nil {
 						return err
 					}
-					m, err := s.store.ImportMemory(s.c.Context, recs, s.writeOptions())
+					if len(recs) == 0 {
+						return usagef("memory import: %s holds no records", a[0])
+					}
+					res, err := s.store.ImportMemory(s.c.Context, recs, s.writeOptions())
 					if errors.Is(err, aiwgstate.ErrNoChange) {
-						return s.done(map[string]any{"imported": 0}, "nothing to import: the records are as the store has them")
+						return s.done(res, "nothing to import: the %d records are as the store has them", res.Unchanged)
 					}
 					if err != nil {
 						return err
 					}
-					return s.done(map[string]any{"imported": len(recs), "mutation": m}, "%s %s", shortHash(m.Commit), m.Subject)
+					return s.done(res, "%s %s (%d unchanged)", shortHash(res.Mutation.Commit), res.Mutation.Subject, res.Unchanged)
 				}),
 			},
 		},

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestMemoryCommands: the memory group end to end, with exit codes.
@@ -38,7 +39,11 @@ func TestMemoryCommands(t *testing.T) {
 			t.Errorf("%v: exit %d, %q; want exit %d saying %q", tc.args, code, errOut, tc.code, tc.says)
 		}
 	}
-	mustCLI(t, s, "", "memory", "put", "session", "cooldown", "m", "true", "--ttl", "1ms")
+	if _, errOut, code := runCLI(t, s, "", "memory", "put", "session", "cooldown", "m", "true", "--ttl", "1500ms"); code != exitUsage || !strings.Contains(errOut, "whole seconds") {
+		t.Errorf("a ttl of 1.5s: exit %d %q", code, errOut)
+	}
+	mustCLI(t, s, "", "memory", "put", "session", "cooldown", "m", "true", "--ttl", "1s")
+	time.Sleep(1100 * time.Millisecond)
 	if got := mustCLI(t, s, "", "memory", "ls"); strings.Contains(got, "cooldown") || !strings.Contains(got, "long_term/preference/theme") {
 		t.Errorf("ls shows expired records, or misses live ones:\n%s", got)
 	}
@@ -56,6 +61,9 @@ func TestMemoryCommands(t *testing.T) {
 	os.WriteFile(file, []byte(export), 0o644)
 	other := newStore(t)
 	mustCLI(t, other, "", "memory", "import", file)
+	if got := mustCLI(t, other, "", "memory", "import", file); !strings.Contains(got, "nothing to import: the 2 records are as the store has them") {
+		t.Errorf("the same import again: %q", got)
+	}
 	if got := mustCLI(t, other, "", "memory", "export"); got != export {
 		t.Errorf("re-exported:\n%s\nwant:\n%s", got, export)
 	}

@@ -39,8 +39,10 @@ var (
 	// ErrEmpty: a queue take found no message (after waiting, if it
 	// waited).
 	ErrEmpty = errors.New("queue empty")
-	// ErrInvalidLease: a lease record that is not one (edited by hand).
-	ErrInvalidLease = errors.New("invalid lease record")
+	// ErrInvalidRecord: a file where the store keeps a lease record, a
+	// memory record or a queue message that does not read as one
+	// (written by hand, or by plain git).
+	ErrInvalidRecord = errors.New("invalid record")
 	// ErrUsage: a request that is malformed as a whole (unknown operation,
 	// missing argument).
 	ErrUsage = errors.New("invalid request")

@@ -350,7 +350,7 @@ func (s *Store) leaseCommit(ctx context.Context, file, resource string, wo Write
 		}
 		lr, err := lease.Decode(resource, data)
 		if err != nil {
-			return fmt.Errorf("%w: %v", ErrInvalidLease, err)
+			return errkind.Errorf(ErrInvalidRecord, "%v", err)
 		}
 		expired, dropped := lr.Prune(now)
 		for _, l := range expired {
@@ -455,7 +455,7 @@ func (s *Store) Leases(ctx context.Context, prefix string, ro ReadOptions) ([]Le
 		}
 		rec, err := lease.Decode(resource, data)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrInvalidLease, err)
+			return nil, errkind.Errorf(ErrInvalidRecord, "%v", err)
 		}
 		info := LeaseInfo{Record: *rec}
 		for _, l := range rec.Locks {
@@ -483,7 +483,7 @@ func (s *Store) leaseRecord(file, resource string, ro ReadOptions) (*lease.Recor
 	}
 	rec, err := lease.Decode(resource, data)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidLease, err)
+		return nil, errkind.Errorf(ErrInvalidRecord, "%v", err)
 	}
 	return rec, nil
 }

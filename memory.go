@@ -90,7 +90,17 @@ func readMemoryTx(tx *repo.Tx, file string) (*memory.Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	return memory.Decode(file, data)
+	return decodeMemory(file, data)
+}
+
+// decodeMemory reads the record in file, or says how to mend a file
+// that is not one.
+func decodeMemory(file string, data []byte) (*memory.Record, error) {
+	r, err := memory.Decode(file, data)
+	if err != nil {
+		return nil, errkind.Errorf(ErrInvalidRecord, "%v: move it out of %s/, or write it with memory put", err, memory.Dir)
+	}
+	return r, nil
 }
 
 func encodeMemory(r *memory.Record) ([]byte, error) {
@@ -118,7 +128,7 @@ func (s *Store) GetMemory(ctx context.Context, key memory.Key, ro ReadOptions) (
 	if err != nil {
 		return nil, err
 	}
-	r, err := memory.Decode(key.File(), data)
+	r, err := decodeMemory(key.File(), data)
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +180,7 @@ func (s *Store) ListMemory(ctx context.Context, lo MemoryListOptions) ([]memory.
 		if err != nil {
 			return err
 		}
-		r, err := memory.Decode(path, data)
+		r, err := decodeMemory(path, data)
 		if err != nil {
 			return err
 		}

@@ -129,7 +129,7 @@ func (s *Store) TakeMessage(ctx context.Context, name string, to TakeOptions, wo
 				return err
 			}
 			if msg, err = queue.Decode(file, data); err != nil {
-				return err
+				return errkind.Errorf(ErrInvalidRecord, "%v", err)
 			}
 			if err := tx.Remove(file); err != nil {
 				return err
@@ -206,7 +206,7 @@ func (s *Store) PeekMessages(ctx context.Context, name string, n int, ro ReadOpt
 		}
 		m, err := queue.Decode(file, data)
 		if err != nil {
-			return nil, err
+			return nil, errkind.Errorf(ErrInvalidRecord, "%v", err)
 		}
 		out = append(out, *m)
 	}

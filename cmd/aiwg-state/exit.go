@@ -50,7 +50,7 @@ var exitTable = []struct {
 	{lease.ErrHeld, exitLock},
 	{lease.ErrNotHolder, exitDomain},
 	{lease.ErrInvalid, exitUsage},
-	{aiwgstate.ErrInvalidLease, exitDomain},
+	{aiwgstate.ErrInvalidRecord, exitDomain},
 	{memory.ErrInvalid, exitUsage},
 	{memory.ErrNotList, exitDomain},
 	{queue.ErrInvalid, exitUsage},

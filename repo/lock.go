@@ -257,6 +257,20 @@ func (r *Repo) breakStaleLock(lockPath string) bool {
 	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
 		return false // a live aiwg-state writer holds it
 	}
+	judged, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	return r.removeJudged(lockPath, judged)
+}
+
+// removeJudged removes the lock at lockPath, judged stale while open as
+// judged, taking its turn among breakers (an flock on aiwg/lock-breaker,
+// which the kernel releases if a breaker dies), and only while the path
+// still names that very file: one broken and taken again by someone else
+// is left alone. The caller keeps the judged file open, so its inode
+// cannot be reused by a new lock meanwhile.
+func (r *Repo) removeJudged(lockPath string, judged os.FileInfo) bool {
 	brkDir := filepath.Join(r.dir, "aiwg")
 	os.MkdirAll(brkDir, 0o755)
 	b, err := os.OpenFile(filepath.Join(brkDir, "lock-breaker"), os.O_CREATE|os.O_RDWR, 0o644)
@@ -266,10 +280,6 @@ func (r *Repo) breakStaleLock(lockPath string) bool {
 	defer b.Close()
 	if syscall.Flock(int(b.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
 		return false // another breaker is at it; the caller waits and retries
-	}
-	judged, err := f.Stat()
-	if err != nil {
-		return false
 	}
 	cur, err := os.Stat(lockPath)
 	if err != nil || !os.SameFile(cur, judged) {

@@ -300,11 +300,10 @@ func (r *Repo) maintenanceCmd(ctx context.Context, full bool) (*exec.Cmd, func()
 }
 
 // breakMaintenanceLock removes a stale maintenance lock (see
-// maintenanceLockStale). Breakers take turns, as breakStaleLock's do, and
-// remove the lock only while the path still names the file they judged,
-// which they hold open so that its inode cannot be reused: two processes
-// finding one stale lock would otherwise both break it, the second
-// removing the lock the first had just taken, and run two repacks.
+// maintenanceLockStale) as breakStaleLock does a branch lock: two
+// processes finding one stale lock would otherwise both break it, the
+// second removing the lock the first had just taken, and run two
+// repacks.
 func (r *Repo) breakMaintenanceLock(lockPath string) bool {
 	f, err := os.Open(lockPath)
 	if err != nil {
@@ -315,21 +314,7 @@ func (r *Repo) breakMaintenanceLock(lockPath string) bool {
 	if err != nil || !maintenanceLockStale(f, judged) {
 		return false
 	}
-	brkDir := filepath.Join(r.dir, "aiwg")
-	os.MkdirAll(brkDir, 0o755)
-	b, err := os.OpenFile(filepath.Join(brkDir, "lock-breaker"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return false
-	}
-	defer b.Close()
-	if syscall.Flock(int(b.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
-		return false // another breaker is at it
-	}
-	cur, err := os.Stat(lockPath)
-	if err != nil || !os.SameFile(cur, judged) {
-		return false // broken, and maybe taken again, by someone else
-	}
-	return os.Remove(lockPath) == nil
+	return r.removeJudged(lockPath, judged)
 }
 
 // maintenanceLockStale: every process named in the lock (the one that

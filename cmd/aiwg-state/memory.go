@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -57,22 +58,8 @@ Examples:
    aiwg-state memory put session context ctx1 '{"goal":"ship v2"}'
    aiwg-state memory put workflow checkpoint run-7 - < state.json
    aiwg-state memory put long_term fact sky --string "blue"`,
-				Flags: valueFlags(),
-				Action: command(func(s *session) error {
-					a, err := args(s.c, 4, 4)
-					if err != nil {
-						return err
-					}
-					v, err := s.value(a[3])
-					if err != nil {
-						return err
-					}
-					r, m, err := s.store.PutMemory(s.c.Context, memoryKey(a), v, s.c.Duration("ttl"), s.writeOptions())
-					if err != nil {
-						return bareTextHint(err, a[3])
-					}
-					return s.done(map[string]any{"record": r, "mutation": m}, "%s %s", shortHash(m.Commit), m.Subject)
-				}),
+				Flags:  valueFlags(),
+				Action: command(writeMemory((*aiwgstate.Store).PutMemory)),
 			},
 			{
 				Name:      "append",
@@ -84,22 +71,8 @@ payload is not a list is refused (exit 3).
 
 Examples:
    aiwg-state memory append daily_log entries 2026-11-24 '{"at":"10:02","did":"deploy"}'`,
-				Flags: valueFlags(),
-				Action: command(func(s *session) error {
-					a, err := args(s.c, 4, 4)
-					if err != nil {
-						return err
-					}
-					v, err := s.value(a[3])
-					if err != nil {
-						return err
-					}
-					r, m, err := s.store.AppendMemory(s.c.Context, memoryKey(a), v, s.c.Duration("ttl"), s.writeOptions())
-					if err != nil {
-						return bareTextHint(err, a[3])
-					}
-					return s.done(map[string]any{"record": r, "mutation": m}, "%s %s", shortHash(m.Commit), m.Subject)
-				}),
+				Flags:  valueFlags(),
+				Action: command(writeMemory((*aiwgstate.Store).AppendMemory)),
 			},
 			{
 				Name:      "get",
@@ -280,6 +253,26 @@ Examples:
 			},
 		},
 	}}
+}
+
+// writeMemory is the action of put and append: NAMESPACE KIND ID VALUE,
+// --ttl, and the record written.
+func writeMemory(write func(*aiwgstate.Store, context.Context, memory.Key, []byte, time.Duration, aiwgstate.WriteOptions) (*memory.Record, *aiwgstate.Mutation, error)) func(*session) error {
+	return func(s *session) error {
+		a, err := args(s.c, 4, 4)
+		if err != nil {
+			return err
+		}
+		v, err := s.value(a[3])
+		if err != nil {
+			return err
+		}
+		r, m, err := write(s.store, s.c.Context, memoryKey(a), v, s.c.Duration("ttl"), s.writeOptions())
+		if err != nil {
+			return bareTextHint(err, a[3])
+		}
+		return s.done(map[string]any{"record": r, "mutation": m}, "%s %s", shortHash(m.Commit), m.Subject)
+	}
 }
 
 // memoryList reads [NAMESPACE [KIND]], --at and --expired.

@@ -31,8 +31,11 @@ func TestInstallMergeDrivers(t *testing.T) {
 			t.Errorf("%s: the executable is not quoted for the shell: %s", d.Driver, d.Command)
 		}
 	}
-	if _, err := aiwgstate.InstallMergeDrivers(ctx, t.TempDir(), "aiwg-state"); !errors.Is(err, aiwgstate.ErrNotFound) {
+	if _, err := aiwgstate.InstallMergeDrivers(ctx, t.TempDir(), "/usr/bin/aiwg-state"); !errors.Is(err, aiwgstate.ErrNotFound) {
 		t.Errorf("outside git: %v", err)
+	}
+	if _, err := aiwgstate.InstallMergeDrivers(ctx, dir, "aiwg-state"); !errors.Is(err, aiwgstate.ErrUsage) {
+		t.Errorf("a relative executable: %v", err)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"strings"
 
 	"github.com/aiwg/aiwg-state/internal/errkind"
@@ -24,6 +25,10 @@ type MergeDriver struct {
 // aiwg-state merge does. exe is the aiwg-state executable git runs, an
 // absolute path.
 func InstallMergeDrivers(ctx context.Context, dir, exe string) ([]MergeDriver, error) {
+	if !filepath.IsAbs(exe) {
+		// git runs the driver from the clone's top, wherever it merges.
+		return nil, fmt.Errorf("%w: the merge driver's executable %q is not an absolute path", ErrUsage, exe)
+	}
 	if err := exec.CommandContext(ctx, "git", "-C", dir, "rev-parse", "--git-dir").Run(); err != nil {
 		return nil, errkind.Errorf(ErrNotFound, "%s is not in a git repository (install the drivers in a git clone of a store)", dir)
 	}

@@ -23,6 +23,7 @@ func (s *Store) writeChecks() []writeCheck {
 		s.checkRuledDocuments, // statedoc.go: verbiage-ruled documents stay valid
 		s.checkPolicy,         // policy.go: the agent may write these paths
 		checkTrajectoryLink,   // traj.go: a linked trajectory exists
+		checkRecords,          // records.go: lease, memory and queue files stay records
 	}
 }
 

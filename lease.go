@@ -101,7 +101,7 @@ const (
 // agent renews a lease it holds. Leases that ran out are removed by the
 // next write to their resource. Expiry is judged by the writing
 // process's clock, read once the branch lock is held.
-func (s *Store) Acquire(ctx context.Context, resource string, lo LeaseOptions, wo WriteOptions) (*LeaseResult, error) {
+func (s *Store) Acquire(ctx context.Context, resource string, lo LeaseOptions, wo WriteOptions) (_ *LeaseResult, err error) {
 	file, err := LeaseFile(resource)
 	if err != nil {
 		return nil, err
@@ -132,7 +132,16 @@ func (s *Store) Acquire(ctx context.Context, resource string, lo LeaseOptions, w
 	if poll <= 0 {
 		poll = 50 * time.Millisecond
 	}
-	queued := false
+	// queued: the request went into the queue, and lives until
+	// queuedUntil unless renewed; a waiter that stops waiting for any
+	// reason but a withdrawal takes it out again.
+	queued, withdrawn := false, false
+	var queuedUntil time.Time
+	defer func() {
+		if err != nil && queued && !withdrawn {
+			s.giveUp(context.WithoutCancel(ctx), file, resource, req.ID, wo)
+		}
+	}()
 	for {
 		var res LeaseResult
 		enqueued := false
@@ -147,7 +156,7 @@ func (s *Store) Acquire(ctx context.Context, resource string, lo LeaseOptions, w
 			if lo.Wait == 0 || !errors.Is(err, lease.ErrHeld) || errors.Is(err, lease.ErrDeadlock) || !now.Before(deadline) {
 				return "", err
 			}
-			if q, ok := rec.Waiting(agent); ok && !needsRefresh(q, now, deadline) {
+			if q, ok := rec.Waiting(req.ID); ok && !needsRefresh(q, now, deadline) {
 				return "", err // queued, for long enough: nothing to write
 			}
 			// Queued anew, or renewed in place (Enqueue keeps its place).
@@ -158,6 +167,7 @@ func (s *Store) Acquire(ctx context.Context, resource string, lo LeaseOptions, w
 			}
 			rec.Enqueue(renewed)
 			enqueued = true
+			queuedUntil = renewed.RequestedAt.Add(time.Duration(renewed.Timeout) * time.Millisecond)
 			r.trailer(TrailerLease, "wait")
 			r.trailer(TrailerLeaseID, req.ID)
 			return fmt.Sprintf("lease wait %s (%s, %s priority, up to %s)", resource, typ, prio, lo.Wait), nil
@@ -185,12 +195,10 @@ func (s *Store) Acquire(ctx context.Context, resource string, lo LeaseOptions, w
 		for {
 			now := s.now()
 			if !now.Before(deadline) {
-				s.giveUp(ctx, file, resource, agent, wo)
 				return nil, fmt.Errorf("%w (waited %s)", held, lo.Wait)
 			}
 			select {
 			case <-ctx.Done():
-				s.giveUp(context.WithoutCancel(ctx), file, resource, agent, wo)
 				return nil, errkind.Errorf(lease.ErrHeld, "interrupted while waiting for %s (the request is withdrawn): %w", resource, ctx.Err())
 			case <-time.After(min(poll, deadline.Sub(now))):
 			}
@@ -199,7 +207,14 @@ func (s *Store) Acquire(ctx context.Context, resource string, lo LeaseOptions, w
 			if err != nil {
 				return nil, err
 			}
-			if q, ok := rec.Waiting(agent); queued && (!ok || needsRefresh(q, s.now(), deadline)) {
+			q, ok := rec.Waiting(req.ID)
+			if queued && !ok && s.now().Add(time.Second).Before(queuedUntil) {
+				// Gone well before it would run out: withdrawn (lease
+				// release), not to be queued again.
+				withdrawn = true
+				return nil, errkind.Errorf(lease.ErrHeld, "the wait %s for %s was withdrawn", req.ID, resource)
+			}
+			if queued && (!ok || needsRefresh(q, s.now(), deadline)) {
 				break
 			}
 			probe := *rec
@@ -226,12 +241,13 @@ func needsRefresh(q lease.Request, now, deadline time.Time) bool {
 // giveUp takes a waiter's request out of the queue once it stops
 // waiting, so that the agents behind it are not held up until its timeout.
 // Best effort: the timeout removes it anyway.
-func (s *Store) giveUp(ctx context.Context, file, resource, agent string, wo WriteOptions) {
+func (s *Store) giveUp(ctx context.Context, file, resource, id string, wo WriteOptions) {
 	s.leaseCommit(ctx, file, resource, wo, func(rec *lease.Record, _ time.Time, r *recorder) (string, error) {
-		if !rec.Dequeue(agent) {
+		if !rec.Dequeue(id) {
 			return "", ErrNoChange
 		}
 		r.trailer(TrailerLease, "give-up")
+		r.trailer(TrailerLeaseID, id)
 		return "lease give-up " + resource, nil
 	})
 }

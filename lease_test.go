@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -320,4 +323,179 @@ func TestLeasesAtARevision(t *testing.T) {
 	if err != nil || len(then) != 1 || len(then[0].Expired) != 0 {
 		t.Errorf("at the commit: %+v %v", then, err)
 	}
+}
+
+func waitQueue(t *testing.T, st *aiwgstate.Store, res string) []lease.Request {
+	infos, err := st.Leases(context.Background(), res, aiwgstate.ReadOptions{})
+	if err != nil || len(infos) != 1 {
+		t.Fatalf("leases: %v %v", infos, err)
+	}
+	return infos[0].WaitQueue
+}
+
+func waitUntil(t *testing.T, cond func() bool) {
+	for d := time.Now().Add(10 * time.Second); time.Now().Before(d); time.Sleep(5 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatal("timed out")
+}
+
+// TestLeaseWaitsArePerProcess: a second process of agent a that gives up
+// takes out its own wait only: a's first process keeps its place ahead of
+// b, and is served first.
+func TestLeaseWaitsArePerProcess(t *testing.T) {
+	st := newStore(t)
+	ctx := context.Background()
+	if _, err := st.Acquire(ctx, "r", aiwgstate.LeaseOptions{TTL: 1500 * time.Millisecond}, aiwgstate.WriteOptions{Agent: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string, 2)
+	acq := func(agent string, wait time.Duration) {
+		s, err := aiwgstate.Open(ctx, st.Dir(), aiwgstate.Options{NoSync: true})
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer s.Close()
+		res, err := s.Acquire(ctx, "r", aiwgstate.LeaseOptions{TTL: time.Minute, Wait: wait, Poll: 5 * time.Millisecond}, aiwgstate.WriteOptions{Agent: agent})
+		if err == nil {
+			got <- res.Lease.Holder
+		}
+	}
+	go acq("a", time.Minute) // process 1 of a: first in line
+	waitUntil(t, func() bool { return len(waitQueue(t, st, "r")) == 1 })
+	go acq("b", time.Minute)
+	waitUntil(t, func() bool { return len(waitQueue(t, st, "r")) == 2 })
+	acq("a", 300*time.Millisecond) // process 2 of a: gives up
+	time.Sleep(100 * time.Millisecond)
+	if q := waitQueue(t, st, "r"); len(q) != 2 || q[0].Requester != "a" {
+		t.Errorf("after process 2 of a gave up, the queue is %+v: process 1 lost its place", q)
+	}
+	if first := <-got; first != "a" {
+		t.Errorf("a queued first, but %s was served first; the queue after the give-up was reordered", first)
+	}
+}
+
+// TestLeaseWithdrawnWaitStaysWithdrawn: a wait a coordinator withdraws
+// (release --force --id req-…) is not queued again by its waiter, which
+// is told.
+func TestLeaseWithdrawnWaitStaysWithdrawn(t *testing.T) {
+	st := newStore(t)
+	ctx := context.Background()
+	st.Acquire(ctx, "r", aiwgstate.LeaseOptions{TTL: time.Minute}, aiwgstate.WriteOptions{Agent: "x"})
+	done := make(chan error, 1)
+	go func() {
+		_, err := st.Acquire(ctx, "r", aiwgstate.LeaseOptions{TTL: time.Minute, Wait: 2 * time.Second, Poll: 5 * time.Millisecond}, aiwgstate.WriteOptions{Agent: "w"})
+		done <- err
+	}()
+	waitUntil(t, func() bool { return len(waitQueue(t, st, "r")) == 1 })
+	id := waitQueue(t, st, "r")[0].ID
+	if _, err := st.Release(ctx, "r", aiwgstate.ReleaseOptions{ID: id, Force: true, Reason: "no"}, aiwgstate.WriteOptions{Agent: "coord"}); err != nil {
+		t.Fatal(err)
+	}
+	err := <-done
+	if !errors.Is(err, lease.ErrHeld) || !strings.Contains(err.Error(), "withdrawn") {
+		t.Errorf("the withdrawn waiter: %v", err)
+	}
+	if q := waitQueue(t, st, "r"); len(q) != 0 {
+		t.Errorf("withdrawn by force, the wait is back: %+v", q)
+	}
+}
+
+// TestLeaseFailedWaiterLeavesNoRequest: an upgrade waiter whose shared
+// lease runs out fails, and takes its queued request with it.
+func TestLeaseFailedWaiterLeavesNoRequest(t *testing.T) {
+	st := newStore(t)
+	ctx := context.Background()
+	a, _ := st.Acquire(ctx, "r", aiwgstate.LeaseOptions{Type: lease.Shared, TTL: 300 * time.Millisecond}, aiwgstate.WriteOptions{Agent: "a"})
+	st.Acquire(ctx, "r", aiwgstate.LeaseOptions{Type: lease.Shared, TTL: time.Minute}, aiwgstate.WriteOptions{Agent: "b"})
+	_, err := st.Acquire(ctx, "r", aiwgstate.LeaseOptions{ID: a.Lease.ID, TTL: time.Minute, Wait: 5 * time.Second, Poll: 5 * time.Millisecond}, aiwgstate.WriteOptions{Agent: "a"})
+	if !errors.Is(err, lease.ErrNotHolder) {
+		t.Fatalf("upgrade: %v", err)
+	}
+	if q := waitQueue(t, st, "r"); len(q) != 0 {
+		t.Errorf("the failed waiter's request stays queued: %+v", q)
+	}
+}
+
+// TestLeaseFileNotARecord: a document where a lease record belongs is
+// refused, never read as an empty record and overwritten.
+func TestLeaseFileNotARecord(t *testing.T) {
+	st := newStore(t)
+	ctx := context.Background()
+	// Written through the store: refused.
+	if _, err := st.Put(ctx, "leases/foo.json", []byte(`{"x":1}`), aiwgstate.WriteOptions{}); !errors.Is(err, aiwgstate.ErrInvalidRecord) {
+		t.Fatalf("a plain document put where a lease record belongs: %v", err)
+	}
+	// Written by plain git: read as what it is, never overwritten.
+	blob := strings.TrimSpace(gitIn(t, st, `{"x":1}`, "hash-object", "-w", "--stdin"))
+	head := strings.TrimSpace(git(t, st, "rev-parse", "HEAD"))
+	idx := filepath.Join(t.TempDir(), "index")
+	gitEnv(t, st, idx, "read-tree", head)
+	gitEnv(t, st, idx, "update-index", "--add", "--cacheinfo", "100644,"+blob+",leases/foo.json")
+	tree := strings.TrimSpace(gitEnv(t, st, idx, "write-tree"))
+	c := strings.TrimSpace(git(t, st, "commit-tree", "-p", head, "-m", "by hand", tree))
+	git(t, st, "update-ref", "refs/heads/main", c)
+	if _, err := st.Leases(ctx, "", aiwgstate.ReadOptions{}); !errors.Is(err, aiwgstate.ErrInvalidRecord) {
+		t.Errorf("Leases over a non-record: %v", err)
+	}
+	if _, err := st.Acquire(ctx, "foo", aiwgstate.LeaseOptions{TTL: time.Minute}, aiwgstate.WriteOptions{}); !errors.Is(err, aiwgstate.ErrInvalidRecord) {
+		t.Errorf("Acquire over a non-record overwrote it: %v", err)
+	}
+}
+
+// TestWatchDoesNotRestreamItsStart: a watch does not stream the commit it
+// started at when the branch is reset back and forward again.
+func TestWatchDoesNotRestreamItsStart(t *testing.T) {
+	st := newStore(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st.Put(ctx, "a.json", []byte(`1`), aiwgstate.WriteOptions{})
+	m2, _ := st.Put(ctx, "a.json", []byte(`2`), aiwgstate.WriteOptions{})
+	got := make(chan string, 10)
+	go st.Watch(ctx, aiwgstate.WatchOptions{From: m2.Commit, Poll: 5 * time.Millisecond, OnReset: func(string, string) bool { return true }}, func(m *aiwgstate.Mutation) bool {
+		got <- m.Commit
+		return true
+	})
+	time.Sleep(50 * time.Millisecond)
+	git := func(args ...string) {
+		if out, err := exec.Command("git", append([]string{"-C", st.Dir()}, args...)...).CombinedOutput(); err != nil {
+			t.Fatal(string(out))
+		}
+	}
+	git("update-ref", "refs/heads/main", m2.Parents[0])
+	time.Sleep(50 * time.Millisecond)
+	git("update-ref", "refs/heads/main", m2.Commit)
+	time.Sleep(50 * time.Millisecond)
+	select {
+	case c := <-got:
+		t.Errorf("streamed %s, the commit the watch started at (already there)", c[:12])
+	default:
+	}
+}
+
+// gitIn runs git with stdin.
+func gitIn(t testing.TB, st *aiwgstate.Store, stdin string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"--git-dir", st.Dir()}, args...)...)
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// gitEnv runs git with its index at idx.
+func gitEnv(t testing.TB, st *aiwgstate.Store, idx string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"--git-dir", st.Dir()}, args...)...)
+	cmd.Env = append(os.Environ(), "GIT_INDEX_FILE="+idx)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
 }

@@ -31,13 +31,14 @@ func (s *Store) PutMessage(ctx context.Context, name string, payload []byte, wo 
 	if err := queue.CheckName(name); err != nil {
 		return nil, nil, err
 	}
-	now := wo.Time
-	if now.IsZero() {
-		now = s.now()
-	}
-	wo.Time = now
 	var msg *queue.Message
 	m, err := s.commit(ctx, wo, "queue put "+name, func(tx *repo.Tx, rec *recorder) error {
+		// Read with the branch lock held, so that enqueued_at follows
+		// the queue's order.
+		now := wo.Time
+		if now.IsZero() {
+			now = s.now()
+		}
 		files, err := queueFiles(tx, name)
 		if err != nil {
 			return err
@@ -129,7 +130,7 @@ func (s *Store) TakeMessage(ctx context.Context, name string, to TakeOptions, wo
 				return err
 			}
 			if msg, err = queue.Decode(file, data); err != nil {
-				return errkind.Errorf(ErrInvalidRecord, "%v", err)
+				return errkind.Errorf(ErrInvalidRecord, "%v: it stops the queue; remove it (aiwg-state rm %s)", err, file)
 			}
 			if err := tx.Remove(file); err != nil {
 				return err
@@ -156,7 +157,7 @@ func (s *Store) TakeMessage(ctx context.Context, name string, to TakeOptions, wo
 			}
 			select {
 			case <-ctx.Done():
-				return nil, nil, ctx.Err()
+				return nil, nil, errkind.Errorf(ErrEmpty, "interrupted while waiting for a message on %s: %w", name, ctx.Err())
 			case <-time.After(min(poll, deadline.Sub(now))):
 			}
 			poll = min(poll*3/2, 500*time.Millisecond)
@@ -206,7 +207,7 @@ func (s *Store) PeekMessages(ctx context.Context, name string, n int, ro ReadOpt
 		}
 		m, err := queue.Decode(file, data)
 		if err != nil {
-			return nil, errkind.Errorf(ErrInvalidRecord, "%v", err)
+			return nil, errkind.Errorf(ErrInvalidRecord, "%v: remove it (aiwg-state rm %s)", err, file)
 		}
 		out = append(out, *m)
 	}

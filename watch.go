@@ -70,6 +70,9 @@ func (s *Store) Watch(ctx context.Context, wo WatchOptions, fn func(*Mutation) b
 	if err != nil {
 		return err
 	}
+	// guard: since a reset, the branch has not been past start again, so
+	// a new commit may be one from before the watch began.
+	start, guard := last, false
 	seen := map[plumbing.Hash]bool{}
 	var order []plumbing.Hash
 	for {
@@ -78,13 +81,14 @@ func (s *Store) Watch(ctx context.Context, wo WatchOptions, fn func(*Mutation) b
 			return err
 		}
 		if head != last {
-			if wo.OnReset != nil {
-				if ff, err := s.repo.IsAncestor(last, head); err != nil {
-					return err
-				} else if !ff && !wo.OnReset(last.String(), head.String()) {
-					return nil
-				}
+			ff, err := s.repo.IsAncestor(last, head)
+			if err != nil {
+				return err
 			}
+			if !ff && wo.OnReset != nil && !wo.OnReset(last.String(), head.String()) {
+				return nil
+			}
+			guard = guard || !ff
 			news, err := s.since(last, head)
 			if err != nil {
 				return err
@@ -92,6 +96,15 @@ func (s *Store) Watch(ctx context.Context, wo WatchOptions, fn func(*Mutation) b
 			for _, c := range news {
 				if seen[c.Hash] {
 					continue // streamed before a reset, back again
+				}
+				if guard {
+					// After a reset the line may hold what came
+					// before the watch began: not streamed.
+					if old, err := s.repo.IsAncestor(c.Hash, start); err != nil {
+						return err
+					} else if old {
+						continue
+					}
 				}
 				seen[c.Hash] = true
 				if order = append(order, c.Hash); len(order) > watchMemory {
@@ -106,6 +119,11 @@ func (s *Store) Watch(ctx context.Context, wo WatchOptions, fn func(*Mutation) b
 				}
 			}
 			last = head
+			if guard {
+				if past, err := s.repo.IsAncestor(start, last); err == nil && past {
+					guard = false
+				}
+			}
 		}
 		select {
 		case <-ctx.Done():

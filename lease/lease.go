@@ -7,6 +7,7 @@
 package lease
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -102,10 +103,10 @@ func (q Request) expiry() time.Time {
 
 func (q Request) expired(now time.Time) bool { return !now.Before(q.expiry()) }
 
-// Waiting is requester's waiting request, if any.
-func (r *Record) Waiting(requester string) (Request, bool) {
+// Waiting is the waiting request id, if it is queued.
+func (r *Record) Waiting(id string) (Request, bool) {
 	for _, q := range r.WaitQueue {
-		if q.Requester == requester {
+		if q.ID == id {
 			return q, true
 		}
 	}
@@ -122,18 +123,33 @@ type Record struct {
 }
 
 // Decode reads a record; a missing file (nil data) is an empty record.
+// Anything else must be a record of this resource, field for field: a
+// document that merely parses is not taken for an empty record, which
+// the next write would overwrite.
 func Decode(resource string, data []byte) (*Record, error) {
-	r := &Record{Resource: resource}
 	if data == nil {
-		return r, nil
+		return &Record{Resource: resource}, nil
 	}
-	if err := json.Unmarshal(data, r); err != nil {
+	var r Record
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
 		return nil, errkind.Errorf(ErrInvalid, "the record of %s: %v", resource, err)
 	}
 	if r.Resource != resource {
 		return nil, errkind.Errorf(ErrInvalid, "the record of %s names resource %q", resource, r.Resource)
 	}
-	return r, nil
+	for _, l := range r.Locks {
+		if l.ID == "" || l.Holder == "" || (l.Type != Exclusive && l.Type != Shared) {
+			return nil, errkind.Errorf(ErrInvalid, "the record of %s holds a lease without an id, a holder or a type", resource)
+		}
+	}
+	for _, q := range r.WaitQueue {
+		if _, err := ParsePriority(q.Priority); err != nil || q.ID == "" || q.Requester == "" || (q.Type != Exclusive && q.Type != Shared) {
+			return nil, errkind.Errorf(ErrInvalid, "the record of %s holds a waiting request without an id, a requester, a type or a priority", resource)
+		}
+	}
+	return &r, nil
 }
 
 // Empty reports whether nobody holds or waits for the resource: the
@@ -208,7 +224,7 @@ func (r *Record) Acquire(req Request, renew, id string, ttl time.Duration, now t
 			continue
 		}
 		if mine >= 0 && req.Type == Exclusive && r.Locks[mine].Type == Shared && l.Type == Shared {
-			if q, ok := r.upgrader(req.Requester); ok {
+			if q, ok := r.upgrader(req.ID); ok {
 				return Grant{}, errkind.Errorf(ErrDeadlock, "%s also waits to upgrade its shared lease on %s: release your shared lease %s first (or %s its)", q.Requester, r.Resource, renew, q.Requester)
 			}
 		}
@@ -222,7 +238,7 @@ func (r *Record) Acquire(req Request, renew, id string, ttl time.Duration, now t
 			return Grant{}, errkind.Errorf(ErrHeld, "%s waits for %s first (%s priority, until %s)", ahead.Requester, r.Resource, ahead.Priority, ahead.expiry().UTC().Format(time.RFC3339))
 		}
 	}
-	r.WaitQueue = slices.DeleteFunc(r.WaitQueue, func(q Request) bool { return q.Requester == req.Requester })
+	r.WaitQueue = slices.DeleteFunc(r.WaitQueue, func(q Request) bool { return q.ID == req.ID })
 	ms := ttl.Milliseconds()
 	if mine >= 0 {
 		l := &r.Locks[mine]
@@ -242,11 +258,11 @@ func (r *Record) Acquire(req Request, renew, id string, ttl time.Duration, now t
 	return Grant{Lease: l, Change: "acquire"}, nil
 }
 
-// upgrader is a waiting exclusive request, of another agent than
-// requester, from a holder of a shared lease: one that waits to upgrade.
-func (r *Record) upgrader(requester string) (Request, bool) {
+// upgrader is a waiting exclusive request, other than request id, from a
+// holder of a shared lease: one that waits to upgrade.
+func (r *Record) upgrader(id string) (Request, bool) {
 	for _, q := range r.WaitQueue {
-		if q.Requester == requester || q.Type != Exclusive {
+		if q.ID == id || q.Type != Exclusive {
 			continue
 		}
 		for _, l := range r.Locks {
@@ -258,14 +274,18 @@ func (r *Record) upgrader(requester string) (Request, bool) {
 	return Request{}, false
 }
 
-// ahead is the first waiting request of another agent that is served
-// before req: a higher priority, or the same priority and earlier. A
-// request that is not queued arrives now.
+// ahead is the first waiting request served before req: for a queued
+// req, any request before it in the queue (which is in serving order);
+// for one not queued, which arrives now, a request of higher priority, or
+// of the same priority that came no later.
 func (r *Record) ahead(req Request) (Request, bool) {
-	for _, q := range r.WaitQueue {
-		if q.Requester == req.Requester {
-			continue
+	if i := slices.IndexFunc(r.WaitQueue, func(q Request) bool { return q.ID == req.ID }); i >= 0 {
+		if i > 0 {
+			return r.WaitQueue[0], true
 		}
+		return Request{}, false
+	}
+	for _, q := range r.WaitQueue {
 		if c := cmp.Compare(rank(q.Priority), rank(req.Priority)); c < 0 || (c == 0 && !q.RequestedAt.After(req.RequestedAt)) {
 			return q, true
 		}
@@ -273,12 +293,12 @@ func (r *Record) ahead(req Request) (Request, bool) {
 	return Request{}, false
 }
 
-// Enqueue adds req to the wait queue in serving order, replacing any
-// earlier request of the same agent (which keeps its place when its
-// priority is unchanged).
+// Enqueue adds req to the wait queue in serving order. A request already
+// queued (its id) is renewed: its place kept when its priority and type
+// are unchanged, its timeout running from req's RequestedAt.
 func (r *Record) Enqueue(req Request) {
 	for i, q := range r.WaitQueue {
-		if q.Requester == req.Requester {
+		if q.ID == req.ID {
 			if q.Priority == req.Priority && q.Type == req.Type {
 				r.WaitQueue[i].Timeout = req.RequestedAt.Sub(q.RequestedAt).Milliseconds() + req.Timeout
 				return
@@ -299,11 +319,11 @@ func (r *Record) Enqueue(req Request) {
 	r.WaitQueue = slices.Insert(r.WaitQueue, i, req)
 }
 
-// Dequeue removes requester's waiting request; it reports whether there
-// was one.
-func (r *Record) Dequeue(requester string) bool {
+// Dequeue removes the waiting request id; it reports whether it was
+// queued.
+func (r *Record) Dequeue(id string) bool {
 	n := len(r.WaitQueue)
-	r.WaitQueue = slices.DeleteFunc(r.WaitQueue, func(q Request) bool { return q.Requester == requester })
+	r.WaitQueue = slices.DeleteFunc(r.WaitQueue, func(q Request) bool { return q.ID == id })
 	return len(r.WaitQueue) != n
 }
 
@@ -343,9 +363,22 @@ func (r *Record) Release(holder, id string, force bool, now time.Time) ([]Lease,
 		}
 		return ls, qs, nil
 	}
-	if i := slices.IndexFunc(r.WaitQueue, func(q Request) bool {
-		return (id != "" && q.ID == id) || (id == "" && q.Requester == holder && len(r.held(holder)) == 0)
-	}); i >= 0 {
+	if id == "" && len(r.held(holder)) == 0 {
+		// Holding nothing: withdraw the agent's waits, of any of its
+		// processes.
+		var qs []Request
+		r.WaitQueue = slices.DeleteFunc(r.WaitQueue, func(q Request) bool {
+			if q.Requester == holder {
+				qs = append(qs, q)
+				return true
+			}
+			return false
+		})
+		if len(qs) > 0 {
+			return nil, qs, nil
+		}
+	}
+	if i := slices.IndexFunc(r.WaitQueue, func(q Request) bool { return id != "" && q.ID == id }); i >= 0 {
 		q := r.WaitQueue[i]
 		if q.Requester != holder && !force {
 			return nil, nil, errkind.Errorf(ErrNotHolder, "%s's request %s for %s is not %s's (force withdraws it)", q.Requester, q.ID, r.Resource, holder)

@@ -96,7 +96,7 @@ func TestQueueOrder(t *testing.T) {
 	if q := r.WaitQueue[1]; !q.RequestedAt.Equal(t0.Add(time.Second)) || q.Timeout != 63_000 {
 		t.Errorf("n1 asked again: %+v, want its first arrival, timing out 60s after the second", q)
 	}
-	if !r.Dequeue("n2") || r.Dequeue("n2") || len(r.WaitQueue) != 3 {
+	if !r.Dequeue("req-n2") || r.Dequeue("req-n2") || len(r.WaitQueue) != 3 {
 		t.Errorf("dequeue: %+v", r.WaitQueue)
 	}
 }

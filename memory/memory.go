@@ -188,11 +188,16 @@ func Decode(file string, data []byte) (*Record, error) {
 		return nil, errkind.Errorf(ErrInvalid, "%s is not a memory record's file (memory/<namespace>/<kind>/<id>.json)", file)
 	}
 	var r Record
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, errkind.Errorf(ErrInvalid, "%s: %v", file, err)
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		return nil, errkind.Errorf(ErrInvalid, "%s is not a memory record: %v", file, err)
+	}
+	if r.Key == (Key{}) {
+		return nil, errkind.Errorf(ErrInvalid, "%s is not a memory record: it has no namespace, record_kind or record_id", file)
 	}
 	if r.Key != want {
-		return nil, errkind.Errorf(ErrInvalid, "%s names record %s", file, r.Key)
+		return nil, errkind.Errorf(ErrInvalid, "%s holds record %s", file, r.Key)
 	}
 	if r.Payload == nil {
 		r.Payload = json.RawMessage("null")

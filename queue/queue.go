@@ -27,7 +27,9 @@ const Dir = "queues"
 // ErrInvalid: a malformed queue name, message or message file.
 var ErrInvalid = errors.New("invalid queue message")
 
-// Message is one message of a queue.
+// Message is one message of a queue. Seq is its place in the queue: one
+// more than the message before it, from 1 again once the queue has
+// emptied; the id names it for good.
 type Message struct {
 	ID         string          `json:"id"`
 	Queue      string          `json:"queue"`

@@ -198,10 +198,18 @@ func (r *Repo) repackMayRead(h plumbing.Hash) bool {
 	return r.maintaining() && !r.ourKeep(h)
 }
 
-// maintaining reports whether a repack may be running.
+// maintaining reports whether a repack may be running: its lock is
+// there, and not one a killed process left (which stays until the next
+// roll-up breaks it, and would meanwhile send every commit to a pack of
+// its own).
 func (r *Repo) maintaining() bool {
-	_, err := os.Stat(r.maintenanceLock())
-	return err == nil
+	f, err := os.Open(r.maintenanceLock())
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	return err != nil || !maintenanceLockStale(f, fi)
 }
 
 // tailKeep is the content of the .keep of a pack written during a repack.
@@ -338,7 +346,7 @@ func maintenanceLockStale(f *os.File, fi os.FileInfo) bool {
 		return time.Since(fi.ModTime()) > time.Hour
 	}
 	for _, pid := range pids {
-		if syscall.Kill(pid, 0) != syscall.ESRCH {
+		if processAlive(pid) {
 			return false
 		}
 	}
@@ -400,4 +408,22 @@ func (r *Repo) removeStaleTemp() {
 			os.Remove(filepath.Join(dir, n))
 		}
 	}
+}
+
+// processAlive reports whether pid runs. A zombie (exited, not yet
+// reaped: in a container whose first process does not reap orphans, a
+// killed caller's git may stay one) does not.
+func processAlive(pid int) bool {
+	if syscall.Kill(pid, 0) == syscall.ESRCH {
+		return false
+	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true // no /proc: kill's answer stands
+	}
+	// pid (comm) STATE ...: comm may hold spaces and parentheses.
+	if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) {
+		return stat[i+2] != 'Z' && stat[i+2] != 'X'
+	}
+	return true
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -55,6 +56,29 @@ func TestMaintenanceLockNamesItsHolders(t *testing.T) {
 			t.Errorf("lock %q: stale = %v, want %v", c.content, got, c.stale)
 		}
 	}
+	// A lock naming only an exited child not yet reaped (a zombie, as a
+	// killed caller's git may stay where nothing reaps orphans) is stale.
+	zombie := exec.Command("true")
+	if err := zombie.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); processAlive(zombie.Process.Pid) && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	if processAlive(zombie.Process.Pid) {
+		t.Error("an exited child not yet reaped counts as alive")
+	}
+	zombie.Wait()
+	// maintaining() believes a live lock only.
+	os.WriteFile(lock, []byte(fmt.Sprintf("%d\n", deadPid)), 0o644)
+	if r.maintaining() {
+		t.Error("a dead process's lock reads as a running repack")
+	}
+	os.WriteFile(lock, []byte(fmt.Sprintf("%d\n", os.Getpid())), 0o644)
+	if !r.maintaining() {
+		t.Error("a live process's lock does not read as a running repack")
+	}
+
 	// A stale lock is broken and taken; held by a live process, the lock
 	// is refused, and nothing is left behind.
 	if err := os.WriteFile(lock, []byte(fmt.Sprintf("%d\n", deadPid)), 0o644); err != nil {

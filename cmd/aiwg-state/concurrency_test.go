@@ -213,6 +213,10 @@ func TestSIGKILLLeavesAStoreGitAccepts(t *testing.T) {
 		if b, err := os.ReadFile(filepath.Join(s, "refs", "heads", "main.lock")); err == nil && !strings.HasPrefix(string(b), "aiwg-state lock held by pid ") {
 			t.Fatalf("trial %d: the killed writer left a lock no writer can recognise: %q", trial, b)
 		}
+		// A background roll-up the victim started outlives it (git is
+		// its own process); git fsck run beside it sees packs vanish
+		// under it. Wait for the processes the maintenance lock names.
+		waitForMaintenance(t, s)
 		gitOut(t, s, "fsck", "--strict", "--no-dangling")
 		head := strings.TrimSpace(gitOut(t, s, "rev-parse", "main^{commit}"))
 		gitOut(t, s, "cat-file", "-e", head+"^{tree}")
@@ -239,4 +243,32 @@ func TestSIGKILLLeavesAStoreGitAccepts(t *testing.T) {
 		t.Fatalf("a writer after the kills waited %s", d)
 	}
 	t.Logf("%d trials, %d acknowledged mutations survived", trials, len(acked))
+}
+
+// waitForMaintenance waits until no process named in the store's
+// maintenance lock is alive.
+func waitForMaintenance(t *testing.T, store string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(store, "aiwg-maintenance.lock"))
+	if err != nil {
+		return
+	}
+	for _, f := range strings.Fields(string(data)) {
+		var pid int
+		if _, err := fmt.Sscan(f, &pid); err != nil || pid <= 0 {
+			continue
+		}
+		// Until it is gone, or a zombie no one reaps (its state, after
+		// "pid (comm) ", is Z).
+		running := func() bool {
+			stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+			i := strings.LastIndexByte(string(stat), ')')
+			return err == nil && i >= 0 && i+2 < len(stat) && stat[i+2] != 'Z'
+		}
+		for deadline := time.Now().Add(time.Minute); running(); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the roll-up %d still runs after a minute", pid)
+			}
+		}
+	}
 }

@@ -305,7 +305,9 @@ parent. With two: REV1 to REV2. FILE and KEYPATH narrow the diff.
 
 Formats: human (colour on a terminal; NO_COLOR honoured), --json,
 --format patch (RFC 6902 JSON Patch per file), --format markdown (for a
-pull-request review).
+pull-request review). A file moved whole shows as one rename; its patch
+entry is {"file", "from", "patch": []}, since a JSON Patch acts on one
+document and cannot move it between files.
 
 Examples:
    aiwg-state diff

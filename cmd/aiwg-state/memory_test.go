@@ -70,10 +70,9 @@ func TestMemoryCommands(t *testing.T) {
 	if _, errOut, code := runCLI(t, other, export+"{\"namespace\":\"x\"}\n", "memory", "import", "-"); code != exitUsage || !strings.Contains(errOut, "line 3") {
 		t.Errorf("a bad line: exit %d, %q", code, errOut)
 	}
-	// A plain document where a record belongs is named, with what to do.
-	mustCLI(t, s, "", "put", "memory/long_term/fact/f1.json", `{"text":"not a record"}`)
-	if _, errOut, code := runCLI(t, s, "", "memory", "ls"); code != exitDomain || !strings.Contains(errOut, "memory/long_term/fact/f1.json") || !strings.Contains(errOut, "memory put") {
-		t.Errorf("ls over a plain document: exit %d %q", code, errOut)
+	// A plain document where a record belongs is refused, with what to do.
+	if _, errOut, code := runCLI(t, s, "", "put", "memory/long_term/fact/f1.json", `{"text":"not a record"}`); code != exitDomain || !strings.Contains(errOut, "memory/long_term/fact/f1.json is not a memory record") || !strings.Contains(errOut, "aiwg-state memory") {
+		t.Errorf("put of a plain document under memory/: exit %d %q", code, errOut)
 	}
 	gitOut(t, s, "fsck", "--strict", "--no-dangling")
 }

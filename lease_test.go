@@ -284,14 +284,10 @@ func TestLeaseUpgradeDeadlockFailsAtOnce(t *testing.T) {
 	}
 	waiting := make(chan error, 1)
 	go func() {
-		_, err := st.Acquire(ctx, "doc", aiwgstate.LeaseOptions{TTL: time.Minute, ID: la.Lease.ID, Wait: 2 * time.Second, Poll: time.Millisecond}, aiwgstate.WriteOptions{Agent: "a"})
+		_, err := st.Acquire(ctx, "doc", aiwgstate.LeaseOptions{TTL: time.Minute, ID: la.Lease.ID, Wait: time.Minute, Poll: time.Millisecond}, aiwgstate.WriteOptions{Agent: "a"})
 		waiting <- err
 	}()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		if infos, _ := st.Leases(ctx, "doc", aiwgstate.ReadOptions{}); len(infos) == 1 && len(infos[0].WaitQueue) == 1 {
-			break
-		}
-	}
+	waitUntil(t, func() bool { return len(waitQueue(t, st, "doc")) == 1 })
 	start := time.Now()
 	_, err = st.Acquire(ctx, "doc", aiwgstate.LeaseOptions{TTL: time.Minute, ID: lb.Lease.ID, Wait: time.Minute}, aiwgstate.WriteOptions{Agent: "b"})
 	if !errors.Is(err, lease.ErrDeadlock) || time.Since(start) > 5*time.Second {
@@ -347,8 +343,12 @@ func waitUntil(t *testing.T, cond func() bool) {
 // b, and is served first.
 func TestLeaseWaitsArePerProcess(t *testing.T) {
 	st := newStore(t)
-	ctx := context.Background()
-	if _, err := st.Acquire(ctx, "r", aiwgstate.LeaseOptions{TTL: 1500 * time.Millisecond}, aiwgstate.WriteOptions{Agent: "x"}); err != nil {
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer wg.Wait() // b, interrupted, takes its wait out before the store goes
+	defer cancel()  // b still waits at the end
+	x, err := st.Acquire(ctx, "r", aiwgstate.LeaseOptions{TTL: time.Minute}, aiwgstate.WriteOptions{Agent: "x"})
+	if err != nil {
 		t.Fatal(err)
 	}
 	got := make(chan string, 2)
@@ -364,14 +364,17 @@ func TestLeaseWaitsArePerProcess(t *testing.T) {
 			got <- res.Lease.Holder
 		}
 	}
-	go acq("a", time.Minute) // process 1 of a: first in line
+	wg.Add(2)
+	go func() { defer wg.Done(); acq("a", time.Minute) }() // process 1 of a: first in line
 	waitUntil(t, func() bool { return len(waitQueue(t, st, "r")) == 1 })
-	go acq("b", time.Minute)
+	go func() { defer wg.Done(); acq("b", time.Minute) }()
 	waitUntil(t, func() bool { return len(waitQueue(t, st, "r")) == 2 })
-	acq("a", 300*time.Millisecond) // process 2 of a: gives up
-	time.Sleep(100 * time.Millisecond)
+	acq("a", 300*time.Millisecond) // process 2 of a: gives up, and takes its own wait out
 	if q := waitQueue(t, st, "r"); len(q) != 2 || q[0].Requester != "a" {
 		t.Errorf("after process 2 of a gave up, the queue is %+v: process 1 lost its place", q)
+	}
+	if _, err := st.Release(ctx, "r", aiwgstate.ReleaseOptions{ID: x.Lease.ID}, aiwgstate.WriteOptions{Agent: "x"}); err != nil {
+		t.Fatal(err)
 	}
 	if first := <-got; first != "a" {
 		t.Errorf("a queued first, but %s was served first; the queue after the give-up was reordered", first)
@@ -387,7 +390,7 @@ func TestLeaseWithdrawnWaitStaysWithdrawn(t *testing.T) {
 	st.Acquire(ctx, "r", aiwgstate.LeaseOptions{TTL: time.Minute}, aiwgstate.WriteOptions{Agent: "x"})
 	done := make(chan error, 1)
 	go func() {
-		_, err := st.Acquire(ctx, "r", aiwgstate.LeaseOptions{TTL: time.Minute, Wait: 2 * time.Second, Poll: 5 * time.Millisecond}, aiwgstate.WriteOptions{Agent: "w"})
+		_, err := st.Acquire(ctx, "r", aiwgstate.LeaseOptions{TTL: time.Minute, Wait: 20 * time.Second, Poll: 5 * time.Millisecond}, aiwgstate.WriteOptions{Agent: "w"})
 		done <- err
 	}()
 	waitUntil(t, func() bool { return len(waitQueue(t, st, "r")) == 1 })

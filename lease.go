@@ -40,7 +40,8 @@ const (
 type LeaseOptions struct {
 	// Type: lease.Exclusive ("" too) or lease.Shared.
 	Type lease.Type
-	// TTL is how long the lease lives unless renewed (at least 1ms).
+	// TTL is how long the lease lives unless renewed (at least 1ms; 0
+	// with ID keeps the lease's own).
 	TTL time.Duration
 	// ID names a lease the agent holds, to renew it with Type: an
 	// upgrade or a downgrade when the type differs. Without it, an agent
@@ -114,7 +115,7 @@ func (s *Store) Acquire(ctx context.Context, resource string, lo LeaseOptions, w
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
 	}
-	if lo.TTL < time.Millisecond {
+	if lo.TTL < time.Millisecond && (lo.TTL != 0 || lo.ID == "") {
 		return nil, fmt.Errorf("%w: a lease needs a time to live of at least 1ms", ErrUsage)
 	}
 	if lo.Wait < 0 {
@@ -151,7 +152,7 @@ func (s *Store) Acquire(ctx context.Context, resource string, lo LeaseOptions, w
 				res.Lease, res.Change = g.Lease, g.Change
 				r.trailer(TrailerLease, g.Change)
 				r.trailer(TrailerLeaseID, g.Lease.ID)
-				return fmt.Sprintf("lease %s %s (%s, %s)", g.Change, resource, g.Lease.Type, lo.TTL), nil
+				return fmt.Sprintf("lease %s %s (%s, %s)", g.Change, resource, g.Lease.Type, time.Duration(g.Lease.TTL)*time.Millisecond), nil
 			}
 			if lo.Wait == 0 || !errors.Is(err, lease.ErrHeld) || errors.Is(err, lease.ErrDeadlock) || !now.Before(deadline) {
 				return "", err
@@ -180,7 +181,7 @@ func (s *Store) Acquire(ctx context.Context, resource string, lo LeaseOptions, w
 				res.Waited = s.now().Sub(start).Round(time.Millisecond).String()
 			}
 			if wo.Time.IsZero() && !res.Lease.ExpiresAt.After(s.now()) {
-				return nil, errkind.Errorf(ErrLocked, "the lease on %s ran out (ttl %s) before its commit landed: the branch was busy; ask again with a longer --ttl", resource, lo.TTL)
+				return nil, errkind.Errorf(ErrLocked, "the lease on %s ran out (ttl %s) before its commit landed: the branch was busy; ask again with a longer --ttl", resource, time.Duration(res.Lease.TTL)*time.Millisecond)
 			}
 			return &res, nil
 		case err == nil:

@@ -453,30 +453,51 @@ func TestLeaseFileNotARecord(t *testing.T) {
 // started at when the branch is reset back and forward again.
 func TestWatchDoesNotRestreamItsStart(t *testing.T) {
 	st := newStore(t)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	st.Put(ctx, "a.json", []byte(`1`), aiwgstate.WriteOptions{})
-	m2, _ := st.Put(ctx, "a.json", []byte(`2`), aiwgstate.WriteOptions{})
-	got := make(chan string, 10)
-	go st.Watch(ctx, aiwgstate.WatchOptions{From: m2.Commit, Poll: 5 * time.Millisecond, OnReset: func(string, string) bool { return true }}, func(m *aiwgstate.Mutation) bool {
-		got <- m.Commit
-		return true
-	})
-	time.Sleep(50 * time.Millisecond)
-	git := func(args ...string) {
-		if out, err := exec.Command("git", append([]string{"-C", st.Dir()}, args...)...).CombinedOutput(); err != nil {
-			t.Fatal(string(out))
-		}
+	if _, err := st.Put(ctx, "a.json", []byte(`1`), aiwgstate.WriteOptions{}); err != nil {
+		t.Fatal(err)
 	}
-	git("update-ref", "refs/heads/main", m2.Parents[0])
-	time.Sleep(50 * time.Millisecond)
-	git("update-ref", "refs/heads/main", m2.Commit)
-	time.Sleep(50 * time.Millisecond)
+	m2, err := st.Put(ctx, "a.json", []byte(`2`), aiwgstate.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string, 10)
+	resets := make(chan string, 10)
+	done := make(chan error, 1)
+	go func() {
+		done <- st.Watch(ctx, aiwgstate.WatchOptions{From: m2.Commit, Poll: time.Millisecond,
+			OnReset: func(_, to string) bool { resets <- to; return true }}, func(m *aiwgstate.Mutation) bool {
+			got <- m.Commit
+			return true
+		})
+	}()
+	git(t, st, "update-ref", "refs/heads/main", m2.Parents[0])
+	select {
+	case to := <-resets:
+		if to != m2.Parents[0] {
+			t.Fatalf("reset to %s, want %s", to, m2.Parents[0])
+		}
+	case <-ctx.Done():
+		t.Fatal("the watch saw no reset")
+	}
+	git(t, st, "update-ref", "refs/heads/main", m2.Commit)
+	// A commit after the start shows the watcher has passed the forward
+	// move: anything it streams before it is a repeat.
+	m3, err := st.Put(ctx, "a.json", []byte(`3`), aiwgstate.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	select {
 	case c := <-got:
-		t.Errorf("streamed %s, the commit the watch started at (already there)", c[:12])
-	default:
+		if c != m3.Commit {
+			t.Errorf("streamed %s before %s: the commit the watch started at, again", c, m3.Commit)
+		}
+	case <-ctx.Done():
+		t.Fatal("the watch streamed nothing")
 	}
+	cancel()
+	<-done
 }
 
 // gitIn runs git with stdin.

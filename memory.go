@@ -98,7 +98,11 @@ func readMemoryTx(tx *repo.Tx, file string) (*memory.Record, error) {
 func decodeMemory(file string, data []byte) (*memory.Record, error) {
 	r, err := memory.Decode(file, data)
 	if err != nil {
-		return nil, errkind.Errorf(ErrInvalidRecord, "%v: move it out of %s/, or write it with memory put", err, memory.Dir)
+		hint := "aiwg-state mv " + file + " OTHER/PLACE.json"
+		if k, ok := memory.KeyOf(file); ok {
+			hint += ", or remove it with aiwg-state memory rm " + k.Namespace + " " + k.Kind + " " + k.ID
+		}
+		return nil, errkind.Errorf(ErrInvalidRecord, "%v: %s/ holds memory records only; move it out (%s)", err, memory.Dir, hint)
 	}
 	return r, nil
 }

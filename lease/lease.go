@@ -134,7 +134,10 @@ func Decode(resource string, data []byte) (*Record, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&r); err != nil {
-		return nil, errkind.Errorf(ErrInvalid, "the record of %s: %v", resource, err)
+		return nil, errkind.Errorf(ErrInvalid, "the record of %s is not a lease record: %v", resource, err)
+	}
+	if r.Resource == "" {
+		return nil, errkind.Errorf(ErrInvalid, "the record of %s is not a lease record: it names no resource", resource)
 	}
 	if r.Resource != resource {
 		return nil, errkind.Errorf(ErrInvalid, "the record of %s names resource %q", resource, r.Resource)
@@ -202,11 +205,8 @@ type Grant struct {
 // lease it means, so that two processes of one agent asking for an
 // exclusive lease are excluded like any two agents. An agent's own
 // waiting request is removed when it is granted. ttl must be at least a
-// millisecond, the seed's unit.
+// millisecond, the seed's unit; 0 with renew keeps the lease's own.
 func (r *Record) Acquire(req Request, renew, id string, ttl time.Duration, now time.Time) (Grant, error) {
-	if ttl < time.Millisecond {
-		return Grant{}, errkind.Errorf(ErrInvalid, "a lease needs a time to live of at least 1ms")
-	}
 	if req.Type != Exclusive && req.Type != Shared {
 		return Grant{}, errkind.Errorf(ErrInvalid, "lease type %q", req.Type)
 	}
@@ -218,6 +218,12 @@ func (r *Record) Acquire(req Request, renew, id string, ttl time.Duration, now t
 			return Grant{}, err
 		}
 		mine = i
+		if ttl == 0 {
+			ttl = time.Duration(r.Locks[i].TTL) * time.Millisecond // the lease's own
+		}
+	}
+	if ttl < time.Millisecond {
+		return Grant{}, errkind.Errorf(ErrInvalid, "a lease needs a time to live of at least 1ms")
 	}
 	for i, l := range r.Locks {
 		if i == mine || (req.Type == Shared && l.Type == Shared) {

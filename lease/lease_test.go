@@ -77,6 +77,22 @@ func TestAcquire(t *testing.T) {
 	}
 }
 
+// TestRenewKeepsItsTTL: a renewal that names no time to live keeps the
+// lease's own, from now.
+func TestRenewKeepsItsTTL(t *testing.T) {
+	r := &Record{Resource: "x"}
+	if _, err := r.Acquire(req("a", Shared, "normal", 0), "", "lease-a", 5*time.Minute, t0); err != nil {
+		t.Fatal(err)
+	}
+	g, err := r.Acquire(req("a", Exclusive, "normal", 0), "lease-a", "", 0, t0.Add(time.Minute))
+	if err != nil || g.Change != "upgrade" || g.Lease.TTL != 300_000 || !g.Lease.ExpiresAt.Equal(t0.Add(6*time.Minute)) {
+		t.Errorf("upgrade without a ttl: %+v %v", g, err)
+	}
+	if _, err := r.Acquire(req("b", Exclusive, "normal", 0), "", "lease-b", 0, t0); !errors.Is(err, ErrInvalid) {
+		t.Errorf("a new lease without a ttl: %v", err)
+	}
+}
+
 // TestQueueOrder: requests are served by priority, then arrival, and an
 // agent asking again keeps its place.
 func TestQueueOrder(t *testing.T) {

@@ -21,10 +21,6 @@ import (
 // Dir is the directory of memory records in the store's tree.
 const Dir = "memory"
 
-// Namespaces seed 002 names; others are allowed (any identifier), these
-// are what its workflows use.
-var Namespaces = []string{"session", "long_term", "daily_log", "workflow"}
-
 var (
 	// ErrInvalid: a malformed key, payload or record.
 	ErrInvalid = errors.New("invalid memory record")
@@ -32,7 +28,8 @@ var (
 	ErrNotList = errors.New("not a list")
 )
 
-// Key names a record.
+// Key names a record. Seed 002's namespaces are session, long_term,
+// daily_log and workflow; any identifier is allowed.
 type Key struct {
 	Namespace string `json:"namespace"`
 	Kind      string `json:"record_kind"`

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -127,5 +128,27 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("not stable:\n%s\n%s", b, b2)
 		}
 		Append(r, r.Key, []byte(`1`), 0, t0)
+	})
+}
+
+// FuzzReadLines: any input reads to an error or to records that each pass
+// Check.
+func FuzzReadLines(f *testing.F) {
+	f.Add([]byte(`{"namespace":"session","record_kind":"a","record_id":"b","payload":1,"created_at":"2026-11-24T12:00:00Z","updated_at":"2026-11-24T12:00:00Z"}` + "\n\n"))
+	f.Add([]byte(`{"namespace":"session","record_kind":"a","record_id":"b","payload":1,"created_at":"2026-11-24T12:00:00Z","updated_at":"2026-11-24T12:00:00Z"} {}`))
+	f.Add([]byte("{\"extra\":1}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		recs, err := ReadLines(bytes.NewReader(data))
+		if err != nil {
+			if !errors.Is(err, ErrInvalid) && !errors.Is(err, objects.ErrInvalidJSON) {
+				t.Fatalf("an error of no kind: %v", err)
+			}
+			return
+		}
+		for _, r := range recs {
+			if err := r.Check(); err != nil {
+				t.Fatalf("read a record that fails Check: %v", err)
+			}
+		}
 	})
 }

@@ -102,8 +102,13 @@ func (m *Message) Encode() ([]byte, error) {
 // must be the ones its path names.
 func Decode(file string, data []byte) (*Message, error) {
 	var m Message
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, errkind.Errorf(ErrInvalid, "%s: %v", file, err)
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		return nil, errkind.Errorf(ErrInvalid, "%s is not a queue message: %v", file, err)
+	}
+	if m.ID == "" || m.Queue == "" {
+		return nil, errkind.Errorf(ErrInvalid, "%s is not a queue message: it has no id or queue", file)
 	}
 	if m.Payload == nil {
 		m.Payload = json.RawMessage("null")

@@ -368,6 +368,9 @@ Examples:
 						if ops, err = diffs[0].Patch(o.Key); err != nil {
 							return err
 						}
+						if d := diffs[0]; d.Status == "renamed" {
+							s.warn(fmt.Sprintf("%s was moved whole to %s: a JSON Patch acts on one document and cannot say so", d.From, d.File))
+						}
 					}
 					return printJSON(s.out, ops)
 				}

@@ -50,7 +50,8 @@ downgrades), name it with --id.
 
 With --wait the request queues (one commit) in priority order, then
 first come first served, and the agent polls until it is its turn or the
-wait runs out (exit 5); giving up, or Ctrl-C, takes it out of the queue.
+wait runs out (exit 5); giving up, or Ctrl-C (exit 5 too), takes it out
+of the queue.
 A waiter renews its place every 20s or so, so a killed one holds the
 queue up for 30s at most. Two shared holders both waiting to upgrade
 would wait forever: the second is refused at once (exit 5).
@@ -61,7 +62,7 @@ Examples:
    aiwg-state lease acquire tasks/t-17 --wait 2m --priority critical --json
    aiwg-state lease acquire global.config --id lease-1a2b3c4d     # upgrade a shared lease you hold`,
 				Flags: append(writeFlags(),
-					&cli.DurationFlag{Name: "ttl", Value: 30 * time.Second, Usage: "how long the lease lives unless renewed"},
+					&cli.DurationFlag{Name: "ttl", Value: 30 * time.Second, Usage: "how long the lease lives unless renewed (with --id: the lease's own unless given)"},
 					&cli.BoolFlag{Name: "shared", Usage: "a shared lease (any number of shared holders, no exclusive one)"},
 					&cli.DurationFlag{Name: "wait", Usage: "queue and wait this long for the resource (default: fail at once)"},
 					&cli.StringFlag{Name: "priority", Value: "normal", Usage: "the wait's priority: critical, high, normal or low"},
@@ -76,8 +77,12 @@ Examples:
 					if s.c.Bool("shared") {
 						typ = lease.Shared
 					}
+					ttl := s.c.Duration("ttl")
+					if s.c.String("id") != "" && !s.c.IsSet("ttl") {
+						ttl = 0 // a renewal keeps the lease's own time to live
+					}
 					res, err := s.store.Acquire(s.c.Context, a[0], aiwgstate.LeaseOptions{
-						Type: typ, TTL: s.c.Duration("ttl"), ID: s.c.String("id"), Wait: s.c.Duration("wait"), Priority: s.c.String("priority"),
+						Type: typ, TTL: ttl, ID: s.c.String("id"), Wait: s.c.Duration("wait"), Priority: s.c.String("priority"),
 					}, s.writeOptions())
 					if err != nil {
 						return err

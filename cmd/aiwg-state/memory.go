@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -234,7 +232,7 @@ Examples:
 					if err != nil {
 						return err
 					}
-					recs, err := parseMemoryLines(data)
+					recs, err := memory.ReadLines(bytes.NewReader(data))
 					if err != nil {
 						return err
 					}
@@ -284,35 +282,4 @@ func (s *session) memoryList() (aiwgstate.MemoryListOptions, error) {
 	lo := aiwgstate.MemoryListOptions{ReadOptions: s.readOptions(), Namespace: argAt(a, 0), Kind: argAt(a, 1), Expired: s.c.Bool("expired")}
 	lo.Branch = s.c.String("branch")
 	return lo, nil
-}
-
-// parseMemoryLines reads JSON Lines of memory records; blank lines are
-// skipped, anything else that is not a record is an error naming its line.
-func parseMemoryLines(data []byte) ([]memory.Record, error) {
-	var recs []memory.Record
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, 64<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
-		}
-		dec := json.NewDecoder(strings.NewReader(line))
-		dec.DisallowUnknownFields()
-		var r memory.Record
-		if err := dec.Decode(&r); err != nil {
-			return nil, usagef("line %d: not a memory record: %v", n, err)
-		}
-		if dec.More() {
-			return nil, usagef("line %d: more than one record on the line", n)
-		}
-		if err := r.Check(); err != nil {
-			return nil, usagef("line %d: %v", n, err)
-		}
-		recs = append(recs, r)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, usagef("%v", err)
-	}
-	return recs, nil
 }

@@ -76,22 +76,3 @@ func TestMemoryCommands(t *testing.T) {
 	}
 	gitOut(t, s, "fsck", "--strict", "--no-dangling")
 }
-
-// FuzzParseMemoryLines: any input parses to an error or to records that
-// each pass Check.
-func FuzzParseMemoryLines(f *testing.F) {
-	f.Add([]byte(`{"namespace":"session","record_kind":"a","record_id":"b","payload":1,"created_at":"2026-11-24T12:00:00Z","updated_at":"2026-11-24T12:00:00Z"}` + "\n\n"))
-	f.Add([]byte(`{"namespace":"session","record_kind":"a","record_id":"b","payload":1,"created_at":"2026-11-24T12:00:00Z","updated_at":"2026-11-24T12:00:00Z"} {}`))
-	f.Add([]byte("{\"extra\":1}\n"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		recs, err := parseMemoryLines(data)
-		if err != nil {
-			return
-		}
-		for _, r := range recs {
-			if err := r.Check(); err != nil {
-				t.Fatalf("parsed a record that fails Check: %v", err)
-			}
-		}
-	})
-}

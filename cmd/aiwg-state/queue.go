@@ -54,7 +54,8 @@ Examples:
 				Name:      "take",
 				Usage:     "remove the first message of QUEUE and print its payload (with --json, the message)",
 				ArgsUsage: "QUEUE",
-				Description: `An empty queue is exit 3, at once or after --wait.
+				Description: `An empty queue is exit 3, at once or after --wait (or when Ctrl-C ends the
+wait: nothing was taken).
 
 Examples:
    aiwg-state queue take alerts

@@ -173,7 +173,11 @@ Examples:
 					if err != nil {
 						return err
 					}
-					return s.done(map[string]any{"state_id": info.StateID, "completion_status": info.CompletionStatus, "final": info.Final}, "%s %s", info.StateID, info.CompletionStatus)
+					out := map[string]any{"state_id": info.StateID, "completion_status": info.CompletionStatus, "final": info.Final}
+					if info.EndedAt != "" {
+						out["ended_at"], out["end_reason"] = info.EndedAt, info.EndReason
+					}
+					return s.done(out, "%s %s", info.StateID, info.CompletionStatus)
 				}),
 			},
 			{

@@ -580,6 +580,11 @@ func (s *Store) setVarTx(tx *repo.Tx, rec *recorder, slots *blobSlots, h *rlm.He
 	} else if err := checkVariableLimit(tx, h, dir, name); err != nil {
 		return nil, "", err
 	}
+	if name == verbiage.NameFinal && value != nil && !vo.importing {
+		if err := s.checkChildrenDone(tx, h); err != nil {
+			return nil, "", err
+		}
+	}
 	if err := writeVar(tx, rec, slots, dir, v, op); err != nil {
 		return nil, "", err
 	}
@@ -589,6 +594,37 @@ func (s *Store) setVarTx(tx *repo.Tx, rec *recorder, slots *blobSlots, h *rlm.He
 		}
 	}
 	return v, file, nil
+}
+
+// checkChildrenDone refuses a parent's Final while a child of it has
+// neither completed nor ended (seed 000: "Parent can set Final when all
+// children complete"): its result would come back to a parent already
+// done.
+func (s *Store) checkChildrenDone(tx *repo.Tx, h *rlm.Header) error {
+	root, err := tx.ParentTree()
+	if err != nil || root.IsZero() {
+		return err
+	}
+	all, err := s.headers(root)
+	if err != nil {
+		return err
+	}
+	var running []string
+	for _, c := range all {
+		if c.ParentStateID != h.StateID || c.CompletionStatus != "" {
+			continue
+		}
+		dir, _ := c.Dir(rlm.ScopeState)
+		if v, err := readVarTx(tx, rlm.VarFile(dir, verbiage.NameFinal)); err != nil {
+			return err
+		} else if v == nil || v.Value == nil {
+			running = append(running, c.StateID)
+		}
+	}
+	if len(running) > 0 {
+		return errkind.Errorf(ErrInvalidState, "state %s has children that have not completed (%s): a parent sets Final once all its children complete; end those it gives up on (state end --status cancelled)", h.StateID, strings.Join(running, ", "))
+	}
+	return nil
 }
 
 // propagateFinal returns a child's result to its parent, in the child's

@@ -729,3 +729,26 @@ func TestChildFinalOfAnEndedParent(t *testing.T) {
 		t.Error("the result was written into the ended parent")
 	}
 }
+
+// TestParentFinalWaitsForChildren: a parent sets Final once all its
+// children have completed or ended (seed 000's completion propagation).
+func TestParentFinalWaitsForChildren(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+	parent := initState(t, st, aiwgstate.StateInit{Prompt: "root", Tree: "tree-1a1a1a1a"})
+	done := initState(t, st, aiwgstate.StateInit{Prompt: "leaf 1", Parent: parent})
+	running := initState(t, st, aiwgstate.StateInit{Prompt: "leaf 2", Parent: parent})
+	if _, err := st.SetFinal(ctx, done, "one", aiwgstate.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := st.SetFinal(ctx, parent, "all", aiwgstate.WriteOptions{})
+	if !errors.Is(err, aiwgstate.ErrInvalidState) || !strings.Contains(err.Error(), running) || strings.Contains(err.Error(), done) {
+		t.Fatalf("Final with a child running: %v", err)
+	}
+	if _, _, err := st.EndState(ctx, running, "cancelled", "not needed", aiwgstate.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.SetFinal(ctx, parent, "all", aiwgstate.WriteOptions{}); err != nil {
+		t.Errorf("Final once every child completed or ended: %v", err)
+	}
+}

@@ -13,8 +13,8 @@ import (
 // (ErrStale, ErrLocked, ErrNotStore, ErrDetached), merge
 // (ErrUnknownStrategy), statedoc (ErrInFlight, ErrInvalidState, ErrExists),
 // trajectory (ErrInvalid), lease (ErrHeld, ErrNotHolder, ErrInvalid),
-// memory (ErrInvalid, ErrNotList), queue (ErrInvalid) and hooks
-// (ErrRefused). The CLI maps them to exit
+// memory (ErrInvalid, ErrNotList), queue (ErrInvalid), docschema
+// (ErrInvalid, ErrRules) and hooks (ErrRefused). The CLI maps them to exit
 // codes in one table (cmd/aiwg-state/exit.go).
 var (
 	// ErrNoChange: the write would not change anything; no commit was made.

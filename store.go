@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -47,6 +48,8 @@ type Store struct {
 	// workTree is set when the store is a git clone's .git: the branch
 	// checked out there must not move under its files.
 	workTree string
+	// schemas caches compiled document schemas by file and content.
+	schemas sync.Map
 }
 
 // Discover finds the store for a working directory: $AIWG_STATE_STORE when

@@ -3,11 +3,10 @@ package trajectory
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
+	"github.com/aiwg/aiwg-state/docschema"
 	"github.com/aiwg/aiwg-state/internal/jsonschema"
-	"github.com/aiwg/aiwg-state/internal/jsonschema/kind"
 
 	"github.com/aiwg/aiwg-state/objects"
 )
@@ -78,8 +77,6 @@ func (e *ValidationError) Error() string {
 
 func (e *ValidationError) Unwrap() error { return ErrInvalid }
 
-var printer = &kind.Printer{}
-
 func check(sch *jsonschema.Schema, v any, prefix string) error {
 	err := sch.Validate(v)
 	if err == nil {
@@ -89,43 +86,10 @@ func check(sch *jsonschema.Schema, v any, prefix string) error {
 	if !errors.As(err, &ve) {
 		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
-	leaves := leafErrors(ve, nil)
-	sort.SliceStable(leaves, func(i, j int) bool {
-		return strings.Join(leaves[i].InstanceLocation, "/") < strings.Join(leaves[j].InstanceLocation, "/")
-	})
-	first := leaves[0]
-	loc := append([]string(nil), first.InstanceLocation...)
-	if req, ok := first.ErrorKind.(*kind.Required); ok && len(req.Missing) > 0 {
-		loc = append(loc, req.Missing[0])
-		return &ValidationError{Field: joinField(prefix, loc), Reason: "is required"}
-	}
-	return &ValidationError{Field: joinField(prefix, loc), Reason: first.ErrorKind.LocalizedString(printer)}
-}
-
-// leafErrors finds the errors that say what is wrong. An error whose causes
-// all sit at its own location (oneOf, anyOf) is itself the leaf: its own
-// message ("oneOf failed") is clearer than one arbitrary branch's.
-func leafErrors(e *jsonschema.ValidationError, out []*jsonschema.ValidationError) []*jsonschema.ValidationError {
-	if len(e.Causes) == 0 {
-		return append(out, e)
-	}
-	switch e.ErrorKind.(type) {
-	case *kind.OneOf, *kind.AnyOf:
-		return append(out, e)
-	}
-	for _, c := range e.Causes {
-		out = leafErrors(c, out)
-	}
-	return out
-}
-
-func joinField(prefix string, loc []string) string {
-	parts := make([]string, 0, len(loc)+1)
+	loc, reason := docschema.FirstViolation(err)
+	field := docschema.JoinField(loc)
 	if prefix != "" {
-		parts = append(parts, prefix)
+		field = strings.TrimSuffix(prefix+"."+field, ".")
 	}
-	for _, l := range loc {
-		parts = append(parts, strings.ReplaceAll(l, ".", `\.`))
-	}
-	return strings.Join(parts, ".")
+	return &ValidationError{Field: field, Reason: reason}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/docschema"
 	"github.com/aiwg/aiwg-state/hooks"
 	"github.com/aiwg/aiwg-state/lease"
 	"github.com/aiwg/aiwg-state/memory"
@@ -55,6 +56,8 @@ var exitTable = []struct {
 	{memory.ErrNotList, exitDomain},
 	{queue.ErrInvalid, exitUsage},
 	{aiwgstate.ErrEmpty, exitDomain},
+	{docschema.ErrInvalid, exitDomain},
+	{docschema.ErrRules, exitUsage},
 	{statedoc.ErrInFlight, exitConflict}, {statedoc.ErrInvalidState, exitDomain}, {statedoc.ErrExists, exitDomain},
 	{aiwgstate.ErrInvalidState, exitDomain}, // rlm: a state document that breaks the schema
 	{verbiage.ErrInvalidPath, exitUsage},

@@ -136,6 +136,7 @@ func commandGroups() []func() []*cli.Command {
 		leaseCommands,
 		memoryCommands,
 		queueCommands,
+		schemaCommands,
 		func() []*cli.Command { return []*cli.Command{serveCommand()} },
 	}
 }

@@ -1,0 +1,38 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestSchemaCommands: add, ls, a refused write, check and rm, with exit
+// codes.
+func TestSchemaCommands(t *testing.T) {
+	s := newStore(t)
+	file := filepath.Join(t.TempDir(), "agent.schema.json")
+	os.WriteFile(file, []byte(`{"type":"object","required":["status"],"properties":{"status":{"enum":["idle","busy"]}}}`), 0o644)
+	mustCLI(t, s, "", "set", "agents/pulse.json", "status", `"idle"`)
+	if _, errOut, code := runCLI(t, s, "", "schema", "add", "agent", file); code != exitUsage || !strings.Contains(errOut, "--path") {
+		t.Errorf("add without --path: exit %d %q", code, errOut)
+	}
+	mustCLI(t, s, "", "schema", "add", "agent", file, "--path", "agents/*.json")
+	if got := mustCLI(t, s, "", "schema", "ls"); !strings.Contains(got, ".aiwg/schemas/agent.schema.json") || !strings.Contains(got, "agents/*.json") {
+		t.Errorf("ls: %q", got)
+	}
+	if _, errOut, code := runCLI(t, s, "", "set", "agents/pulse.json", "status", `"gone"`); code != exitDomain || !strings.Contains(errOut, "breaks its schema") || strings.Count(errOut, "\n") != 1 {
+		t.Errorf("a write that breaks the schema: exit %d %q", code, errOut)
+	}
+	if _, errOut, code := runCLI(t, s, `{"type": 7}`, "schema", "add", "bad", "-", "--path", "x/*"); code != exitUsage {
+		t.Errorf("a schema that is not one: exit %d %q", code, errOut)
+	}
+	if out := mustCLI(t, s, "", "schema", "check", "--json"); strings.TrimSpace(out) != "[]" {
+		t.Errorf("check: %q", out)
+	}
+	mustCLI(t, s, "", "schema", "rm", "agent")
+	if _, errOut, code := runCLI(t, s, "", "schema", "rm", "agent"); code != exitDomain {
+		t.Errorf("rm twice: exit %d %q", code, errOut)
+	}
+	gitOut(t, s, "fsck", "--strict", "--no-dangling")
+}

@@ -1,0 +1,208 @@
+// Package docschema is the store's document schemas: rules that name,
+// by path pattern, the JSON Schema (2020-12 unless a schema says
+// otherwise) the documents at those paths must meet, and the validation
+// that names the first field that breaks one. Seed 003 asks that a
+// swarm's shared state be validated on update; the store applies these
+// rules to every write. It knows no git: the store reads the rules and
+// the schemas from its tree.
+package docschema
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/aiwg/aiwg-state/internal/errkind"
+	"github.com/aiwg/aiwg-state/internal/jsonschema"
+	"github.com/aiwg/aiwg-state/internal/jsonschema/kind"
+	"github.com/aiwg/aiwg-state/objects"
+	"github.com/aiwg/aiwg-state/verbiage"
+)
+
+// Path is where the store keeps its schema rules.
+const Path = ".aiwg/schemas.json"
+
+// Dir is where the schemas that `schema add` stores are kept.
+const Dir = ".aiwg/schemas"
+
+var (
+	// ErrInvalid: a document breaks the schema its path is ruled by.
+	ErrInvalid = errors.New("breaks its schema")
+	// ErrRules: the rules, or a schema they name, cannot be used.
+	ErrRules = errors.New("invalid schema rules")
+)
+
+// Rules are the store's schema rules; the first rule whose paths match a
+// file decides its schema.
+type Rules struct {
+	Rules []Rule `json:"rules"`
+
+	compiled [][]verbiage.Pattern
+}
+
+// Rule assigns a schema, a file in the store's tree, to paths
+// (gitattributes patterns, as the access policy's).
+type Rule struct {
+	Paths  []string `json:"paths"`
+	Schema string   `json:"schema"`
+}
+
+// Parse reads and checks rules.
+func Parse(data []byte) (*Rules, error) {
+	var r Rules
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		return nil, errkind.Errorf(ErrRules, "%s: %v", Path, err)
+	}
+	r.compiled = make([][]verbiage.Pattern, len(r.Rules))
+	for i, rule := range r.Rules {
+		if len(rule.Paths) == 0 {
+			return nil, errkind.Errorf(ErrRules, "%s: rule %d has no paths", Path, i+1)
+		}
+		if _, err := verbiage.CleanStorePath(rule.Schema); err != nil {
+			return nil, errkind.Errorf(ErrRules, "%s: rule %d: schema %q: %v", Path, i+1, rule.Schema, err)
+		}
+		for _, p := range rule.Paths {
+			cp, err := verbiage.CompilePattern(p)
+			if err != nil {
+				return nil, errkind.Errorf(ErrRules, "%s: rule %d: %v", Path, i+1, err)
+			}
+			r.compiled[i] = append(r.compiled[i], cp)
+		}
+	}
+	return &r, nil
+}
+
+// Encode renders the rules as the store keeps them: canonical JSON.
+func (r *Rules) Encode() ([]byte, error) {
+	if r.Rules == nil {
+		r.Rules = []Rule{}
+	}
+	b, err := json.Marshal(struct {
+		Rules []Rule `json:"rules"`
+	}{r.Rules})
+	if err != nil {
+		return nil, err
+	}
+	return objects.Canonical(b)
+}
+
+// SchemaFor is the schema file that rules file, if any. The rules, the
+// schemas and the store's own files are ruled by none.
+func (r *Rules) SchemaFor(file string) (string, bool) {
+	if file == Path || strings.HasPrefix(file, ".aiwg/") {
+		return "", false
+	}
+	for i, pats := range r.compiled {
+		for _, p := range pats {
+			if p.Match(file) {
+				return r.Rules[i].Schema, true
+			}
+		}
+	}
+	return "", false
+}
+
+// Schema is a compiled schema.
+type Schema struct{ s *jsonschema.Schema }
+
+// Compile compiles the schema in file (its content data), with format
+// assertions on.
+func Compile(file string, data []byte) (*Schema, error) {
+	doc, err := objects.Decode(data)
+	if err != nil {
+		return nil, errkind.Errorf(ErrRules, "schema %s: %v", file, err)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.AssertFormat()
+	url := "file:///" + file
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, errkind.Errorf(ErrRules, "schema %s: %v", file, err)
+	}
+	s, err := c.Compile(url)
+	if err != nil {
+		return nil, errkind.Errorf(ErrRules, "schema %s: %v", file, err)
+	}
+	return &Schema{s}, nil
+}
+
+// ValidationError names the first field that breaks a schema.
+type ValidationError struct {
+	// Field is a key path in the store's dot form (agents.pulse.status);
+	// empty for the document itself.
+	Field string
+	// Reason is the validator's message for that field.
+	Reason string
+}
+
+func (e *ValidationError) Error() string {
+	if e.Field == "" {
+		return e.Reason
+	}
+	return fmt.Sprintf("field %s: %s", e.Field, e.Reason)
+}
+
+var printer = &kind.Printer{}
+
+// Validate checks a decoded document; the error is a *ValidationError
+// naming the first field, in document order, that breaks the schema.
+func (s *Schema) Validate(doc any) error {
+	err := s.s.Validate(doc)
+	if err == nil {
+		return nil
+	}
+	loc, reason := FirstViolation(err)
+	return &ValidationError{Field: JoinField(loc), Reason: reason}
+}
+
+// FirstViolation reads a validator's error: the location (key path
+// segments) of the first field, in document order, that breaks the
+// schema, and why. A missing required field is located at itself.
+func FirstViolation(err error) (loc []string, reason string) {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return nil, err.Error()
+	}
+	leaves := leafErrors(ve, nil)
+	sort.SliceStable(leaves, func(i, j int) bool {
+		return strings.Join(leaves[i].InstanceLocation, "/") < strings.Join(leaves[j].InstanceLocation, "/")
+	})
+	first := leaves[0]
+	loc = append([]string(nil), first.InstanceLocation...)
+	if req, ok := first.ErrorKind.(*kind.Required); ok && len(req.Missing) > 0 {
+		return append(loc, req.Missing[0]), "is required"
+	}
+	return loc, first.ErrorKind.LocalizedString(printer)
+}
+
+// leafErrors finds the errors that say what is wrong. An error whose causes
+// all sit at its own location (oneOf, anyOf) is itself the leaf: its own
+// message ("oneOf failed") is clearer than one arbitrary branch's.
+func leafErrors(e *jsonschema.ValidationError, out []*jsonschema.ValidationError) []*jsonschema.ValidationError {
+	if len(e.Causes) == 0 {
+		return append(out, e)
+	}
+	switch e.ErrorKind.(type) {
+	case *kind.OneOf, *kind.AnyOf:
+		return append(out, e)
+	}
+	for _, c := range e.Causes {
+		out = leafErrors(c, out)
+	}
+	return out
+}
+
+// JoinField renders location segments as a key path in the store's dot
+// form, dots inside a key escaped.
+func JoinField(loc []string) string {
+	parts := make([]string, len(loc))
+	for i, l := range loc {
+		parts[i] = strings.ReplaceAll(l, ".", `\.`)
+	}
+	return strings.Join(parts, ".")
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/aiwg/aiwg-state/docschema"
 	"github.com/aiwg/aiwg-state/internal/errkind"
 	"github.com/aiwg/aiwg-state/merge"
 	"github.com/aiwg/aiwg-state/objects"
@@ -1174,6 +1175,10 @@ func (s *Store) Continue(ctx context.Context, branch string, wo WriteOptions) (*
 		wo.Message = st.Message
 	}
 	m, err := s.commitMerge(ctx, ref, ours, theirs, st.From, files, wo, repo.Trailers{{Key: TrailerMergeRecord, Value: stateHash.String()}})
+	if errors.Is(err, docschema.ErrInvalid) {
+		// The resolutions are settled and cannot be resolved again.
+		return nil, fmt.Errorf("%w (the merge as resolved breaks a schema: abort it with aiwg-state merge --abort, fix the branches, and merge again)", err)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -18,44 +18,33 @@ import (
 )
 
 // checkSchemas keeps every document a schema rule names valid (seed 003:
-// shared state is validated on update): each file the write leaves at a
-// ruled path, and, when the write changes the rules or a schema, every
-// document they rule. Rules and schemas are read as the write leaves
-// them, so one commit may change a schema and the documents it rules.
-func (s *Store) checkSchemas(tx *repo.Tx, _ WriteOptions, changes []Change) error {
+// shared state is validated on update): each file the transaction
+// leaves at a ruled path (every staged path, not only those the change
+// list names: a rollback records a directory), and, when the write
+// changes the rules or a schema, the documents whose schema that changes.
+// Rules and schemas are read as the write leaves them.
+func (s *Store) checkSchemas(tx *repo.Tx, _ WriteOptions, _ []Change) error {
 	rules, err := s.cachedRules(tx.ReadFile)
 	if err != nil || rules == nil {
 		return err
 	}
-	files := map[string]bool{}
-	for _, c := range changes {
-		for _, f := range []string{c.File, c.To} {
-			if f != "" {
-				files[f] = true
-			}
-		}
-	}
 	changed := tx.Changed()
-	all := slices.Contains(changed, docschema.Path)
-	for _, r := range rules.Rules {
-		all = all || slices.Contains(changed, r.Schema)
+	files := map[string]bool{}
+	for _, f := range changed {
+		files[f] = true
 	}
-	if all {
-		// Every ruled document, as the write leaves the tree.
-		root, err := tx.ParentTree()
+	rulesChanged, schemasChanged := false, false
+	for _, f := range changed {
+		rulesChanged = rulesChanged || f == docschema.Path
+		schemasChanged = schemasChanged || strings.HasPrefix(f, docschema.Dir+"/")
+	}
+	if rulesChanged || schemasChanged {
+		more, err := s.revalidate(tx, rules, files)
 		if err != nil {
 			return err
 		}
-		if !root.IsZero() {
-			err := s.repo.Walk(root, "", func(path string, _ plumbing.Hash) error {
-				if _, ok := rules.SchemaFor(path); ok {
-					files[path] = true
-				}
-				return nil
-			})
-			if err != nil && !errors.Is(err, repo.ErrNotFound) {
-				return err
-			}
+		for _, f := range more {
+			files[f] = true
 		}
 	}
 	paths := make([]string, 0, len(files))
@@ -69,6 +58,59 @@ func (s *Store) checkSchemas(tx *repo.Tx, _ WriteOptions, changes []Change) erro
 		}
 	}
 	return nil
+}
+
+// revalidate lists the documents a change of the rules or of schemas
+// puts to the test: those whose schema is another than before, or one
+// compiled from a file the write changes. Every rule's schema must
+// compile, documents or not. Documents whose schema is untouched are
+// left alone: one left invalid by plain git does not block unrelated
+// schema changes.
+func (s *Store) revalidate(tx *repo.Tx, rules *docschema.Rules, staged map[string]bool) ([]string, error) {
+	root, err := tx.ParentTree()
+	if err != nil {
+		return nil, err
+	}
+	var before *docschema.Rules
+	if !root.IsZero() {
+		if before, err = rulesIn(treeReader(s.repo, root)); err != nil {
+			before = nil // broken before: every ruled document is tested
+		}
+	}
+	touched := map[string]bool{}
+	for _, r := range rules.Rules {
+		sch, err := s.schema(tx.ReadFile, r.Schema)
+		if err != nil {
+			return nil, err
+		}
+		for f := range sch.Files {
+			if staged[f] {
+				touched[r.Schema] = true
+			}
+		}
+	}
+	var out []string
+	if root.IsZero() {
+		return nil, nil
+	}
+	err = s.repo.Walk(root, "", func(path string, _ plumbing.Hash) error {
+		now, ok := rules.SchemaFor(path)
+		if !ok {
+			return nil
+		}
+		was := ""
+		if before != nil {
+			was, _ = before.SchemaFor(path)
+		}
+		if was != now || touched[now] {
+			out = append(out, path)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, repo.ErrNotFound) {
+		return nil, err
+	}
+	return out, nil
 }
 
 // rulesIn reads the schema rules through read; nil when there are none.
@@ -93,7 +135,7 @@ func (s *Store) cachedRules(read func(string) ([]byte, error)) (*docschema.Rules
 	if err != nil {
 		return nil, err
 	}
-	key := docschema.Path + "\x00" + fmt.Sprintf("%x", sha256.Sum256(data))
+	key := "rules\x00" + contentKey(data)
 	if v, ok := s.schemas.Load(key); ok {
 		return v.(*docschema.Rules), nil
 	}
@@ -104,6 +146,8 @@ func (s *Store) cachedRules(read func(string) ([]byte, error)) (*docschema.Rules
 	s.schemas.Store(key, r)
 	return r, nil
 }
+
+func contentKey(data []byte) string { return fmt.Sprintf("%x", sha256.Sum256(data)) }
 
 // validateRuled checks file against the schema its path is ruled by; a
 // file that is not there, or not ruled, passes.
@@ -117,7 +161,7 @@ func (s *Store) validateRuled(rules *docschema.Rules, read func(string) ([]byte,
 		return nil
 	}
 	if err != nil {
-		return err
+		return nil // a directory (a rollback records one): its files are checked one by one
 	}
 	sch, err := s.schema(read, schemaFile)
 	if err != nil {
@@ -128,12 +172,13 @@ func (s *Store) validateRuled(rules *docschema.Rules, read func(string) ([]byte,
 		return errkind.Errorf(docschema.ErrInvalid, "%s is ruled by the schema %s, and is not JSON", file, schemaFile)
 	}
 	if err := sch.Validate(doc); err != nil {
-		return errkind.Errorf(docschema.ErrInvalid, "%s breaks its schema %s: %v", file, schemaFile, err)
+		return &SchemaViolation{File: file, Schema: schemaFile, cause: err}
 	}
 	return nil
 }
 
-// schema compiles the schema in file, once per content.
+// schema compiles the schema in file, once for the content of every file
+// it is compiled from (its own, and those its $refs load).
 func (s *Store) schema(read func(string) ([]byte, error), file string) (*docschema.Schema, error) {
 	data, err := read(file)
 	if errors.Is(err, repo.ErrNotFound) {
@@ -142,11 +187,21 @@ func (s *Store) schema(read func(string) ([]byte, error), file string) (*docsche
 	if err != nil {
 		return nil, err
 	}
-	key := file + "\x00" + fmt.Sprintf("%x", sha256.Sum256(data))
+	key := "schema\x00" + file + "\x00" + contentKey(data)
 	if v, ok := s.schemas.Load(key); ok {
-		return v.(*docschema.Schema), nil
+		sch := v.(*docschema.Schema)
+		fresh := true
+		for f, was := range sch.Files {
+			if now, err := read(f); err != nil || string(now) != was {
+				fresh = false
+				break
+			}
+		}
+		if fresh {
+			return sch, nil
+		}
 	}
-	sch, err := docschema.Compile(file, data)
+	sch, err := docschema.Compile(file, read)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +218,7 @@ func (s *Store) SchemaRules(ctx context.Context, ro ReadOptions) (*docschema.Rul
 	}
 	r, err := rulesIn(treeReader(s.repo, root))
 	if r == nil && err == nil {
-		r = &docschema.Rules{}
+		r = &docschema.Rules{Rules: []docschema.Rule{}}
 	}
 	return r, err
 }
@@ -181,12 +236,9 @@ func (s *Store) AddSchema(ctx context.Context, name string, paths []string, sche
 		return nil, fmt.Errorf("%w: a schema rules at least one path pattern", ErrUsage)
 	}
 	file := docschema.Dir + "/" + name + ".schema.json"
-	if _, err := docschema.Compile(file, schema); err != nil {
-		return nil, err
-	}
 	canon, err := objects.Canonical(schema)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("schema %s: %w", name, err)
 	}
 	return s.commit(ctx, wo, "schema "+name+" rules "+strings.Join(paths, " "), func(tx *repo.Tx, rec *recorder) error {
 		rules, err := rulesIn(tx.ReadFile)
@@ -196,15 +248,21 @@ func (s *Store) AddSchema(ctx context.Context, name string, paths []string, sche
 		if rules == nil {
 			rules = &docschema.Rules{}
 		}
-		rules.Rules = slices.DeleteFunc(rules.Rules, func(r docschema.Rule) bool { return r.Schema == file })
-		rules.Rules = append(rules.Rules, docschema.Rule{Paths: paths, Schema: file})
+		// A replaced schema keeps its rule's place: the first match
+		// decides.
+		if i := slices.IndexFunc(rules.Rules, func(r docschema.Rule) bool { return r.Schema == file }); i >= 0 {
+			rules.Rules[i].Paths = paths
+		} else {
+			rules.Rules = append(rules.Rules, docschema.Rule{Paths: paths, Schema: file})
+		}
 		return s.writeRules(tx, rec, rules, func() error {
 			old, _ := tx.Exists(file)
 			if err := tx.WriteFile(file, canon); err != nil {
 				return err
 			}
 			rec.add(map[bool]string{true: OpUpdate, false: OpCreate}[old], file, "")
-			return nil
+			_, err := docschema.Compile(file, tx.ReadFile)
+			return err
 		})
 	})
 }
@@ -255,11 +313,29 @@ func (s *Store) writeRules(tx *repo.Tx, rec *recorder, rules *docschema.Rules, a
 	return also()
 }
 
-// SchemaViolation is a document that breaks its schema.
+// SchemaViolation is a document that breaks its schema: the error of a
+// refused write (errors.Is docschema.ErrInvalid; errors.As a
+// *docschema.ValidationError for the field), and what CheckSchemas lists.
 type SchemaViolation struct {
 	File   string `json:"file"`
 	Schema string `json:"schema"`
-	Error  string `json:"error"`
+	Field  string `json:"field"`
+	Reason string `json:"reason"`
+	cause  error
+}
+
+func (v *SchemaViolation) Error() string {
+	if v.cause == nil {
+		return fmt.Sprintf("%s breaks its schema %s: %s", v.File, v.Schema, v.Reason)
+	}
+	return fmt.Sprintf("%s breaks its schema %s: %v", v.File, v.Schema, v.cause)
+}
+
+func (v *SchemaViolation) Unwrap() []error {
+	if v.cause == nil {
+		return []error{docschema.ErrInvalid}
+	}
+	return []error{docschema.ErrInvalid, v.cause}
 }
 
 // CheckSchemas validates every ruled document at a revision (what a
@@ -284,11 +360,19 @@ func (s *Store) CheckSchemas(ctx context.Context, ro ReadOptions) ([]SchemaViola
 		if !ok {
 			return nil
 		}
-		if err := s.validateRuled(rules, read, path); err != nil {
-			if !errors.Is(err, docschema.ErrInvalid) {
-				return err
+		err := s.validateRuled(rules, read, path)
+		var v *SchemaViolation
+		switch {
+		case errors.As(err, &v):
+			var ve *docschema.ValidationError
+			if errors.As(v.cause, &ve) {
+				v.Field, v.Reason = ve.Field, ve.Reason
 			}
-			out = append(out, SchemaViolation{File: path, Schema: schemaFile, Error: err.Error()})
+			out = append(out, *v)
+		case errors.Is(err, docschema.ErrInvalid):
+			out = append(out, SchemaViolation{File: path, Schema: schemaFile, Reason: "not JSON"})
+		case err != nil:
+			return err
 		}
 		return nil
 	})

@@ -93,3 +93,81 @@ func TestSchemasGuardWrites(t *testing.T) {
 	}
 	fsck(t, st)
 }
+
+// TestSchemaRulesKeepTheirPlace: replacing a schema keeps its rule where
+// it stands (the first match decides), and a schema may refer to another
+// in the store.
+func TestSchemaRulesKeepTheirPlace(t *testing.T) {
+	st := newStore(t)
+	ctx := context.Background()
+	wo := aiwgstate.WriteOptions{}
+	if _, err := st.AddSchema(ctx, "status", []string{"x/*.json"}, []byte(`{"type":"string"}`), wo); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.AddSchema(ctx, "strict", []string{"x/*.json"}, []byte(`{"$ref":"status.schema.json"}`), wo); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.AddSchema(ctx, "loose", []string{"x/**"}, []byte(`{}`), wo); err != nil {
+		t.Fatal(err)
+	}
+	// strict is second, after status; replacing it keeps it there.
+	if _, err := st.AddSchema(ctx, "strict", []string{"x/*.json"}, []byte(`{"$ref":"status.schema.json","maxLength":3}`), wo); err != nil {
+		t.Fatal(err)
+	}
+	rules, _ := st.SchemaRules(ctx, aiwgstate.ReadOptions{})
+	var order []string
+	for _, r := range rules.Rules {
+		order = append(order, r.Schema)
+	}
+	if strings.Join(order, " ") != ".aiwg/schemas/status.schema.json .aiwg/schemas/strict.schema.json .aiwg/schemas/loose.schema.json" {
+		t.Errorf("rules after a replace: %v", order)
+	}
+	if _, err := st.Put(ctx, "x/a.json", []byte(`7`), wo); !errors.Is(err, docschema.ErrInvalid) {
+		t.Errorf("a document the first rule refuses: %v", err)
+	}
+	// A schema's $ref to a store file follows that file as it changes.
+	if _, err := st.RemoveSchema(ctx, "status", wo); err == nil {
+		t.Error("removed a schema another refers to") // strict's $ref would dangle
+	}
+}
+
+// TestSchemasCoverEveryStagedFile: a rollback restores files it records
+// as one directory; each is checked against its schema.
+func TestSchemasCoverEveryStagedFile(t *testing.T) {
+	st := newStore(t)
+	ctx := context.Background()
+	id := initState(t, st, aiwgstate.StateInit{Prompt: "p"})
+	setVar(t, st, id, "risk_count", 1, aiwgstate.VarOptions{Scope: "session"})
+	if _, err := st.CreateCheckpoint(ctx, id, "one", "", aiwgstate.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	setVar(t, st, id, "risk_count", "many", aiwgstate.VarOptions{Scope: "session"})
+	if _, err := st.AddSchema(ctx, "text_vars", []string{"sessions/*/variables/risk_count.json"}, []byte(`{"properties":{"value":{"type":"string"}}}`), aiwgstate.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := st.Rollback(ctx, id, "one", aiwgstate.RollbackOptions{}, aiwgstate.WriteOptions{}); !errors.Is(err, docschema.ErrInvalid) {
+		t.Errorf("a rollback that restores a document breaking its schema: %v", err)
+	}
+}
+
+// TestUnrelatedInvalidDocumentDoesNotBlockSchemas: a document plain git
+// left breaking its schema blocks no change to another schema.
+func TestUnrelatedInvalidDocumentDoesNotBlockSchemas(t *testing.T) {
+	st := newStore(t)
+	ctx := context.Background()
+	if _, err := st.AddSchema(ctx, "a", []string{"a/*.json"}, []byte(`{"type":"string"}`), aiwgstate.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	blob := strings.TrimSpace(gitIn(t, st, `7`, "hash-object", "-w", "--stdin"))
+	idx := filepath.Join(t.TempDir(), "index")
+	gitEnv(t, st, idx, "read-tree", "HEAD")
+	gitEnv(t, st, idx, "update-index", "--add", "--cacheinfo", "100644,"+blob+",a/bad.json")
+	tree := strings.TrimSpace(gitEnv(t, st, idx, "write-tree"))
+	git(t, st, "update-ref", "refs/heads/main", strings.TrimSpace(git(t, st, "commit-tree", "-p", "HEAD", "-m", "by hand", tree)))
+	if _, err := st.AddSchema(ctx, "b", []string{"b/*.json"}, []byte(`{}`), aiwgstate.WriteOptions{}); err != nil {
+		t.Errorf("a schema for other paths: %v", err)
+	}
+	if _, err := st.AddSchema(ctx, "a", []string{"a/*.json"}, []byte(`{"type":"string","maxLength":9}`), aiwgstate.WriteOptions{}); !errors.Is(err, docschema.ErrInvalid) {
+		t.Errorf("a change to the schema the document breaks: %v", err)
+	}
+}

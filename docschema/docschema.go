@@ -66,6 +66,9 @@ func Parse(data []byte) (*Rules, error) {
 		if _, err := verbiage.CleanStorePath(rule.Schema); err != nil {
 			return nil, errkind.Errorf(ErrRules, "%s: rule %d: schema %q: %v", Path, i+1, rule.Schema, err)
 		}
+		if !strings.HasPrefix(rule.Schema, Dir+"/") {
+			return nil, errkind.Errorf(ErrRules, "%s: rule %d: schema %q: schemas live in %s/", Path, i+1, rule.Schema, Dir)
+		}
 		for _, p := range rule.Paths {
 			cp, err := verbiage.CompilePattern(p)
 			if err != nil {
@@ -108,27 +111,63 @@ func (r *Rules) SchemaFor(file string) (string, bool) {
 }
 
 // Schema is a compiled schema.
-type Schema struct{ s *jsonschema.Schema }
+type Schema struct {
+	s *jsonschema.Schema
+	// Files are the store files the schema was compiled from, its own
+	// and those its $refs load, with their content when compiled.
+	Files map[string]string
+}
 
-// Compile compiles the schema in file (its content data), with format
-// assertions on.
-func Compile(file string, data []byte) (*Schema, error) {
-	doc, err := objects.Decode(data)
-	if err != nil {
-		return nil, errkind.Errorf(ErrRules, "schema %s: %v", file, err)
-	}
+// Compile compiles the schema in the store file file, with format
+// assertions on. read reads store files: a $ref to another schema is
+// file:///<path in the store>, or a path relative to the schema's own;
+// nothing outside the store is ever read.
+func Compile(file string, read func(path string) ([]byte, error)) (*Schema, error) {
+	ld := &storeLoader{read: read, files: map[string]string{}}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.AssertFormat()
-	url := "file:///" + file
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, errkind.Errorf(ErrRules, "schema %s: %v", file, err)
-	}
-	s, err := c.Compile(url)
+	c.UseLoader(ld)
+	s, err := c.Compile("file:///" + file)
 	if err != nil {
+		if ld.err != nil {
+			err = ld.err
+		}
 		return nil, errkind.Errorf(ErrRules, "schema %s: %v", file, err)
 	}
-	return &Schema{s}, nil
+	return &Schema{s: s, Files: ld.files}, nil
+}
+
+// storeLoader loads schemas from the store's tree, and only from there.
+type storeLoader struct {
+	read  func(string) ([]byte, error)
+	files map[string]string
+	err   error // the first failure, whose words beat the library's
+}
+
+func (l *storeLoader) Load(url string) (any, error) {
+	path, ok := strings.CutPrefix(url, "file:///")
+	if !ok {
+		l.err = fmt.Errorf("%s: a schema may refer only to schemas in the store", url)
+		return nil, l.err
+	}
+	clean, err := verbiage.CleanStorePath(path)
+	if err != nil || clean != path {
+		l.err = fmt.Errorf("%s: not a path in the store", url)
+		return nil, l.err
+	}
+	data, err := l.read(path)
+	if err != nil {
+		l.err = fmt.Errorf("%s is not in the store", path)
+		return nil, l.err
+	}
+	doc, err := objects.Decode(data)
+	if err != nil {
+		l.err = fmt.Errorf("%s: %v", path, err)
+		return nil, l.err
+	}
+	l.files[path] = string(data)
+	return doc, nil
 }
 
 // ValidationError names the first field that breaks a schema.

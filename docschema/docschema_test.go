@@ -26,7 +26,9 @@ func TestRules(t *testing.T) {
 	for _, bad := range []string{
 		`{"rules":[{"paths":[],"schema":"s.json"}]}`,
 		`{"rules":[{"paths":["a"],"schema":"../s.json"}]}`,
-		`{"rules":[{"paths":["a"],"schema":"s.json","extra":1}]}`,
+		`{"rules":[{"paths":["a"],"schema":".aiwg/schemas/s.json","extra":1}]}`,
+		`{"rules":[{"paths":["a"],"schema":".aiwg/schemas.json"}]}`,
+		`{"rules":[{"paths":["a"],"schema":"elsewhere/s.json"}]}`,
 		`{"rules":[{"paths":["[a"],"schema":"s.json"}]}`,
 		`not json`,
 	} {
@@ -37,7 +39,10 @@ func TestRules(t *testing.T) {
 }
 
 func TestValidateNamesTheFirstField(t *testing.T) {
-	s, err := Compile("s.json", []byte(`{"type":"object","required":["status"],"properties":{"status":{"enum":["idle","busy"]},"load":{"type":"number","maximum":1},"a.b":{"type":"string"}}}`))
+	s, err := Compile(".aiwg/schemas/s.json", files(map[string]string{
+		".aiwg/schemas/s.json":    `{"type":"object","required":["status"],"properties":{"status":{"enum":["idle","busy"]},"load":{"type":"number","maximum":1},"a.b":{"$ref":"text.json"}}}`,
+		".aiwg/schemas/text.json": `{"type":"string"}`,
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,8 +67,29 @@ func TestValidateNamesTheFirstField(t *testing.T) {
 			t.Errorf("%s: %q, want %q", doc, got, want)
 		}
 	}
-	if _, err := Compile("bad.json", []byte(`{"type": 7}`)); !errors.Is(err, ErrRules) {
-		t.Errorf("a schema that is not one: %v", err)
+	if s.Files[".aiwg/schemas/text.json"] == "" {
+		t.Errorf("the schema does not know it was compiled from the file its $ref loads: %v", s.Files)
+	}
+	bad := files(map[string]string{
+		"bad.json":     `{"type": 7}`,
+		"host.json":    `{"$ref": "file:///etc/passwd"}`,
+		"web.json":     `{"$ref": "https://example.com/s.json"}`,
+		"missing.json": `{"$ref": "nowhere.json"}`,
+	})
+	for _, f := range []string{"bad.json", "host.json", "web.json", "missing.json"} {
+		if _, err := Compile(f, bad); !errors.Is(err, ErrRules) {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
+// files is a store of these files, as Compile reads one.
+func files(m map[string]string) func(string) ([]byte, error) {
+	return func(p string) ([]byte, error) {
+		if v, ok := m[p]; ok {
+			return []byte(v), nil
+		}
+		return nil, errors.New("not found")
 	}
 }
 
@@ -72,7 +98,7 @@ func TestValidateNamesTheFirstField(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"rules":[{"paths":["agents/*.json"],"schema":".aiwg/schemas/agent.schema.json"}]}`))
 	f.Add([]byte(`{"rules":[]}`))
-	f.Add([]byte(`{"rules":[{"paths":["!a","**/b/"],"schema":"x"}]}`))
+	f.Add([]byte(`{"rules":[{"paths":["!a","**/b/"],"schema":".aiwg/schemas/x"}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := Parse(data)
 		if err != nil {

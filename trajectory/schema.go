@@ -3,7 +3,6 @@ package trajectory
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/aiwg/aiwg-state/docschema"
 	"github.com/aiwg/aiwg-state/internal/jsonschema"
@@ -88,8 +87,11 @@ func check(sch *jsonschema.Schema, v any, prefix string) error {
 	}
 	loc, reason := docschema.FirstViolation(err)
 	field := docschema.JoinField(loc)
-	if prefix != "" {
-		field = strings.TrimSuffix(prefix+"."+field, ".")
+	switch {
+	case prefix != "" && field == "":
+		field = prefix
+	case prefix != "":
+		field = prefix + "." + field
 	}
 	return &ValidationError{Field: field, Reason: reason}
 }

@@ -130,7 +130,7 @@ Examples:
 						}
 					} else {
 						for _, v := range bad {
-							fmt.Fprintln(s.out, v.Error)
+							fmt.Fprintln(s.out, v.Error())
 						}
 					}
 					if len(bad) > 0 {

@@ -174,9 +174,7 @@ Examples:
 					if err != nil {
 						return err
 					}
-					ro := s.readOptions()
-					ro.Branch = s.c.String("branch")
-					infos, err := s.store.Leases(s.c.Context, argAt(a, 0), ro)
+					infos, err := s.store.Leases(s.c.Context, argAt(a, 0), s.readOptions())
 					if err != nil {
 						return err
 					}

@@ -88,9 +88,7 @@ Examples:
 					if err != nil {
 						return err
 					}
-					ro := s.readOptions()
-					ro.Branch = s.c.String("branch")
-					r, err := s.store.GetMemory(s.c.Context, memoryKey(a), ro)
+					r, err := s.store.GetMemory(s.c.Context, memoryKey(a), s.readOptions())
 					if err != nil {
 						return err
 					}
@@ -280,6 +278,5 @@ func (s *session) memoryList() (aiwgstate.MemoryListOptions, error) {
 		return aiwgstate.MemoryListOptions{}, err
 	}
 	lo := aiwgstate.MemoryListOptions{ReadOptions: s.readOptions(), Namespace: argAt(a, 0), Kind: argAt(a, 1), Expired: s.c.Bool("expired")}
-	lo.Branch = s.c.String("branch")
 	return lo, nil
 }

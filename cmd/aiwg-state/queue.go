@@ -91,9 +91,7 @@ Examples:
 					if err != nil {
 						return err
 					}
-					ro := s.readOptions()
-					ro.Branch = s.c.String("branch")
-					msgs, err := s.store.PeekMessages(s.c.Context, a[0], s.c.Int("n"), ro)
+					msgs, err := s.store.PeekMessages(s.c.Context, a[0], s.c.Int("n"), s.readOptions())
 					if err != nil {
 						return err
 					}
@@ -116,9 +114,7 @@ Examples:
 					if _, err := args(s.c, 0, 0); err != nil {
 						return err
 					}
-					ro := s.readOptions()
-					ro.Branch = s.c.String("branch")
-					qs, err := s.store.Queues(s.c.Context, ro)
+					qs, err := s.store.Queues(s.c.Context, s.readOptions())
 					if err != nil {
 						return err
 					}

@@ -49,9 +49,7 @@ Examples:
 					if err != nil {
 						return err
 					}
-					wo := s.writeOptions()
-					wo.Branch = s.c.String("branch")
-					m, err := s.store.AddSchema(s.c.Context, a[0], paths, data, wo)
+					m, err := s.store.AddSchema(s.c.Context, a[0], paths, data, s.writeOptions())
 					if err != nil {
 						return err
 					}
@@ -68,9 +66,7 @@ Examples:
 					if _, err := args(s.c, 0, 0); err != nil {
 						return err
 					}
-					ro := s.readOptions()
-					ro.Branch = s.c.String("branch")
-					rules, err := s.store.SchemaRules(s.c.Context, ro)
+					rules, err := s.store.SchemaRules(s.c.Context, s.readOptions())
 					if err != nil {
 						return err
 					}
@@ -95,9 +91,7 @@ Examples:
 					if err != nil {
 						return err
 					}
-					wo := s.writeOptions()
-					wo.Branch = s.c.String("branch")
-					m, err := s.store.RemoveSchema(s.c.Context, a[0], wo)
+					m, err := s.store.RemoveSchema(s.c.Context, a[0], s.writeOptions())
 					if err != nil {
 						return err
 					}
@@ -118,9 +112,7 @@ Examples:
 					if _, err := args(s.c, 0, 0); err != nil {
 						return err
 					}
-					ro := s.readOptions()
-					ro.Branch = s.c.String("branch")
-					bad, err := s.store.CheckSchemas(s.c.Context, ro)
+					bad, err := s.store.CheckSchemas(s.c.Context, s.readOptions())
 					if err != nil {
 						return err
 					}

@@ -122,7 +122,17 @@ func rulesIn(read func(string) ([]byte, error)) (*docschema.Rules, error) {
 	if err != nil {
 		return nil, err
 	}
-	return docschema.Parse(data)
+	return parseStoredRules(data)
+}
+
+// parseStoredRules parses the rules the store holds: broken ones (plain
+// git, a merge) are the store's state, not the caller's request.
+func parseStoredRules(data []byte) (*docschema.Rules, error) {
+	r, err := docschema.Parse(data)
+	if err != nil {
+		return nil, errkind.Errorf(ErrInvalidRecord, "the store's schema rules are broken: %v (aiwg-state schema rm --all clears them)", err)
+	}
+	return r, nil
 }
 
 // cachedRules is rulesIn, parsed once per content: every write reads the
@@ -139,7 +149,7 @@ func (s *Store) cachedRules(read func(string) ([]byte, error)) (*docschema.Rules
 	if v, ok := s.schemas.Load(key); ok {
 		return v.(*docschema.Rules), nil
 	}
-	r, err := docschema.Parse(data)
+	r, err := parseStoredRules(data)
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +171,7 @@ func (s *Store) validateRuled(rules *docschema.Rules, read func(string) ([]byte,
 		return nil
 	}
 	if err != nil {
-		return nil // a directory (a rollback records one): its files are checked one by one
+		return err
 	}
 	sch, err := s.schema(read, schemaFile)
 	if err != nil {
@@ -267,8 +277,39 @@ func (s *Store) AddSchema(ctx context.Context, name string, paths []string, sche
 	})
 }
 
-// RemoveSchema drops the schema name and its rule: one commit.
+// RemoveSchema drops the schema name and its rule: one commit. An empty
+// name drops every rule and schema, whatever state the rules are in: the
+// way out of rules broken by plain git or a merge.
 func (s *Store) RemoveSchema(ctx context.Context, name string, wo WriteOptions) (*Mutation, error) {
+	if name == "" {
+		return s.commit(ctx, wo, "schema: every rule removed", func(tx *repo.Tx, rec *recorder) error {
+			var gone []string
+			if ok, _ := tx.Exists(docschema.Path); ok {
+				gone = append(gone, docschema.Path)
+			}
+			root, err := tx.ParentTree()
+			if err != nil {
+				return err
+			}
+			err = s.repo.Walk(root, docschema.Dir, func(p string, _ plumbing.Hash) error {
+				gone = append(gone, p)
+				return nil
+			})
+			if err != nil && !errors.Is(err, repo.ErrNotFound) {
+				return err
+			}
+			if len(gone) == 0 {
+				return ErrNoChange
+			}
+			for _, f := range gone {
+				if err := tx.Remove(f); err != nil {
+					return err
+				}
+				rec.add(OpDelete, f, "")
+			}
+			return nil
+		})
+	}
 	file := docschema.Dir + "/" + name + ".schema.json"
 	return s.commit(ctx, wo, "schema "+name+" removed", func(tx *repo.Tx, rec *recorder) error {
 		rules, err := rulesIn(tx.ReadFile)
@@ -293,6 +334,47 @@ func (s *Store) RemoveSchema(ctx context.Context, name string, wo WriteOptions) 
 			return nil
 		})
 	})
+}
+
+// checkFastForward is the schema check of a fast-forward, which writes no
+// commit for the write checks to judge: the documents the branch brings
+// that its rules rule, and, when it brings other rules or schemas, every
+// document they rule, must meet their schema as the branch has them.
+func (s *Store) checkFastForward(ours, theirs plumbing.Hash) error {
+	to := s.treeOf(theirs)
+	read := treeReader(s.repo, to)
+	rules, err := rulesIn(read)
+	if err != nil || rules == nil {
+		return err
+	}
+	files, err := s.repo.DiffTrees(s.treeOf(ours), to)
+	if err != nil {
+		return err
+	}
+	var paths []string
+	all := false
+	for _, f := range files {
+		all = all || f.Path == docschema.Path || strings.HasPrefix(f.Path, docschema.Dir+"/")
+		if !f.New.IsZero() {
+			paths = append(paths, f.Path)
+		}
+	}
+	if all {
+		paths = paths[:0]
+		err := s.repo.Walk(to, "", func(p string, _ plumbing.Hash) error {
+			paths = append(paths, p)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	for _, p := range paths {
+		if err := s.validateRuled(rules, read, p); err != nil {
+			return fmt.Errorf("%w (the fast-forward would bring it; fix it on the branch first)", err)
+		}
+	}
+	return nil
 }
 
 // writeRules stages the rules (parsed again, so that what is written is

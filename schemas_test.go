@@ -171,3 +171,53 @@ func TestUnrelatedInvalidDocumentDoesNotBlockSchemas(t *testing.T) {
 		t.Errorf("a change to the schema the document breaks: %v", err)
 	}
 }
+
+// TestSchemasGuardFastForwards: a fast-forward writes no commit for the
+// write checks, so the merge checks what the branch brings itself.
+func TestSchemasGuardFastForwards(t *testing.T) {
+	st := newStore(t)
+	ctx := context.Background()
+	if _, err := st.AddSchema(ctx, "a", []string{"d/*.json"}, []byte(`{"type":"object","required":["must"]}`), aiwgstate.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// A branch plain git made, one commit ahead, bringing a bad document.
+	blob := strings.TrimSpace(gitIn(t, st, `{}`, "hash-object", "-w", "--stdin"))
+	idx := filepath.Join(t.TempDir(), "index")
+	gitEnv(t, st, idx, "read-tree", "HEAD")
+	gitEnv(t, st, idx, "update-index", "--add", "--cacheinfo", "100644,"+blob+",d/x.json")
+	tree := strings.TrimSpace(gitEnv(t, st, idx, "write-tree"))
+	git(t, st, "update-ref", "refs/heads/bad", strings.TrimSpace(git(t, st, "commit-tree", "-p", "HEAD", "-m", "by hand", tree)))
+	head := git(t, st, "rev-parse", "HEAD")
+	if _, err := st.Merge(ctx, "bad", aiwgstate.MergeOptions{}); !errors.Is(err, docschema.ErrInvalid) {
+		t.Errorf("a fast-forward bringing a document that breaks its schema: %v", err)
+	}
+	if git(t, st, "rev-parse", "HEAD") != head {
+		t.Error("the refused fast-forward moved the branch")
+	}
+}
+
+// TestBrokenSchemaRulesHaveAWayOut: rules broken by plain git refuse
+// writes as a broken store (exit 3), and schema rm --all clears them.
+func TestBrokenSchemaRulesHaveAWayOut(t *testing.T) {
+	st := newStore(t)
+	ctx := context.Background()
+	blob := strings.TrimSpace(gitIn(t, st, `{"rules":[{"paths":["x/*"],"schema":"nope.json"}]}`, "hash-object", "-w", "--stdin"))
+	idx := filepath.Join(t.TempDir(), "index")
+	gitEnv(t, st, idx, "read-tree", "HEAD")
+	gitEnv(t, st, idx, "update-index", "--add", "--cacheinfo", "100644,"+blob+",.aiwg/schemas.json")
+	tree := strings.TrimSpace(gitEnv(t, st, idx, "write-tree"))
+	git(t, st, "update-ref", "refs/heads/main", strings.TrimSpace(git(t, st, "commit-tree", "-p", "HEAD", "-m", "by hand", tree)))
+	if _, err := st.Put(ctx, "y.json", []byte(`1`), aiwgstate.WriteOptions{}); !errors.Is(err, aiwgstate.ErrInvalidRecord) || !strings.Contains(err.Error(), "schema rm --all") {
+		t.Fatalf("a write under broken rules: %v", err)
+	}
+	if _, err := st.RemoveSchema(ctx, "", aiwgstate.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Put(ctx, "y.json", []byte(`1`), aiwgstate.WriteOptions{}); err != nil {
+		t.Errorf("a write once the rules are cleared: %v", err)
+	}
+	// A schema refers only to schemas in .aiwg/schemas/.
+	if _, err := st.AddSchema(ctx, "c", []string{"c/*.json"}, []byte(`{"$ref":"file:///y.json"}`), aiwgstate.WriteOptions{}); !errors.Is(err, docschema.ErrRules) {
+		t.Errorf("a $ref to an ordinary document: %v", err)
+	}
+}

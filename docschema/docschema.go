@@ -70,6 +70,9 @@ func Parse(data []byte) (*Rules, error) {
 			return nil, errkind.Errorf(ErrRules, "%s: rule %d: schema %q: schemas live in %s/", Path, i+1, rule.Schema, Dir)
 		}
 		for _, p := range rule.Paths {
+			if strings.HasPrefix(strings.TrimPrefix(p, "/"), ".aiwg/") {
+				return nil, errkind.Errorf(ErrRules, "%s: rule %d: %q: the store's own files are ruled by no schema", Path, i+1, p)
+			}
 			cp, err := verbiage.CompilePattern(p)
 			if err != nil {
 				return nil, errkind.Errorf(ErrRules, "%s: rule %d: %v", Path, i+1, err)
@@ -154,6 +157,12 @@ func (l *storeLoader) Load(url string) (any, error) {
 	clean, err := verbiage.CleanStorePath(path)
 	if err != nil || clean != path {
 		l.err = fmt.Errorf("%s: not a path in the store", url)
+		return nil, l.err
+	}
+	if !strings.HasPrefix(path, Dir+"/") {
+		// A schema elsewhere would be an ordinary document: writes to it
+		// would change what documents must meet, unchecked.
+		l.err = fmt.Errorf("%s: a schema may refer only to schemas in %s/", path, Dir)
 		return nil, l.err
 	}
 	data, err := l.read(path)

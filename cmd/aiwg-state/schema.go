@@ -49,11 +49,7 @@ Examples:
 					if err != nil {
 						return err
 					}
-					m, err := s.store.AddSchema(s.c.Context, a[0], paths, data, s.writeOptions())
-					if err != nil {
-						return err
-					}
-					return s.done(m, "%s %s", shortHash(m.Commit), m.Subject)
+					return s.report(s.store.AddSchema(s.c.Context, a[0], paths, data, s.writeOptions()))
 				}),
 			},
 			{
@@ -81,21 +77,24 @@ Examples:
 			},
 			{
 				Name:      "rm",
-				Usage:     "drop the schema NAME and its rule (one commit)",
+				Usage:     "drop the schema NAME and its rule (one commit); --all drops every rule and schema",
 				ArgsUsage: "NAME",
-				Description: `Examples:
-   aiwg-state schema rm agent`,
-				Flags: writeFlags(),
+				Description: `--all is also the way out of rules broken by plain git or a merge, which
+refuse every write until they go.
+
+Examples:
+   aiwg-state schema rm agent
+   aiwg-state schema rm --all`,
+				Flags: append(writeFlags(), &cli.BoolFlag{Name: "all", Usage: "drop every rule and schema"}),
 				Action: command(func(s *session) error {
-					a, err := args(s.c, 1, 1)
+					a, err := args(s.c, 0, 1)
 					if err != nil {
 						return err
 					}
-					m, err := s.store.RemoveSchema(s.c.Context, a[0], s.writeOptions())
-					if err != nil {
-						return err
+					if (len(a) == 1) == s.c.Bool("all") {
+						return usagef("schema rm: name one schema, or give --all")
 					}
-					return s.done(m, "%s %s", shortHash(m.Commit), m.Subject)
+					return s.report(s.store.RemoveSchema(s.c.Context, argAt(a, 0), s.writeOptions()))
 				}),
 			},
 			{

@@ -162,9 +162,8 @@ func (s *Store) Acquire(ctx context.Context, resource string, lo LeaseOptions, w
 			}
 			// Queued anew, or renewed in place (Enqueue keeps its place).
 			renewed := req
-			renewed.RequestedAt, renewed.Timeout = now, hold(now)
-			if !queued {
-				renewed = req
+			if queued {
+				renewed.RequestedAt, renewed.Timeout = now, hold(now)
 			}
 			rec.Enqueue(renewed)
 			enqueued = true
@@ -218,10 +217,9 @@ func (s *Store) Acquire(ctx context.Context, resource string, lo LeaseOptions, w
 			if queued && (!ok || needsRefresh(q, s.now(), deadline)) {
 				break
 			}
-			probe := *rec
-			probe.Locks = append([]lease.Lease(nil), rec.Locks...)
-			probe.WaitQueue = append([]lease.Request(nil), rec.WaitQueue...)
-			if _, err := probe.Acquire(req, lo.ID, "probe", lo.TTL, s.now()); err == nil {
+			// rec is a copy read for this probe alone: trying the
+			// request on it changes nothing stored.
+			if _, err := rec.Acquire(req, lo.ID, "probe", lo.TTL, s.now()); err == nil {
 				break
 			} else if !errors.Is(err, lease.ErrHeld) {
 				return nil, err

@@ -16,26 +16,23 @@ import (
 // leaves one there that does not decode as its record is refused, before
 // a lease acquire would read it as empty and overwrite it, or a bad
 // message would stop its queue.
-func checkRecords(tx *repo.Tx, _ WriteOptions, changes []Change) error {
-	for _, c := range changes {
-		for _, f := range []string{c.File, c.To} {
-			if f == "" || (f == c.File && c.To == "" && c.Operation == OpDelete) || (f == c.File && c.To != "") {
-				continue // removed, or moved away
-			}
-			decode, verb := recordDecoder(f)
-			if decode == nil {
-				continue
-			}
-			data, err := tx.ReadFile(f)
-			if errors.Is(err, repo.ErrNotFound) {
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			if err := decode(f, data); err != nil {
-				return errkind.Errorf(ErrInvalidRecord, "%v: write %s/ with aiwg-state %s", err, strings.SplitN(f, "/", 2)[0], verb)
-			}
+func checkRecords(tx *repo.Tx, _ WriteOptions, _ []Change) error {
+	// Every staged path, not only those the change list names: a
+	// rollback records a directory.
+	for _, f := range tx.Changed() {
+		decode, verb := recordDecoder(f)
+		if decode == nil {
+			continue
+		}
+		data, err := tx.ReadFile(f)
+		if errors.Is(err, repo.ErrNotFound) {
+			continue // removed
+		}
+		if err != nil {
+			return err
+		}
+		if err := decode(f, data); err != nil {
+			return errkind.Errorf(ErrInvalidRecord, "%v: write %s/ with aiwg-state %s", err, strings.SplitN(f, "/", 2)[0], verb)
 		}
 	}
 	return nil

@@ -391,8 +391,8 @@ func jsonLine(v any) (string, error) {
 // printMerge prints a merge's outcome; with conflicts it prints them and
 // returns the error, so the exit code is 4.
 func (s *session) printMerge(res *aiwgstate.MergeResult, err error) error {
-	if res == nil {
-		return err
+	if res == nil || (err != nil && !errors.Is(err, aiwgstate.ErrConflict) && res.Commit == nil) {
+		return err // refused before anything landed: no outcome to print
 	}
 	if s.json {
 		if perr := printJSON(s.out, res); perr != nil {

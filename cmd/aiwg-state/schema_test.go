@@ -14,6 +14,9 @@ func TestSchemaCommands(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "agent.schema.json")
 	os.WriteFile(file, []byte(`{"type":"object","required":["status"],"properties":{"status":{"enum":["idle","busy"]}}}`), 0o644)
 	mustCLI(t, s, "", "set", "agents/pulse.json", "status", `"idle"`)
+	// A branch from before the schema, with a document it will break.
+	mustCLI(t, s, "", "branch", "side")
+	mustCLI(t, s, "", "set", "agents/new.json", "status", `"gone"`, "--branch", "side")
 	if _, errOut, code := runCLI(t, s, "", "schema", "add", "agent", file); code != exitUsage || !strings.Contains(errOut, "--path") {
 		t.Errorf("add without --path: exit %d %q", code, errOut)
 	}
@@ -26,6 +29,11 @@ func TestSchemaCommands(t *testing.T) {
 	}
 	if _, errOut, code := runCLI(t, s, `{"type": 7}`, "schema", "add", "bad", "-", "--path", "x/*"); code != exitUsage {
 		t.Errorf("a schema that is not one: exit %d %q", code, errOut)
+	}
+	// A clean merge a schema refuses prints no outcome, only the refusal.
+	mustCLI(t, s, "", "set", "other.json", "k", "1")
+	if out, errOut, code := runCLI(t, s, "", "merge", "side"); code != exitDomain || out != "" || !strings.Contains(errOut, "agents/new.json breaks its schema") {
+		t.Errorf("a merge the schema refuses: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	if out := mustCLI(t, s, "", "schema", "check", "--json"); strings.TrimSpace(out) != "[]" {
 		t.Errorf("check: %q", out)

@@ -460,3 +460,38 @@ func (s *Store) CheckSchemas(ctx context.Context, ro ReadOptions) ([]SchemaViola
 	})
 	return out, err
 }
+
+// SchemaValidator is the schema check of pushed files, for a server's
+// pre-receive hook (hooks.Options.Schemas): read reads the files of the
+// revision whose rules are in force (the server's branch before the
+// push, as for the access policy). The check returns rule "schema" and
+// why for a file that breaks its schema; nil when there are no rules.
+func SchemaValidator(read func(path string) ([]byte, error)) (func(path string, body []byte) (rule, detail string), error) {
+	rules, err := rulesIn(read)
+	if err != nil || rules == nil {
+		return nil, err
+	}
+	compiled := map[string]*docschema.Schema{}
+	return func(path string, body []byte) (string, string) {
+		file, ok := rules.SchemaFor(path)
+		if !ok {
+			return "", ""
+		}
+		sch, ok := compiled[file]
+		if !ok {
+			var err error
+			if sch, err = docschema.Compile(file, read); err != nil {
+				return "schema", err.Error()
+			}
+			compiled[file] = sch
+		}
+		doc, err := objects.Decode(body)
+		if err != nil {
+			return "schema", fmt.Sprintf("ruled by the schema %s, and not JSON", file)
+		}
+		if err := sch.Validate(doc); err != nil {
+			return "schema", fmt.Sprintf("breaks its schema %s: %v", file, err)
+		}
+		return "", ""
+	}, nil
+}

@@ -154,6 +154,11 @@ type Options struct {
 	// iterations, ...); it returns the rule broken ("" if none) and why.
 	// The caller supplies it so this package stays below the store.
 	Validate func(path string, body []byte) (rule, detail string)
+	// Schemas builds, from a reader of the files of the revision whose
+	// settings are in force, a check of the documents the store's schema
+	// rules name there; nil when it has none. The caller supplies it, as
+	// Validate.
+	Schemas func(read func(path string) ([]byte, error)) (func(path string, body []byte) (rule, detail string), error)
 }
 
 // Check checks the commits a push brings to the repository at gitDir,
@@ -258,6 +263,8 @@ type checker struct {
 	maxDoc     int64
 	ruled      []verbiage.Pattern // verbiage-ruled documents (seed 004)
 	validate   func(path string, body []byte) (string, string)
+	schemas    func(read func(path string) ([]byte, error)) (func(path string, body []byte) (string, string), error)
+	ruledBy    func(path string, body []byte) (string, string) // the schema check in force
 	max        int
 	violations []Violation
 	seen       map[string]bool
@@ -272,7 +279,7 @@ func newChecker(ctx context.Context, gitDir string, opts Options) (*checker, err
 		return nil, err
 	}
 	c := &checker{gitDir: gitDir, cat: cat, maxDoc: defaultMaxDoc, max: opts.MaxViolations,
-		seen: map[string]bool{}, trees: map[string][]treeEntry{}, validate: opts.Validate}
+		seen: map[string]bool{}, trees: map[string][]treeEntry{}, validate: opts.Validate, schemas: opts.Schemas}
 	if c.max <= 0 {
 		c.max = 50
 	}
@@ -337,6 +344,20 @@ func (c *checker) loadSettings(rev string) error {
 		if p, err := verbiage.CompilePattern(d); err == nil {
 			c.ruled = append(c.ruled, p)
 		}
+	}
+	if c.schemas != nil {
+		read := func(path string) ([]byte, error) {
+			_, body, err := c.cat.read(rev + ":" + path)
+			if errors.Is(err, errMissing) {
+				return nil, fmt.Errorf("%s: %w", path, repo.ErrNotFound)
+			}
+			return body, err
+		}
+		check, err := c.schemas(read)
+		if err != nil {
+			return fmt.Errorf("the schema rules in force (at %s): %w", rev, err)
+		}
+		c.ruledBy = check
 	}
 	return nil
 }
@@ -571,6 +592,11 @@ func (c *checker) checkContent(ch change) (string, string, error) {
 	}
 	if c.validate != nil {
 		if rule, detail := c.validate(ch.path, body); rule != "" {
+			return rule, detail, nil
+		}
+	}
+	if c.ruledBy != nil {
+		if rule, detail := c.ruledBy(ch.path, body); rule != "" {
 			return rule, detail, nil
 		}
 	}

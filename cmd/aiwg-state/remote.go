@@ -428,7 +428,7 @@ func runPreReceive(c *cli.Context, stdin io.Reader, stderr io.Writer) error {
 	if gitDir == "" {
 		gitDir = "."
 	}
-	err = hooks.Check(c.Context, gitDir, ups, hooks.Options{Validate: aiwgstate.ValidateKnownFile})
+	err = hooks.Check(c.Context, gitDir, ups, hooks.Options{Validate: aiwgstate.ValidateKnownFile, Schemas: aiwgstate.SchemaValidator})
 	var re *hooks.RefusedError
 	if errors.As(err, &re) {
 		for _, v := range re.Violations {
@@ -505,7 +505,7 @@ Examples:
 					if len(revs) == 1 && !strings.Contains(revs[0], "..") {
 						revs = append(revs, "--not", "--remotes")
 					}
-					err := hooks.CheckRevs(s.c.Context, s.store.Dir(), revs, hooks.Options{PolicyFrom: s.c.String("policy-from"), Validate: aiwgstate.ValidateKnownFile})
+					err := hooks.CheckRevs(s.c.Context, s.store.Dir(), revs, hooks.Options{PolicyFrom: s.c.String("policy-from"), Validate: aiwgstate.ValidateKnownFile, Schemas: aiwgstate.SchemaValidator})
 					var re *hooks.RefusedError
 					if errors.As(err, &re) {
 						if s.json {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -37,6 +38,29 @@ func TestSchemaCommands(t *testing.T) {
 	}
 	if out := mustCLI(t, s, "", "schema", "check", "--json"); strings.TrimSpace(out) != "[]" {
 		t.Errorf("check: %q", out)
+	}
+	// The checks a server runs on a push (policy check runs them here)
+	// hold pushed documents to the schemas in force.
+	blob := strings.TrimSpace(gitIn(s, "{\n  \"status\": \"gone\"\n}\n", "hash-object", "-w", "--stdin"))
+	idx := filepath.Join(t.TempDir(), "index")
+	env := append(os.Environ(), "GIT_INDEX_FILE="+idx)
+	for _, args := range [][]string{{"read-tree", "main"}, {"update-index", "--add", "--cacheinfo", "100644," + blob + ",agents/pushed.json"}} {
+		cmd := exec.Command("git", append([]string{"--git-dir", s}, args...)...)
+		cmd.Env = env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	cmd := exec.Command("git", "--git-dir", s, "write-tree")
+	cmd.Env = env
+	tree, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pushed := strings.TrimSpace(gitOut(t, s, "commit-tree", "-p", "main", "-m", "by hand", strings.TrimSpace(string(tree))))
+	gitOut(t, s, "update-ref", "refs/heads/pushed", pushed)
+	if out, _, code := runCLI(t, s, "", "policy", "check", "main..pushed"); code != exitDomain || !strings.Contains(out, "agents/pushed.json") || !strings.Contains(out, "breaks its schema") {
+		t.Errorf("policy check of a commit breaking a schema: exit %d, %q", code, out)
 	}
 	mustCLI(t, s, "", "schema", "rm", "agent")
 	if _, errOut, code := runCLI(t, s, "", "schema", "rm", "agent"); code != exitDomain {

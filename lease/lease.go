@@ -71,6 +71,26 @@ var (
 	ErrDeadlock = fmt.Errorf("%w: two shared holders wait to upgrade", ErrHeld)
 )
 
+// HeldError is an ErrHeld naming what holds the resource up: the lease
+// that excludes the request, or the waiting request served before it.
+type HeldError struct {
+	Resource string
+	// Holder, Lease and Type are the excluding lease's, if one excludes.
+	Holder string
+	Lease  string
+	Type   Type
+	// Waiter and Request are the request served first, if one is.
+	Waiter  string
+	Request string
+	// Until is when that lease or request runs out unless renewed.
+	Until time.Time
+	msg   string
+}
+
+func (e *HeldError) Error() string { return e.msg }
+
+func (e *HeldError) Unwrap() error { return ErrHeld }
+
 // Lease is one hold of a resource (seed 003's Lock). TTL is in
 // milliseconds, as the seed has it.
 type Lease struct {
@@ -234,14 +254,18 @@ func (r *Record) Acquire(req Request, renew, id string, ttl time.Duration, now t
 				return Grant{}, errkind.Errorf(ErrDeadlock, "%s also waits to upgrade its shared lease on %s: release your shared lease %s first (or %s its)", q.Requester, r.Resource, renew, q.Requester)
 			}
 		}
+		he := &HeldError{Resource: r.Resource, Holder: l.Holder, Lease: l.ID, Type: l.Type, Until: l.ExpiresAt}
 		if l.Holder == req.Requester {
-			return Grant{}, errkind.Errorf(ErrHeld, "you (%s) hold %s already, as %s (%s) until %s: pass its id to renew or change it", l.Holder, r.Resource, l.ID, l.Type, l.ExpiresAt.UTC().Format(time.RFC3339))
+			he.msg = fmt.Sprintf("you (%s) hold %s already, as %s (%s) until %s: pass its id to renew or change it", l.Holder, r.Resource, l.ID, l.Type, l.ExpiresAt.UTC().Format(time.RFC3339))
+		} else {
+			he.msg = fmt.Sprintf("%s holds %s (%s) until %s", l.Holder, r.Resource, l.Type, l.ExpiresAt.UTC().Format(time.RFC3339))
 		}
-		return Grant{}, errkind.Errorf(ErrHeld, "%s holds %s (%s) until %s", l.Holder, r.Resource, l.Type, l.ExpiresAt.UTC().Format(time.RFC3339))
+		return Grant{}, he
 	}
 	if mine < 0 {
 		if ahead, ok := r.ahead(req); ok {
-			return Grant{}, errkind.Errorf(ErrHeld, "%s waits for %s first (%s priority, until %s)", ahead.Requester, r.Resource, ahead.Priority, ahead.expiry().UTC().Format(time.RFC3339))
+			return Grant{}, &HeldError{Resource: r.Resource, Waiter: ahead.Requester, Request: ahead.ID, Until: ahead.expiry(),
+				msg: fmt.Sprintf("%s waits for %s first (%s priority, until %s)", ahead.Requester, r.Resource, ahead.Priority, ahead.expiry().UTC().Format(time.RFC3339))}
 		}
 	}
 	r.WaitQueue = slices.DeleteFunc(r.WaitQueue, func(q Request) bool { return q.ID == req.ID })

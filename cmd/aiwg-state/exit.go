@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"strings"
+	"time"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/docschema"
@@ -111,6 +112,24 @@ func reportError(w io.Writer, err error, asJSON bool) {
 			details["ref"] = se.Ref
 			details["current"] = se.Current.String()
 			details["expected"] = se.Expected.String()
+		}
+		var he *lease.HeldError
+		if errors.As(err, &he) {
+			details["resource"] = he.Resource
+			for k, v := range map[string]string{"holder": he.Holder, "lease": he.Lease, "type": string(he.Type), "waiter": he.Waiter, "request": he.Request} {
+				if v != "" {
+					details[k] = v
+				}
+			}
+			details["until"] = he.Until.UTC().Format(time.RFC3339Nano)
+		}
+		var sv *aiwgstate.SchemaViolation
+		if errors.As(err, &sv) {
+			details["file"], details["schema"] = sv.File, sv.Schema
+			var ve *docschema.ValidationError
+			if errors.As(err, &ve) {
+				details["field"], details["reason"] = ve.Field, ve.Reason
+			}
 		}
 		b, _ := json.Marshal(map[string]any{"error": msg, "code": code, "details": details})
 		fmt.Fprintln(w, string(b))

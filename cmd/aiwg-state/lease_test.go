@@ -37,6 +37,15 @@ func TestLeaseCommands(t *testing.T) {
 	if got := gitOut(t, s, "log", "-1", "--format=%(trailers:key=Lease,valueonly)"); strings.TrimSpace(got) != "downgrade" {
 		t.Errorf("the downgrade's Lease trailer: %q", got)
 	}
+	// With --json the refusal says who holds it, for an agent to act on.
+	_, errOut, _ = runCLI(t, s, "", "lease", "acquire", "tasks/t-17", "--agent", "beat", "--json")
+	var refusal struct {
+		Code    int
+		Details map[string]string
+	}
+	if err := json.Unmarshal([]byte(errOut), &refusal); err != nil || refusal.Code != exitLock || refusal.Details["holder"] != "pulse" || refusal.Details["lease"] != res.Lease.ID || refusal.Details["until"] == "" {
+		t.Errorf("a held lease's --json error: %s (%v)", errOut, err)
+	}
 	mustCLI(t, s, "", "lease", "acquire", "tasks/t-17", "--shared", "--agent", "beat")
 	ls := mustCLI(t, s, "", "lease", "ls", "tasks")
 	if strings.Count(ls, "shared") != 2 || !strings.Contains(ls, "pulse") || !strings.Contains(ls, "beat") {

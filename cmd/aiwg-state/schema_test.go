@@ -28,6 +28,10 @@ func TestSchemaCommands(t *testing.T) {
 	if _, errOut, code := runCLI(t, s, "", "set", "agents/pulse.json", "status", `"gone"`); code != exitDomain || !strings.Contains(errOut, "breaks its schema") || strings.Count(errOut, "\n") != 1 {
 		t.Errorf("a write that breaks the schema: exit %d %q", code, errOut)
 	}
+	_, errOut, _ := runCLI(t, s, "", "set", "agents/pulse.json", "status", `"gone"`, "--json")
+	if !strings.Contains(errOut, `"field":"status"`) || !strings.Contains(errOut, `"file":"agents/pulse.json"`) {
+		t.Errorf("a schema refusal's --json details: %s", errOut)
+	}
 	if _, errOut, code := runCLI(t, s, `{"type": 7}`, "schema", "add", "bad", "-", "--path", "x/*"); code != exitUsage {
 		t.Errorf("a schema that is not one: exit %d %q", code, errOut)
 	}

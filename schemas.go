@@ -61,40 +61,42 @@ func (s *Store) checkSchemas(tx *repo.Tx, _ WriteOptions, _ []Change) error {
 }
 
 // revalidate lists the documents a change of the rules or of schemas
-// puts to the test: those whose schema is another than before, or one
-// compiled from a file the write changes. Every rule's schema must
-// compile, documents or not. Documents whose schema is untouched are
-// left alone: one left invalid by plain git does not block unrelated
-// schema changes.
+// puts to the test (see schemaAffected), in the tree the write builds on.
 func (s *Store) revalidate(tx *repo.Tx, rules *docschema.Rules, staged map[string]bool) ([]string, error) {
 	root, err := tx.ParentTree()
-	if err != nil {
+	if err != nil || root.IsZero() {
 		return nil, err
 	}
-	var before *docschema.Rules
-	if !root.IsZero() {
-		if before, err = rulesIn(treeReader(s.repo, root)); err != nil {
-			before = nil // broken before: every ruled document is tested
-		}
+	before, err := rulesIn(treeReader(s.repo, root))
+	if err != nil {
+		before = nil // broken before: every ruled document is tested
 	}
+	return s.schemaAffected(root, before, rules, staged, tx.ReadFile)
+}
+
+// schemaAffected lists the files of tree root whose schema a change from
+// the rules before to those after puts to the test: those whose schema
+// is another than before, or one compiled from a file in changed (read
+// through read, as the change leaves it). Every rule's schema must
+// compile, documents or not. Documents whose schema is untouched are left
+// alone: one left invalid by plain git does not block unrelated schema
+// changes.
+func (s *Store) schemaAffected(root plumbing.Hash, before, after *docschema.Rules, changed map[string]bool, read func(string) ([]byte, error)) ([]string, error) {
 	touched := map[string]bool{}
-	for _, r := range rules.Rules {
-		sch, err := s.schema(tx.ReadFile, r.Schema)
+	for _, r := range after.Rules {
+		sch, err := s.schema(read, r.Schema)
 		if err != nil {
 			return nil, err
 		}
 		for f := range sch.Files {
-			if staged[f] {
+			if changed[f] {
 				touched[r.Schema] = true
 			}
 		}
 	}
 	var out []string
-	if root.IsZero() {
-		return nil, nil
-	}
-	err = s.repo.Walk(root, "", func(path string, _ plumbing.Hash) error {
-		now, ok := rules.SchemaFor(path)
+	err := s.repo.Walk(root, "", func(path string, _ plumbing.Hash) error {
+		now, ok := after.SchemaFor(path)
 		if !ok {
 			return nil
 		}
@@ -192,7 +194,7 @@ func (s *Store) validateRuled(rules *docschema.Rules, read func(string) ([]byte,
 func (s *Store) schema(read func(string) ([]byte, error), file string) (*docschema.Schema, error) {
 	data, err := read(file)
 	if errors.Is(err, repo.ErrNotFound) {
-		return nil, errkind.Errorf(docschema.ErrRules, "%s names the schema %s, which is not in the store", docschema.Path, file)
+		return nil, errkind.Errorf(ErrInvalidRecord, "%s names the schema %s, which is not in the store (aiwg-state schema rm --all clears the rules)", docschema.Path, file)
 	}
 	if err != nil {
 		return nil, err
@@ -213,7 +215,9 @@ func (s *Store) schema(read func(string) ([]byte, error), file string) (*docsche
 	}
 	sch, err := docschema.Compile(file, read)
 	if err != nil {
-		return nil, err
+		// A schema the store holds (schema add compiles its own first).
+		name := strings.TrimSuffix(strings.TrimPrefix(file, docschema.Dir+"/"), ".schema.json")
+		return nil, errkind.Errorf(ErrInvalidRecord, "%v: the store's schema is broken (aiwg-state schema rm %s, or schema rm --all)", err, name)
 	}
 	s.schemas.Store(key, sch)
 	return sch, nil
@@ -338,36 +342,40 @@ func (s *Store) RemoveSchema(ctx context.Context, name string, wo WriteOptions) 
 
 // checkFastForward is the schema check of a fast-forward, which writes no
 // commit for the write checks to judge: the documents the branch brings
-// that its rules rule, and, when it brings other rules or schemas, every
-// document they rule, must meet their schema as the branch has them.
+// that its rules rule, and, when it brings other rules or schemas, the
+// documents whose schema that changes, must meet their schema as the
+// branch has them.
 func (s *Store) checkFastForward(ours, theirs plumbing.Hash) error {
-	to := s.treeOf(theirs)
+	from, to := s.treeOf(ours), s.treeOf(theirs)
 	read := treeReader(s.repo, to)
 	rules, err := rulesIn(read)
 	if err != nil || rules == nil {
 		return err
 	}
-	files, err := s.repo.DiffTrees(s.treeOf(ours), to)
+	files, err := s.repo.DiffTrees(from, to)
 	if err != nil {
 		return err
 	}
+	changed := map[string]bool{}
 	var paths []string
-	all := false
+	schemasChanged := false
 	for _, f := range files {
-		all = all || f.Path == docschema.Path || strings.HasPrefix(f.Path, docschema.Dir+"/")
+		changed[f.Path] = true
+		schemasChanged = schemasChanged || f.Path == docschema.Path || strings.HasPrefix(f.Path, docschema.Dir+"/")
 		if !f.New.IsZero() {
 			paths = append(paths, f.Path)
 		}
 	}
-	if all {
-		paths = paths[:0]
-		err := s.repo.Walk(to, "", func(p string, _ plumbing.Hash) error {
-			paths = append(paths, p)
-			return nil
-		})
+	if schemasChanged {
+		before, err := rulesIn(treeReader(s.repo, from))
+		if err != nil {
+			before = nil
+		}
+		more, err := s.schemaAffected(to, before, rules, changed, read)
 		if err != nil {
 			return err
 		}
+		paths = append(paths, more...)
 	}
 	for _, p := range paths {
 		if err := s.validateRuled(rules, read, p); err != nil {

@@ -221,3 +221,29 @@ func TestBrokenSchemaRulesHaveAWayOut(t *testing.T) {
 		t.Errorf("a $ref to an ordinary document: %v", err)
 	}
 }
+
+// TestFastForwardSkipsUntouchedInvalidDocuments: a branch that changes
+// other schemas fast-forwards over a document plain git left invalid
+// under a schema it does not touch, as a merge commit would.
+func TestFastForwardSkipsUntouchedInvalidDocuments(t *testing.T) {
+	st := newStore(t)
+	ctx := context.Background()
+	if _, err := st.AddSchema(ctx, "a", []string{"a/*.json"}, []byte(`{"type":"string"}`), aiwgstate.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	blob := strings.TrimSpace(gitIn(t, st, `7`, "hash-object", "-w", "--stdin"))
+	idx := filepath.Join(t.TempDir(), "index")
+	gitEnv(t, st, idx, "read-tree", "HEAD")
+	gitEnv(t, st, idx, "update-index", "--add", "--cacheinfo", "100644,"+blob+",a/bad.json")
+	tree := strings.TrimSpace(gitEnv(t, st, idx, "write-tree"))
+	git(t, st, "update-ref", "refs/heads/main", strings.TrimSpace(git(t, st, "commit-tree", "-p", "HEAD", "-m", "by hand", tree)))
+	if _, err := st.CreateBranch(ctx, "f", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.AddSchema(ctx, "note", []string{"notes/*.json"}, []byte(`{}`), aiwgstate.WriteOptions{Branch: "f"}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := st.Merge(ctx, "f", aiwgstate.MergeOptions{}); err != nil || res.Status != aiwgstate.MergeFastForward {
+		t.Errorf("a fast-forward changing other schemas: %+v %v", res, err)
+	}
+}

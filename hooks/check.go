@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/aiwg/aiwg-state/docschema"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/policy"
 	"github.com/aiwg/aiwg-state/repo"
@@ -353,11 +354,12 @@ func (c *checker) loadSettings(rev string) error {
 			}
 			return body, err
 		}
-		check, err := c.schemas(read)
-		if err != nil {
-			return fmt.Errorf("the schema rules in force (at %s): %w", rev, err)
+		// Rules in force that are broken (written before pushes were
+		// checked for them) check nothing, rather than refuse every
+		// push, the one mending them included.
+		if check, err := c.schemas(read); err == nil {
+			c.ruledBy = check
 		}
-		c.ruledBy = check
 	}
 	return nil
 }
@@ -573,8 +575,20 @@ func (c *checker) checkPath(ch change) (string, string, error) {
 }
 
 func (c *checker) checkContent(ch change) (string, string, error) {
-	if ch.deleted() || !strings.HasSuffix(ch.path, ".json") {
+	if ch.deleted() {
 		return "", "", nil
+	}
+	if !strings.HasSuffix(ch.path, ".json") {
+		if c.ruledBy == nil {
+			return "", "", nil
+		}
+		// A schema may rule a path of any name.
+		_, body, err := c.cat.read(ch.entry.hash)
+		if err != nil {
+			return "", "", err
+		}
+		rule, detail := c.ruledBy(ch.path, body)
+		return rule, detail, nil
 	}
 	_, body, err := c.cat.read(ch.entry.hash)
 	if err != nil {
@@ -598,6 +612,13 @@ func (c *checker) checkContent(ch change) (string, string, error) {
 	if c.ruledBy != nil {
 		if rule, detail := c.ruledBy(ch.path, body); rule != "" {
 			return rule, detail, nil
+		}
+	}
+	if ch.path == docschema.Path {
+		// Broken rules in force would make the hook refuse every push,
+		// the one mending them too.
+		if _, err := docschema.Parse(body); err != nil {
+			return RuleSchema, err.Error(), nil
 		}
 	}
 	return "", "", nil

@@ -433,14 +433,7 @@ func TestLeaseFileNotARecord(t *testing.T) {
 		t.Fatalf("a plain document put where a lease record belongs: %v", err)
 	}
 	// Written by plain git: read as what it is, never overwritten.
-	blob := strings.TrimSpace(gitIn(t, st, `{"x":1}`, "hash-object", "-w", "--stdin"))
-	head := strings.TrimSpace(git(t, st, "rev-parse", "HEAD"))
-	idx := filepath.Join(t.TempDir(), "index")
-	gitEnv(t, st, idx, "read-tree", head)
-	gitEnv(t, st, idx, "update-index", "--add", "--cacheinfo", "100644,"+blob+",leases/foo.json")
-	tree := strings.TrimSpace(gitEnv(t, st, idx, "write-tree"))
-	c := strings.TrimSpace(git(t, st, "commit-tree", "-p", head, "-m", "by hand", tree))
-	git(t, st, "update-ref", "refs/heads/main", c)
+	git(t, st, "update-ref", "refs/heads/main", plainCommit(t, st, "leases/foo.json", `{"x":1}`))
 	if _, err := st.Leases(ctx, "", aiwgstate.ReadOptions{}); !errors.Is(err, aiwgstate.ErrInvalidRecord) {
 		t.Errorf("Leases over a non-record: %v", err)
 	}
@@ -498,6 +491,19 @@ func TestWatchDoesNotRestreamItsStart(t *testing.T) {
 	}
 	cancel()
 	<-done
+}
+
+// plainCommit makes, with git plumbing alone, a commit on top of HEAD
+// that writes body at path, as a plain git user would; it returns the
+// commit, which no ref names yet.
+func plainCommit(t testing.TB, st *aiwgstate.Store, path, body string) string {
+	t.Helper()
+	blob := strings.TrimSpace(gitIn(t, st, body, "hash-object", "-w", "--stdin"))
+	idx := filepath.Join(t.TempDir(), "index")
+	gitEnv(t, st, idx, "read-tree", "HEAD")
+	gitEnv(t, st, idx, "update-index", "--add", "--cacheinfo", "100644,"+blob+","+path)
+	tree := strings.TrimSpace(gitEnv(t, st, idx, "write-tree"))
+	return strings.TrimSpace(git(t, st, "commit-tree", "-p", "HEAD", "-m", "by hand", tree))
 }
 
 // gitIn runs git with stdin.

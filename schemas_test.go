@@ -3,7 +3,6 @@ package aiwgstate_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -62,13 +61,7 @@ func TestSchemasGuardWrites(t *testing.T) {
 		t.Errorf("check: %+v %v", bad, err)
 	}
 	// Plain git is not checked as it writes; check finds what it left.
-	blob := strings.TrimSpace(gitIn(t, st, `{"status":"on fire"}`, "hash-object", "-w", "--stdin"))
-	idx := filepath.Join(t.TempDir(), "index")
-	gitEnv(t, st, idx, "read-tree", "HEAD")
-	gitEnv(t, st, idx, "update-index", "--add", "--cacheinfo", "100644,"+blob+",agents/byhand.json")
-	tree := strings.TrimSpace(gitEnv(t, st, idx, "write-tree"))
-	c := strings.TrimSpace(git(t, st, "commit-tree", "-p", "HEAD", "-m", "by hand", tree))
-	git(t, st, "update-ref", "refs/heads/main", c)
+	git(t, st, "update-ref", "refs/heads/main", plainCommit(t, st, "agents/byhand.json", `{"status":"on fire"}`))
 	if bad, err := st.CheckSchemas(ctx, aiwgstate.ReadOptions{}); err != nil || len(bad) != 1 || bad[0].File != "agents/byhand.json" {
 		t.Errorf("check after plain git: %+v %v", bad, err)
 	}
@@ -158,12 +151,7 @@ func TestUnrelatedInvalidDocumentDoesNotBlockSchemas(t *testing.T) {
 	if _, err := st.AddSchema(ctx, "a", []string{"a/*.json"}, []byte(`{"type":"string"}`), aiwgstate.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	blob := strings.TrimSpace(gitIn(t, st, `7`, "hash-object", "-w", "--stdin"))
-	idx := filepath.Join(t.TempDir(), "index")
-	gitEnv(t, st, idx, "read-tree", "HEAD")
-	gitEnv(t, st, idx, "update-index", "--add", "--cacheinfo", "100644,"+blob+",a/bad.json")
-	tree := strings.TrimSpace(gitEnv(t, st, idx, "write-tree"))
-	git(t, st, "update-ref", "refs/heads/main", strings.TrimSpace(git(t, st, "commit-tree", "-p", "HEAD", "-m", "by hand", tree)))
+	git(t, st, "update-ref", "refs/heads/main", plainCommit(t, st, "a/bad.json", `7`))
 	if _, err := st.AddSchema(ctx, "b", []string{"b/*.json"}, []byte(`{}`), aiwgstate.WriteOptions{}); err != nil {
 		t.Errorf("a schema for other paths: %v", err)
 	}
@@ -181,12 +169,7 @@ func TestSchemasGuardFastForwards(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A branch plain git made, one commit ahead, bringing a bad document.
-	blob := strings.TrimSpace(gitIn(t, st, `{}`, "hash-object", "-w", "--stdin"))
-	idx := filepath.Join(t.TempDir(), "index")
-	gitEnv(t, st, idx, "read-tree", "HEAD")
-	gitEnv(t, st, idx, "update-index", "--add", "--cacheinfo", "100644,"+blob+",d/x.json")
-	tree := strings.TrimSpace(gitEnv(t, st, idx, "write-tree"))
-	git(t, st, "update-ref", "refs/heads/bad", strings.TrimSpace(git(t, st, "commit-tree", "-p", "HEAD", "-m", "by hand", tree)))
+	git(t, st, "update-ref", "refs/heads/bad", plainCommit(t, st, "d/x.json", `{}`))
 	head := git(t, st, "rev-parse", "HEAD")
 	if _, err := st.Merge(ctx, "bad", aiwgstate.MergeOptions{}); !errors.Is(err, docschema.ErrInvalid) {
 		t.Errorf("a fast-forward bringing a document that breaks its schema: %v", err)
@@ -201,12 +184,7 @@ func TestSchemasGuardFastForwards(t *testing.T) {
 func TestBrokenSchemaRulesHaveAWayOut(t *testing.T) {
 	st := newStore(t)
 	ctx := context.Background()
-	blob := strings.TrimSpace(gitIn(t, st, `{"rules":[{"paths":["x/*"],"schema":"nope.json"}]}`, "hash-object", "-w", "--stdin"))
-	idx := filepath.Join(t.TempDir(), "index")
-	gitEnv(t, st, idx, "read-tree", "HEAD")
-	gitEnv(t, st, idx, "update-index", "--add", "--cacheinfo", "100644,"+blob+",.aiwg/schemas.json")
-	tree := strings.TrimSpace(gitEnv(t, st, idx, "write-tree"))
-	git(t, st, "update-ref", "refs/heads/main", strings.TrimSpace(git(t, st, "commit-tree", "-p", "HEAD", "-m", "by hand", tree)))
+	git(t, st, "update-ref", "refs/heads/main", plainCommit(t, st, ".aiwg/schemas.json", `{"rules":[{"paths":["x/*"],"schema":"nope.json"}]}`))
 	if _, err := st.Put(ctx, "y.json", []byte(`1`), aiwgstate.WriteOptions{}); !errors.Is(err, aiwgstate.ErrInvalidRecord) || !strings.Contains(err.Error(), "schema rm --all") {
 		t.Fatalf("a write under broken rules: %v", err)
 	}
@@ -231,12 +209,7 @@ func TestFastForwardSkipsUntouchedInvalidDocuments(t *testing.T) {
 	if _, err := st.AddSchema(ctx, "a", []string{"a/*.json"}, []byte(`{"type":"string"}`), aiwgstate.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	blob := strings.TrimSpace(gitIn(t, st, `7`, "hash-object", "-w", "--stdin"))
-	idx := filepath.Join(t.TempDir(), "index")
-	gitEnv(t, st, idx, "read-tree", "HEAD")
-	gitEnv(t, st, idx, "update-index", "--add", "--cacheinfo", "100644,"+blob+",a/bad.json")
-	tree := strings.TrimSpace(gitEnv(t, st, idx, "write-tree"))
-	git(t, st, "update-ref", "refs/heads/main", strings.TrimSpace(git(t, st, "commit-tree", "-p", "HEAD", "-m", "by hand", tree)))
+	git(t, st, "update-ref", "refs/heads/main", plainCommit(t, st, "a/bad.json", `7`))
 	if _, err := st.CreateBranch(ctx, "f", ""); err != nil {
 		t.Fatal(err)
 	}

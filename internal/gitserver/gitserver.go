@@ -5,13 +5,16 @@
 package gitserver
 
 import (
+	"crypto/subtle"
 	"fmt"
 	"net"
+	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -101,11 +104,57 @@ func HTTP(tb testing.TB, root string) string {
 
 // StartHTTP is HTTP for programs without a testing.TB.
 func StartHTTP(root string) (base string, stop func(), err error) {
-	git, err := exec.LookPath("git")
+	h, err := backend(root)
 	if err != nil {
 		return "", nil, err
 	}
-	h := &cgi.Handler{
+	return listen(h)
+}
+
+// HTTPAuth serves root as HTTP does, behind HTTP basic authentication:
+// users maps each user name to its password. Every request must
+// authenticate, and git http-backend (and so the pre-receive hook) sees
+// the user as REMOTE_USER, as behind a web server's authentication. A URL
+// with credentials is base with "user:password@" after "http://".
+func HTTPAuth(tb testing.TB, root string, users map[string]string) string {
+	tb.Helper()
+	h, err := backend(root)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	base, stop, err := listen(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		user, pass, ok := r.BasicAuth()
+		want, known := users[user]
+		if !ok || !known || subtle.ConstantTimeCompare([]byte(pass), []byte(want)) != 1 {
+			w.Header().Set("WWW-Authenticate", `Basic realm="state"`)
+			http.Error(w, "authentication required", http.StatusUnauthorized)
+			return
+		}
+		// A handler per request: cgi.Handler passes only the environment
+		// it is given, and REMOTE_USER is this request's.
+		hu := *h
+		hu.Env = append(append([]string(nil), h.Env...), "REMOTE_USER="+user, "AUTH_TYPE=Basic")
+		hu.ServeHTTP(w, r)
+	}))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(stop)
+	return base
+}
+
+// WithUser returns an HTTP base URL carrying a user's credentials.
+func WithUser(base, user, password string) string {
+	return strings.Replace(base, "http://", "http://"+user+":"+password+"@", 1)
+}
+
+// backend is the CGI handler running git http-backend over root.
+func backend(root string) (*cgi.Handler, error) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		return nil, err
+	}
+	return &cgi.Handler{
 		Path: git,
 		Args: []string{"http-backend"},
 		Env: []string{
@@ -116,7 +165,11 @@ func StartHTTP(root string) (base string, stop func(), err error) {
 			"PATH=" + os.Getenv("PATH"),
 			"HOME=" + os.Getenv("HOME"),
 		},
-	}
+	}, nil
+}
+
+// listen serves h on a free loopback port.
+func listen(h http.Handler) (base string, stop func(), err error) {
 	srv := httptest.NewUnstartedServer(h)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -428,7 +428,7 @@ func runPreReceive(c *cli.Context, stdin io.Reader, stderr io.Writer) error {
 	if gitDir == "" {
 		gitDir = "."
 	}
-	err = hooks.Check(c.Context, gitDir, ups, hooks.Options{Validate: aiwgstate.ValidateKnownFile, Schemas: aiwgstate.SchemaValidator})
+	err = hooks.Check(c.Context, gitDir, ups, hooks.Options{Validate: aiwgstate.ValidateKnownFile, Schemas: aiwgstate.SchemaValidator, Getenv: os.Getenv})
 	var re *hooks.RefusedError
 	if errors.As(err, &re) {
 		for _, v := range re.Violations {

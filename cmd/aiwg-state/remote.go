@@ -364,6 +364,11 @@ JSON, store paths, limits, the access policy (.aiwg/policy.json at the
 server's HEAD) and no merge in progress. A refused push leaves the server's
 refs unchanged and tells the pusher the commit, path, rule and agent.
 
+When the policy names "pushers", the hook checks who pushes against the
+agents each commit names: the pusher is the variable the repository's git
+config aiwg.pusherVariable names, else REMOTE_USER (git http-backend behind
+HTTP authentication), else GL_USER (gitolite).
+
 Examples:
    aiwg-state hooks install --server /srv/git/state.git
    aiwg-state hooks install --server /srv/git/state.git --binary /usr/local/bin/aiwg-state`,
@@ -464,6 +469,13 @@ Example policy (seed 003's permission matrix):
       {"name": "coordinator writes all", "roles": ["coordinator"], "paths": ["**"]},
       {"name": "only own sessions", "roles": ["workers"], "paths": ["agents/{agent}/**"]},
       {"name": "only own locks", "agents": ["*"], "paths": ["locks/{agent}/**"]}]}
+
+On a server that authenticates pushers, "pushers" maps each to the agents
+it may act as and to the roles "integrator" (merges other agents' work,
+moves any agent's branch) and "lease_admin" (force-releases others'
+leases); "require_pusher": false lets unauthenticated pushes through:
+   "pushers": {"alice": {"agents": ["alice"]},
+               "ci": {"agents": ["conductor"], "roles": ["integrator"]}}
 
 Examples:
    aiwg-state policy set policy.json --agent conductor

@@ -214,6 +214,11 @@ func Check(ctx context.Context, gitDir string, updates []Update, opts Options) e
 		} else if err != nil {
 			return err
 		}
+		if err := c.checkGained(ctx, u); errors.Is(err, errEnough) {
+			break
+		} else if err != nil {
+			return err
+		}
 		if err := c.checkCommits(ctx, u.Ref, commits); err != nil {
 			return err
 		}

@@ -31,9 +31,10 @@
 //     remove, change or forge another agent's live lease or wait unless the
 //     commit's agent (or the pusher) has the policy's lease_admin role;
 //   - identity: when the policy names pushers, the commit's author and
-//     committer are agents the authenticated pusher may act as; a merge
-//     that brings other agents' commits the default branch lacks needs the
-//     integrator role (rule integrator).
+//     committer are agents the authenticated pusher may act as; and per
+//     branch, bringing other agents' commits the default branch lacks onto
+//     it (a merge, a fast-forward) needs the pusher's integrator role (rule
+//     integrator).
 //
 // And per ref: only branches and tags are taken (rule ref); a merge in
 // progress (refs/aiwg/merge/*, where aiwg-state keeps unresolved

@@ -20,8 +20,9 @@ const (
 	RuleIdentity = "identity"
 	// RuleNamespace: agents/<id>/* is agent id's to create and move.
 	RuleNamespace = "namespace"
-	// RuleIntegrator: merging other agents' work that the default branch
-	// does not have yet is for the integrator role.
+	// RuleIntegrator: bringing other agents' work that the default branch
+	// does not have yet onto a branch (a merge, a fast-forward) is for the
+	// integrator role.
 	RuleIntegrator = "integrator"
 	// RuleLease: another agent's live lease or wait is removed, changed or
 	// forged by someone who is neither its holder nor a lease_admin.
@@ -73,18 +74,17 @@ func Pusher(ctx context.Context, gitDir string, getenv func(string) string) (nam
 
 // identity is what the checker knows of who pushes.
 type identity struct {
-	pusher string         // "" when the server did not say
-	entry  *policy.Pusher // the policy's entry for pusher; nil when not named or not checked
-	def    string         // the default branch's value before the push ("" when unborn)
-	now    time.Time      // when a lease counts as run out
-	// ctx is the check's, for the git processes a merge's check runs.
-	ctx context.Context
+	pusher  string            // "" when the server did not say
+	entry   *policy.Pusher    // the policy's entry for pusher; nil when not named or not checked
+	def     string            // the default branch's value before the push ("" when unborn)
+	now     time.Time         // when a lease counts as run out
+	authors map[string]string // commit -> author name, read once
 }
 
 // loadIdentity resolves the pusher once the policy in force is known;
 // getenv nil (a local `policy check`) knows no pusher.
 func (c *checker) loadIdentity(ctx context.Context, getenv func(string) string, from string) error {
-	c.id = identity{ctx: ctx, now: time.Now()}
+	c.id = identity{now: time.Now()}
 	if _, _, err := c.cat.read(from + "^{commit}"); err == nil {
 		c.id.def = from
 	}
@@ -152,12 +152,12 @@ func (c *checker) checkOwnCommits(u Update, commits []string) error {
 		return nil
 	}
 	for _, h := range commits {
-		cm, err := c.readCommit(h)
+		author, err := c.author(h)
 		if err != nil {
 			return err
 		}
-		if cm.Author.Name != repo.IdentityName(agent) {
-			err := c.add(Violation{Ref: u.Ref, Commit: h, Agent: cm.Author.Name, Rule: RuleNamespace,
+		if author != repo.IdentityName(agent) {
+			err := c.add(Violation{Ref: u.Ref, Commit: h, Agent: author, Rule: RuleNamespace,
 				Detail: fmt.Sprintf("agents/%s/* takes new commits by agent %q only", agent, agent)})
 			if err != nil {
 				return err
@@ -168,8 +168,7 @@ func (c *checker) checkOwnCommits(u Update, commits []string) error {
 }
 
 // checkIdentity checks a new commit against the authenticated pusher: it
-// may author and commit only as agents it may act as, and merge other
-// agents' work the default branch lacks only as an integrator.
+// may author and commit only as agents it may act as.
 func (c *checker) checkIdentity(ref, h string, cm *repo.Commit) error {
 	pu := c.id.entry
 	if pu == nil {
@@ -185,35 +184,61 @@ func (c *checker) checkIdentity(ref, h string, cm *repo.Commit) error {
 			return err
 		}
 	}
-	if len(cm.Parents) < 2 || pu.Holds(policy.RoleIntegrator) || c.policy.InRole(cm.Author.Name, policy.RoleIntegrator) {
+	return nil
+}
+
+// checkGained keeps a pusher that is no integrator from bringing other
+// agents' work onto a branch: every commit the update adds to the branch
+// that the default branch does not have must be authored by an agent the
+// pusher may act as. Bringing the default branch into one's own (sync)
+// adds nothing of that kind; merging, or fast-forwarding onto, another
+// agent's branch does. Commits new to the server are held to this too, but
+// checkIdentity already names them.
+func (c *checker) checkGained(ctx context.Context, u Update) error {
+	pu := c.id.entry
+	if pu == nil || pu.Holds(policy.RoleIntegrator) || !strings.HasPrefix(u.Ref, "refs/heads/") || u.New.IsZero() {
 		return nil
 	}
-	// What the other parents bring that neither the first parent nor the
-	// default branch has: another agent's work, integrated.
-	args := []string{}
-	for _, p := range cm.Parents[1:] {
-		args = append(args, p.String())
+	args := []string{u.New.String(), "--not"}
+	if !u.Old.IsZero() {
+		args = append(args, u.Old.String())
 	}
-	args = append(args, "--not", cm.Parents[0].String())
 	if c.id.def != "" {
 		args = append(args, c.id.def)
 	}
-	brought, err := c.revList(c.id.ctx, args...)
+	gained, err := c.revList(ctx, args...)
 	if err != nil {
 		return err
 	}
-	for _, b := range brought {
-		bc, err := c.readCommit(b)
+	for _, h := range gained {
+		author, err := c.author(h)
 		if err != nil {
 			return err
 		}
-		if pu.ActsAs(bc.Author.Name) {
+		if pu.ActsAs(author) {
 			continue
 		}
-		return c.add(Violation{Ref: ref, Commit: h, Agent: cm.Author.Name, Rule: RuleIntegrator,
-			Detail: fmt.Sprintf("the merge brings %s by agent %q, which the default branch does not have: merging other agents' work is for the %s role", short(b), bc.Author.Name, policy.RoleIntegrator)})
+		return c.add(Violation{Ref: u.Ref, Commit: h, Agent: author, Rule: RuleIntegrator,
+			Detail: fmt.Sprintf("the push brings agent %q's work, which the default branch does not have, onto %s: pusher %q is no %s",
+				author, strings.TrimPrefix(u.Ref, "refs/heads/"), c.id.pusher, policy.RoleIntegrator)})
 	}
 	return nil
+}
+
+// author is a commit's author name, read once per check.
+func (c *checker) author(h string) (string, error) {
+	if a, ok := c.id.authors[h]; ok {
+		return a, nil
+	}
+	cm, err := c.readCommit(h)
+	if err != nil {
+		return "", err
+	}
+	if c.id.authors == nil {
+		c.id.authors = map[string]string{}
+	}
+	c.id.authors[h] = cm.Author.Name
+	return cm.Author.Name, nil
 }
 
 // checkLeases keeps other agents' leases theirs in a pushed commit, as

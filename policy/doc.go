@@ -67,8 +67,9 @@
 //
 // A server's hook then refuses a commit authored or committed as an agent
 // the pusher may not act as, a move of agents/<id>/* by a pusher that may
-// not act as id, and a merge of other agents' work the default branch does
-// not have unless the pusher (or the merge's agent) is an integrator. With
+// not act as id, and bringing other agents' work the default branch does
+// not have onto a branch (a merge, a fast-forward) unless the pusher is an
+// integrator. With
 // pushers named, a push whose pusher the server does not know is refused,
 // unless "require_pusher" is false. "lease_admin" (a pusher's, or an
 // agent's in "roles") may force-release other agents' leases; without it,

@@ -12,9 +12,10 @@ import (
 // (the agent of a commit is its author), like any role, or to pushers in
 // "pushers" (the identity the server authenticated), which hold no others.
 const (
-	// RoleIntegrator may merge other agents' work that the server's
-	// default branch does not have yet, and may move any agent's branches
-	// (agents/<id>/*). It never may write new commits under their names.
+	// RoleIntegrator, a pusher's role, may bring other agents' work that
+	// the server's default branch does not have yet onto a branch, and may
+	// move any agent's branches (agents/<id>/*). It never may write new
+	// commits under their names.
 	RoleIntegrator = "integrator"
 	// RoleLeaseAdmin may force-release other agents' leases and waits.
 	RoleLeaseAdmin = "lease_admin"

@@ -119,7 +119,13 @@ func TestIntegratorMergesButDoesNotImpersonate(t *testing.T) {
 	// bob is no integrator: merging alice's work into main is refused.
 	b := cloneAs(t, s.as("bob"))
 	git(t, b, "-c", "user.name=bob", "merge", "-q", "--no-ff", "-m", "integrate alice", "origin/agents/alice/main")
-	refused(t, s, b, s.as("bob"), "HEAD:refs/heads/main", `rule integrator: the merge brings`)
+	const notIntegrator = `rule integrator: the push brings agent "alice"'s work, which the default branch does not have, onto main: pusher "bob" is no integrator`
+	refused(t, s, b, s.as("bob"), "HEAD:refs/heads/main", notIntegrator)
+	// Nor by a fast-forward onto her branch, nor onto his own.
+	refused(t, s, b, s.as("bob"), "origin/agents/alice/main:refs/heads/main", notIntegrator)
+	git(t, b, "checkout", "-q", "-b", "mine", "origin/agents/bob/main")
+	git(t, b, "-c", "user.name=bob", "merge", "-q", "--no-ff", "-m", "take alice's", "origin/agents/alice/main")
+	refused(t, s, b, s.as("bob"), "HEAD:refs/heads/agents/bob/main", strings.Replace(notIntegrator, "onto main", "onto agents/bob/main", 1))
 
 	// The conductor merges both, as integrate does: accepted.
 	c := cloneAs(t, s.as("conductor"))

@@ -157,11 +157,10 @@ func (c *checker) checkOwnCommits(u Update, commits []string) error {
 			return err
 		}
 		if author != repo.IdentityName(agent) {
-			err := c.add(Violation{Ref: u.Ref, Commit: h, Agent: author, Rule: RuleNamespace,
+			// The first is enough to act on: a long push of someone
+			// else's commits should not print one line each.
+			return c.add(Violation{Ref: u.Ref, Commit: h, Agent: author, Rule: RuleNamespace,
 				Detail: fmt.Sprintf("agents/%s/* takes new commits by agent %q only", agent, agent)})
-			if err != nil {
-				return err
-			}
 		}
 	}
 	return nil

@@ -107,6 +107,16 @@ func TestForeignAgentBranchIsRefused(t *testing.T) {
 	commitFile(t, o, "agents/bob/notes.json", "{}\n", "-c", "user.name=bob")
 	refused(t, open, o, open.Daemon, "HEAD:refs/heads/agents/alice/main", `rule namespace: agents/alice/* takes new commits by agent "alice" only`)
 	accepted(t, open, o, open.Daemon, "HEAD:refs/heads/agents/bob/main")
+
+	// A policy with pushers that lets unauthenticated pushes through
+	// ("require_pusher": false) checks those as a policy without pushers
+	// does, and still holds authenticated ones to their agents.
+	mixed := newServer(t, strings.Replace(identityPolicy, `"rules"`, `"require_pusher": false, "rules"`, 1))
+	m := cloneAs(t, mixed.Daemon)
+	commitFile(t, m, "agents/bob/notes.json", "{}\n", "-c", "user.name=bob")
+	refused(t, mixed, m, mixed.Daemon, "HEAD:refs/heads/agents/alice/main", `rule namespace: agents/alice/* takes new commits by agent "alice" only`)
+	refused(t, mixed, m, mixed.as("mallory"), "HEAD:refs/heads/agents/bob/main", `pusher "mallory" may not act as it`)
+	accepted(t, mixed, m, mixed.Daemon, "HEAD:refs/heads/agents/bob/main")
 }
 
 func TestIntegratorMergesButDoesNotImpersonate(t *testing.T) {

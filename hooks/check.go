@@ -163,6 +163,9 @@ type Options struct {
 	// Getenv reads the hook's environment, where the server says who
 	// pushes (see Pusher); nil when nobody pushes (policy check).
 	Getenv func(string) string
+	// Pusher, when set, is who pushes, as if the server had said so
+	// (policy check --pusher); Getenv is then not read.
+	Pusher string
 }
 
 // Check checks the commits a push brings to the repository at gitDir,
@@ -267,6 +270,9 @@ func CheckRevs(ctx context.Context, gitDir string, revs []string, opts Options) 
 			return fmt.Errorf("revision %q: %w", r, errMissing)
 		}
 	}
+	if err := c.knownPusher(); err != nil {
+		return err
+	}
 	commits, err := c.revList(ctx, revs...)
 	if err != nil {
 		return err
@@ -318,7 +324,7 @@ func newChecker(ctx context.Context, gitDir string, opts Options) (*checker, err
 		cat.close()
 		return nil, err
 	}
-	if err := c.loadIdentity(ctx, opts.Getenv, from); err != nil {
+	if err := c.loadIdentity(ctx, opts, from); err != nil {
 		cat.close()
 		return nil, err
 	}

@@ -81,23 +81,36 @@ type identity struct {
 	authors map[string]string // commit -> author name, read once
 }
 
-// loadIdentity resolves the pusher once the policy in force is known;
-// getenv nil (a local `policy check`) knows no pusher.
-func (c *checker) loadIdentity(ctx context.Context, getenv func(string) string, from string) error {
+// loadIdentity resolves the pusher once the policy in force is known:
+// opts.Pusher, or what the server says through opts.Getenv; neither (a
+// local `policy check`) knows no pusher.
+func (c *checker) loadIdentity(ctx context.Context, opts Options, from string) error {
 	c.id = identity{now: time.Now()}
 	if _, _, err := c.cat.read(from + "^{commit}"); err == nil {
 		c.id.def = from
 	}
-	if !c.policy.HasPushers() || getenv == nil {
+	if !c.policy.HasPushers() {
 		return nil
 	}
-	name, _, err := Pusher(ctx, c.gitDir, getenv)
-	if err != nil {
-		return err
+	name := opts.Pusher
+	if name == "" && opts.Getenv != nil {
+		var err error
+		if name, _, err = Pusher(ctx, c.gitDir, opts.Getenv); err != nil {
+			return err
+		}
 	}
 	c.id.pusher = name
 	if pu, ok := c.policy.Pusher(name); ok {
 		c.id.entry = &pu
+	}
+	return nil
+}
+
+// knownPusher refuses, for a local check, a pusher the policy does not
+// name: its pushes would all be refused.
+func (c *checker) knownPusher() error {
+	if c.id.pusher != "" && c.policy.HasPushers() && c.id.entry == nil {
+		return fmt.Errorf("%w: pusher %q is not one of the policy's pushers", ErrRefused, c.id.pusher)
 	}
 	return nil
 }

@@ -316,3 +316,32 @@ func TestPusherFromSSHEnvironment(t *testing.T) {
 		})
 	}
 }
+
+// TestPolicyCheckAsPusher: an agent's aiwg-state tells it before pushing
+// what the server will say of its commits for its pusher, and the server
+// says the same.
+func TestPolicyCheckAsPusher(t *testing.T) {
+	s := newServer(t, identityPolicy)
+	m := agentStore(t, s.as("mallory"), "mallory")
+	// The path policy lets alice write her directory: in-process, the
+	// author is whatever --agent says.
+	runIn(t, m, "", "set", "agents/alice/notes.json", "by", `"mallory"`, "--agent", "alice")
+	r := try(m, "", "policy", "check", "--pusher", "mallory")
+	if r.Code != 3 || !strings.Contains(r.Stdout, `rule identity: pusher "mallory" may not act as agent "alice" (the commit's author)`) {
+		t.Fatalf("policy check --pusher mallory: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if r := try(m, "", "policy", "check", "--pusher", "eve"); r.Code != 3 || !strings.Contains(r.Stderr, `pusher "eve" is not one of the policy's pushers`) {
+		t.Fatalf("policy check --pusher eve: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	runIn(t, m, "", "policy", "check", "--pusher", "alice")
+	before := s.refs(t)
+	r = try(m, "", "push")
+	if r.Code != 3 || !strings.Contains(r.Stderr, `may not act as agent "alice"`) {
+		t.Fatalf("push: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if after := s.refs(t); after != before {
+		t.Fatalf("a refused push moved the server's refs:\n%s\n%s", before, after)
+	}
+	fsck(t, s.Dir)
+	fsck(t, m)
+}

@@ -492,8 +492,10 @@ no remote-tracking branch has (what a push would send); A..B a range.
 Examples:
    aiwg-state policy check                      # the store's branch
    aiwg-state policy check agents/pulse/main --policy-from origin/main
-   aiwg-state policy check main~10..main --json`,
-				Flags: append(commonFlags(), &cli.StringFlag{Name: "policy-from", Usage: "the revision whose policy is in force (default: HEAD)"}),
+   aiwg-state policy check main~10..main --json
+   aiwg-state policy check --pusher alice      # as the server would take alice's push`,
+				Flags: append(commonFlags(), &cli.StringFlag{Name: "policy-from", Usage: "the revision whose policy is in force (default: HEAD)"},
+					&cli.StringFlag{Name: "pusher", Usage: "check the commits' agents as the server would for this authenticated pusher (policy pushers)"}),
 				Action: command(func(s *session) error {
 					revs := s.c.Args().Slice()
 					if len(revs) == 0 {
@@ -517,7 +519,7 @@ Examples:
 					if len(revs) == 1 && !strings.Contains(revs[0], "..") {
 						revs = append(revs, "--not", "--remotes")
 					}
-					err := hooks.CheckRevs(s.c.Context, s.store.Dir(), revs, hooks.Options{PolicyFrom: s.c.String("policy-from"), Validate: aiwgstate.ValidateKnownFile, Schemas: aiwgstate.SchemaValidator})
+					err := hooks.CheckRevs(s.c.Context, s.store.Dir(), revs, hooks.Options{PolicyFrom: s.c.String("policy-from"), Validate: aiwgstate.ValidateKnownFile, Schemas: aiwgstate.SchemaValidator, Pusher: s.c.String("pusher")})
 					var re *hooks.RefusedError
 					if errors.As(err, &re) {
 						if s.json {

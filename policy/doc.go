@@ -69,12 +69,11 @@
 // the pusher may not act as, a move of agents/<id>/* by a pusher that may
 // not act as id, and bringing other agents' work the default branch does
 // not have onto a branch (a merge, a fast-forward) unless the pusher is an
-// integrator. With
-// pushers named, a push whose pusher the server does not know is refused,
-// unless "require_pusher" is false. "lease_admin" (a pusher's, or an
-// agent's in "roles") may force-release other agents' leases; without it,
-// only the holder releases its lease. A policy without pushers checks no
-// pusher, as before.
+// integrator. With pushers named, a push whose pusher the server does not
+// know is refused, unless "require_pusher" is false. "lease_admin" (a
+// pusher's, or an agent's in "roles") may force-release other agents'
+// leases; without it, only the holder releases its lease. A policy without
+// pushers checks no pusher.
 //
 // # Which policy is in force
 //

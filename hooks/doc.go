@@ -46,7 +46,8 @@
 // http-backend behind HTTP authentication), else GL_USER (gitolite). A
 // policy that names pushers refuses a push whose pusher is unknown, unless
 // it sets "require_pusher": false. Agent branches are owned (rule
-// namespace): refs/heads/agents/<id>/* is created, moved or deleted only by
+// namespace): refs/heads/agents/<id>/* (and agents/<id>, which would shut
+// id out of it) is created, moved or deleted only by
 // a pusher that may act as id (or an integrator); when no pusher is
 // authenticated, every commit a push brings to it must be authored by id.
 //

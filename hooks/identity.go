@@ -116,15 +116,14 @@ func (c *checker) knownPusher() error {
 }
 
 // agentOfRef is the agent whose namespace ref is in ("" for other refs).
+// A branch agents/<id> is id's too: git keeps no agents/<id>/* beside it,
+// so whoever made it would lock id out of its namespace.
 func agentOfRef(ref string) string {
 	rest, ok := strings.CutPrefix(ref, agentRefPrefix)
 	if !ok {
 		return ""
 	}
-	agent, _, ok := strings.Cut(rest, "/")
-	if !ok {
-		return ""
-	}
+	agent, _, _ := strings.Cut(rest, "/")
 	return agent
 }
 
@@ -144,6 +143,10 @@ func (c *checker) checkPusher(u Update) (rule, detail string) {
 		}
 	} else if p.HasPushers() && c.id.entry == nil {
 		return RuleIdentity, fmt.Sprintf("pusher %q is not one of the policy's pushers", c.id.pusher)
+	}
+	if u.Ref == strings.TrimSuffix(agentRefPrefix, "/") {
+		// A branch named agents would keep every agent out of agents/*.
+		return RuleNamespace, "agents/ holds the agents' branches: no branch is named agents"
 	}
 	agent := agentOfRef(u.Ref)
 	if agent == "" || c.id.entry == nil {

@@ -11,7 +11,7 @@ func TestAgentOfRef(t *testing.T) {
 	for ref, want := range map[string]string{
 		"refs/heads/agents/alice/main":  "alice",
 		"refs/heads/agents/alice/a/b":   "alice",
-		"refs/heads/agents/alice":       "", // not an agent's branch: agents/<id>/<name>
+		"refs/heads/agents/alice":       "alice", // would keep alice out of agents/alice/*
 		"refs/heads/main":               "",
 		"refs/tags/agents/alice/main":   "",
 		"refs/heads/agentsx/alice/main": "",

@@ -94,6 +94,9 @@ func TestForeignAgentBranchIsRefused(t *testing.T) {
 	// server has, moves hers, deletes hers.
 	const want = `rule namespace: agents/alice/* is agent "alice"'s: pusher "bob" may not act as it`
 	refused(t, s, b, s.as("bob"), "origin/main:refs/heads/agents/alice/evil", want)
+	// Branches that would keep alice, or every agent, out of agents/.
+	refused(t, s, b, s.as("bob"), "origin/main:refs/heads/agents/alice", want)
+	refused(t, s, b, s.as("bob"), "origin/main:refs/heads/agents", "rule namespace: agents/ holds the agents' branches")
 	git(t, b, "fetch", "-q", s.as("bob"), "refs/heads/agents/alice/main:refs/remotes/origin/alice")
 	git(t, b, "checkout", "-q", "-b", "on-alice", "origin/alice")
 	commitFile(t, b, "agents/bob/more.json", "{}\n", "-c", "user.name=bob")

@@ -47,9 +47,9 @@
 // policy that names pushers refuses a push whose pusher is unknown, unless
 // it sets "require_pusher": false. Agent branches are owned (rule
 // namespace): refs/heads/agents/<id>/* (and agents/<id>, which would shut
-// id out of it) is created, moved or deleted only by
-// a pusher that may act as id (or an integrator); when no pusher is
-// authenticated, every commit a push brings to it must be authored by id.
+// id out of it) is created, moved or deleted only by a pusher that may act
+// as id (or an integrator); when no pusher is authenticated, every commit
+// a push brings to it must be authored by id.
 //
 // The policy and limits in force are those of the server's HEAD branch
 // before the push, so a push cannot grant itself rights by editing

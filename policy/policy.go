@@ -37,6 +37,10 @@ type Policy struct {
 	RequireSigned bool                `json:"require_signed,omitempty"`
 	Roles         map[string][]string `json:"roles,omitempty"`
 	Rules         []Rule              `json:"rules"`
+	// Pushers and RequirePusher map the identities a server authenticates
+	// to the agents they may act as (see pushers.go).
+	Pushers       map[string]Pusher `json:"pushers,omitempty"`
+	RequirePusher *bool             `json:"require_pusher,omitempty"`
 
 	compiled []compiledRule
 }
@@ -87,6 +91,9 @@ func (p *Policy) compile() error {
 				return fmt.Errorf("role %q: %v", role, err)
 			}
 		}
+	}
+	if err := p.compilePushers(); err != nil {
+		return err
 	}
 	p.compiled = make([]compiledRule, len(p.Rules))
 	for i := range p.Rules {

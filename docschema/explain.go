@@ -348,11 +348,10 @@ func (x *explainer) sameValue(p place, inst any) []place {
 		out = append(out, x.child(p, c, "allOf", strconv.Itoa(i)))
 	}
 	if s.If != nil {
-		if x.check(x.child(p, s.If, "if"), false, inst) == nil {
-			if s.Then != nil {
-				out = append(out, x.child(p, s.Then, "then"))
-			}
-		} else if s.Else != nil {
+		switch err := x.check(x.child(p, s.If, "if"), false, inst); {
+		case err == nil && s.Then != nil:
+			out = append(out, x.child(p, s.Then, "then"))
+		case err != nil && !errors.Is(err, errProbe) && s.Else != nil:
 			out = append(out, x.child(p, s.Else, "else"))
 		}
 	}
@@ -414,8 +413,12 @@ func (x *explainer) members(p place, inst any, f func(c place, seg pathSeg, m an
 func (x *explainer) re(expr string) *regexp.Regexp {
 	re, ok := x.res[expr]
 	if !ok {
-		// The validator compiled it already; a failure cannot happen.
-		re = regexp.MustCompile(expr)
+		var err error
+		if re, err = regexp.Compile(expr); err != nil {
+			// The validator compiled it when resolving; should it not
+			// compile here, it matches nothing.
+			re = regexp.MustCompile(`[^\x00-\x{10FFFF}]`)
+		}
 		x.res[expr] = re
 	}
 	return re

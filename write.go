@@ -73,6 +73,9 @@ type WriteOptions struct {
 	// have run from the client.
 	HandlerEnv []string
 	HandlerDir string
+	// Warn, when set, is told of each warning the write adds to its
+	// Mutation (a completion handler not run because it is not trusted).
+	Warn func(msg string)
 
 	// For merges, set by this package only: the other parents, the head
 	// the branch must be at, and whether an unchanged tree still commits.

@@ -168,7 +168,7 @@ func (s *session) writeOptions() aiwgstate.WriteOptions {
 func (s *session) agentWrite() aiwgstate.WriteOptions {
 	// The agent's defaults ($AIWG_AGENT, then $USER) are read here, through
 	// the invocation: left to the store, a server would read its own.
-	return aiwgstate.WriteOptions{Agent: aiwgstate.AgentNameFrom(s.c.String("agent"), s.inv.getenv), HandlerEnv: s.inv.handlerEnv(), HandlerDir: s.inv.handlerDir()}
+	return aiwgstate.WriteOptions{Agent: aiwgstate.AgentNameFrom(s.c.String("agent"), s.inv.getenv), HandlerEnv: s.inv.handlerEnv(), HandlerDir: s.inv.handlerDir(), Warn: s.warn}
 }
 
 func (s *session) readOptions() aiwgstate.ReadOptions {

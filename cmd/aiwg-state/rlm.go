@@ -23,7 +23,7 @@ func rlmReadFlags() []cli.Flag  { return append(readFlags(), stateFlag()) }
 func rlmWriteFlags() []cli.Flag { return append(writeFlags(), stateFlag()) }
 
 func rlmCommands() []*cli.Command {
-	return []*cli.Command{stateCommand(), varCommand(), finalCommand(), checkpointCommand(), rollbackCommand()}
+	return []*cli.Command{stateCommand(), varCommand(), finalCommand(), checkpointCommand(), rollbackCommand(), trustCommand()}
 }
 
 // stateArg is the state named by an optional ID argument, else --state.
@@ -244,6 +244,9 @@ Examples:
 AIWG_STATE_STORE set and Final's value (one line of JSON) on standard input, once per completion,
 in the process whose write completed the state. It is kept in the store
 manifest (.aiwg/store.json, section rlm.on_complete), versioned like the rest.
+A handler runs only on machines that trust it: setting it here trusts it
+here; a handler that arrives by pull or clone is skipped, with a warning,
+until 'aiwg-state trust' (see its help).
 
 Examples:
    aiwg-state state on-complete 'echo "$AIWG_STATE_ID done" >> completed.log'

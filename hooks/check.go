@@ -435,6 +435,75 @@ func (c *checker) checkSchemaFiles(ref, h, agent string, changes []change) error
 	return nil
 }
 
+// checkClashes refuses a commit that leaves, beside a path it writes, a
+// name of the same directory that differs from one of the path's own only
+// in case or Unicode normalization ("café" in NFC and in NFD): a checkout
+// on macOS or Windows merges the two, and one file is lost. The store's
+// own writes refuse them (repo's checkNewName); this holds plain git to
+// the same. A pair both already in the first parent is not this commit's.
+func (c *checker) checkClashes(ref, h, agent string, cm *repo.Commit, changes []change) error {
+	folded := map[string]map[string][]string{} // directory → fold key → names
+	done := map[string]bool{}                  // paths whose name is checked
+	for _, ch := range changes {
+		if ch.deleted() {
+			continue
+		}
+		segs := strings.Split(ch.path, "/")
+		for i, seg := range segs {
+			dir := strings.Join(segs[:i], "/")
+			p := joinPath(dir, seg)
+			if done[p] {
+				continue
+			}
+			done[p] = true
+			keys, ok := folded[dir]
+			if !ok {
+				_, body, err := c.cat.read(h + ":" + dir)
+				if err != nil {
+					return err
+				}
+				es, err := parseTree(body)
+				if err != nil {
+					return err
+				}
+				keys = map[string][]string{}
+				for _, e := range es {
+					k := verbiage.FoldName(e.name)
+					keys[k] = append(keys[k], e.name)
+				}
+				folded[dir] = keys
+			}
+			for _, other := range keys[verbiage.FoldName(seg)] {
+				if other == seg || !verbiage.SameOnCheckout(other, seg) {
+					continue
+				}
+				if len(cm.Parents) > 0 && c.hasPath(cm.Parents[0].String(), p) && c.hasPath(cm.Parents[0].String(), joinPath(dir, other)) {
+					continue
+				}
+				detail := fmt.Sprintf("%q and %q differ only in case or Unicode normalization (NFC/NFD): macOS and Windows checkouts would merge them", joinPath(dir, other), p)
+				if e := c.add(Violation{Ref: ref, Commit: h, Agent: agent, Path: p, Rule: RuleStorePath, Detail: detail}); e != nil {
+					return e
+				}
+				break
+			}
+		}
+	}
+	return nil
+}
+
+func joinPath(dir, name string) string {
+	if dir == "" {
+		return name
+	}
+	return dir + "/" + name
+}
+
+// hasPath says whether rev holds path.
+func (c *checker) hasPath(rev, path string) bool {
+	_, _, err := c.cat.read(rev + ":" + path)
+	return err == nil
+}
+
 // checkRuled validates the verbiage-ruled documents a commit may have
 // changed, shards included (seed 004): a document matching a ruled pattern
 // that the commit wrote, and any ruled document in a directory above a
@@ -598,6 +667,9 @@ func (c *checker) checkCommit(ref, h string) error {
 		return err
 	}
 	if err := c.checkSchemaFiles(ref, h, agent, changes); err != nil {
+		return err
+	}
+	if err := c.checkClashes(ref, h, agent, cm, changes); err != nil {
 		return err
 	}
 	for _, ch := range changes {

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Limits of a store path. Git itself accepts longer paths, but checkouts on
@@ -125,4 +127,40 @@ func hfsIgnorable(r rune) bool {
 		return true
 	}
 	return false
+}
+
+// SameOnCheckout reports whether two different names of one directory
+// would become one file on a case-insensitive, normalization-insensitive
+// file system (macOS, Windows): equal ignoring letter case, or once both
+// are in Unicode NFC ("café" composed and decomposed). Git keeps both; a
+// checkout there merges them, and one file's content is lost.
+func SameOnCheckout(a, b string) bool {
+	if a == b {
+		return false
+	}
+	if strings.EqualFold(a, b) {
+		return true
+	}
+	if isASCII(a) && isASCII(b) {
+		return false // NFC leaves ASCII as it is
+	}
+	return FoldName(a) == FoldName(b)
+}
+
+// FoldName is the key under which SameOnCheckout's names are equal: NFC,
+// then lower case.
+func FoldName(s string) string {
+	if !isASCII(s) {
+		s = norm.NFC.String(s)
+	}
+	return strings.ToLower(s)
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }

@@ -296,9 +296,9 @@ func (s *Store) complete(m *Mutation, c *repo.Commit, id string, wo WriteOptions
 
 // oneLineCommand shows a handler's command on one line, cut short.
 func oneLineCommand(cmd []string) string {
-	s := strings.Join(strings.Fields(strings.Join(cmd, " ")), " ")
-	if len(s) > 80 {
-		s = s[:77] + "..."
+	s := CommandLine(cmd)
+	if len(s) > 120 {
+		s = s[:117] + "..."
 	}
 	return s
 }

@@ -11,8 +11,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/aiwg/aiwg-state/internal/errkind"
 )
@@ -47,6 +50,26 @@ type HandlerStatus struct {
 	CompletionHandler
 	Digest  string `json:"digest"`
 	Trusted bool   `json:"trusted"`
+}
+
+// CommandLine shows a command as a shell would read it, one line, for an
+// operator to read before trusting it: an argument with spaces or shell
+// syntax is single-quoted, and one holding a line break, a terminal escape
+// or any other unprintable character is shown Go-quoted ("\x1b[2K…"), so
+// that what is shown cannot hide what runs.
+func CommandLine(cmd []string) string {
+	out := make([]string, len(cmd))
+	for i, a := range cmd {
+		switch {
+		case strings.IndexFunc(a, func(r rune) bool { return !unicode.IsPrint(r) || r == utf8.RuneError }) >= 0:
+			out[i] = strconv.Quote(a)
+		case a == "" || strings.ContainsAny(a, " \t\"'{}[]$%|&;<>()*?#!\\`~"):
+			out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		default:
+			out[i] = a
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 // HandlerDigest names a handler's exact content.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -61,7 +60,7 @@ Examples:
 					fmt.Fprintln(s.out, "nothing was trusted")
 				}
 				for _, t := range gone {
-					fmt.Fprintf(s.out, "revoked %s %s: %s\n", t.Name, t.Digest, strings.Join(t.Command, " "))
+					fmt.Fprintf(s.out, "revoked %s %s: %s\n", handlerName(t.Name), t.Digest, aiwgstate.CommandLine(t.Command))
 				}
 				return nil
 			}
@@ -73,7 +72,7 @@ Examples:
 				return printJSON(s.out, map[string]any{"trusted": done})
 			}
 			for _, t := range done {
-				fmt.Fprintf(s.out, "trusted %s %s: %s\n", t.Name, t.Digest, strings.Join(t.Command, " "))
+				fmt.Fprintf(s.out, "trusted %s %s: %s\n", handlerName(t.Name), t.Digest, aiwgstate.CommandLine(t.Command))
 			}
 			return nil
 		}),
@@ -108,14 +107,18 @@ func trustList(s *session, ro aiwgstate.ReadOptions) error {
 		fmt.Fprintln(s.out, "no completion handlers (state on-complete sets one)")
 	}
 	for _, h := range hs {
-		mark := "NOT TRUSTED (does not run here; aiwg-state trust " + h.Name + ")"
+		mark := "NOT TRUSTED (does not run here; aiwg-state trust " + h.Digest + ")"
 		if h.Trusted {
 			mark = "trusted"
 		}
-		fmt.Fprintf(s.out, "%s %s %s\n    %s\n", h.Name, h.Digest, mark, strings.Join(h.Command, " "))
+		fmt.Fprintf(s.out, "%s %s %s\n    %s\n", handlerName(h.Name), h.Digest, mark, aiwgstate.CommandLine(h.Command))
 	}
 	for _, t := range stale {
-		fmt.Fprintf(s.out, "(trusted, no longer in the manifest) %s %s\n    %s\n", t.Name, t.Digest, strings.Join(t.Command, " "))
+		fmt.Fprintf(s.out, "(trusted, no longer in the manifest) %s %s\n    %s\n", handlerName(t.Name), t.Digest, aiwgstate.CommandLine(t.Command))
 	}
 	return nil
 }
+
+// handlerName shows a handler's name as CommandLine shows an argument: nothing in
+// it can rewrite the terminal line it is read on.
+func handlerName(n string) string { return aiwgstate.CommandLine([]string{n}) }

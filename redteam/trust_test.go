@@ -154,6 +154,28 @@ func TestMergeDriversRunOnlyAiwgState(t *testing.T) {
 	if strings.Contains(out, "evil") {
 		t.Fatalf("a driver named by .gitattributes was configured: %s", out)
 	}
+
+	// A pushed file name with shell syntax reaches the driver's command
+	// line (%P) quoted: a plain git merge runs aiwg-state, not the name.
+	marker := filepath.Join(t.TempDir(), "pwned")
+	file := "agents/x$(touch " + marker + ").json"
+	git(t, w, "checkout", "-q", "--", ".gitattributes")
+	writeFile(t, w, file, "{\n  \"a\": 1\n}\n")
+	git(t, w, "add", "-A")
+	git(t, w, "commit", "-qm", "base")
+	git(t, w, "checkout", "-qb", "side")
+	writeFile(t, w, file, "{\n  \"a\": 1,\n  \"b\": 2\n}\n")
+	git(t, w, "commit", "-qam", "side")
+	git(t, w, "checkout", "-q", "-")
+	writeFile(t, w, file, "{\n  \"a\": 1,\n  \"c\": 3\n}\n")
+	git(t, w, "commit", "-qam", "ours")
+	git(t, w, "merge", "-q", "--no-edit", "side")
+	if exists(marker) {
+		t.Fatal("a file name ran as a shell command through the merge driver")
+	}
+	if got, _ := os.ReadFile(filepath.Join(w, file)); !strings.Contains(string(got), `"b": 2`) || !strings.Contains(string(got), `"c": 3`) {
+		t.Fatalf("the aiwg-state driver did not merge the file: %s", got)
+	}
 }
 
 // TestSchemaRefNeverLeavesTheStore: a schema whose $ref points at a file

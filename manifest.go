@@ -141,6 +141,35 @@ func checkSettings(tx *repo.Tx, _ WriteOptions, _ []Change) error {
 	return nil
 }
 
+// checkSettingsFastForward is checkSettings for a fast-forward, which
+// writes no commit for the write checks to judge: the policy and manifest
+// the branch brings must parse and validate.
+func (s *Store) checkSettingsFastForward(ours, theirs plumbing.Hash) error {
+	from, to := s.treeOf(ours), s.treeOf(theirs)
+	for _, path := range []string{policy.Path, ManifestPath} {
+		now, err := s.repo.ReadFileAt(to, path)
+		if errors.Is(err, repo.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if was, err := s.repo.ReadFileAt(from, path); err == nil && string(was) == string(now) {
+			continue // unchanged: not this fast-forward's doing
+		}
+		var bad error
+		if path == policy.Path {
+			_, bad = policy.Parse(now)
+		} else if err := checkManifest(now); err != nil {
+			bad = errkind.Errorf(ErrInvalidRecord, "%s: %v", ManifestPath, err)
+		}
+		if bad != nil {
+			return fmt.Errorf("%w (the fast-forward would bring it; repair it on the branch first)", bad)
+		}
+	}
+	return nil
+}
+
 // checkSizes holds every file a write stages to limits.max_document_bytes:
 // documents, and the files of variables, trajectories and state documents.
 // The store's own settings (.aiwg/, .gitattributes) are not held to it, so

@@ -281,6 +281,9 @@ func (s *Store) Merge(ctx context.Context, from string, mo MergeOptions) (*Merge
 		if err := s.checkFastForward(ours, theirs); err != nil {
 			return nil, err
 		}
+		if err := s.checkSettingsFastForward(ours, theirs); err != nil {
+			return nil, err
+		}
 		return res, s.repo.UpdateRef(ctx, intoRef, ours, theirs)
 	}
 	tr, err := s.mergeTrees(ours, theirs, bases, mo.Strategy)

@@ -467,3 +467,30 @@ func TestNormalizationCollisionIsRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestPullOfBrokenSettingsIsRefused: a remote without the hook (plain git
+// behind it) holds a broken policy; pulling it, as a fast-forward, is
+// refused with the reason, and the local branch does not move.
+func TestPullOfBrokenSettingsIsRefused(t *testing.T) {
+	for _, c := range []struct{ path, body, want string }{
+		{".aiwg/policy.json", "{\n  \"rules\": 5\n}\n", "invalid access policy"},
+		{".aiwg/store.json", "{\n  \"format\": 1,\n  \"limits\": 5\n}\n", "limits must be an object"},
+	} {
+		t.Run(c.path, func(t *testing.T) {
+			upstream := filepath.Join(t.TempDir(), "up.git")
+			run(t, "", "init", "--store", upstream)
+			local := filepath.Join(t.TempDir(), "local.git")
+			run(t, "", "clone", upstream, local)
+			plainCommit(t, upstream, c.path, c.body)
+			before := git(t, local, "rev-parse", "refs/heads/main")
+			r := try(local, "", "pull")
+			if r.Code != 3 || !strings.Contains(r.Stderr, c.want) || !strings.Contains(r.Stderr, "fast-forward") {
+				t.Fatalf("pull of a broken %s: exit %d: %s", c.path, r.Code, r.Stderr)
+			}
+			if after := git(t, local, "rev-parse", "refs/heads/main"); after != before {
+				t.Fatalf("a refused pull moved main from %s to %s", before, after)
+			}
+			fsck(t, local)
+		})
+	}
+}

@@ -91,6 +91,9 @@ func TestPlantedCompletionHandlerRunsOnlyOnceTrusted(t *testing.T) {
 	}
 
 	// The operator reads it, then consents to exactly that.
+	if out := runIn(t, operator, "", "state", "on-complete"); !strings.Contains(out, "not trusted here") {
+		t.Fatalf("state on-complete does not say the handler will not run: %s", out)
+	}
 	list := runIn(t, operator, "", "trust", "--list")
 	if !strings.Contains(list, "NOT TRUSTED") || !strings.Contains(list, "touch "+planted) {
 		t.Fatalf("trust --list: %s", list)
@@ -176,6 +179,7 @@ func TestMergeDriversRunOnlyAiwgState(t *testing.T) {
 	if got, _ := os.ReadFile(filepath.Join(w, file)); !strings.Contains(string(got), `"b": 2`) || !strings.Contains(string(got), `"c": 3`) {
 		t.Fatalf("the aiwg-state driver did not merge the file: %s", got)
 	}
+	fsck(t, w)
 }
 
 // TestSchemaRefNeverLeavesTheStore: a schema whose $ref points at a file
@@ -194,6 +198,7 @@ func TestSchemaRefNeverLeavesTheStore(t *testing.T) {
 			t.Fatal("a refused schema moved the store")
 		}
 	}
+	fsck(t, st)
 	// Plain git: the rules and the schema pushed together.
 	w := cloneAs(t, s.Daemon)
 	writeFile(t, w, ".aiwg/schemas.json", "{\n  \"rules\": [\n    {\n      \"paths\": [\n        \"agents/*.json\"\n      ],\n      \"schema\": \".aiwg/schemas/evil.schema.json\"\n    }\n  ]\n}\n")

@@ -266,8 +266,16 @@ Examples:
 						if s.json {
 							return printJSON(s.out, hs)
 						}
-						for _, h := range hs {
-							fmt.Fprintf(s.out, "%s: %s\n", h.Name, strings.Join(h.Command, " "))
+						trust, err := s.store.HandlerTrust(s.c.Context, s.readOptions())
+						if err != nil {
+							return err
+						}
+						for _, h := range trust {
+							note := ""
+							if !h.Trusted {
+								note = "  (not trusted here, does not run: aiwg-state trust --list)"
+							}
+							fmt.Fprintf(s.out, "%s: %s%s\n", h.Name, aiwgstate.CommandLine(h.Command), note)
 						}
 						return nil
 					}

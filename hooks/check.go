@@ -32,7 +32,7 @@ const (
 	RuleRef           = "ref"
 	RuleVerbiage      = "verbiage"
 	RuleSchema        = "schema"
-	RuleSettings      = "store-settings" // the manifest (.aiwg/store.json), as Options.Validate names it
+	RuleSettings      = "store-settings" // a policy or manifest that does not parse and validate
 )
 
 // mergeRefPrefix is where aiwg-state keeps a merge in progress (see the
@@ -770,7 +770,7 @@ func (c *checker) checkContent(ch change) (string, string, error) {
 	case policy.Path:
 		// So would a broken policy, and every local write after a pull.
 		if _, err := policy.Parse(body); err != nil {
-			return RulePolicy, err.Error() + " (write it with aiwg-state policy set, which checks it)", nil
+			return RuleSettings, err.Error() + " (write it with aiwg-state policy set, which checks it)", nil
 		}
 	}
 	return "", "", nil

@@ -469,6 +469,13 @@ func TestNormalizationCollisionIsRefused(t *testing.T) {
 			git(t, w, "add", "-A")
 			git(t, w, "-c", "user.name=bob", "commit", "-qm", "two directories")
 			refused(t, srv, w, url, "HEAD:refs/heads/main", "Unicode normalization")
+			// And case alone, which the store refuses too.
+			git(t, w, "reset", "-q", "--hard", "HEAD~1")
+			writeFile(t, w, "agents/bob/Notes.json", "{\n  \"n\": 1\n}\n")
+			writeFile(t, w, "agents/bob/notes.json", "{\n  \"n\": 2\n}\n")
+			git(t, w, "add", "-A")
+			git(t, w, "-c", "user.name=bob", "commit", "-qm", "case")
+			refused(t, srv, w, url, "HEAD:refs/heads/main", "differ only in case")
 		})
 	}
 }

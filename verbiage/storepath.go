@@ -148,12 +148,25 @@ func SameOnCheckout(a, b string) bool {
 }
 
 // FoldName is the key under which SameOnCheckout's names are equal: NFC,
-// then lower case.
+// then every rune replaced by the least of its case-folding orbit (K, k
+// and the Kelvin sign are all K), so that names strings.EqualFold calls
+// equal share a key, as a map of keys must agree with a scan by
+// SameOnCheckout.
 func FoldName(s string) string {
-	if !isASCII(s) {
-		s = norm.NFC.String(s)
+	if isASCII(s) {
+		return strings.ToUpper(s) // the least of an ASCII letter's orbit
 	}
-	return strings.ToLower(s)
+	s = norm.NFC.String(s)
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		least := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			least = min(least, f)
+		}
+		b.WriteRune(least)
+	}
+	return b.String()
 }
 
 func isASCII(s string) bool {

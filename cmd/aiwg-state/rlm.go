@@ -515,7 +515,7 @@ func (s *session) setVariable(name, arg string) error {
 func finalCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "final",
-		Usage:     "set Final: complete the state (once; completion handlers run)",
+		Usage:     "set Final: complete the state (once; the completion handlers trusted here run)",
 		ArgsUsage: "VALUE|-",
 		Description: `Final can be set once: a second writer is refused (exit 3) and learns
 what Final holds. Set it to null (var set Final null) to reopen a state. In a

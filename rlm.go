@@ -853,7 +853,7 @@ func (s *Store) ImportState(ctx context.Context, data []byte, wo WriteOptions) (
 		if !verbiage.ValidID(verbiage.PrefixCheckpoint, id) {
 			id = ""
 		}
-		c := &checkpoint.Checkpoint{ID: id, Name: ck.Name, State: doc.StateID, Description: ck.Description, Commit: target, Agent: AgentName(wo.Agent), Time: when}
+		c := &checkpoint.Checkpoint{ID: id, Name: ck.Name, State: doc.StateID, Description: ck.Description, Commit: target, Agent: s.agentName(wo.Agent), Time: when}
 		if err := checkpoint.Create(ctx, s.repo, c); err != nil {
 			return nil, undo(fmt.Errorf("import of %s: checkpoint %s: %w", doc.StateID, ck.Name, checkpointErr(err)))
 		}

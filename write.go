@@ -43,7 +43,8 @@ type Op struct {
 type WriteOptions struct {
 	// Branch to write ("" = the store's default branch).
 	Branch string
-	// Agent authors the commit; default $AIWG_AGENT, then $USER.
+	// Agent authors the commit; default $AIWG_AGENT, then the store's
+	// default agent (see AgentFor), then $USER.
 	Agent string
 	// Source and Correlation become the Source and Correlation-Id trailers.
 	Source, Correlation string
@@ -442,7 +443,7 @@ func (s *Store) commit(ctx context.Context, wo WriteOptions, subject string, bui
 			return nil, err
 		}
 	}
-	agent := AgentName(wo.Agent)
+	agent := s.agentName(wo.Agent)
 	if repo.IdentityName(agent) != agent {
 		// git identities cannot hold them; rewriting the name would
 		// attribute the write to an agent nobody named.

@@ -508,7 +508,10 @@ func transportError(err error, stderr []byte, rawURL string) error {
 	if msg == "" {
 		msg = err.Error()
 	}
-	for _, gone := range []string{"does not exist", "not found", "not appear to be a git repository"} {
+	// (git daemon says "no such repository" with --informative-errors,
+	// else "access denied or repository not exported", which covers a
+	// missing one too.)
+	for _, gone := range []string{"does not exist", "not found", "not appear to be a git repository", "no such repository", "repository not exported"} {
 		if strings.Contains(msg, gone) {
 			// The address names nothing: a mistyped URL or path is the
 			// user's to fix (exit 3), not a failure of the transfer.

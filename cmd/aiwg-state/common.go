@@ -145,9 +145,26 @@ func (s *session) writeOptions() aiwgstate.WriteOptions {
 // agentWrite are the write options every writing command has: the agent
 // (--agent) and where completion handlers run (a write may set Final).
 func (s *session) agentWrite() aiwgstate.WriteOptions {
-	// The agent's defaults ($AIWG_AGENT, then $USER) are read here, through
-	// the invocation: left to the store, a server would read its own.
-	return aiwgstate.WriteOptions{Agent: aiwgstate.AgentNameFrom(s.c.String("agent"), s.inv.getenv), HandlerEnv: s.inv.handlerEnv(), HandlerDir: s.inv.handlerDir()}
+	// The agent's defaults ($AIWG_AGENT, the store's agent, then $USER)
+	// are read here, through the invocation: left to the store, a server
+	// would read its own environment.
+	agent, from := s.agent()
+	if from == aiwgstate.AgentFromAnonymous && s.inv.firstAnonymous() {
+		// Not silent: a history of "anonymous" writes tells an auditor
+		// nothing, and the fix is one command.
+		s.warn(`this write is authored by "anonymous": name the agent with --agent NAME or AIWG_AGENT=NAME, or once for this store with aiwg-state agent start NAME`)
+	}
+	return aiwgstate.WriteOptions{Agent: agent, HandlerEnv: s.inv.handlerEnv(), HandlerDir: s.inv.handlerDir()}
+}
+
+// agent is the agent a write of this command is authored by, and where
+// the name comes from (see aiwgstate.Store.AgentFor).
+func (s *session) agent() (agent, from string) {
+	flag := s.c.String("agent")
+	if env := s.inv.getenv("AIWG_AGENT"); flag != "" && flag == env {
+		flag = "" // the flag's value came from the environment
+	}
+	return s.store.AgentFor(flag, s.inv.getenv)
 }
 
 func (s *session) readOptions() aiwgstate.ReadOptions {

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/aiwg/aiwg-state/internal/gitserver"
+)
+
+// What a new user meets in the first commands: who writes, where the store
+// goes, what the messages say.
+
+func TestAgentStartMakesTheAgentTheAuthor(t *testing.T) {
+	t.Setenv("AIWG_AGENT", "")
+	t.Setenv("USER", "")
+	s := newStore(t)
+	author := func() string { return strings.TrimSpace(gitOut(t, s, "log", "-1", "--format=%an", "HEAD")) }
+
+	// Nothing names an agent: the write says it is anonymous, once.
+	anonymousNoted.Store(false)
+	if _, errOut, code := runCLI(t, s, "", "set", "a.json", "x", "1"); code != 0 || !strings.Contains(errOut, `authored by "anonymous"`) || !strings.Contains(errOut, "agent start") {
+		t.Fatalf("anonymous write: exit %d, stderr %q", code, errOut)
+	}
+	if _, errOut, _ := runCLI(t, s, "", "set", "a.json", "x", "2"); errOut != "" {
+		t.Fatalf("the second anonymous write of a process says it again: %q", errOut)
+	}
+	if got := author(); got != "anonymous" {
+		t.Fatalf("author %q", got)
+	}
+
+	out := mustCLI(t, s, "", "agent", "start", "scout")
+	if !strings.Contains(out, "agents/scout/main") || !strings.Contains(out, "authored by scout") {
+		t.Fatalf("agent start says %q", out)
+	}
+	if got := strings.TrimSpace(gitOut(t, s, "config", "aiwg.agent")); got != "scout" {
+		t.Fatalf("aiwg.agent = %q", got)
+	}
+	anonymousNoted.Store(false)
+	if _, errOut, code := runCLI(t, s, "", "set", "a.json", "x", "3"); code != 0 || errOut != "" {
+		t.Fatalf("write after agent start: exit %d, stderr %q", code, errOut)
+	}
+	if got := author(); got != "scout" {
+		t.Fatalf("after agent start, a write is authored by %q", got)
+	}
+	var st map[string]string
+	json.Unmarshal([]byte(mustCLI(t, s, "", "agent", "status", "--json")), &st)
+	if st["agent"] != "scout" || st["from"] != "aiwg.agent" || st["branch"] != "agents/scout/main" {
+		t.Fatalf("agent status: %v", st)
+	}
+	if out := mustCLI(t, s, "", "agent", "status"); !strings.Contains(out, "agent scout: the store's agent") {
+		t.Fatalf("agent status: %q", out)
+	}
+
+	// --agent, then AIWG_AGENT, override the store's agent.
+	mustCLI(t, s, "", "set", "a.json", "x", "4", "--agent", "named")
+	if got := author(); got != "named" {
+		t.Fatalf("--agent: authored by %q", got)
+	}
+	t.Setenv("AIWG_AGENT", "fromenv")
+	mustCLI(t, s, "", "set", "a.json", "x", "5")
+	if got := author(); got != "fromenv" {
+		t.Fatalf("AIWG_AGENT: authored by %q", got)
+	}
+	json.Unmarshal([]byte(mustCLI(t, s, "", "agent", "status", "--json")), &st)
+	if st["agent"] != "fromenv" || st["from"] != "AIWG_AGENT" || st["store_agent"] != "scout" {
+		t.Fatalf("agent status under AIWG_AGENT: %v", st)
+	}
+	gitOut(t, s, "fsck", "--strict", "--no-dangling")
+}
+
+func TestInitInsideAGitProjectKeepsTheStoreOut(t *testing.T) {
+	project := t.TempDir()
+	gitWork(t, project, nil, "init", "-q")
+	os.WriteFile(filepath.Join(project, "main.go"), []byte("package main\n"), 0o644)
+	store := filepath.Join(project, ".aiwg", "state.git")
+	out, errOut, code := cliIn(t, "init", store, "--no-sync")
+	if code != 0 {
+		t.Fatalf("init: %s", errOut)
+	}
+	ignore := filepath.Join(project, ".aiwg", ".gitignore")
+	if !strings.Contains(out, ignore) {
+		t.Fatalf("init does not say it ignores the store: %q", out)
+	}
+	if data, err := os.ReadFile(ignore); err != nil || !strings.HasSuffix(string(data), "\n*\n") {
+		t.Fatalf("%s: %q, %v", ignore, data, err)
+	}
+	mustCLI(t, store, "", "set", "plan.json", "goal", `"ship"`, "--agent", "a")
+	// The project's git add . takes the project's file, none of the store's.
+	added := gitWork(t, project, nil, "add", "-A", "--dry-run")
+	if strings.Contains(added, ".aiwg") || !strings.Contains(added, "main.go") {
+		t.Fatalf("git add -A in the project would add:\n%s", added)
+	}
+	if st := gitWork(t, project, nil, "status", "--porcelain"); strings.Contains(st, ".aiwg") {
+		t.Fatalf("git status shows the store:\n%s", st)
+	}
+
+	// Outside any work tree, nothing is written.
+	alone := filepath.Join(t.TempDir(), ".aiwg", "state.git")
+	if out, errOut, code := cliIn(t, "init", alone, "--no-sync"); code != 0 || strings.Contains(out, "gitignore") {
+		t.Fatalf("init outside a project: exit %d %q %q", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(alone), ".gitignore")); err == nil {
+		t.Fatal("an ignore file outside any git project")
+	}
+}
+
+func TestMissingRemoteExitsThreeOverEveryTransport(t *testing.T) {
+	root := t.TempDir()
+	s := newStore(t)
+	for name, url := range map[string]string{
+		"git":  gitserver.Daemon(t, root) + "nosuch.git",
+		"http": gitserver.HTTP(t, root) + "nosuch.git",
+		"path": filepath.Join(root, "nosuch.git"),
+	} {
+		if _, errOut, code := cliIn(t, "clone", url, filepath.Join(t.TempDir(), "c.git"), "--no-sync"); code != exitDomain {
+			t.Errorf("clone over %s: exit %d, want %d: %s", name, code, exitDomain, errOut)
+		}
+		mustCLI(t, s, "", "remote", "add", name, url)
+		for _, cmd := range []string{"fetch", "push", "pull"} {
+			if _, errOut, code := runCLI(t, s, "", cmd, name); code != exitDomain {
+				t.Errorf("%s over %s: exit %d, want %d: %s", cmd, name, code, exitDomain, errOut)
+			}
+		}
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -355,7 +357,7 @@ func (p parsedOp) apply(d *docs, rec *recorder) error {
 			return fmt.Errorf("%s: %w", p.file, err)
 		}
 		d.store(p.file, nd)
-		rec.add(op, p.file, p.key)
+		rec.add(op, p.file, appendedAt(doc, p.path, p.key))
 	case "del":
 		if !exists {
 			return fmt.Errorf("%s: %w", p.file, ErrNotFound)
@@ -388,6 +390,41 @@ func (p parsedOp) apply(d *docs, rec *recorder) error {
 		rec.changes = append(rec.changes, Change{Operation: OpRename, File: p.file, To: p.to})
 	}
 	return nil
+}
+
+// appendedAt is key, the key path p as given, with each "-" (append)
+// replaced by the index the element gets in doc: the Path trailer and the
+// subject then name the element written (notes.3), which an auditor
+// reading the history with git alone could not tell from notes.-.
+func appendedAt(doc any, p verbiage.Path, key string) string {
+	if !slices.ContainsFunc(p, verbiage.Segment.Append) {
+		return key
+	}
+	out := slices.Clone(p)
+	node := doc
+	for i, seg := range p {
+		switch x := node.(type) {
+		case map[string]any:
+			node = x[seg.Key]
+		case []any:
+			if seg.Append() {
+				out[i] = verbiage.Segment{Key: strconv.Itoa(len(x))}
+				node = nil
+			} else if n, ok := seg.Index(); ok && n < len(x) {
+				node = x[n]
+			} else {
+				node = nil
+			}
+		default:
+			// Missing: Set creates it, an array where "-" follows, so
+			// the element is its first.
+			if seg.Append() {
+				out[i] = verbiage.Segment{Key: "0"}
+			}
+			node = nil
+		}
+	}
+	return out.String()
 }
 
 // checkUnchangedSince fails when a file the write changes differs

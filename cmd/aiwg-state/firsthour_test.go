@@ -126,3 +126,31 @@ func TestMissingRemoteExitsThreeOverEveryTransport(t *testing.T) {
 		}
 	}
 }
+
+func TestAppendRecordsTheIndexWritten(t *testing.T) {
+	s := newStore(t)
+	mustCLI(t, s, "", "set", "plan.json", "notes", `["a", "b"]`, "--agent", "a")
+	trailers := func() string {
+		return gitOut(t, s, "log", "-1", "--format=%s%n%(trailers:key=Path,valueonly)")
+	}
+	mustCLI(t, s, "", "set", "plan.json", "notes.-", `"c"`, "--agent", "a")
+	if got := trailers(); got != "create plan.json#notes.2\nplan.json#notes.2\n\n" {
+		t.Fatalf("append: subject and Path trailer:\n%s", got)
+	}
+	// In one batch each append sees the one before; a missing array
+	// starts at 0.
+	mustCLI(t, s, `{"op":"set","file":"plan.json","path":"notes.-","value":"d"}
+{"op":"set","file":"plan.json","path":"notes.-","value":"e"}
+{"op":"set","file":"plan.json","path":"todo.-.tags.-","value":"x"}
+`, "apply", "-", "--agent", "a")
+	if got := trailers(); got != "apply 3 operations: create plan.json#notes.3, create plan.json#notes.4, create plan.json#todo.0.tags.0\nplan.json#notes.3\nplan.json#notes.4\nplan.json#todo.0.tags.0\n\n" {
+		t.Fatalf("batch of appends: subject and Path trailers:\n%s", got)
+	}
+	if got := mustCLI(t, s, "", "get", "plan.json", "notes.4"); got != "\"e\"\n" {
+		t.Fatalf("notes.4 = %q", got)
+	}
+	// log of the element finds the write that appended it.
+	if out := mustCLI(t, s, "", "log", "plan.json#notes.2"); !strings.Contains(out, `"c"`) {
+		t.Fatalf("log plan.json#notes.2:\n%s", out)
+	}
+}

@@ -154,3 +154,83 @@ func TestAppendRecordsTheIndexWritten(t *testing.T) {
 		t.Fatalf("log plan.json#notes.2:\n%s", out)
 	}
 }
+
+func TestStrategySetThenPlainGitMerge(t *testing.T) {
+	store := newStore(t)
+	mustCLI(t, store, `{"op":"put","file":"counters/hits.json","value":{"n":1}}
+{"op":"put","file":"plan.json","value":{"notes":["a"]}}
+`, "apply", "-", "--agent", "seeder")
+	head := func() string { return strings.TrimSpace(gitOut(t, store, "rev-parse", "main")) }
+
+	before := head()
+	for _, bad := range [][]string{
+		{"strategy", "set", "counters/*.json", "summ"},
+		{"strategy", "set", "counters/*.json", "sum", "--fallback", "nope"},
+		{"strategy", "set", "counters/*.json", "merge-objects", "--keys", "n:add"},
+		{"strategy", "set", "counters/*.json", "merge-objects", "--keys", "n"},
+	} {
+		if _, errOut, code := runCLI(t, store, "", append(bad, "--agent", "coord")...); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d: %s", bad, code, exitUsage, errOut)
+		}
+	}
+	if head() != before {
+		t.Fatal("a refused strategy set moved the branch")
+	}
+
+	out := mustCLI(t, store, "", "strategy", "set", "counters/*.json", "sum", "--agent", "coord")
+	if !strings.Contains(out, "strategy set counters/*.json sum") {
+		t.Fatalf("strategy set says %q", out)
+	}
+	if got := gitOut(t, store, "show", "--format=", "--name-only", "main"); got != ".gitattributes\n" {
+		t.Fatalf("strategy set committed %q", got)
+	}
+	// Set again: the line is replaced, not repeated.
+	mustCLI(t, store, "", "strategy", "set", "counters/*.json", "sum", "--fallback", "max", "--agent", "coord")
+	mustCLI(t, store, "", "strategy", "set", "counters/*.json", "sum", "--agent", "coord")
+	if n := strings.Count(gitOut(t, store, "show", "main:.gitattributes"), "\ncounters/*.json "); n != 1 {
+		t.Fatalf("%d lines for counters/*.json:\n%s", n, gitOut(t, store, "show", "main:.gitattributes"))
+	}
+	if ls := mustCLI(t, store, "", "strategy", "ls"); !strings.Contains(ls, "counters/*.json          sum\n") {
+		t.Fatalf("strategy ls:\n%s", ls)
+	}
+	var e struct{ Strategy, FileStrategy string }
+	json.Unmarshal([]byte(mustCLI(t, store, "", "strategy", "explain", "counters/hits.json#n", "--json")), &e)
+	if e.Strategy != "sum" {
+		t.Fatalf("strategy explain: %+v", e)
+	}
+	if out := mustCLI(t, store, "", "strategy", "explain", "plan.json#notes"); !strings.HasPrefix(out, "plan.json#notes: merge-objects (line ") || !strings.Contains(out, "only appended") {
+		t.Fatalf("strategy explain plan.json#notes:\n%s", out)
+	}
+
+	// Two branches each increment the counter and append a note.
+	mustCLI(t, store, "", "branch", "feat")
+	mustCLI(t, store, "", "set", "counters/hits.json", "n", "2", "--agent", "main-agent")
+	mustCLI(t, store, "", "set", "plan.json", "notes.-", `"b"`, "--agent", "main-agent")
+	mustCLI(t, store, "", "set", "counters/hits.json", "n", "3", "--agent", "feat-agent", "--branch", "feat")
+	mustCLI(t, store, "", "set", "plan.json", "notes.-", `"c"`, "--agent", "feat-agent", "--branch", "feat")
+
+	// A plain git merge in a clone, through the drivers, uses the new
+	// strategy (sum: 1 + 1 + 2) and the default for appends (both kept).
+	work := filepath.Join(t.TempDir(), "work")
+	gitWork(t, ".", nil, "clone", "-q", store, work)
+	if _, errOut, code := cliIn(t, "install-drivers", "--repo", work, "--bin", bin); code != 0 {
+		t.Fatalf("install-drivers: %s", errOut)
+	}
+	if got := gitWork(t, work, nil, "check-attr", "merge", "counters/hits.json"); got != "counters/hits.json: merge: aiwg-sum\n" {
+		t.Fatalf("git check-attr: %q", got)
+	}
+	gitWork(t, work, nil, "merge", "-q", "--no-edit", "origin/feat")
+	if got, _ := os.ReadFile(filepath.Join(work, "counters", "hits.json")); !strings.Contains(string(got), `"n": 4`) {
+		t.Fatalf("git merge with the sum driver: %s", got)
+	}
+	if got, _ := os.ReadFile(filepath.Join(work, "plan.json")); !strings.Contains(strings.Join(strings.Fields(string(got)), ""), `"notes":["a","b","c"]`) {
+		t.Fatalf("git merge of two appends: %s", got)
+	}
+	// aiwg-state merge agrees byte for byte.
+	mustCLI(t, store, "", "merge", "feat", "--agent", "coord")
+	if g, a := strings.TrimSpace(gitWork(t, work, nil, "rev-parse", "HEAD^{tree}")), strings.TrimSpace(gitOut(t, store, "rev-parse", "main^{tree}")); g != a {
+		t.Fatalf("git merge tree %s, aiwg-state merge tree %s", g, a)
+	}
+	gitWork(t, work, nil, "fsck", "--strict", "--no-dangling")
+	gitOut(t, store, "fsck", "--strict", "--no-dangling")
+}

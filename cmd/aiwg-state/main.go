@@ -137,6 +137,7 @@ func commandGroups() []func() []*cli.Command {
 		memoryCommands,
 		queueCommands,
 		schemaCommands,
+		strategyCommands,
 		func() []*cli.Command { return []*cli.Command{serveCommand()} },
 	}
 }

@@ -301,7 +301,8 @@ Examples:
 			Usage:     "show what changed, key by key",
 			ArgsUsage: "[REV1 [REV2]] [FILE [KEYPATH]]",
 			Description: `With no revision: the last mutation. With one: that commit against its
-parent. With two: REV1 to REV2. FILE and KEYPATH narrow the diff.
+parent, the change REV made, as git show REV (not REV to HEAD, as git diff
+REV). With two: REV1 to REV2. FILE and KEYPATH narrow the diff.
 
 Formats: human (colour on a terminal; NO_COLOR honoured), --json,
 --format patch (RFC 6902 JSON Patch per file), --format markdown (for a

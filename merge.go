@@ -752,7 +752,7 @@ func (s *Store) inProgress(branch string) (plumbing.Hash, *repo.Commit, error) {
 	ref := s.ref(branch)
 	h, err := s.repo.Ref(mergeRef(ref))
 	if errors.Is(err, repo.ErrNotFound) {
-		return h, nil, fmt.Errorf("%s has no merge in progress: %w", shortBranch(ref), ErrNotFound)
+		return h, nil, errkind.Errorf(ErrNotFound, "%s has no merge in progress, so there is nothing to continue, abort or resolve (aiwg-state merge BRANCH starts one)", shortBranch(ref))
 	}
 	if err != nil {
 		return h, nil, err

@@ -187,7 +187,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 		if _, err := os.Stat(filepath.Join(dir, DefaultDir, "HEAD")); err == nil {
 			return nil, errkind.Errorf(ErrNotFound, "no store at %s: it is a project directory, whose store is %s", dir, filepath.Join(dir, DefaultDir))
 		}
-		return nil, errkind.Errorf(ErrNotFound, "no store at %s (run `aiwg-state init`)", dir)
+		return nil, errkind.Errorf(ErrNotFound, "no store at %s: check the path, or create one there with `aiwg-state init --store %s`", dir, dir)
 	} else if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -149,10 +150,8 @@ func (s *session) agentWrite() aiwgstate.WriteOptions {
 	// are read here, through the invocation: left to the store, a server
 	// would read its own environment.
 	agent, from := s.agent()
-	if from == aiwgstate.AgentFromAnonymous && s.inv.firstAnonymous() {
-		// Not silent: a history of "anonymous" writes tells an auditor
-		// nothing, and the fix is one command.
-		s.warn(`this write is authored by "anonymous": name the agent with --agent NAME or AIWG_AGENT=NAME, or once for this store with aiwg-state agent start NAME`)
+	if from == aiwgstate.AgentFromAnonymous {
+		s.inv.anonymous.Store(true) // said once the command has succeeded
 	}
 	return aiwgstate.WriteOptions{Agent: agent, HandlerEnv: s.inv.handlerEnv(), HandlerDir: s.inv.handlerDir()}
 }
@@ -178,6 +177,25 @@ func (s *session) done(v any, format string, a ...any) error {
 	}
 	fmt.Fprintf(s.out, format+"\n", a...)
 	return nil
+}
+
+// confirm stands before a command that drops data (what says which): --yes
+// confirms it; without --yes, someone at a terminal (the CLI's own
+// standard input) is asked; anything else is a usage error naming --yes,
+// since an agent or script must say so on the command line.
+func (s *session) confirm(what string) error {
+	if s.c.Bool("yes") {
+		return nil
+	}
+	if in, ok := s.c.App.Reader.(*os.File); ok && s.inv.client == nil && isTerminal(in) {
+		fmt.Fprintf(s.c.App.ErrWriter, "%s. Go on? [y/N] ", what)
+		line, _ := bufio.NewReader(in).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(line)); a == "y" || a == "yes" {
+			return nil
+		}
+		return usagef("not confirmed; nothing written")
+	}
+	return usagef("%s; add --yes to confirm", what)
 }
 
 // printJSON writes v as one line of JSON.

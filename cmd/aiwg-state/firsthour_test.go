@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/aiwg/aiwg-state/internal/gitserver"
 )
@@ -233,4 +234,131 @@ func TestStrategySetThenPlainGitMerge(t *testing.T) {
 	}
 	gitWork(t, work, nil, "fsck", "--strict", "--no-dangling")
 	gitOut(t, store, "fsck", "--strict", "--no-dangling")
+}
+
+func TestStateImportIntoTheSameStore(t *testing.T) {
+	s := newStore(t)
+	var st struct {
+		StateID string `json:"state_id"`
+	}
+	json.Unmarshal([]byte(mustCLI(t, s, "", "state", "init", "--prompt", "p", "--json", "--agent", "a")), &st)
+	mustCLI(t, s, "", "var", "set", "risk_count", "1", "--agent", "a")
+	mustCLI(t, s, "", "var", "set", "--scope", "state", "draft_note", `"keep"`, "--agent", "a")
+	exported := mustCLI(t, s, "", "state", "export", st.StateID)
+	file := filepath.Join(t.TempDir(), "s.json")
+	os.WriteFile(file, []byte(exported), 0o644)
+	mustCLI(t, s, "", "var", "set", "risk_count", "2", "--agent", "a")
+	mustCLI(t, s, "", "var", "set", "--scope", "state", "scratch_note", `"drop"`, "--agent", "a")
+	commits := func() int { return strings.Count(gitOut(t, s, "rev-list", "main"), "\n") }
+
+	before := commits()
+	_, errOut, code := runCLI(t, s, "", "state", "import", file, "--agent", "a")
+	if code != exitDomain || !strings.Contains(errOut, "--replace") || !strings.Contains(errOut, "--as state-") {
+		t.Fatalf("import of a state the store holds: exit %d, %q", code, errOut)
+	}
+	if commits() != before {
+		t.Fatal("a refused import wrote")
+	}
+
+	// --replace: one commit, and the state is what the file says.
+	mustCLI(t, s, "", "state", "import", file, "--replace", "--agent", "a")
+	if n := commits() - before; n != 1 {
+		t.Fatalf("--replace wrote %d commits", n)
+	}
+	if got := mustCLI(t, s, "", "var", "get", "risk_count"); got != "1\n" {
+		t.Fatalf("risk_count after --replace = %q", got)
+	}
+	if _, _, code := runCLI(t, s, "", "var", "get", "scratch_note"); code != exitDomain {
+		t.Fatalf("a state variable the file lacks survived --replace (exit %d)", code)
+	}
+	if got := mustCLI(t, s, "", "var", "get", "draft_note"); got != "\"keep\"\n" {
+		t.Fatalf("draft_note = %q", got)
+	}
+	if out := mustCLI(t, s, "", "state", "import", file, "--replace", "--agent", "a"); !strings.Contains(out, "no change") {
+		t.Fatalf("a second --replace: %q", out)
+	}
+
+	// --as: a second state beside the first.
+	mustCLI(t, s, "", "state", "import", file, "--as", "state-0000abcd", "--agent", "a")
+	if ls := mustCLI(t, s, "", "state", "ls"); !strings.Contains(ls, "state-0000abcd") || !strings.Contains(ls, st.StateID) {
+		t.Fatalf("state ls after --as:\n%s", ls)
+	}
+	for _, bad := range [][]string{{"--as", "nope"}, {"--as", "state-0000abce", "--replace"}} {
+		if _, errOut, code := runCLI(t, s, "", append([]string{"state", "import", file, "--agent", "a"}, bad...)...); code != exitUsage {
+			t.Errorf("import %v: exit %d %s", bad, code, errOut)
+		}
+	}
+	gitOut(t, s, "fsck", "--strict", "--no-dangling")
+}
+
+func TestFirstHourMessages(t *testing.T) {
+	s := newStore(t)
+	says := func(wantCode int, want string, args ...string) {
+		t.Helper()
+		out, errOut, code := runCLI(t, s, "", args...)
+		if code != wantCode || !strings.Contains(out+errOut, want) {
+			t.Errorf("%v: exit %d, want %d saying %q:\n%s%s", args, code, wantCode, want, out, errOut)
+		}
+	}
+	says(exitDomain, "branch nosuch does not exist (aiwg-state branch lists the branches; aiwg-state branch nosuch creates it)", "switch", "nosuch")
+	says(exitDomain, "main has no merge in progress, so there is nothing to continue, abort or resolve", "merge", "--abort")
+	says(exitDomain, "main is the store's only branch", "branch", "-d", "main")
+	mustCLI(t, s, "", "branch", "side")
+	says(exitDomain, "switch to another first, then delete it: aiwg-state switch side && aiwg-state branch -d main", "branch", "-d", "main")
+	missing := filepath.Join(t.TempDir(), "nonexistent")
+	if _, errOut, code := cliIn(t, "get", "a.json", "x", "--store", missing); code != exitDomain ||
+		!strings.Contains(errOut, "aiwg-state init --store "+missing) || strings.Contains(errOut, "run `aiwg-state init`") {
+		t.Errorf("--store of a missing store: exit %d %q", code, errOut)
+	}
+
+	// memory put says its mutation id, as every write does.
+	out := mustCLI(t, s, "", "memory", "put", "long_term", "fact", "sky", `"blue"`, "--agent", "a")
+	if f := strings.Fields(out); len(f) < 2 || !strings.HasPrefix(f[1], "mut-") {
+		t.Errorf("memory put says %q", out)
+	}
+
+	// log: the arrow diff uses, and names cut to the column.
+	mustCLI(t, s, "", "set", "a.json", "x", "1", "--agent", "an-agent-with-a-very-long-name")
+	mustCLI(t, s, "", "set", "a.json", "x", "2", "--agent", "b")
+	log := mustCLI(t, s, "", "log", "a.json#x")
+	lines := strings.Split(strings.TrimSpace(log), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], "update a.json#x: 1 → 2") || !strings.Contains(lines[1], "an-agent-wi…  mut-") {
+		t.Errorf("log:\n%s", log)
+	}
+	if i, j := utf8.RuneCountInString(lines[0][:strings.Index(lines[0], "mut-")]), utf8.RuneCountInString(lines[1][:strings.Index(lines[1], "mut-")]); i != j {
+		t.Errorf("log columns out of line:\n%s", log)
+	}
+
+	// doc reset asks for --yes, and writes nothing without it.
+	mustCLI(t, s, "", "goal", "create", "ship it", "--agent", "a")
+	before := gitOut(t, s, "rev-parse", "main")
+	says(exitUsage, "add --yes to confirm", "doc", "reset", "--agent", "a")
+	if gitOut(t, s, "rev-parse", "main") != before {
+		t.Error("doc reset without --yes wrote")
+	}
+	mustCLI(t, s, "", "doc", "reset", "--yes", "--agent", "a")
+}
+
+func TestSyncReportsConflictsNotFiles(t *testing.T) {
+	root := t.TempDir()
+	server := gitserver.Bare(t, root, "state.git")
+	coord := newStore(t)
+	mustCLI(t, coord, "", "set", "plan.json", "goal", `"ship"`, "--agent", "coord")
+	mustCLI(t, coord, "", "remote", "add", "origin", server)
+	mustCLI(t, coord, "", "push")
+	agent := filepath.Join(t.TempDir(), "agent.git")
+	if _, errOut, code := cliIn(t, "clone", server, agent, "--no-sync"); code != 0 {
+		t.Fatalf("clone: %s", errOut)
+	}
+	mustCLI(t, agent, "", "agent", "start", "scout")
+	mustCLI(t, agent, "", "set", "plan.json", "goal", `"wait"`)
+	mustCLI(t, coord, "", "set", "plan.json", "goal", `"hurry"`, "--agent", "coord")
+	mustCLI(t, coord, "", "push")
+	out, errOut, code := runCLI(t, agent, "", "sync")
+	if code != exitConflict || !strings.Contains(out, "1 conflict(s) left") || strings.Contains(out, "0 file(s)") {
+		t.Fatalf("sync with a conflict: exit %d\n%s%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "merge-objects cannot settle it: both sides changed the string differently") {
+		t.Fatalf("sync does not say why:\n%s", out)
+	}
 }

@@ -25,8 +25,9 @@ type invocation struct {
 	// stores lends stores kept open from one command to the next (a
 	// server's); nil opens and closes one per command.
 	stores *lender
-	// anonymousNoted: a served client was told its writes are anonymous.
-	anonymousNoted atomic.Bool
+	// anonymous: the command writes as "anonymous" (no agent named);
+	// anonymousNoted: a served client was told so.
+	anonymous, anonymousNoted atomic.Bool
 }
 
 // anonymousNoted: the CLI's own process was told its writes are

@@ -311,11 +311,14 @@ Examples:
 					return err
 				}
 				for _, m := range res.Merged {
-					if m.Status != aiwgstate.MergeUpToDate {
-						fmt.Fprintf(s.out, "merged %s into %s: %s, %d file(s)\n", m.From, m.Into, m.Status, len(m.Files))
-					}
-					if m.Status == aiwgstate.MergeConflicts {
+					switch m.Status {
+					case aiwgstate.MergeUpToDate:
+					case aiwgstate.MergeConflicts:
+						// Nothing merged yet: what is left is the news.
+						fmt.Fprintf(s.out, "merge %s into %s: %d conflict(s) left (aiwg-state conflicts; resolve, then merge --continue)\n", m.From, m.Into, len(m.Conflicts))
 						printConflicts(s, m.Conflicts)
+					default:
+						fmt.Fprintf(s.out, "merged %s into %s: %s, %d file(s)\n", m.From, m.Into, m.Status, len(m.Files))
 					}
 				}
 				if err == nil {

@@ -817,7 +817,7 @@ func (s *Store) ImportStateWith(ctx context.Context, data []byte, io ImportState
 				nb++
 			}
 		}
-		m, err := s.importBatch(ctx, doc.StateID, nb, gwo, func(apply func(name string, op string, value any, from string) error) error {
+		m, err := s.importBatch(ctx, doc.StateID, nb, gwo, false, func(apply func(name string, op string, value any, from string) error) error {
 			for _, e := range group {
 				var value any
 				if len(e.NewValue) > 0 {
@@ -858,7 +858,7 @@ func (s *Store) ImportStateWith(ctx context.Context, data []byte, io ImportState
 		}
 	}
 	sort.Strings(names)
-	m, err = s.importBatch(ctx, doc.StateID, len(names)+1, rwo, func(apply func(string, string, any, string) error) error {
+	m, err = s.importBatch(ctx, doc.StateID, len(names)+1, rwo, false, func(apply func(string, string, any, string) error) error {
 		for _, n := range names {
 			if err := apply(n, "reconcile", doc.Variables[n].Value, ""); err != nil {
 				return fmt.Errorf("variable %s: %w", n, err)
@@ -929,7 +929,7 @@ func (s *Store) replaceState(ctx context.Context, doc *rlm.Document, wo WriteOpt
 	for _, v := range have {
 		scopes[v.Name] = v.Metadata.Scope
 		own := v.Metadata.Scope == rlm.ScopeState || v.Metadata.Scope == rlm.ScopeTemporary
-		if doc.Variables[v.Name] == nil && own && v.Name != verbiage.NamePrompt {
+		if doc.Variables[v.Name] == nil && own && v.Name != verbiage.NamePrompt && v.Name != verbiage.NameFinal {
 			gone = append(gone, v.Name)
 		}
 	}
@@ -959,7 +959,7 @@ func (s *Store) replaceState(ctx context.Context, doc *rlm.Document, wo WriteOpt
 	}
 	rwo.Trailers = append(append(repo.Trailers(nil), wo.Trailers...), repo.Trailer{Key: TrailerState, Value: id},
 		repo.Trailer{Key: TrailerImportedMutation, Value: objects.NewID(verbiage.PrefixMutation)})
-	_, err = s.importBatch(ctx, id, len(names)+len(gone)+1, rwo, func(apply func(string, string, any, string) error) error {
+	_, err = s.importBatch(ctx, id, len(names)+len(gone)+1, rwo, true, func(apply func(string, string, any, string) error) error {
 		for _, n := range gone {
 			if err := apply(n, OpDelete, nil, ""); err != nil {
 				return fmt.Errorf("variable %s: %w", n, err)
@@ -978,7 +978,7 @@ func (s *Store) replaceState(ctx context.Context, doc *rlm.Document, wo WriteOpt
 	return s.State(ctx, id, ReadOptions{Branch: wo.Branch})
 }
 
-func (s *Store) importBatch(ctx context.Context, id string, nblobs int, wo WriteOptions, each func(apply func(name, op string, value any, from string) error) error,
+func (s *Store) importBatch(ctx context.Context, id string, nblobs int, wo WriteOptions, guarded bool, each func(apply func(name, op string, value any, from string) error) error,
 	scopeOf func(string) rlm.Scope, target ...map[string]*rlm.Variable) (*Mutation, error) {
 	slots := newBlobSlots(nblobs)
 	return s.commit(ctx, wo, "", func(tx *repo.Tx, rec *recorder) error {
@@ -1000,6 +1000,9 @@ func (s *Store) importBatch(ctx context.Context, id string, nblobs int, wo Write
 				}
 				if err != nil {
 					return err
+				}
+				if guarded && v.Metadata.ReadOnly {
+					return fmt.Errorf("%w: variable %s is read-only (%s)", ErrReadOnly, name, file)
 				}
 				tx.Remove(file)
 				rec.add(OpDelete, file, "")
@@ -1023,7 +1026,10 @@ func (s *Store) importBatch(ctx context.Context, id string, nblobs int, wo Write
 					}
 				}
 			}
-			vo := VarOptions{Scope: scope, importing: true}
+			// Replaying history (not guarded) writes what was, read-only
+			// or not; replacing a state the store holds is a write like
+			// any other, with its guards (read-only, Final, children).
+			vo := VarOptions{Scope: scope, importing: !guarded}
 			typ := rlm.InferType(value)
 			if len(target) > 0 {
 				if t := target[0][name]; t != nil {
@@ -1039,6 +1045,20 @@ func (s *Store) importBatch(ctx context.Context, id string, nblobs int, wo Write
 			}
 			if name == verbiage.NamePrompt {
 				return nil
+			}
+			if guarded {
+				// A read-only variable the document leaves as it is
+				// is no write to it.
+				if old, _, err := findVarTx(tx, h, name, scope); err == nil && old.Metadata.ReadOnly {
+					if old.IsStored() {
+						if data, err := tx.ReadFile(old.DataPath()); err == nil {
+							old.Load(data)
+						}
+					}
+					if objects.Equal(old.Value, value) {
+						return nil
+					}
+				}
 			}
 			_, _, err := s.setVarTx(tx, rec, slots, h, name, value, typ, scope, vo, wo)
 			if errors.Is(err, ErrNoChange) {

@@ -362,3 +362,45 @@ func TestSyncReportsConflictsNotFiles(t *testing.T) {
 		t.Fatalf("sync does not say why:\n%s", out)
 	}
 }
+
+// TestStateImportReplaceKeepsTheGuards: a file is data anyone may have
+// written; --replace changes a state as var set and var rm would, never a
+// read-only variable.
+func TestStateImportReplaceKeepsTheGuards(t *testing.T) {
+	s := newStore(t)
+	var st struct {
+		StateID string `json:"state_id"`
+	}
+	json.Unmarshal([]byte(mustCLI(t, s, "", "state", "init", "--prompt", "p", "--json", "--agent", "a")), &st)
+	mustCLI(t, s, "", "var", "set", "--scope", "state", "--read-only", "policy_text", `"fixed"`, "--agent", "a")
+	mustCLI(t, s, "", "var", "set", "--scope", "state", "risk_count", "1", "--agent", "a")
+	exported := mustCLI(t, s, "", "state", "export", st.StateID)
+	file := filepath.Join(t.TempDir(), "s.json")
+
+	// Unchanged read-only variables pass.
+	os.WriteFile(file, []byte(exported), 0o644)
+	mustCLI(t, s, "", "var", "set", "risk_count", "2", "--agent", "a")
+	mustCLI(t, s, "", "state", "import", file, "--replace", "--agent", "a")
+
+	// A file that changes one, or drops it, is refused; nothing moves.
+	var doc map[string]any
+	json.Unmarshal([]byte(exported), &doc)
+	vars := doc["variables"].(map[string]any)
+	vars["policy_text"].(map[string]any)["value"] = "changed"
+	changed, _ := json.Marshal(doc)
+	delete(vars, "policy_text")
+	dropped, _ := json.Marshal(doc)
+	before := gitOut(t, s, "rev-parse", "main")
+	for name, data := range map[string][]byte{"changed": changed, "dropped": dropped} {
+		os.WriteFile(file, data, 0o644)
+		if _, errOut, code := runCLI(t, s, "", "state", "import", file, "--replace", "--agent", "a"); code != exitDomain || !strings.Contains(errOut, "read-only") {
+			t.Errorf("--replace with policy_text %s: exit %d %s", name, code, errOut)
+		}
+	}
+	if gitOut(t, s, "rev-parse", "main") != before {
+		t.Fatal("a refused --replace wrote")
+	}
+	if got := mustCLI(t, s, "", "var", "get", "policy_text"); got != "\"fixed\"\n" {
+		t.Fatalf("policy_text = %q", got)
+	}
+}

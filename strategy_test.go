@@ -90,3 +90,47 @@ func TestSetStrategyRefusesAndReplaces(t *testing.T) {
 		t.Fatalf("setting the same rule again: %v, want ErrNoChange", err)
 	}
 }
+
+// TestStoreAgentIsJudgedAndAuthored: a write that names no agent is
+// authored by the store's agent, and the policy judges that same agent;
+// strategies are a path like any other, which a worker the policy keeps to
+// its own files cannot change.
+func TestStoreAgentIsJudgedAndAuthored(t *testing.T) {
+	t.Setenv("AIWG_AGENT", "")
+	t.Setenv("USER", "someone-else")
+	ctx := context.Background()
+	s, err := Init(ctx, t.TempDir(), InitOptions{Options: Options{NoSync: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	policy := `{"roles": {"coordinator": ["conductor"]}, "rules": [
+	  {"name": "coordinator writes all", "roles": ["coordinator"], "paths": ["**"]},
+	  {"name": "own files", "agents": ["*"], "paths": ["agents/{agent}/**"]}]}`
+	if _, err := s.SetPolicy(ctx, []byte(policy), WriteOptions{Agent: "conductor"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetDefaultAgent(ctx, "scout"); err != nil {
+		t.Fatal(err)
+	}
+	m, err := s.Set(ctx, "agents/scout/notes.json", "n", []byte("1"), WriteOptions{})
+	if err != nil {
+		t.Fatalf("the store's agent writing its own file: %v", err)
+	}
+	if m.Agent != "scout" {
+		t.Fatalf("authored by %q", m.Agent)
+	}
+	if _, err := s.Set(ctx, "agents/someone-else/notes.json", "n", []byte("1"), WriteOptions{}); !errors.Is(err, ErrDenied) {
+		t.Fatalf("judged as another agent than the author: %v", err)
+	}
+	head, _ := s.Resolve("HEAD", "")
+	if _, err := s.SetStrategy(ctx, "*.json", merge.Options{Strategy: merge.LastWriteWins}, WriteOptions{}); !errors.Is(err, ErrDenied) {
+		t.Fatalf("a worker set a strategy: %v", err)
+	}
+	if now, _ := s.Resolve("HEAD", ""); now != head {
+		t.Fatal("a refused strategy set moved the branch")
+	}
+	if _, err := s.SetStrategy(ctx, "*.json", merge.Options{Strategy: merge.LastWriteWins}, WriteOptions{Agent: "conductor"}); err != nil {
+		t.Fatalf("the coordinator: %v", err)
+	}
+}

@@ -51,6 +51,8 @@ type Store struct {
 	workTree string
 	// schemas caches compiled document schemas by file and content.
 	schemas sync.Map
+	// agent caches the store's default agent (see DefaultAgent).
+	agent agentCache
 }
 
 // Discover finds the store for a working directory: $AIWG_STATE_STORE when

@@ -252,6 +252,9 @@ func documentPath(file string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if clean == AttributesPath {
+		return "", fmt.Errorf("%w: %s is the store's merge strategies, not a document: aiwg-state strategy set PATTERN STRATEGY changes them (strategy ls lists them)", ErrReadOnly, clean)
+	}
 	if !strings.HasSuffix(clean, ".json") {
 		return "", fmt.Errorf("%w: %s: documents are .json files", verbiage.ErrInvalidPath, file)
 	}

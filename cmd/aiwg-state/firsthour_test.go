@@ -302,6 +302,7 @@ func TestFirstHourMessages(t *testing.T) {
 	}
 	says(exitDomain, "branch nosuch does not exist (aiwg-state branch lists the branches; aiwg-state branch nosuch creates it)", "switch", "nosuch")
 	says(exitDomain, "main has no merge in progress, so there is nothing to continue, abort or resolve", "merge", "--abort")
+	says(exitDomain, "aiwg-state strategy set PATTERN STRATEGY changes them", "put", ".gitattributes", "{}", "--agent", "a")
 	says(exitDomain, "main is the store's only branch", "branch", "-d", "main")
 	mustCLI(t, s, "", "branch", "side")
 	says(exitDomain, "switch to another first, then delete it: aiwg-state switch side && aiwg-state branch -d main", "branch", "-d", "main")

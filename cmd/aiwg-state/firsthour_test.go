@@ -98,6 +98,16 @@ func TestInitInsideAGitProjectKeepsTheStoreOut(t *testing.T) {
 		t.Fatalf("git status shows the store:\n%s", st)
 	}
 
+	// A clone into another project is kept out of it too.
+	other := t.TempDir()
+	gitWork(t, other, nil, "init", "-q")
+	if out, errOut, code := cliIn(t, "clone", store, filepath.Join(other, ".aiwg", "state.git"), "--no-sync"); code != 0 || !strings.Contains(out, ".gitignore") {
+		t.Fatalf("clone into a project: exit %d %q %q", code, out, errOut)
+	}
+	if st := gitWork(t, other, nil, "status", "--porcelain"); st != "" {
+		t.Fatalf("git status after a clone into the project:\n%s", st)
+	}
+
 	// Outside any work tree, nothing is written.
 	alone := filepath.Join(t.TempDir(), ".aiwg", "state.git")
 	if out, errOut, code := cliIn(t, "init", alone, "--no-sync"); code != 0 || strings.Contains(out, "gitignore") {

@@ -415,3 +415,29 @@ func TestStateImportReplaceKeepsTheGuards(t *testing.T) {
 		t.Fatalf("policy_text = %q", got)
 	}
 }
+
+// TestServedWritesUseTheStoresAgent: through a server (which keeps the
+// store open) a write without an agent is authored by the agent that
+// agent start named, and an anonymous one is told so, on the client's
+// standard error.
+func TestServedWritesUseTheStoresAgent(t *testing.T) {
+	dir, store := project(t)
+	env := []string{"AIWG_AGENT=", "USER="}
+	server := startServer(t, bin, store, env...)
+	author := func() string { return strings.TrimSpace(gitOut(t, store, "log", "-1", "--format=%an", "HEAD")) }
+
+	r := execIn(t, clientBin, dir, "", env, "set", "a.json", "x", "1")
+	if r.code != 0 || !strings.Contains(r.stderr, `authored by "anonymous"`) || author() != "anonymous" {
+		t.Fatalf("anonymous served write: %+v, author %s", r, author())
+	}
+	if r := execIn(t, bin, dir, "", env, "agent", "start", "scout"); r.code != 0 {
+		t.Fatalf("agent start: %+v", r)
+	}
+	r = execIn(t, clientBin, dir, "", env, "set", "a.json", "x", "2")
+	if r.code != 0 || r.stderr != "" || author() != "scout" {
+		t.Fatalf("served write after agent start: %+v, author %s", r, author())
+	}
+	if !strings.Contains(server.log.String(), "ran set a.json") {
+		t.Fatalf("the server did not run the writes: %s", server.log.String())
+	}
+}

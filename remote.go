@@ -365,7 +365,12 @@ func (s *Store) Integrate(ctx context.Context, remote string, io IntegrateOption
 			branch := strings.TrimPrefix(name, "refs/remotes/"+remote+"/")
 			agent, _, _ := strings.Cut(strings.TrimPrefix(branch, AgentBranchPrefix), "/")
 			am := AgentMerge{Agent: agent, Branch: branch, Files: []MergedPath{}}
-			m, err := s.mergeInto(ctx, name, into, io.Merge)
+			// main keeps its first-parent history: an agent's branch that
+			// merged main in is merged with a commit, not fast-forwarded
+			// onto, so log and blame on main keep crediting its authors.
+			mo := io.Merge
+			mo.FirstParent = true
+			m, err := s.mergeInto(ctx, name, into, mo)
 			if m != nil {
 				am.Status, am.Files, am.Conflicts = m.Status, m.Files, m.Conflicts
 			}

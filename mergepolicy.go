@@ -1,0 +1,212 @@
+package aiwgstate
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/aiwg/aiwg-state/policy"
+	"github.com/aiwg/aiwg-state/repo"
+)
+
+// The access policy judges a merge as the server's pre-receive hook does
+// (package hooks): a path the merge takes cleanly from its parents — a
+// change another parent made since the merge base — was written by that
+// parent's authors, whose commits are judged on their own; anything else
+// the merge holds is the merger's write (policy.TakenByMerge). And a merge
+// (a fast-forward too) that brings commits the branch does not have yet
+// checks each of them against the policy in force on the branch, as the
+// server checks each pushed commit: a forged merge or a write the policy
+// refuses, made with plain git on another branch or on a remote without
+// the hook, does not come in by merge, pull, sync or integrate.
+
+// entryAt is the blob id at path in tree, "" when absent (or a directory).
+func (s *Store) entryAt(tree plumbing.Hash, path string) (string, error) {
+	if tree.IsZero() {
+		return "", nil
+	}
+	e, err := s.repo.Lookup(tree, path)
+	if errors.Is(err, repo.ErrNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if e.IsDir() {
+		return "", nil
+	}
+	return e.Hash.String(), nil
+}
+
+// baseTrees is the trees of the merge bases of every pair of parents;
+// the empty tree (zero) for parents with no common history.
+func (s *Store) baseTrees(parents []plumbing.Hash) ([]plumbing.Hash, error) {
+	seen := map[plumbing.Hash]bool{}
+	var out []plumbing.Hash
+	add := func(t plumbing.Hash) {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	for i := range parents {
+		for j := i + 1; j < len(parents); j++ {
+			bases, err := s.repo.MergeBases(parents[i], parents[j])
+			if err != nil {
+				return nil, err
+			}
+			if len(bases) == 0 {
+				add(plumbing.ZeroHash)
+			}
+			for _, b := range bases {
+				add(s.treeOf(b))
+			}
+		}
+	}
+	return out, nil
+}
+
+// mergeWrites keeps, of the candidate paths of a merge of parents, those
+// the merge did not take cleanly from them: the merger's writes. result
+// gives the merge's blob id at a path ("" when absent).
+func (s *Store) mergeWrites(parents []plumbing.Hash, candidates []string, result func(path string) (string, error)) ([]string, error) {
+	trees := make([]plumbing.Hash, len(parents))
+	for i, p := range parents {
+		c, err := s.repo.ReadCommit(p)
+		if err != nil {
+			return nil, err
+		}
+		trees[i] = c.Tree
+	}
+	bases, err := s.baseTrees(parents)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, path := range candidates {
+		r, err := result(path)
+		if err != nil {
+			return nil, err
+		}
+		ps := make([]string, len(trees))
+		for i, t := range trees {
+			if ps[i], err = s.entryAt(t, path); err != nil {
+				return nil, err
+			}
+		}
+		bs := make([]string, len(bases))
+		for i, t := range bases {
+			if bs[i], err = s.entryAt(t, path); err != nil {
+				return nil, err
+			}
+		}
+		if !policy.TakenByMerge(r, ps, bs) {
+			out = append(out, path)
+		}
+	}
+	return out, nil
+}
+
+// commitWrites lists the paths commit c wrote, as the hook counts them:
+// against its parent, against nothing for a root commit, and for a merge
+// the paths it did not take cleanly from its parents.
+func (s *Store) commitWrites(c *repo.Commit) ([]string, error) {
+	var paths []string
+	seen := map[string]bool{}
+	diff := func(from plumbing.Hash) error {
+		files, err := s.repo.DiffTrees(from, c.Tree)
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			if !seen[f.Path] {
+				seen[f.Path] = true
+				paths = append(paths, f.Path)
+			}
+		}
+		return nil
+	}
+	if len(c.Parents) == 0 {
+		return paths, diff(plumbing.ZeroHash)
+	}
+	for _, p := range c.Parents {
+		if err := diff(s.treeOf(p)); err != nil {
+			return nil, err
+		}
+		if len(c.Parents) == 1 {
+			return paths, nil
+		}
+	}
+	return s.mergeWrites(c.Parents, paths, func(path string) (string, error) { return s.entryAt(c.Tree, path) })
+}
+
+// broughtCommits lists the commits theirs reaches and ours does not, as
+// git rev-list theirs --not ours does (newest first, each once).
+func (s *Store) broughtCommits(ours, theirs plumbing.Hash) ([]*repo.Commit, error) {
+	if ours.IsZero() {
+		return nil, nil
+	}
+	bases, err := s.repo.MergeBases(ours, theirs)
+	if err != nil {
+		return nil, err
+	}
+	stop := map[plumbing.Hash]bool{}
+	for _, b := range bases {
+		stop[b] = true
+	}
+	var out []*repo.Commit
+	queue := []plumbing.Hash{theirs}
+	for len(queue) > 0 {
+		h := queue[0]
+		queue = queue[1:]
+		if stop[h] {
+			continue
+		}
+		stop[h] = true
+		// Every common ancestor lies at or below a merge base; one reached
+		// around the bases (theirs merged an older commit of ours) is
+		// found by asking.
+		if mine, err := s.repo.IsAncestor(h, ours); err != nil {
+			return nil, err
+		} else if mine {
+			continue
+		}
+		c, err := s.repo.ReadCommit(h)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+		queue = append(queue, c.Parents...)
+	}
+	return out, nil
+}
+
+// checkBrought applies the policy in force at ours to every commit a
+// merge of theirs into it brings.
+func (s *Store) checkBrought(ours, theirs plumbing.Hash) error {
+	p, err := s.policyAt(ours)
+	if err != nil || p == nil {
+		return err
+	}
+	commits, err := s.broughtCommits(ours, theirs)
+	if err != nil {
+		return err
+	}
+	for _, c := range commits {
+		paths, err := s.commitWrites(c)
+		if err != nil {
+			return err
+		}
+		for _, path := range paths {
+			if err := p.Check(c.Author.Name, path); err != nil {
+				var d *policy.Denial
+				if errors.As(err, &d) {
+					d.Commit = c.Hash.String()[:12]
+				}
+				return fmt.Errorf("the merge would bring a write the policy refuses: %w", err)
+			}
+		}
+	}
+	return nil
+}

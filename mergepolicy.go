@@ -16,10 +16,11 @@ import (
 // parent's authors, whose commits are judged on their own; anything else
 // the merge holds is the merger's write (policy.TakenByMerge). And a merge
 // (a fast-forward too) that brings commits the branch does not have yet
-// checks each of them against the policy in force on the branch, as the
-// server checks each pushed commit: a forged merge or a write the policy
-// refuses, made with plain git on another branch or on a remote without
-// the hook, does not come in by merge, pull, sync or integrate.
+// checks each of them against the policy in force on the branch (see
+// checkBrought), as the server checks each pushed commit: a forged merge
+// or a write the policy refuses, made with plain git on another branch or
+// on a remote without the hook, does not come in by merge, pull, sync or
+// integrate.
 
 // entryAt is the blob id at path in tree, "" when absent (or a directory).
 func (s *Store) entryAt(tree plumbing.Hash, path string) (string, error) {
@@ -182,29 +183,85 @@ func (s *Store) broughtCommits(ours, theirs plumbing.Hash) ([]*repo.Commit, erro
 	return out, nil
 }
 
-// checkBrought applies the policy in force at ours to every commit a
-// merge of theirs into it brings.
+// checkBrought applies the access policy to every commit a merge of theirs
+// into ours brings, parents first. The policy a brought commit is judged by
+// is the one in force at ours, or the one in its parent's tree when a
+// brought commit allowed to write it put it there (so a worker merging main
+// takes the coordinator's new policy and the commits it allows); never an
+// older policy a commit's tree still holds from before ours changed it.
 func (s *Store) checkBrought(ours, theirs plumbing.Hash) error {
-	p, err := s.policyAt(ours)
-	if err != nil || p == nil {
+	p0, err := s.policyAt(ours)
+	if err != nil || p0 == nil {
 		return err
 	}
 	commits, err := s.broughtCommits(ours, theirs)
 	if err != nil {
 		return err
 	}
+	key0, err := s.entryAt(s.treeOf(ours), policy.Path)
+	if err != nil {
+		return err
+	}
+	validated := map[string]*policy.Policy{key0: p0}
+	brought := make(map[plumbing.Hash]*repo.Commit, len(commits))
 	for _, c := range commits {
+		brought[c.Hash] = c
+	}
+	var order []*repo.Commit
+	done := map[plumbing.Hash]bool{}
+	var visit func(c *repo.Commit)
+	visit = func(c *repo.Commit) {
+		if done[c.Hash] {
+			return
+		}
+		done[c.Hash] = true
+		for _, ph := range c.Parents {
+			if pc, ok := brought[ph]; ok {
+				visit(pc)
+			}
+		}
+		order = append(order, c)
+	}
+	for _, c := range commits {
+		visit(c)
+	}
+	for _, c := range order {
+		p := p0
+		if len(c.Parents) > 0 && brought[c.Parents[0]] != nil {
+			key, err := s.entryAt(s.treeOf(c.Parents[0]), policy.Path)
+			if err != nil {
+				return err
+			}
+			if vp, ok := validated[key]; ok {
+				p = vp
+			}
+		}
 		paths, err := s.commitWrites(c)
 		if err != nil {
 			return err
 		}
+		wrotePolicy := false
 		for _, path := range paths {
+			wrotePolicy = wrotePolicy || path == policy.Path
 			if err := p.Check(c.Author.Name, path); err != nil {
 				var d *policy.Denial
 				if errors.As(err, &d) {
 					d.Commit = c.Hash.String()[:12]
 				}
 				return fmt.Errorf("the merge would bring a write the policy refuses: %w", err)
+			}
+		}
+		if wrotePolicy {
+			key, err := s.entryAt(c.Tree, policy.Path)
+			if err != nil {
+				return err
+			}
+			if key == "" {
+				validated[key] = nil // removed by an agent allowed to
+			} else if data, err := s.repo.ReadBlob(plumbing.NewHash(key)); err == nil {
+				if np, err := policy.Parse(data); err == nil {
+					validated[key] = np
+				}
 			}
 		}
 	}

@@ -338,7 +338,8 @@ func (r *IntegrateResult) Conflicted() []string {
 // with the remote, merge every agents/* branch of the remote into it, one
 // merge each, and push it. A branch whose merge conflicts is left out (the
 // merge is aborted, so the others still merge) and reported; merge it by
-// hand to resolve. A lost push race starts over, a bounded number of times.
+// hand to resolve. Into keeps its first-parent history (MergeOptions.
+// FirstParent). A lost push race starts over, a bounded number of times.
 func (s *Store) Integrate(ctx context.Context, remote string, io IntegrateOptions) (*IntegrateResult, error) {
 	remote = remoteOr(remote)
 	into := "refs/heads/main"

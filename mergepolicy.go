@@ -1,8 +1,11 @@
 package aiwgstate
 
 import (
+	"bytes"
+	"container/heap"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -143,44 +146,115 @@ func (s *Store) commitWrites(c *repo.Commit) ([]string, error) {
 }
 
 // broughtCommits lists the commits theirs reaches and ours does not, as
-// git rev-list theirs --not ours does (newest first, each once).
+// git rev-list theirs --not ours does: both sides are walked together,
+// newest commit first, a commit reached from ours marking its ancestors as
+// ours, until no commit only theirs reach is left to visit and ours' side
+// is older than every commit listed. One that ours reaches after it was
+// listed (commits of the same second, visited in id order) is taken back
+// and its ancestors marked. Committer times only order the walk: a clock
+// that lies can make a commit of ours look brought (it is then checked
+// too, never skipped); a brought commit is never taken for ours, which only
+// a parent link from ours can do.
 func (s *Store) broughtCommits(ours, theirs plumbing.Hash) ([]*repo.Commit, error) {
-	if ours.IsZero() {
+	const fromTheirs, fromOurs = 1, 2
+	if ours.IsZero() || ours == theirs {
 		return nil, nil
 	}
-	bases, err := s.repo.MergeBases(ours, theirs)
-	if err != nil {
+	flags := map[plumbing.Hash]uint8{}
+	popped := map[plumbing.Hash]bool{}
+	listed := map[plumbing.Hash]bool{}
+	commits := map[plumbing.Hash]*repo.Commit{}
+	q := &commitHeap{}
+	pending := 0 // queued commits that only theirs reach so far
+	push := func(h plumbing.Hash) {
+		popped[h] = false
+		heap.Push(q, walkItem{h, commits[h].Committer.When.UnixNano()})
+	}
+	add := func(h plumbing.Hash, f uint8) error {
+		old, seen := flags[h]
+		flags[h] = old | f
+		switch {
+		case !seen:
+			c, err := s.repo.ReadCommit(h)
+			if err != nil {
+				return err
+			}
+			commits[h] = c
+			push(h)
+			if f == fromTheirs {
+				pending++
+			}
+		case f == fromOurs && old == fromTheirs && !popped[h]:
+			pending--
+		case f == fromOurs && old == fromTheirs:
+			// Listed before ours reached it: take it back, and walk on
+			// from it as ours.
+			delete(listed, h)
+			push(h)
+		}
+		return nil
+	}
+	if err := add(ours, fromOurs); err != nil {
 		return nil, err
 	}
-	stop := map[plumbing.Hash]bool{}
-	for _, b := range bases {
-		stop[b] = true
+	if err := add(theirs, fromTheirs); err != nil {
+		return nil, err
+	}
+	var order []plumbing.Hash
+	oldest := int64(math.MaxInt64) // the oldest commit listed
+	for q.Len() > 0 && (pending > 0 || (*q)[0].when >= oldest) {
+		it := heap.Pop(q).(walkItem)
+		if popped[it.hash] {
+			continue // pushed again, and visited since
+		}
+		popped[it.hash] = true
+		f := flags[it.hash]
+		if f == fromTheirs {
+			pending--
+			listed[it.hash] = true
+			order = append(order, it.hash)
+			oldest = min(oldest, it.when)
+		} else {
+			f = fromOurs
+		}
+		for _, p := range commits[it.hash].Parents {
+			if err := add(p, f); err != nil {
+				return nil, err
+			}
+		}
 	}
 	var out []*repo.Commit
-	queue := []plumbing.Hash{theirs}
-	for len(queue) > 0 {
-		h := queue[0]
-		queue = queue[1:]
-		if stop[h] {
-			continue
+	for _, h := range order {
+		if listed[h] {
+			out = append(out, commits[h])
+			delete(listed, h)
 		}
-		stop[h] = true
-		// Every common ancestor lies at or below a merge base; one reached
-		// around the bases (theirs merged an older commit of ours) is
-		// found by asking.
-		if mine, err := s.repo.IsAncestor(h, ours); err != nil {
-			return nil, err
-		} else if mine {
-			continue
-		}
-		c, err := s.repo.ReadCommit(h)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-		queue = append(queue, c.Parents...)
 	}
 	return out, nil
+}
+
+type walkItem struct {
+	hash plumbing.Hash
+	when int64
+}
+
+// commitHeap pops the newest commit first, ties by id.
+type commitHeap []walkItem
+
+func (q commitHeap) Len() int { return len(q) }
+func (q commitHeap) Less(i, j int) bool {
+	if q[i].when != q[j].when {
+		return q[i].when > q[j].when
+	}
+	return bytes.Compare(q[i].hash[:], q[j].hash[:]) < 0
+}
+func (q commitHeap) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *commitHeap) Push(x any)   { *q = append(*q, x.(walkItem)) }
+func (q *commitHeap) Pop() any {
+	old := *q
+	x := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return x
 }
 
 // checkBrought applies the access policy to every commit a merge of theirs

@@ -105,6 +105,7 @@ func (c *checker) changes(cm *repo.Commit) ([]change, error) {
 			based[j] = entryKey(e)
 		}
 		if !policy.TakenByMerge(entryKey(ch.entry), parents, based) {
+			ch.merge = true
 			kept = append(kept, ch)
 		}
 	}

@@ -57,7 +57,7 @@ func TestForgedMergeRollsBackProtectedFile(t *testing.T) {
 			old := rev(t, w, "HEAD~1")
 			m := forge(t, w, "bob", "HEAD", map[string]string{"protected/config.json": old}, "HEAD", old)
 			refused(t, s, w, url, m+":refs/heads/main", "protected/config.json")
-			refused(t, s, w, url, m+":refs/heads/agents/bob/main", "may not write this path")
+			refused(t, s, w, url, m+":refs/heads/agents/bob/main", "may not write this path (a merge writes every path it does not take from a change another parent made since the merge base)")
 			if got := git(t, s.Dir, "show", "main:protected/config.json"); !strings.Contains(got, "strict") {
 				t.Fatalf("the server's config changed: %s", got)
 			}

@@ -76,3 +76,47 @@ func TestMergeBringsCommitsUnderThePolicyTheyCameWith(t *testing.T) {
 	}
 	fsck(t, st)
 }
+
+// TestMergeFirstParent: a branch that merged main in is merged into main
+// with a commit whose first parent is main's head, not fast-forwarded
+// onto; a branch that only adds to main's head still fast-forwards.
+func TestMergeFirstParent(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+	as := func(agent, branch string) aiwgstate.WriteOptions {
+		return aiwgstate.WriteOptions{Agent: agent, Branch: branch}
+	}
+	if _, err := st.CreateBranch(ctx, "agents/a/main", "main"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Set(ctx, "agents/a/s.json", "n", []byte("1"), as("a", "agents/a/main")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Set(ctx, "global/x.json", "n", []byte("1"), as("conductor", "main")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Merge(ctx, "main", aiwgstate.MergeOptions{Into: "agents/a/main", Write: aiwgstate.WriteOptions{Agent: "a"}}); err != nil {
+		t.Fatal(err)
+	}
+	head, _ := st.Resolve("main", "")
+	res, err := st.Merge(ctx, "agents/a/main", aiwgstate.MergeOptions{Into: "main", FirstParent: true, Write: aiwgstate.WriteOptions{Agent: "conductor"}})
+	if err != nil || res.Status != aiwgstate.MergeCommitted {
+		t.Fatalf("merge: %v %+v", err, res)
+	}
+	if first := strings.TrimSpace(git(t, st, "rev-parse", "main^1")); first != head.String() {
+		t.Fatalf("main's first parent is %s, not its previous head %s", first, head)
+	}
+	// The agent takes main (a fast-forward of its own branch), writes,
+	// and main fast-forwards over the write.
+	if res, err := st.Merge(ctx, "main", aiwgstate.MergeOptions{Into: "agents/a/main", Write: aiwgstate.WriteOptions{Agent: "a"}}); err != nil || res.Status != aiwgstate.MergeFastForward {
+		t.Fatalf("agent takes main: %v %+v", err, res)
+	}
+	if _, err := st.Set(ctx, "agents/a/s.json", "n", []byte("2"), as("a", "agents/a/main")); err != nil {
+		t.Fatal(err)
+	}
+	res, err = st.Merge(ctx, "agents/a/main", aiwgstate.MergeOptions{Into: "main", FirstParent: true, Write: aiwgstate.WriteOptions{Agent: "conductor"}})
+	if err != nil || res.Status != aiwgstate.MergeFastForward {
+		t.Fatalf("merge of a write on main's head: %v %+v", err, res)
+	}
+	fsck(t, st)
+}

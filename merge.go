@@ -85,6 +85,12 @@ type MergeOptions struct {
 	DryRun bool
 	// NoFF makes a merge commit even when a fast-forward would do.
 	NoFF bool
+	// FirstParent keeps the branch's first-parent history: it
+	// fast-forwards only over commits whose first-parent chain holds its
+	// head, and otherwise makes a merge commit whose first parent is its
+	// head, so that log and blame on it keep crediting what it had to
+	// whoever wrote it. Integrate merges this way.
+	FirstParent bool
 	// Write says who merges; Message replaces the subject. Its Branch,
 	// when set, is the branch merged into, as Into is (they must agree).
 	Write WriteOptions
@@ -264,11 +270,22 @@ func (s *Store) Merge(ctx context.Context, from string, mo MergeOptions) (*Merge
 		return nil, err
 	}
 	res := &MergeResult{Into: shortBranch(intoRef), From: from, Ours: ours.String(), Theirs: theirs.String(), Bases: hashStrings(bases), DryRun: mo.DryRun, Files: []MergedPath{}}
-	switch {
-	case len(bases) == 1 && bases[0] == theirs:
+	if len(bases) == 1 && bases[0] == theirs {
 		res.Status = MergeUpToDate
 		return res, nil
-	case len(bases) == 1 && bases[0] == ours && !mo.NoFF:
+	}
+	// What the merge brings is judged before anything moves, as a server
+	// judges a push (mergepolicy.go).
+	if err := s.checkBrought(ours, theirs); err != nil {
+		return nil, err
+	}
+	ff := len(bases) == 1 && bases[0] == ours && !mo.NoFF
+	if ff && mo.FirstParent {
+		if ff, err = s.onFirstParents(ours, theirs); err != nil {
+			return nil, err
+		}
+	}
+	if ff {
 		res.Status = MergeFastForward
 		if files, err := s.repo.DiffTrees(s.treeOf(ours), s.treeOf(theirs)); err == nil {
 			for _, f := range files {
@@ -315,6 +332,25 @@ func (s *Store) Merge(ctx context.Context, from string, mo MergeOptions) (*Merge
 	m, err := s.commitMerge(ctx, intoRef, ours, theirs, from, staged, mo.Write, nil)
 	res.Commit = m
 	return res, err
+}
+
+// onFirstParents reports whether ours is on the first-parent chain of
+// theirs: a fast-forward from ours to theirs then keeps every commit of
+// the branch's first-parent history on it.
+func (s *Store) onFirstParents(ours, theirs plumbing.Hash) (bool, error) {
+	for h := theirs; ; {
+		if h == ours {
+			return true, nil
+		}
+		c, err := s.repo.ReadCommit(h)
+		if err != nil {
+			return false, err
+		}
+		if len(c.Parents) == 0 {
+			return false, nil
+		}
+		h = c.Parents[0]
+	}
 }
 
 func shortBranch(ref string) string { return strings.TrimPrefix(ref, "refs/heads/") }

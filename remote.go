@@ -343,7 +343,8 @@ func (r *IntegrateResult) Conflicted() []string {
 // with the remote, merge every agents/* branch of the remote into it, one
 // merge each, and push it. A branch whose merge conflicts is left out (the
 // merge is aborted, so the others still merge) and reported; merge it by
-// hand to resolve. A lost push race starts over, a bounded number of times.
+// hand to resolve. Into keeps its first-parent history (MergeOptions.
+// FirstParent). A lost push race starts over, a bounded number of times.
 func (s *Store) Integrate(ctx context.Context, remote string, io IntegrateOptions) (*IntegrateResult, error) {
 	remote = remoteOr(remote)
 	into := "refs/heads/main"
@@ -370,7 +371,12 @@ func (s *Store) Integrate(ctx context.Context, remote string, io IntegrateOption
 			branch := strings.TrimPrefix(name, "refs/remotes/"+remote+"/")
 			agent, _, _ := strings.Cut(strings.TrimPrefix(branch, AgentBranchPrefix), "/")
 			am := AgentMerge{Agent: agent, Branch: branch, Files: []MergedPath{}}
-			m, err := s.mergeInto(ctx, name, into, io.Merge)
+			// main keeps its first-parent history: an agent's branch that
+			// merged main in is merged with a commit, not fast-forwarded
+			// onto, so log and blame on main keep crediting its authors.
+			mo := io.Merge
+			mo.FirstParent = true
+			m, err := s.mergeInto(ctx, name, into, mo)
 			if m != nil {
 				am.Status, am.Files, am.Conflicts = m.Status, m.Files, m.Conflicts
 			}

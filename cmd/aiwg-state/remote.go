@@ -337,6 +337,10 @@ Examples:
 conflicts is left out (its merge undone) and reported, and integrate exits
 4 after pushing the rest. Merge it by hand to resolve:
    aiwg-state merge origin/agents/planner/main
+main keeps its first-parent history: it fast-forwards only over commits
+whose first-parent chain holds its head, and otherwise gets a merge commit
+(an agent branch that merged main in is not fast-forwarded onto). A branch
+bringing a commit the policy on main refuses is left out and reported.
 
 Examples:
    aiwg-state integrate

@@ -228,10 +228,6 @@ func TestForgedMergeRefusedLocally(t *testing.T) {
 	fsck(t, open)
 }
 
-// openPolicy lets every agent write everything: the integrate history test
-// needs two agents writing one document.
-const openPolicy = `{"rules": [{"name": "all", "agents": ["*"], "paths": ["**"]}]}`
-
 // TestIntegrateKeepsMainHistory: alice and bob write the same document;
 // alice's branch is integrated; bob's sync conflicts and he resolves it
 // with a merge; integrating bob must not fast-forward main onto bob's

@@ -14,10 +14,6 @@ import (
 	"github.com/aiwg/aiwg-state/repo"
 )
 
-// openPolicy lets every agent write everything: "anyone who can push to
-// the shared remote", the threat of a planted completion handler.
-const openPolicy = `{"default": "allow", "rules": []}`
-
 // newStateIn starts an RLM state in store and returns its id.
 func newStateIn(t *testing.T, store string) string {
 	t.Helper()

@@ -79,6 +79,8 @@ var exitTable = []struct {
 	{objects.ErrNotContainer, exitDomain},
 	{objects.ErrNotFound, exitDomain},
 	{repo.ErrNotFound, exitDomain},
+	{repo.ErrObjectMissing, exitDomain},
+	{repo.ErrShallow, exitDomain},
 	{repo.ErrNotStore, exitDomain},
 	{repo.ErrDetached, exitDomain},
 	{fs.ErrExist, exitDomain}, // a remote, a clone's directory: as a second branch of one name

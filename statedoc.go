@@ -280,7 +280,11 @@ func (s *Store) StateDoc(ctx context.Context, file string, ro ReadOptions) (*sta
 	if err != nil {
 		return nil, err
 	}
-	patterns, err := ruledPatterns(mustRead(s.repo.ReadFileAt(root, ManifestPath)))
+	data, err := absentIsNil(s.repo.ReadFileAt(root, ManifestPath))
+	if err != nil {
+		return nil, err
+	}
+	patterns, err := ruledPatterns(data)
 	if err != nil {
 		return nil, err
 	}
@@ -299,11 +303,13 @@ func (s *Store) StateDoc(ctx context.Context, file string, ro ReadOptions) (*sta
 	return d, nil
 }
 
-func mustRead(data []byte, err error) []byte {
-	if err != nil {
-		return nil
+// absentIsNil reads a file that may be absent: nil data then, and any
+// other error (an object a partial clone could not fetch) kept.
+func absentIsNil(data []byte, err error) ([]byte, error) {
+	if errors.Is(err, repo.ErrNotFound) {
+		return nil, nil
 	}
-	return data
+	return data, err
 }
 
 // GetState returns a key of a ruled state document as canonical JSON, with

@@ -302,6 +302,37 @@ func (ix *Index) view(ctx context.Context, tips ...plumbing.Hash) (*view, error)
 	return ix.v, nil
 }
 
+// prefetch brings, in a partial clone, the documents the records of todo
+// will compare, in one fetch rather than one per document.
+func (ix *Index) prefetch(ctx context.Context, todo []*repo.Commit) {
+	// The trees first, for a clone that left them out too (tree:0): a
+	// fetch of a root tree brings its subtrees.
+	trees := make([]plumbing.Hash, 0, len(todo))
+	for _, c := range todo {
+		trees = append(trees, c.Tree)
+	}
+	ix.repo.Prefetch(ctx, trees)
+	var blobs []plumbing.Hash
+	for _, c := range todo {
+		var base plumbing.Hash
+		if len(c.Parents) > 0 {
+			if p, err := ix.repo.ReadCommit(c.Parents[0]); err == nil {
+				base = p.Tree
+			}
+		}
+		changes, err := ix.repo.DiffTrees(base, c.Tree)
+		if err != nil {
+			return // the records report it
+		}
+		for _, ch := range changes {
+			if strings.HasSuffix(ch.Path, ".json") {
+				blobs = append(blobs, ch.Old, ch.New)
+			}
+		}
+	}
+	ix.repo.Prefetch(ctx, blobs)
+}
+
 // checkShallow discards the index when the shallow boundary it was built
 // with moved. In a shallow clone a boundary commit has no parents, so its
 // record says it created every file it holds; once a fetch deepens the
@@ -386,6 +417,9 @@ func (ix *Index) catchUp(ctx context.Context, v *view, want []plumbing.Hash) err
 		}
 		todo = append(todo, c)
 		stack = append(stack, c.Parents...)
+	}
+	if len(todo) > 1 && ix.repo.IsPartial() {
+		ix.prefetch(ctx, todo)
 	}
 	const batch = 2048
 	var recs []*record

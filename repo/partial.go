@@ -54,7 +54,15 @@ const lazyFetchPause = 10 * time.Second
 func (r *Repo) promisorInfo() *promisor {
 	p := &r.partial
 	p.once.Do(func() {
-		out, err := r.git(context.Background(), nil, "config", "--get-regexp", `^(extensions\.partialclone|remote\..*\.promisor)$`)
+		// git config is a process; the config file's text says whether it
+		// can name a promisor (an include may hide one).
+		text, _ := os.ReadFile(filepath.Join(r.dir, "config"))
+		lower := strings.ToLower(string(text))
+		mayName := strings.Contains(lower, "promisor") || strings.Contains(lower, "partialclone") || strings.Contains(lower, "include")
+		out, err := []byte(nil), errors.New("no promisor in the config")
+		if mayName {
+			out, err = r.git(context.Background(), nil, "config", "--get-regexp", `^(extensions\.partialclone|remote\..*\.promisor)$`)
+		}
 		if err == nil {
 			var ext string
 			var rs []string

@@ -188,6 +188,15 @@ func TestClonesOfAStore(t *testing.T) {
 		{name: "mirror", args: []string{"--mirror"}},
 		{name: "blob-none", args: []string{"--bare", "--filter=blob:none"}},
 		{name: "tree-0", args: []string{"--bare", "--filter=tree:0"}},
+		{name: "checkout-blob-none", clone: func(t *testing.T, url, dir string) {
+			// A clone with a work tree, its store the .git inside: the
+			// checkout fetched the documents of HEAD only.
+			work := strings.TrimSuffix(dir, ".git")
+			plainGit(t, ".", "clone", "-q", "--filter=blob:none", url, work)
+			if err := os.Symlink(filepath.Join(work, ".git"), dir); err != nil {
+				t.Fatal(err)
+			}
+		}},
 		{name: "depth-1", args: []string{"--bare", "--depth", "1"}, shallow: true},
 		{name: "aiwg-blob-none", clone: func(t *testing.T, url, dir string) {
 			if _, errOut, code := cliIn(t, "clone", "--filter=blob:none", url, dir, "--no-sync"); code != 0 {

@@ -245,7 +245,7 @@ func (s *Store) Merge(ctx context.Context, from string, mo MergeOptions) (*Merge
 	if err != nil {
 		return nil, err
 	}
-	bases, err := s.repo.MergeBases(ours, theirs)
+	bases, err := s.mergeBases(ours, theirs, shortBranch(intoRef), from)
 	if err != nil {
 		return nil, err
 	}
@@ -308,6 +308,18 @@ func hashStrings(hs []plumbing.Hash) []string {
 		out[i] = h.String()
 	}
 	return out
+}
+
+// mergeBases is repo.MergeBases, refusing in a shallow clone to merge two
+// histories whose common part lies beyond the boundary: with no base, the
+// merge would take each side's files as added by both, and settle what
+// one side deleted or changed as a conflict or a resurrection.
+func (s *Store) mergeBases(ours, theirs plumbing.Hash, oursName, theirsName string) ([]plumbing.Hash, error) {
+	bases, err := s.repo.MergeBases(ours, theirs)
+	if err == nil && len(bases) == 0 && s.repo.IsShallow() {
+		return nil, &repo.ShallowError{Rev: "the common history of " + oursName + " and " + theirsName}
+	}
+	return bases, err
 }
 
 func (s *Store) treeOf(commit plumbing.Hash) plumbing.Hash {
@@ -1296,7 +1308,7 @@ func (s *Store) VerifyMerge(ctx context.Context, rev, branch string, strategy me
 		return nil, fmt.Errorf("%w: %s has %d parent(s); --verify checks two-parent merge commits", ErrUsage, rev, len(c.Parents))
 	}
 	ours, theirs := c.Parents[0], c.Parents[1]
-	bases, err := s.repo.MergeBases(ours, theirs)
+	bases, err := s.mergeBases(ours, theirs, ours.String()[:12], theirs.String()[:12])
 	if err != nil {
 		return nil, err
 	}

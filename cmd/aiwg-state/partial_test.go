@@ -359,3 +359,39 @@ func gitOutIn(t *testing.T, store, stdin string, args ...string) string {
 	}
 	return string(out)
 }
+
+// Two branches whose fork lies beyond a shallow clone's boundary are not
+// merged as unrelated histories: the merge is refused until the clone is
+// deepened, then it merges.
+func TestShallowMergeBeyondBoundaryRefused(t *testing.T) {
+	root := t.TempDir()
+	server := gitserver.Bare(t, root, "state.git")
+	url := gitserver.Daemon(t, root) + "state.git"
+	w := newStore(t)
+	mustCLI(t, w, "", "set", "docs/a.json", "x", "1")
+	mustCLI(t, w, "", "branch", "side")
+	mustCLI(t, w, "", "set", "docs/a.json", "y", "2")
+	mustCLI(t, w, "", "set", "docs/a.json", "z", "3", "--branch", "side")
+	mustCLI(t, w, "", "remote", "add", "origin", url)
+	mustCLI(t, w, "", "push")
+	mustCLI(t, w, "", "push", "origin", "side")
+	gitOut(t, server, "symbolic-ref", "HEAD", "refs/heads/main")
+	dir := filepath.Join(t.TempDir(), "clone.git")
+	if _, errOut, code := cliIn(t, "clone", "--depth", "1", url, dir, "--no-sync"); code != 0 {
+		t.Fatal(errOut)
+	}
+	head := gitOut(t, dir, "rev-parse", "main")
+	_, errOut, code := runCLI(t, dir, "", "merge", "side")
+	if code != 3 || !strings.Contains(errOut, "the common history of main and side is beyond this shallow clone's history") {
+		t.Fatalf("merge across the boundary: exit %d: %s", code, errOut)
+	}
+	if now := gitOut(t, dir, "rev-parse", "main"); now != head {
+		t.Fatal("the refused merge moved main")
+	}
+	mustCLI(t, dir, "", "fetch", "--unshallow")
+	mustCLI(t, dir, "", "merge", "side")
+	if got := mustCLI(t, dir, "", "get", "docs/a.json", "--json"); !strings.Contains(got, `"x":1`) || !strings.Contains(got, `"y":2`) || !strings.Contains(got, `"z":3`) {
+		t.Fatalf("merged: %s", got)
+	}
+	fsckStrict(t, dir)
+}

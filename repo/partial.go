@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -193,38 +194,69 @@ func (r *Repo) Prefetch(ctx context.Context, hs []plumbing.Hash) {
 // shallow is the boundary of a shallow clone, reread when $GIT_DIR/shallow
 // changes (a fetch --deepen moves it, --unshallow removes it).
 type shallow struct {
-	mu  sync.Mutex
-	sig [3]int64 // inode, size, mtime of the file last read; zero: none
-	set map[plumbing.Hash]bool
+	// next is when (in shallowClock) the file is to be looked at again;
+	// set is the boundary read last (a nil map: not shallow). Both are
+	// read without the lock: a cached commit read takes ~100 ns, which a
+	// lock and a stat would multiply.
+	next atomic.Int64
+	set  atomic.Pointer[map[plumbing.Hash]bool]
+
+	mu   sync.Mutex // serializes rereads
+	path string
+	sig  [3]int64 // inode, size, mtime of the file last read; zero: none
 }
 
+// shallowRecheck is how long the boundary read last is trusted without a
+// stat: a write reads its head commit several times, each stat costing
+// more than the cached read itself. Another process deepening the clone
+// is seen this much later; this process's own fetches are seen at once.
+const shallowRecheck = 20 * time.Millisecond
+
+var clockStart = time.Now()
+
+// shallowClock is monotonic nanoseconds.
+func shallowClock() int64 { return int64(time.Since(clockStart)) }
+
 // shallowSet returns the boundary commits, nil when the repository is not
-// shallow. It costs one stat when nothing changed.
+// shallow. It costs at most one stat per shallowRecheck.
 func (r *Repo) shallowSet() map[plumbing.Hash]bool {
 	s := &r.shallow
-	path := filepath.Join(r.dir, "shallow")
-	var st syscall.Stat_t
-	var sig [3]int64
-	if err := syscall.Stat(path, &st); err == nil {
-		sig = [3]int64{int64(st.Ino), st.Size, st.Mtim.Nano()}
+	now := shallowClock()
+	if now < s.next.Load() {
+		if p := s.set.Load(); p != nil {
+			return *p
+		}
+		return nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if sig == s.sig {
-		return s.set
+	if s.path == "" {
+		s.path = filepath.Join(r.dir, "shallow")
 	}
-	s.sig, s.set = sig, nil
-	if sig == [3]int64{} {
-		return nil
+	var st syscall.Stat_t
+	var sig [3]int64
+	if err := syscall.Stat(s.path, &st); err == nil {
+		sig = [3]int64{int64(st.Ino), st.Size, st.Mtim.Nano()}
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		s.sig = [3]int64{}
-		return nil
+	if sig != s.sig || s.set.Load() == nil {
+		var set map[plumbing.Hash]bool
+		if sig != [3]int64{} {
+			if data, err := os.ReadFile(s.path); err == nil {
+				set = parseShallow(data)
+			} else {
+				sig = [3]int64{}
+			}
+		}
+		s.sig = sig
+		s.set.Store(&set)
 	}
-	s.set = parseShallow(data)
-	return s.set
+	s.next.Store(now + int64(shallowRecheck))
+	return *s.set.Load()
 }
+
+// forgetShallow has the next read look at the shallow file again: after
+// this process ran a fetch, which may have moved the boundary.
+func (r *Repo) forgetShallow() { r.shallow.next.Store(0) }
 
 // parseShallow reads git's shallow file: one commit id a line. Anything
 // else (a line git would not write) is skipped; nil when no id is there.

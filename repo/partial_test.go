@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -62,6 +63,7 @@ func TestShallowBoundary(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "shallow"), []byte(c2+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	r.forgetShallow() // another process's change is seen within shallowRecheck
 	c, err := r.ReadCommit(plumbing.NewHash(c2))
 	if err != nil || !c.Shallow || len(c.Parents) != 0 {
 		t.Fatalf("boundary: %+v %v", c, err)
@@ -77,6 +79,7 @@ func TestShallowBoundary(t *testing.T) {
 		t.Fatal("not shallow")
 	}
 	os.Remove(filepath.Join(dir, "shallow"))
+	time.Sleep(shallowRecheck)
 	if c, err := r.ReadCommit(plumbing.NewHash(c2)); err != nil || c.Shallow || len(c.Parents) != 1 {
 		t.Fatalf("unshallowed: %+v %v", c, err)
 	}
@@ -104,5 +107,40 @@ func TestMissingBlobIsNotAbsent(t *testing.T) {
 	}
 	if _, err := r.ReadFileAt(plumbing.NewHash(tree), "other.json"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("absent file: %v", err)
+	}
+}
+
+// BenchmarkReadCommitShallowCheck: what the shallow boundary check adds to
+// a read of a cached commit (a write reads its head's a few times): the
+// check is one stat of $GIT_DIR/shallow. "stored" is the read without it.
+func BenchmarkReadCommitShallowCheck(b *testing.B) {
+	dir := filepath.Join(b.TempDir(), "s.git")
+	for _, args := range [][]string{{"init", "-q", "--bare", dir}} {
+		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+			b.Fatalf("%v %s", err, out)
+		}
+	}
+	cmd := exec.Command("git", "--git-dir", dir, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit-tree", "4b825dc642cb6eb9a060e54bf8d69288fbee4904", "-m", "one")
+	out, err := cmd.Output()
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := plumbing.NewHash(strings.TrimSpace(string(out)))
+	r, err := Open(context.Background(), dir, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	for _, bc := range []struct {
+		name string
+		read func(plumbing.Hash) (*Commit, error)
+	}{{"stored", r.readCommit}, {"checked", r.ReadCommit}} {
+		b.Run(bc.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if _, err := bc.read(h); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -238,7 +238,9 @@ func (r *Repo) Fetch(ctx context.Context, remote string, opts FetchOptions) ([]R
 		}
 	}
 	args = append(args, refspecs...)
-	if _, err := r.gitRemote(ctx, rawURL, args...); err != nil {
+	_, err = r.gitRemote(ctx, rawURL, args...)
+	r.forgetShallow() // a fetch may deepen a shallow clone, or make one
+	if err != nil {
 		return nil, err
 	}
 	after, err := r.trackedRefs(remote)

@@ -129,7 +129,9 @@ func (r *Repo) fetchMissing(ctx context.Context, hs []plumbing.Hash) (string, er
 	}
 	var lastErr error
 	for _, remote := range p.remotes {
-		cmd := gitCommand(ctx, r.dir, "-c", "fetch.negotiationAlgorithm=noop", "fetch", remote,
+		// No automatic gc after it: the store runs its own maintenance,
+		// and a repack started here would race the writers.
+		cmd := gitCommand(ctx, r.dir, "-c", "fetch.negotiationAlgorithm=noop", "-c", "gc.auto=0", "-c", "maintenance.auto=false", "fetch", remote,
 			"--no-tags", "--no-write-fetch-head", "--recurse-submodules=no", "--filter=blob:none", "--stdin")
 		cmd.Stdin = bytes.NewReader(ids.Bytes())
 		var stderr bytes.Buffer

@@ -358,10 +358,16 @@ func (s *Store) mergeTrees(ours, theirs plumbing.Hash, bases []plumbing.Hash, ov
 
 func (s *Store) treeOptions(oursTree plumbing.Hash, override merge.Strategy) (merge.TreeOptions, error) {
 	opts := merge.TreeOptions{Override: merge.Options{Strategy: override}}
-	if data, err := s.repo.ReadFileAt(oursTree, AttributesPath); err == nil {
+	data, err := s.repo.ReadFileAt(oursTree, AttributesPath)
+	switch {
+	case err == nil:
 		if opts.Attributes, err = merge.ParseAttributes(data); err != nil {
 			return opts, fmt.Errorf("%s: %w", AttributesPath, err)
 		}
+	case !errors.Is(err, repo.ErrNotFound):
+		// Unread (a partial clone offline) is not absent: merged by
+		// the default strategies, the documents would be merged wrong.
+		return opts, err
 	}
 	opts.Load = func(id string) ([]byte, error) { return s.repo.ReadBlob(plumbing.NewHash(id)) }
 	return opts, nil
@@ -505,6 +511,9 @@ func virtualChanges(s *Store, innerTree plumbing.Hash, tr merge.TreeResult) (map
 			doc = v
 		} else {
 			data, err := s.repo.ReadFileAt(innerTree, rec.File)
+			if errors.Is(err, repo.ErrObjectMissing) {
+				return nil, err
+			}
 			if err != nil {
 				continue
 			}

@@ -133,6 +133,7 @@ func checkShallowHistory(t *testing.T, store string) {
 		{"get", "docs/d3.json", "--at", "HEAD~14"},
 		{"diff", "HEAD~3", "HEAD"},
 		{"log", "--at", "HEAD~2"},
+		{"diff", "HEAD"}, // what the boundary commit changed
 	} {
 		_, errOut, code := runCLI(t, store, "", args...)
 		if code != 3 || !strings.Contains(errOut, "beyond this shallow clone's history (`aiwg-state fetch --deepen N` / git fetch --deepen N)") {

@@ -125,6 +125,19 @@ func reportError(w io.Writer, err error, asJSON bool) {
 			}
 			details["until"] = he.Until.UTC().Format(time.RFC3339Nano)
 		}
+		var me *repo.MissingObjectError
+		if errors.As(err, &me) {
+			details["object"] = me.Hash.String()
+			details["partial_clone"] = me.Promisor
+			if me.Remote != "" {
+				details["remote"] = me.Remote
+			}
+		}
+		var she *repo.ShallowError
+		if errors.As(err, &she) {
+			details["shallow"] = true
+			details["revision"] = she.Rev
+		}
 		var sv *aiwgstate.SchemaViolation
 		if errors.As(err, &sv) {
 			details["file"], details["schema"] = sv.File, sv.Schema

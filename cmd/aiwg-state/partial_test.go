@@ -286,6 +286,18 @@ func TestPartialCloneOfflineNeverReadsMissingAsAbsent(t *testing.T) {
 	if now := gitOut(t, dir, "rev-parse", "main"); now != head {
 		t.Fatalf("a write proceeded on a base it could not read: main %s -> %s", head, now)
 	}
+	_, errOut, _ := runCLI(t, dir, "", "get", "docs/d3.json", "--json")
+	var e struct {
+		Code    int `json:"code"`
+		Details struct {
+			Object  string `json:"object"`
+			Partial bool   `json:"partial_clone"`
+			Remote  string `json:"remote"`
+		} `json:"details"`
+	}
+	if err := json.Unmarshal([]byte(errOut), &e); err != nil || e.Code != 3 || len(e.Details.Object) != 40 || !e.Details.Partial || e.Details.Remote != "origin" {
+		t.Fatalf("get --json offline: %s", errOut)
+	}
 	// Back online: the document is fetched, the write keeps its keys.
 	gitOut(t, dir, "config", "remote.origin.url", url)
 	setAndPush(t, dir, server)

@@ -277,6 +277,8 @@ func TestPartialCloneOfflineNeverReadsMissingAsAbsent(t *testing.T) {
 		{"get", "docs/d3.json"},
 		{"set", "docs/d3.json", "k.new", "42"},
 		{"blame", "docs/d3.json"},
+		{"get", "state/state.json"}, // a ruled state document
+		{"config", "limits"},
 	} {
 		_, errOut, code := runCLI(t, dir, "", args...)
 		if code != 3 || !strings.Contains(errOut, "is not in this partial clone and could not be fetched from promisor remote origin") || strings.Contains(errOut, "no such document") {

@@ -226,6 +226,12 @@ func TestClonesOfAStore(t *testing.T) {
 			fsckStrict(t, dir)
 			if tc.shallow {
 				checkShallowHistory(t, dir)
+				for _, gc := range [][]string{{"gc"}, {"gc", "--full"}} {
+					if _, errOut, code := runCLI(t, dir, "", gc...); code != 0 {
+						t.Fatalf("%s in a shallow clone: exit %d: %s", strings.Join(gc, " "), code, errOut)
+					}
+					fsckStrict(t, dir)
+				}
 				_, errOut, code := runCLI(t, dir, "", "fetch", "--deepen", "3")
 				if code != 0 {
 					t.Fatalf("fetch --deepen: %s", errOut)
@@ -248,6 +254,16 @@ func TestClonesOfAStore(t *testing.T) {
 			checkFullHistory(t, dir, keyCommit)
 			setAndPush(t, dir, server)
 			fsckStrict(t, dir)
+			// The store's maintenance in such a clone.
+			for _, gc := range [][]string{{"gc"}, {"gc", "--full"}} {
+				if _, errOut, code := runCLI(t, dir, "", gc...); code != 0 {
+					t.Fatalf("%s: exit %d: %s", strings.Join(gc, " "), code, errOut)
+				}
+				fsckStrict(t, dir)
+			}
+			if got := strings.TrimSpace(mustCLI(t, dir, "", "get", "docs/d3.json", "k3")); got != "3" {
+				t.Fatalf("get after gc: %s", got)
+			}
 		})
 	}
 }

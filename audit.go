@@ -13,6 +13,7 @@ import (
 	"github.com/aiwg/aiwg-state/audit"
 	"github.com/aiwg/aiwg-state/internal/errkind"
 	"github.com/aiwg/aiwg-state/objects"
+	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/verbiage"
 )
 
@@ -60,6 +61,10 @@ type BlameEntry struct {
 	Agent      string          `json:"agent,omitempty"`
 	Time       time.Time       `json:"time"`
 	MutationID string          `json:"mutation_id,omitempty"`
+	// ShallowBoundary: the commit is a shallow clone's boundary, credited
+	// with what it holds because the clone lacks the history before it
+	// (git blame marks such lines with ^). The key may be older.
+	ShallowBoundary bool `json:"shallow_boundary,omitempty"`
 }
 
 // BlameLine is one line of a document's text and the mutation that last
@@ -71,6 +76,8 @@ type BlameLine struct {
 	Agent      string    `json:"agent,omitempty"`
 	Time       time.Time `json:"time"`
 	MutationID string    `json:"mutation_id,omitempty"`
+	// ShallowBoundary: as BlameEntry's.
+	ShallowBoundary bool `json:"shallow_boundary,omitempty"`
 }
 
 // who fills agent, time and mutation id from a commit, reading each commit
@@ -124,7 +131,7 @@ func (s *Store) Blame(ctx context.Context, file string, ro ReadOptions, bo Blame
 		v, _ := objects.Encode(b.Value)
 		m := w.of(s, b.Commit)
 		out[i] = BlameEntry{Path: b.Path.String(), Pointer: b.Path.Pointer(), Value: json.RawMessage(strings.TrimSpace(string(v))),
-			Commit: m.Commit, Agent: m.Agent, Time: m.Time, MutationID: m.MutationID}
+			Commit: m.Commit, Agent: m.Agent, Time: m.Time, MutationID: m.MutationID, ShallowBoundary: m.ShallowBoundary}
 	}
 	return out, nil
 }
@@ -143,7 +150,7 @@ func (s *Store) BlameLines(ctx context.Context, file string, ro ReadOptions) ([]
 	out := make([]BlameLine, len(bl))
 	for i, b := range bl {
 		m := w.of(s, b.Commit)
-		out[i] = BlameLine{Line: b.Line, Text: b.Text, Commit: m.Commit, Agent: m.Agent, Time: m.Time, MutationID: m.MutationID}
+		out[i] = BlameLine{Line: b.Line, Text: b.Text, Commit: m.Commit, Agent: m.Agent, Time: m.Time, MutationID: m.MutationID, ShallowBoundary: m.ShallowBoundary}
 	}
 	return out, nil
 }
@@ -157,8 +164,10 @@ func (s *Store) auditTarget(file string, ro ReadOptions) (string, plumbing.Hash,
 	if err != nil {
 		return "", plumbing.ZeroHash, err
 	}
-	if _, err := s.repo.ReadFileAt(mustTree(s, at), clean); err != nil {
+	if _, err := s.repo.ReadFileAt(mustTree(s, at), clean); errors.Is(err, repo.ErrNotFound) {
 		return "", plumbing.ZeroHash, errkind.Errorf(ErrNotFound, "%s: no such document at %s", clean, revName(ro))
+	} else if err != nil {
+		return "", plumbing.ZeroHash, err
 	}
 	return clean, at, nil
 }

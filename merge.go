@@ -265,7 +265,7 @@ func (s *Store) Merge(ctx context.Context, from string, mo MergeOptions) (*Merge
 	if err != nil {
 		return nil, err
 	}
-	bases, err := s.repo.MergeBases(ours, theirs)
+	bases, err := s.mergeBases(ours, theirs, shortBranch(intoRef), from)
 	if err != nil {
 		return nil, err
 	}
@@ -363,6 +363,18 @@ func hashStrings(hs []plumbing.Hash) []string {
 	return out
 }
 
+// mergeBases is repo.MergeBases, refusing in a shallow clone to merge two
+// histories whose common part lies beyond the boundary: with no base, the
+// merge would take each side's files as added by both, and settle what
+// one side deleted or changed as a conflict or a resurrection.
+func (s *Store) mergeBases(ours, theirs plumbing.Hash, oursName, theirsName string) ([]plumbing.Hash, error) {
+	bases, err := s.repo.MergeBases(ours, theirs)
+	if err == nil && len(bases) == 0 && s.repo.IsShallow() {
+		return nil, &repo.ShallowError{Rev: "the common history of " + oursName + " and " + theirsName}
+	}
+	return bases, err
+}
+
 func (s *Store) treeOf(commit plumbing.Hash) plumbing.Hash {
 	c, err := s.repo.ReadCommit(commit)
 	if err != nil {
@@ -399,10 +411,16 @@ func (s *Store) mergeTrees(ours, theirs plumbing.Hash, bases []plumbing.Hash, ov
 
 func (s *Store) treeOptions(oursTree plumbing.Hash, override merge.Strategy) (merge.TreeOptions, error) {
 	opts := merge.TreeOptions{Override: merge.Options{Strategy: override}}
-	if data, err := s.repo.ReadFileAt(oursTree, AttributesPath); err == nil {
+	data, err := s.repo.ReadFileAt(oursTree, AttributesPath)
+	switch {
+	case err == nil:
 		if opts.Attributes, err = merge.ParseAttributes(data); err != nil {
 			return opts, fmt.Errorf("%s: %w", AttributesPath, err)
 		}
+	case !errors.Is(err, repo.ErrNotFound):
+		// Unread (a partial clone offline) is not absent: merged by
+		// the default strategies, the documents would be merged wrong.
+		return opts, err
 	}
 	opts.Load = func(id string) ([]byte, error) { return s.repo.ReadBlob(plumbing.NewHash(id)) }
 	return opts, nil
@@ -546,6 +564,9 @@ func virtualChanges(s *Store, innerTree plumbing.Hash, tr merge.TreeResult) (map
 			doc = v
 		} else {
 			data, err := s.repo.ReadFileAt(innerTree, rec.File)
+			if errors.Is(err, repo.ErrObjectMissing) {
+				return nil, err
+			}
 			if err != nil {
 				continue
 			}
@@ -1349,7 +1370,7 @@ func (s *Store) VerifyMerge(ctx context.Context, rev, branch string, strategy me
 		return nil, fmt.Errorf("%w: %s has %d parent(s); --verify checks two-parent merge commits", ErrUsage, rev, len(c.Parents))
 	}
 	ours, theirs := c.Parents[0], c.Parents[1]
-	bases, err := s.repo.MergeBases(ours, theirs)
+	bases, err := s.mergeBases(ours, theirs, ours.String()[:12], theirs.String()[:12])
 	if err != nil {
 		return nil, err
 	}

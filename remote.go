@@ -57,6 +57,12 @@ func (s *Store) Fetch(ctx context.Context, remote string) ([]repo.RefUpdate, err
 	return s.repo.Fetch(ctx, remoteOr(remote), repo.FetchOptions{})
 }
 
+// Deepen fetches, in a shallow clone, n more commits of history below its
+// boundary, or with n = 0 all of it (git fetch --deepen / --unshallow).
+func (s *Store) Deepen(ctx context.Context, remote string, n int) ([]repo.RefUpdate, error) {
+	return s.repo.Fetch(ctx, remoteOr(remote), repo.FetchOptions{Deepen: n, Unshallow: n == 0})
+}
+
 // PushOptions tune Push.
 type PushOptions struct {
 	// Branch to push ("" = the store's default branch); it lands on the
@@ -105,12 +111,18 @@ type CloneOptions struct {
 	Options
 	// Remote names the remote cloned from (default "origin").
 	Remote string
+	// Filter makes a partial clone (git's --filter, e.g. "blob:none"):
+	// documents arrive from the remote when first read.
+	Filter string
+	// Depth makes a shallow clone of that many commits per branch:
+	// history commands stop at its boundary and say so.
+	Depth int
 }
 
 // Clone makes a new store at dir from a remote store (any git URL). Every
 // branch and tag of the remote arrives, HEAD is the remote's.
 func Clone(ctx context.Context, url, dir string, opts CloneOptions) (*Store, error) {
-	r, err := repo.Clone(ctx, url, dir, repo.CloneOptions{Remote: opts.Remote})
+	r, err := repo.Clone(ctx, url, dir, repo.CloneOptions{Remote: opts.Remote, Filter: opts.Filter, Depth: opts.Depth})
 	if err != nil {
 		return nil, err
 	}

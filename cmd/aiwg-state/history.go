@@ -200,7 +200,7 @@ Examples:
 					}
 					width := len(fmt.Sprint(len(lines)))
 					for _, l := range lines {
-						fmt.Fprintf(s.out, "%s (%s %s %*d) %s\n", shortHash(dashIfEmpty(l.Commit)), agentColumn(l.Agent), stamp(l.Time), width, l.Line, l.Text)
+						fmt.Fprintf(s.out, "%s (%s %s %*d) %s\n", boundaryMark(s, l.Commit, l.ShallowBoundary), agentColumn(l.Agent), stamp(l.Time), width, l.Line, l.Text)
 					}
 					return nil
 				}
@@ -216,7 +216,7 @@ Examples:
 					if path == "" {
 						path = "(root)"
 					}
-					fmt.Fprintf(s.out, "%s  %s  %s  %s  %s = %s\n", shortHash(dashIfEmpty(e.Commit)), stamp(e.Time), agentColumn(e.Agent), dashIfEmpty(e.MutationID), path, e.Value)
+					fmt.Fprintf(s.out, "%s  %s  %s  %s  %s = %s\n", boundaryMark(s, e.Commit, e.ShallowBoundary), stamp(e.Time), agentColumn(e.Agent), dashIfEmpty(e.MutationID), path, e.Value)
 				}
 				return nil
 			}),
@@ -524,7 +524,23 @@ func printMutationLine(s *session, m *aiwgstate.Mutation) {
 	if id == "" {
 		id = "-"
 	}
+	if m.ShallowBoundary {
+		what += "  (shallow boundary)"
+	}
 	fmt.Fprintf(s.out, "%s  %s  %s  %s  %s\n", shortHash(m.Commit), m.Time.UTC().Format("2006-01-02 15:04:05"), agentColumn(m.Agent), id, what)
+	if m.ShallowBoundary {
+		s.noteShallow(m.Commit)
+	}
+}
+
+// boundaryMark is git blame's mark of a line credited to a boundary
+// commit: ^ before the hash.
+func boundaryMark(s *session, commit string, boundary bool) string {
+	if !boundary {
+		return shortHash(dashIfEmpty(commit))
+	}
+	s.noteShallow(commit)
+	return "^" + shortHash(commit)
 }
 
 // agentWidth is the width of the agent column of log and blame.

@@ -94,6 +94,10 @@ type MergeOptions struct {
 	// Write says who merges; Message replaces the subject. Its Branch,
 	// when set, is the branch merged into, as Into is (they must agree).
 	Write WriteOptions
+
+	// upstreamFirst: the merge is of the branch's own upstream (a pull),
+	// and its commit takes the upstream as first parent (repo.CommitInfo).
+	upstreamFirst bool
 }
 
 // Merge statuses.
@@ -154,6 +158,9 @@ type mergeState struct {
 	Strategy string   `json:"strategy,omitempty"`
 	Message  string   `json:"message,omitempty"`
 	Deleted  []string `json:"deleted,omitempty"`
+	// UpstreamFirst: MergeOptions.upstreamFirst, for the commit that
+	// finishes the merge.
+	UpstreamFirst bool `json:"upstream_first,omitempty"`
 }
 
 func mergeRef(branchRef string) string {
@@ -329,7 +336,9 @@ func (s *Store) Merge(ctx context.Context, from string, mo MergeOptions) (*Merge
 	for i, f := range tr.Files {
 		staged[i] = stagedFile{path: f.Path, id: f.ID, data: f.Data, missing: f.Missing}
 	}
-	m, err := s.commitMerge(ctx, intoRef, ours, theirs, from, staged, mo.Write, nil)
+	wo := mo.Write
+	wo.upstreamFirst = mo.upstreamFirst
+	m, err := s.commitMerge(ctx, intoRef, ours, theirs, from, staged, wo, nil)
 	res.Commit = m
 	return res, err
 }
@@ -757,7 +766,7 @@ func (s *Store) commitMerge(ctx context.Context, intoRef string, ours, theirs pl
 
 // startMerge records a merge with conflicts under refs/aiwg/merge/<branch>.
 func (s *Store) startMerge(ctx context.Context, intoRef, from string, ours, theirs plumbing.Hash, bases []plumbing.Hash, mo MergeOptions, tr merge.TreeResult) error {
-	st := mergeState{Into: shortBranch(intoRef), From: from, Ours: ours.String(), Theirs: theirs.String(), Bases: hashStrings(bases), Strategy: string(mo.Strategy), Message: mo.Write.Message}
+	st := mergeState{Into: shortBranch(intoRef), From: from, Ours: ours.String(), Theirs: theirs.String(), Bases: hashStrings(bases), Strategy: string(mo.Strategy), Message: mo.Write.Message, UpstreamFirst: mo.upstreamFirst}
 	agent := s.agentName(mo.Write.Agent)
 	zero := plumbing.ZeroHash
 	_, err := s.repo.Commit(ctx, mergeRef(intoRef), func(tx *repo.Tx) (*repo.CommitInfo, error) {
@@ -1251,6 +1260,7 @@ func (s *Store) Continue(ctx context.Context, branch string, wo WriteOptions) (*
 	if wo.Message == "" {
 		wo.Message = st.Message
 	}
+	wo.upstreamFirst = st.UpstreamFirst
 	m, err := s.commitMerge(ctx, ref, ours, theirs, st.From, files, wo, repo.Trailers{{Key: TrailerMergeRecord, Value: stateHash.String()}})
 	if errors.Is(err, docschema.ErrInvalid) {
 		// The resolutions are settled and cannot be resolved again.

@@ -157,7 +157,11 @@ func (s *Store) Pull(ctx context.Context, remote string, po PullOptions) (*Merge
 
 // mergeRemote merges refs/remotes/<remote>/<branch> into branch; nil
 // result and no error when the remote has no such branch.
+// The branch's upstream is the first parent of a merge commit: the
+// server's branch moves only by commits whose first-parent chain holds its
+// head, and log and blame on it keep crediting what it had.
 func (s *Store) mergeRemote(ctx context.Context, remote, branchRef string, mo MergeOptions) (*MergeResult, error) {
+	mo.upstreamFirst = true
 	return s.mergeInto(ctx, remoteRef(remote, branchRef), branchRef, mo)
 }
 
@@ -292,8 +296,10 @@ func (s *Store) Sync(ctx context.Context, remote string, so SyncOptions) (*SyncR
 		if upstream != ref {
 			froms = append(froms, remoteRef(remote, upstream))
 		}
-		for _, from := range froms {
-			m, err := s.mergeInto(ctx, from, ref, so.Merge)
+		for i, from := range froms {
+			mo := so.Merge
+			mo.upstreamFirst = i == 0 // the branch's own upstream (mergeRemote)
+			m, err := s.mergeInto(ctx, from, ref, mo)
 			if m != nil {
 				res.Merged = append(res.Merged, m)
 			}

@@ -82,8 +82,9 @@ type WriteOptions struct {
 
 	// For merges, set by this package only: the other parents, the head
 	// the branch must be at, and whether an unchanged tree still commits.
-	mergeParents []plumbing.Hash
-	expectHead   *plumbing.Hash
+	mergeParents  []plumbing.Hash
+	upstreamFirst bool // repo.CommitInfo.UpstreamFirst
+	expectHead    *plumbing.Hash
 }
 
 // Rev returns a pointer to rev, for WriteOptions.Expect and
@@ -578,7 +579,7 @@ func (s *Store) commit(ctx context.Context, wo WriteOptions, subject string, bui
 		}
 		trailers = append(trailers, repo.Trailer{Key: TrailerClock, Value: s.nextClock(tx.Parent(), merged, agent, when).String()})
 		msg := repo.FormatMessage(subjectFor(cmp.Or(rec.subject, subject), wo.Message, rec.changes), "", trailers)
-		return &repo.CommitInfo{Author: sig, Committer: sig, Message: msg, MergeParents: wo.mergeParents, AllowEmpty: len(wo.mergeParents) > 0}, nil
+		return &repo.CommitInfo{Author: sig, Committer: sig, Message: msg, MergeParents: wo.mergeParents, UpstreamFirst: wo.upstreamFirst, AllowEmpty: len(wo.mergeParents) > 0}, nil
 	}, copts)
 	if err != nil {
 		return nil, err

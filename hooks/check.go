@@ -253,8 +253,52 @@ func (c *checker) refMove(ctx context.Context, u Update) (string, error) {
 			}
 			return "", fmt.Errorf("git merge-base: %w", err)
 		}
+		if u.Ref == c.defaultRef(ctx) {
+			return c.firstParentMove(ctx, u)
+		}
 	}
 	return "", nil
+}
+
+// firstParentMove says why an update of the default branch would change
+// its first-parent history ("" when it keeps it). That history is what
+// log lists and blame credits: the default branch moves only by commits
+// whose first-parent chain holds its previous head, so a merge made on
+// another branch (an agent's, after syncing) never becomes the default
+// branch by a fast-forward that would drop the commits it already had
+// from its first-parent history and credit their values to the merge.
+func (c *checker) firstParentMove(ctx context.Context, u Update) (string, error) {
+	// The first-parent chain from the new head down to what the old head
+	// already reaches: its last commit must sit on the old head.
+	chain, err := c.revList(ctx, "--first-parent", u.New.String(), "--not", u.Old.String())
+	if err != nil || len(chain) == 0 {
+		return "", err
+	}
+	// revList lists oldest first.
+	last, err := c.readCommit(chain[0])
+	if err != nil {
+		return "", err
+	}
+	if len(last.Parents) > 0 && last.Parents[0] == u.Old {
+		return "", nil
+	}
+	return fmt.Sprintf("%s moves only by commits whose first parent chain holds its head %s: merge into it (first parent %s) rather than moving it onto a merge made elsewhere",
+		strings.TrimPrefix(u.Ref, "refs/heads/"), short(u.Old.String()), short(u.Old.String())), nil
+}
+
+// defaultRef is the server's default branch: the branch HEAD names, or
+// main when HEAD names none (as the policy in force is read).
+func (c *checker) defaultRef(ctx context.Context) string {
+	if c.defRef == "" {
+		c.defRef = "refs/heads/main"
+		out, err := exec.CommandContext(ctx, "git", "--git-dir", c.gitDir, "symbolic-ref", "-q", "HEAD").Output()
+		if ref := strings.TrimSpace(string(out)); err == nil && strings.HasPrefix(ref, "refs/heads/") {
+			if _, _, err := c.cat.read(ref + "^{commit}"); err == nil {
+				c.defRef = ref
+			}
+		}
+	}
+	return c.defRef
 }
 
 // CheckRevs checks the commits rev-list selects with revs ("main",
@@ -286,6 +330,7 @@ func CheckRevs(ctx context.Context, gitDir string, revs []string, opts Options) 
 
 type checker struct {
 	gitDir     string
+	defRef     string // the default branch, once looked up
 	cat        *catFile
 	policy     *policy.Policy
 	maxDoc     int64

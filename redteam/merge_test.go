@@ -298,3 +298,64 @@ func lineWith(text, sub string) string {
 	}
 	return ""
 }
+
+// TestServerMainKeepsFirstParentHistory: an agent that merged main into its
+// own branch pushes that merge as main itself, with plain git, a
+// fast-forward git accepts. main's first-parent history would then run
+// through the agent's branch: the commits main already had would leave
+// `log`, and `blame` would credit their values to the merge. The server
+// refuses it; a merge into main (first parent main's head) is accepted.
+func TestServerMainKeepsFirstParentHistory(t *testing.T) {
+	s := newServer(t, openPolicy)
+	bob := agentStore(t, s.as("bob"), "bob")
+	runIn(t, bob, "", "agent", "start", "bob")
+	runIn(t, bob, "", "set", "agents/bob/notes.json", "n", "1", "--agent", "bob")
+	runIn(t, bob, "", "sync", "--agent", "bob")
+	// Main moves on meanwhile: the coordinator writes.
+	runIn(t, s.Coordinator, "", "set", "protected/config.json", "mode", `"strict"`, "--agent", "conductor")
+	runIn(t, s.Coordinator, "", "push")
+	// bob syncs: his branch gets a merge whose first parent is his own.
+	runIn(t, bob, "", "sync", "--agent", "bob")
+	merge := rev(t, s.Dir, "refs/heads/agents/bob/main")
+
+	for name, url := range s.urls("bob") {
+		t.Run(name, func(t *testing.T) {
+			w := cloneAs(t, url)
+			git(t, w, "fetch", "-q", "origin", "agents/bob/main")
+			refused(t, s, w, url, merge+":refs/heads/main", "moves only by commits whose first parent chain holds its head")
+		})
+	}
+
+	// The coordinator's integrate merges bob's branch into main instead.
+	runIn(t, s.Coordinator, "", "integrate", "--agent", "conductor")
+	head := rev(t, s.Dir, "refs/heads/main")
+	if head == merge {
+		t.Fatal("integrate fast-forwarded main onto bob's merge")
+	}
+	if log := git(t, s.Dir, "log", "--first-parent", "--format=%an %s", "main"); !strings.Contains(log, "conductor") || !strings.Contains(log, "strict") && !strings.Contains(log, "protected/config.json") {
+		t.Fatalf("main's first-parent history lost the coordinator's write:\n%s", log)
+	}
+	fsck(t, s.Dir)
+}
+
+// TestDivergedMainIsPulledThenPushed: a coordinator with a write of its own
+// on main pulls another coordinator's push and pushes. The merge pull
+// makes must keep the server's main on its first-parent chain, or the
+// server (rightly) refuses the push.
+func TestDivergedMainIsPulledThenPushed(t *testing.T) {
+	s := newServer(t, openPolicy)
+	other := agentStore(t, s.as("conductor"), "other")
+	runIn(t, other, "", "set", "global/a.json", "n", "1", "--agent", "conductor")
+	runIn(t, other, "", "push")
+	runIn(t, s.Coordinator, "", "set", "global/b.json", "n", "2", "--agent", "conductor")
+	serverHead := rev(t, s.Dir, "refs/heads/main")
+	runIn(t, s.Coordinator, "", "pull")
+	r := try(s.Coordinator, "", "push")
+	if r.Code != 0 {
+		t.Fatalf("push after pull: exit %d: %s%s", r.Code, r.Stderr, r.Stdout)
+	}
+	if log := git(t, s.Dir, "rev-list", "--first-parent", "main"); !strings.Contains(log, serverHead) {
+		t.Fatalf("the server's main %s left its first-parent history:\n%s", serverHead, log)
+	}
+	fsck(t, s.Dir)
+}

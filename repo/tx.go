@@ -144,6 +144,12 @@ type CommitInfo struct {
 	Message           string
 	// MergeParents are parents after the branch head (a merge commit).
 	MergeParents []plumbing.Hash
+	// UpstreamFirst puts the first merge parent before the branch head:
+	// a merge of a branch's own upstream into it (a pull of a branch that
+	// moved on both sides) then keeps the upstream's first-parent history,
+	// which the server's branch must keep, and the local commits become
+	// the merged side.
+	UpstreamFirst bool
 	// AllowEmpty commits even when the tree is unchanged (merges).
 	AllowEmpty bool
 }
@@ -199,6 +205,9 @@ func (r *Repo) Commit(ctx context.Context, branch string, fn func(*Tx) (*CommitI
 			c.Parents = append(c.Parents, head)
 		}
 		c.Parents = append(c.Parents, info.MergeParents...)
+		if info.UpstreamFirst && len(c.Parents) > 1 {
+			c.Parents[0], c.Parents[1] = c.Parents[1], c.Parents[0]
+		}
 		body, err := encodeCommit(c)
 		if err != nil {
 			return false, err

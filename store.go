@@ -50,6 +50,8 @@ type Store struct {
 	workTree string
 	// schemas caches compiled document schemas by file and content.
 	schemas sync.Map
+	// signing caches the git config and keys that sign writes.
+	signing signingConfig
 }
 
 // Discover finds the store for a working directory: $AIWG_STATE_STORE when

@@ -1,0 +1,201 @@
+package aiwgstate
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	gitconfig "github.com/go-git/go-git/v5/plumbing/format/config"
+
+	"github.com/aiwg/aiwg-state/internal/errkind"
+	"github.com/aiwg/aiwg-state/signing"
+)
+
+// ErrSigningKey: the signing key configured for an agent cannot sign
+// (missing, passphrase-protected, not an SSH private key). The CLI exits 3.
+var ErrSigningKey = signing.ErrKey
+
+// Where an agent's signing key is configured, in the store's own git
+// config (.aiwg/state.git/config), so that it stays on the machine and
+// never travels with the store's history:
+//
+//	[aiwg "alice"]
+//		signingKey = ~/.ssh/alice_ed25519
+//	[gpg]
+//		format = ssh
+//	[user]
+//		signingKey = ~/.ssh/store_ed25519
+//
+// aiwg.<agent>.signingKey is the agent's own key; user.signingKey, read
+// only when gpg.format is ssh (as git reads it), signs for every agent
+// without one. WriteOptions.SigningKey (the CLI's --signing-key and
+// $AIWG_SIGNING_KEY) comes before both.
+const (
+	configAgentKey = "signingKey"
+)
+
+// signingConfig caches the store's git config and the keys it names,
+// read again when their files change (a server keeps a store open).
+type signingConfig struct {
+	mu      sync.Mutex
+	stamp   fileStamp
+	cfg     *gitconfig.Config
+	signers map[string]signerEntry
+}
+
+type fileStamp struct {
+	mod  time.Time
+	size int64
+}
+
+type signerEntry struct {
+	stamp  fileStamp
+	signer *signing.Signer
+}
+
+func stampOf(path string) (fileStamp, bool) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileStamp{}, false
+	}
+	return fileStamp{fi.ModTime(), fi.Size()}, true
+}
+
+// signerFor is the signer of an agent's writes: nil when none is
+// configured (the write is unsigned).
+func (s *Store) signerFor(agent string, wo WriteOptions) (*signing.Signer, error) {
+	if wo.Signer != nil {
+		return wo.Signer, nil
+	}
+	path := wo.SigningKey
+	if path == "" {
+		var err error
+		if path, err = s.configuredKey(agent); err != nil {
+			return nil, err
+		}
+	}
+	if path == "" {
+		return nil, nil
+	}
+	return s.loadSigner(path)
+}
+
+// SigningKey is the key file configured for agent's writes in the store's
+// git config ("" when none), as signerFor reads it.
+func (s *Store) SigningKey(agent string) (string, error) { return s.configuredKey(agent) }
+
+func (s *Store) configuredKey(agent string) (string, error) {
+	cfg, err := s.gitConfig()
+	if err != nil || cfg == nil {
+		return "", err
+	}
+	if k := cfg.Section("aiwg").Subsection(agent).Option(configAgentKey); k != "" {
+		return s.keyPath(k), nil
+	}
+	if strings.EqualFold(cfg.Section("gpg").Option("format"), "ssh") {
+		if k := cfg.Section("user").Option("signingKey"); k != "" {
+			if strings.HasPrefix(k, "key::") || strings.HasPrefix(k, "ssh-") {
+				return "", errkind.Errorf(ErrSigningKey, "user.signingKey holds a public key, which signs through an ssh-agent: aiwg-state needs the private key's file (set aiwg.%s.signingKey, or --signing-key)", agent)
+			}
+			return s.keyPath(k), nil
+		}
+	}
+	return "", nil
+}
+
+// keyPath makes a configured relative path relative to the store, not to
+// wherever the command runs.
+func (s *Store) keyPath(k string) string {
+	k = signing.ExpandHome(k)
+	if !filepath.IsAbs(k) {
+		k = filepath.Join(s.Dir(), k)
+	}
+	return k
+}
+
+// gitConfig reads the store's git config; nil when it has none.
+func (s *Store) gitConfig() (*gitconfig.Config, error) {
+	sc := &s.signing
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	path := filepath.Join(s.Dir(), "config")
+	st, ok := stampOf(path)
+	if !ok {
+		sc.cfg, sc.stamp = nil, fileStamp{}
+		return nil, nil
+	}
+	if sc.cfg != nil && st == sc.stamp {
+		return sc.cfg, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	cfg := gitconfig.New()
+	if err := gitconfig.NewDecoder(bytes.NewReader(data)).Decode(cfg); err != nil {
+		// A config valid to git that the decoder does not follow:
+		// ask git itself for the few keys signing reads.
+		if cfg, err = s.gitConfigByGit(); err != nil {
+			return nil, err
+		}
+	}
+	sc.cfg, sc.stamp = cfg, st
+	return cfg, nil
+}
+
+func (s *Store) gitConfigByGit() (*gitconfig.Config, error) {
+	out, err := exec.Command("git", "--git-dir", s.Dir(), "config", "--null", "--get-regexp", `^(aiwg\..*\.signingkey|gpg\.format|user\.signingkey)$`).Output()
+	cfg := gitconfig.New()
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 1 {
+			return cfg, nil // none set
+		}
+		return nil, fmt.Errorf("reading the store's git config: %w", err)
+	}
+	for _, rec := range strings.Split(string(out), "\x00") {
+		key, val, _ := strings.Cut(rec, "\n")
+		first, rest, _ := strings.Cut(key, ".")
+		i := strings.LastIndexByte(rest, '.')
+		if i < 0 {
+			cfg.Section(first).SetOption(rest, val)
+		} else {
+			cfg.Section(first).Subsection(rest[:i]).SetOption(rest[i+1:], val)
+		}
+	}
+	return cfg, nil
+}
+
+func (s *Store) loadSigner(path string) (*signing.Signer, error) {
+	sc := &s.signing
+	st, _ := stampOf(path)
+	sc.mu.Lock()
+	e, ok := sc.signers[path]
+	sc.mu.Unlock()
+	if ok && e.stamp == st {
+		return e.signer, nil
+	}
+	sg, err := signing.LoadSigner(path)
+	if err != nil {
+		return nil, err
+	}
+	sc.mu.Lock()
+	if sc.signers == nil {
+		sc.signers = map[string]signerEntry{}
+	}
+	sc.signers[path] = signerEntry{stamp: st, signer: sg}
+	sc.mu.Unlock()
+	return sg, nil
+}
+
+// signFunc is what repo.CommitInfo.Sign takes: nil for no signer.
+func signFunc(sg *signing.Signer) func([]byte) ([]byte, error) {
+	if sg == nil {
+		return nil
+	}
+	return sg.Sign
+}

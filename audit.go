@@ -13,6 +13,7 @@ import (
 	"github.com/aiwg/aiwg-state/audit"
 	"github.com/aiwg/aiwg-state/internal/errkind"
 	"github.com/aiwg/aiwg-state/objects"
+	"github.com/aiwg/aiwg-state/policy"
 	"github.com/aiwg/aiwg-state/verbiage"
 )
 
@@ -60,6 +61,8 @@ type BlameEntry struct {
 	Agent      string          `json:"agent,omitempty"`
 	Time       time.Time       `json:"time"`
 	MutationID string          `json:"mutation_id,omitempty"`
+	// Signature is set when asked for (Signatures.Verify).
+	Signature *policy.Verdict `json:"signature,omitempty"`
 }
 
 // BlameLine is one line of a document's text and the mutation that last
@@ -71,6 +74,8 @@ type BlameLine struct {
 	Agent      string    `json:"agent,omitempty"`
 	Time       time.Time `json:"time"`
 	MutationID string    `json:"mutation_id,omitempty"`
+	// Signature is set when asked for (Signatures.Verify).
+	Signature *policy.Verdict `json:"signature,omitempty"`
 }
 
 // who fills agent, time and mutation id from a commit, reading each commit

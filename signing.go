@@ -6,13 +6,18 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	gitconfig "github.com/go-git/go-git/v5/plumbing/format/config"
+	"golang.org/x/crypto/ssh"
 
 	"github.com/aiwg/aiwg-state/internal/errkind"
+	"github.com/aiwg/aiwg-state/policy"
+	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/signing"
 )
 
@@ -198,4 +203,91 @@ func signFunc(sg *signing.Signer) func([]byte) ([]byte, error) {
 		return nil
 	}
 	return sg.Sign
+}
+
+// checkSigner refuses, before anything is written, a commit the policy in
+// force would refuse on a server: one of an agent that must sign, made
+// without a signing key, or with a key the policy does not list for it.
+func (s *Store) checkSigner(tx *repo.Tx, wo WriteOptions, _ []Change) error {
+	p, err := s.policyAt(tx.Parent())
+	agent := AgentName(wo.Agent)
+	if err != nil || !p.SignatureRequired(agent) {
+		return err
+	}
+	sg, err := s.signerFor(agent, wo)
+	if err != nil {
+		return err
+	}
+	if sg == nil {
+		return errkind.Errorf(ErrDenied, "the policy requires agent %q's commits to be signed, and no signing key is configured for it (git --git-dir %s config aiwg.%s.signingKey KEYFILE, or --signing-key)", agent, s.Dir(), agent)
+	}
+	if p.HasSigners() && !slices.ContainsFunc(p.SignerKeys(agent), func(k ssh.PublicKey) bool { return signing.SameKey(k, sg.PublicKey()) }) {
+		return errkind.Errorf(ErrDenied, "the signing key %s is not one the policy lists for agent %q (signers in %s)", signing.Fingerprint(sg.PublicKey()), agent, PolicyPath)
+	}
+	return nil
+}
+
+// Signatures verifies mutations' signatures, for log, blame and show: an
+// SSH signature against the keys that the policy at a revision (the
+// branch head by default) lists for the commit's author, as the server's
+// hook does. Unsigned commits are "none"; OpenPGP and X.509 signatures
+// are "unverified" (git verify-commit checks those with your keyring).
+type Signatures struct {
+	s      *Store
+	policy *policy.Policy
+	mu     sync.Mutex
+	seen   map[string]*policy.Verdict
+}
+
+// Signatures reads the policy whose signers verify mutations.
+func (s *Store) Signatures(ro ReadOptions) (*Signatures, error) {
+	h, err := s.Resolve(revName(ro), ro.Branch)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.policyAt(h)
+	if err != nil {
+		return nil, err
+	}
+	return &Signatures{s: s, policy: p, seen: map[string]*policy.Verdict{}}, nil
+}
+
+// Verify judges one commit's signature.
+func (v *Signatures) Verify(commit string) (*policy.Verdict, error) {
+	v.mu.Lock()
+	got, ok := v.seen[commit]
+	v.mu.Unlock()
+	if ok {
+		return got, nil
+	}
+	if !plumbing.IsHash(commit) {
+		return nil, fmt.Errorf("commit %q: %w", commit, ErrNotFound)
+	}
+	h := plumbing.NewHash(commit)
+	c, err := v.s.repo.ReadCommit(h)
+	if err != nil {
+		return nil, err
+	}
+	var verdict policy.Verdict
+	if c.PGPSignature == "" {
+		verdict = policy.Verdict{Status: signing.None}
+	} else {
+		_, body, err := v.s.repo.ReadObject(h)
+		if err != nil {
+			return nil, err
+		}
+		payload, sig := repo.SplitSigned(body)
+		verdict = v.policy.VerifySignature(c.Author.Name, payload, sig)
+	}
+	v.mu.Lock()
+	v.seen[commit] = &verdict
+	v.mu.Unlock()
+	return &verdict, nil
+}
+
+// Mark sets m.Signature.
+func (v *Signatures) Mark(m *Mutation) error {
+	var err error
+	m.Signature, err = v.Verify(m.Commit)
+	return err
 }

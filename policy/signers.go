@@ -151,7 +151,7 @@ func (p *Policy) SignerKeys(agent string) []ssh.PublicKey {
 
 // Verdict is what a commit's signature shows against a policy.
 type Verdict struct {
-	Status signing.Status `json:"signature"`
+	Status signing.Status `json:"status"`
 	// Signer is the agent whose listed key made the signature ("" when
 	// the key is no one's in the policy); Key its fingerprint.
 	Signer string `json:"signer,omitempty"`

@@ -41,6 +41,7 @@ func readFlags() []cli.Flag {
 func writeFlags() []cli.Flag {
 	return append(commonFlags(),
 		&cli.StringFlag{Name: "agent", Usage: "the agent the commit is authored by", EnvVars: []string{"AIWG_AGENT"}},
+		signingKeyFlag(),
 		&cli.StringFlag{Name: "source", Usage: "what caused the mutation (Source trailer)"},
 		&cli.StringFlag{Name: "correlation", Usage: "a correlation id (Correlation-Id trailer)"},
 		&cli.StringFlag{Name: "expect", Usage: "fail with exit 6 unless the branch is at this revision (optimistic concurrency)"},
@@ -147,7 +148,24 @@ func (s *session) writeOptions() aiwgstate.WriteOptions {
 func (s *session) agentWrite() aiwgstate.WriteOptions {
 	// The agent's defaults ($AIWG_AGENT, then $USER) are read here, through
 	// the invocation: left to the store, a server would read its own.
-	return aiwgstate.WriteOptions{Agent: aiwgstate.AgentNameFrom(s.c.String("agent"), s.inv.getenv), HandlerEnv: s.inv.handlerEnv(), HandlerDir: s.inv.handlerDir()}
+	return aiwgstate.WriteOptions{Agent: aiwgstate.AgentNameFrom(s.c.String("agent"), s.inv.getenv), HandlerEnv: s.inv.handlerEnv(), HandlerDir: s.inv.handlerDir(), SigningKey: s.signingKey()}
+}
+
+func signingKeyFlag() cli.Flag {
+	return &cli.StringFlag{Name: "signing-key", Usage: "sign the commit with this SSH private key file (default: the agent's aiwg.<agent>.signingKey in the store's git config)", EnvVars: []string{"AIWG_SIGNING_KEY"}}
+}
+
+// signingKey is --signing-key ($AIWG_SIGNING_KEY, read as the invocation
+// sees the environment), a path relative to the invocation's directory.
+func (s *session) signingKey() string {
+	k := s.c.String("signing-key")
+	if k == "" {
+		k = s.inv.getenv("AIWG_SIGNING_KEY")
+	}
+	if k == "" {
+		return ""
+	}
+	return s.inv.resolve(k)
 }
 
 func (s *session) readOptions() aiwgstate.ReadOptions {

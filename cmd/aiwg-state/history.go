@@ -50,9 +50,14 @@ Examples:
 				&cli.IntFlag{Name: "n", Usage: "at most this many mutations"},
 				&cli.BoolFlag{Name: "follow", Usage: "continue the file's history across moves (aiwg-state mv, or an exact rename made with git mv)"},
 				&cli.BoolFlag{Name: "all-parents", Usage: "follow merges into all parents (default: first parents, as git log --first-parent)"},
+				verifyFlag(),
 			),
 			Action: command(func(s *session) error {
 				a, err := args(s.c, 0, 1)
+				if err != nil {
+					return err
+				}
+				sigs, err := s.signatures()
 				if err != nil {
 					return err
 				}
@@ -71,7 +76,13 @@ Examples:
 					return err
 				}
 				var all []*aiwgstate.Mutation
+				var verr error
 				err = s.store.Log(s.c.Context, lo, func(m *aiwgstate.Mutation) bool {
+					if sigs != nil {
+						if verr = sigs.Mark(m); verr != nil {
+							return false
+						}
+					}
 					if s.json {
 						all = append(all, m)
 						return true
@@ -79,6 +90,9 @@ Examples:
 					printMutationLine(s, m)
 					return true
 				})
+				if err == nil {
+					err = verr
+				}
 				if err != nil {
 					return err
 				}
@@ -180,9 +194,14 @@ Examples:
 			Flags: append(readFlags(),
 				&cli.BoolFlag{Name: "lines", Usage: "blame lines of the stored text, like git blame"},
 				&cli.BoolFlag{Name: "all-parents", Usage: "follow keys merged in from a branch into that branch's history"},
+				verifyFlag(),
 			),
 			Action: command(func(s *session) error {
 				a, err := args(s.c, 1, 1)
+				if err != nil {
+					return err
+				}
+				sigs, err := s.signatures()
 				if err != nil {
 					return err
 				}
@@ -194,18 +213,28 @@ Examples:
 					if err != nil {
 						return err
 					}
+					for i := range lines {
+						if lines[i].Signature, err = verifyCommit(sigs, lines[i].Commit); err != nil {
+							return err
+						}
+					}
 					if s.json {
 						return printJSON(s.out, nonNil(lines))
 					}
 					width := len(fmt.Sprint(len(lines)))
 					for _, l := range lines {
-						fmt.Fprintf(s.out, "%s (%-12s %s %*d) %s\n", shortHash(dashIfEmpty(l.Commit)), l.Agent, stamp(l.Time), width, l.Line, l.Text)
+						fmt.Fprintf(s.out, "%s (%-12s %s%s %*d) %s\n", shortHash(dashIfEmpty(l.Commit)), l.Agent, stamp(l.Time), sigColumn(l.Signature), width, l.Line, l.Text)
 					}
 					return nil
 				}
 				entries, err := s.store.Blame(s.c.Context, a[0], s.readOptions(), aiwgstate.BlameOptions{AllParents: s.c.Bool("all-parents")})
 				if err != nil {
 					return err
+				}
+				for i := range entries {
+					if entries[i].Signature, err = verifyCommit(sigs, entries[i].Commit); err != nil {
+						return err
+					}
 				}
 				if s.json {
 					return printJSON(s.out, nonNil(entries))
@@ -215,7 +244,7 @@ Examples:
 					if path == "" {
 						path = "(root)"
 					}
-					fmt.Fprintf(s.out, "%s  %s  %-12s  %s  %s = %s\n", shortHash(dashIfEmpty(e.Commit)), stamp(e.Time), e.Agent, dashIfEmpty(e.MutationID), path, e.Value)
+					fmt.Fprintf(s.out, "%s  %s  %-12s%s  %s  %s = %s\n", shortHash(dashIfEmpty(e.Commit)), stamp(e.Time), e.Agent, sigColumn(e.Signature), dashIfEmpty(e.MutationID), path, e.Value)
 				}
 				return nil
 			}),
@@ -389,9 +418,13 @@ Examples:
    aiwg-state show
    aiwg-state show HEAD~3 --json
    aiwg-state show mut-1a2b3c4d`,
-			Flags: commonFlags(),
+			Flags: append(commonFlags(), verifyFlag()),
 			Action: command(func(s *session) error {
 				a, err := args(s.c, 0, 1)
+				if err != nil {
+					return err
+				}
+				sigs, err := s.signatures()
 				if err != nil {
 					return err
 				}
@@ -403,6 +436,11 @@ Examples:
 				if err != nil {
 					return err
 				}
+				if sigs != nil {
+					if err := sigs.Mark(m); err != nil {
+						return err
+					}
+				}
 				diffs, _, _, err := s.store.Diff(s.c.Context, aiwgstate.DiffOptions{From: m.Commit})
 				if err != nil {
 					return err
@@ -410,7 +448,11 @@ Examples:
 				if s.json {
 					return printJSON(s.out, map[string]any{"mutation": m, "diff": nonNil(diffs)})
 				}
-				fmt.Fprintf(s.out, "commit %s\nagent  %s\ntime   %s\n\n    %s\n\n", m.Commit, m.Agent, m.Time.UTC().Format(time.RFC3339), m.Subject)
+				fmt.Fprintf(s.out, "commit %s\nagent  %s\ntime   %s\n", m.Commit, m.Agent, m.Time.UTC().Format(time.RFC3339))
+				if v := m.Signature; v != nil {
+					fmt.Fprintf(s.out, "signature %s\n", signatureLine(v))
+				}
+				fmt.Fprintf(s.out, "\n    %s\n\n", m.Subject)
 				for _, t := range m.Trailers {
 					fmt.Fprintf(s.out, "    %s: %s\n", t.Key, t.Value)
 				}
@@ -522,7 +564,7 @@ func printMutationLine(s *session, m *aiwgstate.Mutation) {
 	if id == "" {
 		id = "-"
 	}
-	fmt.Fprintf(s.out, "%s  %s  %-12s  %s  %s\n", shortHash(m.Commit), m.Time.UTC().Format("2006-01-02 15:04:05"), m.Agent, id, what)
+	fmt.Fprintf(s.out, "%s  %s  %-12s%s  %s  %s\n", shortHash(m.Commit), m.Time.UTC().Format("2006-01-02 15:04:05"), m.Agent, sigColumn(m.Signature), id, what)
 }
 
 func valueOrNone(v []byte) string {

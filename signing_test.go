@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -156,3 +157,42 @@ func TestSigningKeyConfiguration(t *testing.T) {
 var counter int
 
 func m0() string { counter++; return strings.Repeat("x", counter) }
+
+// TestSignedCheckpointsVerifyWithGit: a checkpoint is an annotated tag;
+// made for an agent with a key, it is signed as git tag -s signs, and git
+// verify-tag accepts it. A rollback to it is a signed commit.
+func TestSignedCheckpointsVerifyWithGit(t *testing.T) {
+	signtest.NeedSSHKeygen(t)
+	ctx := context.Background()
+	st := newStore(t)
+	keys := t.TempDir()
+	alice := signtest.NewKey(t, keys, "alice")
+	git(t, st, "config", "aiwg.alice.signingKey", alice.Path)
+	wo := aiwgstate.WriteOptions{Agent: "alice"}
+	info, _, err := st.InitState(ctx, aiwgstate.StateInit{Prompt: "p"}, wo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ck, err := st.CreateCheckpoint(ctx, info.Header.StateID, "second", "", wo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed := signtest.AllowedSigners(t, keys, map[string]signtest.Key{"alice@agents.invalid": alice})
+	for _, ref := range []string{ck.Ref, "refs/tags/checkpoints/" + info.Header.StateID + "/" + aiwgstate.InitialCheckpoint} {
+		out, err := exec.Command("git", "--git-dir", st.Dir(), "-c", "gpg.ssh.allowedSignersFile="+allowed, "verify-tag", "-v", ref).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), `Good "git" signature`) {
+			t.Errorf("git verify-tag %s: %v\n%s", ref, err, out)
+		}
+	}
+	if _, err := st.SetVariable(ctx, info.Header.StateID, "x", 1, aiwgstate.VarOptions{}, wo); err != nil {
+		t.Fatal(err)
+	}
+	m, _, err := st.Rollback(ctx, info.Header.StateID, aiwgstate.InitialCheckpoint, aiwgstate.RollbackOptions{}, wo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, ok := signtest.GitVerify(t, st.Dir(), allowed, m.Commit); !ok {
+		t.Errorf("rollback commit:\n%s", out)
+	}
+	fsck(t, st)
+}

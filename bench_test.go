@@ -10,6 +10,7 @@ import (
 	"time"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/internal/cputime"
 	"github.com/aiwg/aiwg-state/internal/signtest"
 )
 
@@ -38,6 +39,7 @@ func BenchmarkSet(b *testing.B) {
 			st := seed1000(b, sync)
 			ctx := context.Background()
 			b.ResetTimer()
+			defer cputime.Start(b)()
 			for i := 0; i < b.N; i++ {
 				if _, err := st.Set(ctx, fmt.Sprintf("docs/doc-%04d.json", i%1000), "status.value", []byte(fmt.Sprint(i+1)), aiwgstate.WriteOptions{Agent: "bench"}); err != nil {
 					b.Fatal(err)
@@ -60,6 +62,7 @@ func BenchmarkSetSigned(b *testing.B) {
 			}
 			ctx := context.Background()
 			b.ResetTimer()
+			defer cputime.Start(b)()
 			for i := 0; i < b.N; i++ {
 				if _, err := st.Set(ctx, fmt.Sprintf("docs/doc-%04d.json", i%1000), "status.value", []byte(fmt.Sprint(i+1)), aiwgstate.WriteOptions{Agent: "bench"}); err != nil {
 					b.Fatal(err)

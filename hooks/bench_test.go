@@ -9,6 +9,7 @@ import (
 
 	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/hooks"
+	"github.com/aiwg/aiwg-state/internal/cputime"
 	"github.com/aiwg/aiwg-state/internal/signtest"
 )
 
@@ -47,6 +48,7 @@ func BenchmarkCheckPush100(b *testing.B) {
 			}
 			opts := hooks.Options{PolicyFrom: base.Commit, Validate: aiwgstate.ValidateKnownFile, Schemas: aiwgstate.SchemaValidator}
 			b.ResetTimer()
+			defer cputime.Start(b)()
 			for i := 0; i < b.N; i++ {
 				if err := hooks.CheckRevs(ctx, st.Dir(), []string{base.Commit + ".." + head}, opts); err != nil {
 					b.Fatal(err)

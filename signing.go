@@ -2,6 +2,7 @@ package aiwgstate
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -51,6 +52,10 @@ type signingConfig struct {
 	stamp   fileStamp
 	cfg     *gitconfig.Config
 	signers map[string]signerEntry
+	// policyBlob and policy are the last policy file read and its parse:
+	// every write asks it whether its agent must sign.
+	policyBlob plumbing.Hash
+	policy     *policy.Policy
 }
 
 type fileStamp struct {
@@ -209,7 +214,7 @@ func signFunc(sg *signing.Signer) func([]byte) ([]byte, error) {
 // force would refuse on a server: one of an agent that must sign, made
 // without a signing key, or with a key the policy does not list for it.
 func (s *Store) checkSigner(tx *repo.Tx, wo WriteOptions, _ []Change) error {
-	p, err := s.policyAt(tx.Parent())
+	p, err := s.signingPolicy(tx)
 	agent := AgentName(wo.Agent)
 	if err != nil || !p.SignatureRequired(agent) {
 		return err
@@ -290,4 +295,36 @@ func (v *Signatures) Mark(m *Mutation) error {
 	var err error
 	m.Signature, err = v.Verify(m.Commit)
 	return err
+}
+
+// signingPolicy is the policy in force for a write (at the head it
+// builds on), parsed once per version of the file.
+func (s *Store) signingPolicy(tx *repo.Tx) (*policy.Policy, error) {
+	root, err := tx.ParentTree()
+	if err != nil || root.IsZero() {
+		return nil, err
+	}
+	e, err := s.repo.Lookup(root, policy.Path)
+	if errors.Is(err, repo.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	sc := &s.signing
+	sc.mu.Lock()
+	if sc.policy != nil && sc.policyBlob == e.Hash {
+		p := sc.policy
+		sc.mu.Unlock()
+		return p, nil
+	}
+	sc.mu.Unlock()
+	p, err := s.policyAt(tx.Parent())
+	if err != nil || p == nil {
+		return p, err
+	}
+	sc.mu.Lock()
+	sc.policyBlob, sc.policy = e.Hash, p
+	sc.mu.Unlock()
+	return p, nil
 }

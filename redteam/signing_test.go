@@ -94,6 +94,7 @@ func TestUnsignedCommitIsRefusedWhereSignaturesAreRequired(t *testing.T) {
 // with bob's key, is refused as bob's signature, not alice's. aiwg-state
 // refuses to sign alice's write with a key not hers.
 func TestCommitSignedWithAnotherAgentsKeyIsRefused(t *testing.T) {
+	signtest.NeedSSHKeygen(t) // the attacker's git signs with it
 	s, keys := signedTeam(t)
 	for name, url := range s.urls("alice") {
 		t.Run(name, func(t *testing.T) {

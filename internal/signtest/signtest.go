@@ -64,14 +64,24 @@ func AllowedSigners(t testing.TB, dir string, byPrincipal map[string]Key) string
 	return path
 }
 
-// NeedSSHKeygen skips a test that asks git to verify an SSH signature
+// NeedSSHKeygen skips a test that has git sign or verify with an SSH key
 // when ssh-keygen, which git runs for it, is not installed.
 func NeedSSHKeygen(t testing.TB) {
 	t.Helper()
-	if _, err := exec.LookPath("ssh-keygen"); err != nil {
-		t.Skip("ssh-keygen is not installed: git verifies SSH signatures with it (install openssh-client)")
+	if !HaveSSHKeygen() {
+		t.Skip(NoSSHKeygen)
 	}
 }
+
+// HaveSSHKeygen reports whether git can sign and verify with SSH keys
+// here, for a test that skips only its git part without it.
+func HaveSSHKeygen() bool {
+	_, err := exec.LookPath("ssh-keygen")
+	return err == nil
+}
+
+// NoSSHKeygen says why a git part of a test did not run.
+const NoSSHKeygen = "ssh-keygen is not installed: git signs and verifies SSH signatures with it (install openssh-client)"
 
 // GitVerify runs git verify-commit on commit in gitDir with the allowed
 // signers file, returning its output and whether git accepted it.

@@ -13,6 +13,8 @@ import (
 
 	"github.com/hiddeco/sshsig"
 	"golang.org/x/crypto/ssh"
+
+	"github.com/aiwg/aiwg-state/internal/cputime"
 )
 
 func keygen(t *testing.T, dir, name string, args ...string) string {
@@ -106,6 +108,7 @@ func FuzzParse(f *testing.F) {
 // the size aiwg-state writes (about 400 bytes), and its verification.
 func BenchmarkSign(b *testing.B) {
 	s, payload := benchKey(b)
+	defer cputime.Start(b)()
 	for i := 0; i < b.N; i++ {
 		if _, err := s.Sign(payload); err != nil {
 			b.Fatal(err)
@@ -121,6 +124,7 @@ func BenchmarkVerify(b *testing.B) {
 	}
 	keys := []ssh.PublicKey{s.PublicKey()}
 	b.ResetTimer()
+	defer cputime.Start(b)()
 	for i := 0; i < b.N; i++ {
 		if _, err := Verify(payload, sig, keys); err != nil {
 			b.Fatal(err)

@@ -39,7 +39,8 @@ Examples:
    aiwg-state log plan.json --all-parents             # both sides of merges
    aiwg-state log --agent planner --since 2026-11-01T00:00:00Z
    aiwg-state log --op delete --json
-   aiwg-state log --correlation run-7            # one run's writes, by its Correlation-Id`,
+   aiwg-state log --correlation run-7            # one run's writes, by its Correlation-Id
+   aiwg-state log --verify                       # is each signed with its agent's key?`,
 			Flags: append(readFlags(),
 				&cli.StringFlag{Name: "agent", Usage: "only this agent's mutations"},
 				&cli.StringFlag{Name: "since", Usage: "only mutations at or after this RFC 3339 time"},
@@ -190,7 +191,8 @@ Examples:
    aiwg-state blame plan.json
    aiwg-state blame plan.json --all-parents
    aiwg-state blame plan.json --at HEAD~10 --json
-   aiwg-state blame plan.json --lines`,
+   aiwg-state blame plan.json --lines
+   aiwg-state blame plan.json --verify            # and whether each setter's commit is signed`,
 			Flags: append(readFlags(),
 				&cli.BoolFlag{Name: "lines", Usage: "blame lines of the stored text, like git blame"},
 				&cli.BoolFlag{Name: "all-parents", Usage: "follow keys merged in from a branch into that branch's history"},
@@ -417,7 +419,8 @@ reachable from the branch.
 Examples:
    aiwg-state show
    aiwg-state show HEAD~3 --json
-   aiwg-state show mut-1a2b3c4d`,
+   aiwg-state show mut-1a2b3c4d
+   aiwg-state show --verify                        # with its signature: good, bad, none, unknown-key`,
 			Flags: append(commonFlags(), verifyFlag()),
 			Action: command(func(s *session) error {
 				a, err := args(s.c, 0, 1)

@@ -203,3 +203,38 @@ func TestSignedCheckpointsVerifyWithGit(t *testing.T) {
 	}
 	fsck(t, st)
 }
+
+// TestWritesThePolicyWouldRefuseFailInProcess: where the policy requires
+// an agent to sign, its write fails before anything is written (ErrDenied)
+// without a key, or with a key the policy lists for someone else; with
+// its own key it lands. Agents the policy does not name write unsigned.
+func TestWritesThePolicyWouldRefuseFailInProcess(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+	keys := t.TempDir()
+	alice, bob := signtest.NewKey(t, keys, "alice"), signtest.NewKey(t, keys, "bob")
+	pol := `{"default": "allow", "rules": [], "require_signed": ["alice"], "signers": {"alice": ["` + alice.Public + `"], "bob": ["` + bob.Public + `"]}}`
+	if _, err := st.SetPolicy(ctx, []byte(pol), aiwgstate.WriteOptions{Agent: "admin"}); err != nil {
+		t.Fatal(err)
+	}
+	head := git(t, st, "rev-parse", "HEAD")
+	for name, wo := range map[string]aiwgstate.WriteOptions{
+		"no key":    {Agent: "alice"},
+		"bob's key": {Agent: "alice", SigningKey: bob.Path},
+	} {
+		_, err := st.Set(ctx, "docs/a.json", "v", []byte("1"), wo)
+		if !errors.Is(err, aiwgstate.ErrDenied) {
+			t.Errorf("%s: %v, want ErrDenied", name, err)
+		}
+	}
+	if git(t, st, "rev-parse", "HEAD") != head {
+		t.Fatal("a refused write moved the branch")
+	}
+	if _, err := st.Set(ctx, "docs/a.json", "v", []byte("1"), aiwgstate.WriteOptions{Agent: "alice", SigningKey: alice.Path}); err != nil {
+		t.Fatalf("alice's own key: %v", err)
+	}
+	if _, err := st.Set(ctx, "docs/b.json", "v", []byte("1"), aiwgstate.WriteOptions{Agent: "carol"}); err != nil {
+		t.Fatalf("an agent that need not sign: %v", err)
+	}
+	fsck(t, st)
+}

@@ -146,6 +146,10 @@ func TestTamperedSignedCommitIsRefused(t *testing.T) {
 			refused(t, s, store, url, strings.TrimSpace(h)+":refs/heads/main", "the signature does not match the commit")
 		})
 	}
+	r := try(store, "", "policy", "check", "origin/main.."+strings.TrimSpace(h))
+	if r.Code != 3 || !strings.Contains(r.Stdout, "the signature does not match the commit") {
+		t.Fatalf("policy check of the tampered commit: exit %d:\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
 	fsck(t, store)
 }
 

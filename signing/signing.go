@@ -66,6 +66,10 @@ func LoadSigner(path string) (*Signer, error) {
 	case errors.As(err, &missing):
 		return nil, fmt.Errorf("%w: %s is protected by a passphrase; aiwg-state signs with unencrypted keys only (give each agent a key of its own, readable by it alone)", ErrKey, path)
 	case err != nil:
+		if _, _, _, _, perr := ssh.ParseAuthorizedKey(data); perr == nil {
+			// git would sign through an ssh-agent holding it.
+			return nil, fmt.Errorf("%w: %s is a public key, and no private key is beside it (without .pub): aiwg-state signs with the private key's file", ErrKey, path)
+		}
 		return nil, fmt.Errorf("%w: %s: not an SSH private key: %v", ErrKey, path, err)
 	}
 	return &Signer{key: k}, nil

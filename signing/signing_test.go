@@ -69,6 +69,12 @@ func TestLoadSigner(t *testing.T) {
 	if _, err := LoadSigner(filepath.Join(dir, "missing")); !errors.Is(err, ErrKey) {
 		t.Errorf("missing: %v", err)
 	}
+	lone := filepath.Join(dir, "lone.pub")
+	pub, _ := os.ReadFile(filepath.Join(dir, "ed25519.pub"))
+	os.WriteFile(lone, pub, 0o644)
+	if _, err := LoadSigner(lone); !errors.Is(err, ErrKey) || !strings.Contains(err.Error(), "is a public key") {
+		t.Errorf("a public key alone: %v", err)
+	}
 	os.WriteFile(filepath.Join(dir, "junk"), []byte("junk\n"), 0o600)
 	if _, err := LoadSigner(filepath.Join(dir, "junk")); !errors.Is(err, ErrKey) || !strings.Contains(err.Error(), "not an SSH private key") {
 		t.Errorf("junk: %v", err)

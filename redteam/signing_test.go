@@ -2,6 +2,7 @@ package redteam
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -87,6 +88,21 @@ func TestUnsignedCommitIsRefusedWhereSignaturesAreRequired(t *testing.T) {
 		t.Fatal("a refused write moved the agent's store")
 	}
 	fsck(t, store)
+
+	// The same commit made with git plumbing in the agent's own store and
+	// pushed by aiwg-state: the server refuses it, push exits 3 saying
+	// why, and the server does not move.
+	c := plumbingCommit(t, store, "alice", "agents/alice/a.json", "{\n  \"v\": 1\n}\n")
+	git(t, store, "update-ref", "refs/heads/main", c)
+	serverBefore := s.refs(t)
+	r = try(store, "", "push")
+	if r.Code != 3 || !strings.Contains(r.Stderr, "not signed") {
+		t.Fatalf("aiwg-state push of an unsigned commit: exit %d: %s%s", r.Code, r.Stderr, r.Stdout)
+	}
+	if s.refs(t) != serverBefore {
+		t.Fatal("a refused push moved the server's refs")
+	}
+	fsck(t, s.Dir)
 }
 
 // TestCommitSignedWithAnotherAgentsKeyIsRefused: mallory has bob's key
@@ -179,4 +195,28 @@ func TestProperlySignedPushIsAccepted(t *testing.T) {
 	if len(lines) != 3 || !strings.Contains(lines[0], "good:alice") || !strings.Contains(lines[1], "good:alice") || !strings.Contains(lines[2], "none") {
 		t.Fatalf("log --verify:\n%s", out)
 	}
+}
+
+// plumbingCommit writes file on main in a bare store with git plumbing
+// alone, authored by agent, unsigned; it returns the commit.
+func plumbingCommit(t *testing.T, store, agent, file, body string) string {
+	t.Helper()
+	idx := filepath.Join(t.TempDir(), "index")
+	gitEnv := func(stdin string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"--git-dir", store}, args...)...)
+		cmd.Stdin = strings.NewReader(stdin)
+		cmd.Env = append(os.Environ(), "GIT_INDEX_FILE="+idx, "GIT_AUTHOR_NAME="+agent, "GIT_AUTHOR_EMAIL="+agent+"@agents.invalid",
+			"GIT_COMMITTER_NAME="+agent, "GIT_COMMITTER_EMAIL="+agent+"@agents.invalid")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	blob := gitEnv(body, "hash-object", "-w", "--stdin")
+	gitEnv("", "read-tree", "main")
+	gitEnv("", "update-index", "--add", "--cacheinfo", "100644,"+blob+","+file)
+	tree := gitEnv("", "write-tree")
+	return gitEnv("by hand\n", "commit-tree", "-p", "main", tree)
 }

@@ -36,7 +36,7 @@ func (r *Requirement) UnmarshalJSON(b []byte) error {
 	case string(b) == "true":
 		*r = Requirement{All: true}
 		return nil
-	case string(b) == "false":
+	case string(b) == "false", string(b) == "null": // null: as the boolean field took it
 		*r = Requirement{}
 		return nil
 	case len(b) > 0 && b[0] == '[':

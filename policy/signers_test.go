@@ -39,9 +39,11 @@ func TestRequireSignedForms(t *testing.T) {
 	if err != nil || !all.SignatureRequired("anyone") || all.HasSigners() {
 		t.Fatalf("true: %v %v", err, all)
 	}
-	none, err := Parse([]byte(`{"require_signed": false, "rules": []}`))
-	if err != nil || none.SignatureRequired("anyone") {
-		t.Fatalf("false: %v", err)
+	for _, v := range []string{"false", "null"} {
+		none, err := Parse([]byte(`{"require_signed": ` + v + `, "rules": []}`))
+		if err != nil || none.SignatureRequired("anyone") {
+			t.Fatalf("%s: %v", v, err)
+		}
 	}
 	var nilp *Policy
 	if nilp.SignatureRequired("a") || nilp.HasSigners() || nilp.SignerKeys("a") != nil {

@@ -6,6 +6,7 @@ require (
 	github.com/evanphx/json-patch/v5 v5.9.11
 	github.com/go-git/go-billy/v5 v5.9.2
 	github.com/go-git/go-git/v5 v5.19.3
+	github.com/google/jsonschema-go v0.4.3
 	github.com/hiddeco/sshsig v0.2.0
 	github.com/sergi/go-diff v1.4.0
 	github.com/tidwall/gjson v1.20.0

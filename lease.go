@@ -13,6 +13,7 @@ import (
 	"github.com/aiwg/aiwg-state/internal/errkind"
 	"github.com/aiwg/aiwg-state/lease"
 	"github.com/aiwg/aiwg-state/objects"
+	"github.com/aiwg/aiwg-state/policy"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/verbiage"
 )
@@ -501,4 +502,68 @@ func (s *Store) leaseRecord(file, resource string, ro ReadOptions) (*lease.Recor
 		return nil, errkind.Errorf(ErrInvalidRecord, "%v", err)
 	}
 	return rec, nil
+}
+
+// checkLeaseHolders keeps other agents' leases and waits theirs: a write
+// that removes, changes or forges one that is live is a forced release,
+// which the access policy reserves for the holder and its lease_admin
+// role. Every write is checked, not only Release: a lease file written
+// by put or set, or brought by a merge, must not do it either. A store
+// without a policy is open, as for every other write.
+func (s *Store) checkLeaseHolders(tx *repo.Tx, wo WriteOptions, _ []Change) error {
+	var files []string
+	for _, p := range tx.Changed() {
+		if strings.HasPrefix(p, LeaseDir+"/") && strings.HasSuffix(p, ".json") {
+			files = append(files, p)
+		}
+	}
+	if len(files) == 0 {
+		return nil
+	}
+	p, err := s.policyAt(tx.Parent())
+	if err != nil || p == nil {
+		return err
+	}
+	agent := AgentName(wo.Agent)
+	if p.InRole(agent, policy.RoleLeaseAdmin) {
+		return nil
+	}
+	now := wo.Time
+	if now.IsZero() {
+		now = s.now()
+	}
+	parents := append([]plumbing.Hash{tx.Parent()}, wo.mergeParents...)
+	for _, f := range files {
+		resource := strings.TrimSuffix(strings.TrimPrefix(f, LeaseDir+"/"), ".json")
+		var next *lease.Record
+		if data, err := tx.ReadFile(f); err == nil {
+			if next, err = lease.Decode(resource, data); err != nil {
+				return nil // checkRecords refuses it
+			}
+		} else if !errors.Is(err, repo.ErrNotFound) {
+			return err
+		}
+		before := make([]*lease.Record, len(parents))
+		for i, ph := range parents {
+			if ph.IsZero() {
+				continue
+			}
+			c, err := s.repo.ReadCommit(ph)
+			if err != nil {
+				return err
+			}
+			data, err := s.repo.ReadFileAt(c.Tree, f)
+			if errors.Is(err, repo.ErrNotFound) {
+				continue
+			} else if err != nil {
+				return err
+			}
+			// A record that does not decode held nobody's lease.
+			before[i], _ = lease.Decode(resource, data)
+		}
+		if taken := lease.Foreign(agent, before, next, now); len(taken) > 0 {
+			return errkind.Errorf(ErrDenied, "agent %q %s: a forced release is for the holder, or an agent of the policy's %q role", agent, taken[0], policy.RoleLeaseAdmin)
+		}
+	}
+	return nil
 }

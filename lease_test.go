@@ -529,3 +529,42 @@ func gitEnv(t testing.TB, st *aiwgstate.Store, idx string, args ...string) strin
 	}
 	return string(out)
 }
+
+// TestForeignForceReleaseIsDenied: with a policy, forcing another agent's
+// lease is for the holder and the lease_admin role; no commit is written
+// for anyone else, by Release or by a plain write of the lease's file.
+func TestForeignForceReleaseIsDenied(t *testing.T) {
+	st := newStore(t)
+	ctx := context.Background()
+	policy := `{"roles": {"lease_admin": ["conductor"]}, "rules": [{"agents": ["*"], "paths": ["**"]}]}`
+	if _, err := st.SetPolicy(ctx, []byte(policy), aiwgstate.WriteOptions{Agent: "conductor"}); err != nil {
+		t.Fatal(err)
+	}
+	alice := aiwgstate.WriteOptions{Agent: "alice"}
+	got, err := st.Acquire(ctx, "tasks/t-1", aiwgstate.LeaseOptions{TTL: time.Hour}, alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, err := st.Resolve("", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mallory := aiwgstate.WriteOptions{Agent: "mallory"}
+	_, err = st.Release(ctx, "tasks/t-1", aiwgstate.ReleaseOptions{Force: true, Reason: "mine"}, mallory)
+	if !errors.Is(err, aiwgstate.ErrDenied) || !strings.Contains(err.Error(), `agent "mallory" removes alice's lease `+got.Lease.ID) {
+		t.Fatalf("forced release by mallory: %v", err)
+	}
+	_, err = st.Release(ctx, "tasks/t-1", aiwgstate.ReleaseOptions{ID: got.Lease.ID, Force: true}, mallory)
+	if !errors.Is(err, aiwgstate.ErrDenied) {
+		t.Fatalf("forced release by id by mallory: %v", err)
+	}
+	if _, err := st.Delete(ctx, "leases/tasks/t-1.json", "", mallory); !errors.Is(err, aiwgstate.ErrDenied) {
+		t.Fatalf("deleting alice's lease file: %v", err)
+	}
+	if now, _ := st.Resolve("", ""); now != head {
+		t.Fatalf("a refused release moved the branch: %s -> %s", head, now)
+	}
+	if _, err := st.Release(ctx, "tasks/t-1", aiwgstate.ReleaseOptions{Force: true, Reason: "alice crashed"}, aiwgstate.WriteOptions{Agent: "conductor"}); err != nil {
+		t.Fatalf("forced release by the lease_admin: %v", err)
+	}
+}

@@ -12,12 +12,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/aiwg/aiwg-state/internal/errkind"
-	"github.com/aiwg/aiwg-state/internal/jsonschema"
-	"github.com/aiwg/aiwg-state/internal/jsonschema/kind"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/verbiage"
 )
@@ -115,7 +112,7 @@ func (r *Rules) SchemaFor(file string) (string, bool) {
 
 // Schema is a compiled schema.
 type Schema struct {
-	s *jsonschema.Schema
+	s *Validator
 	// Files are the store files the schema was compiled from, its own
 	// and those its $refs load, with their content when compiled.
 	Files map[string]string
@@ -127,11 +124,7 @@ type Schema struct {
 // nothing outside the store is ever read.
 func Compile(file string, read func(path string) ([]byte, error)) (*Schema, error) {
 	ld := &storeLoader{read: read, files: map[string]string{}}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
-	c.UseLoader(ld)
-	s, err := c.Compile("file:///" + file)
+	s, err := NewValidator("file:///"+file, ld.Load)
 	if err != nil {
 		if ld.err != nil {
 			err = ld.err
@@ -148,7 +141,7 @@ type storeLoader struct {
 	err   error // the first failure, whose words beat the library's
 }
 
-func (l *storeLoader) Load(url string) (any, error) {
+func (l *storeLoader) Load(url string) ([]byte, error) {
 	path, ok := strings.CutPrefix(url, "file:///")
 	if !ok {
 		l.err = fmt.Errorf("%s: a schema may refer only to schemas in the store", url)
@@ -170,17 +163,18 @@ func (l *storeLoader) Load(url string) (any, error) {
 		l.err = fmt.Errorf("%s is not in the store", path)
 		return nil, l.err
 	}
-	doc, err := objects.Decode(data)
-	if err != nil {
+	if _, err := objects.Decode(data); err != nil {
 		l.err = fmt.Errorf("%s: %v", path, err)
 		return nil, l.err
 	}
 	l.files[path] = string(data)
-	return doc, nil
+	return data, nil
 }
 
 // ValidationError names the first field that breaks a schema.
 type ValidationError struct {
+	// Loc is the field's key path, one key or array index a segment.
+	Loc []string
 	// Field is a key path in the store's dot form (agents.pulse.status);
 	// empty for the document itself.
 	Field string
@@ -195,54 +189,21 @@ func (e *ValidationError) Error() string {
 	return fmt.Sprintf("field %s: %s", e.Field, e.Reason)
 }
 
-var printer = &kind.Printer{}
-
 // Validate checks a decoded document; the error is a *ValidationError
 // naming the first field, in document order, that breaks the schema.
 func (s *Schema) Validate(doc any) error {
-	err := s.s.Validate(doc)
-	if err == nil {
-		return nil
-	}
-	loc, reason := FirstViolation(err)
-	return &ValidationError{Field: JoinField(loc), Reason: reason}
+	return s.s.Validate(doc)
 }
 
 // FirstViolation reads a validator's error: the location (key path
 // segments) of the first field, in document order, that breaks the
 // schema, and why. A missing required field is located at itself.
 func FirstViolation(err error) (loc []string, reason string) {
-	var ve *jsonschema.ValidationError
+	var ve *ValidationError
 	if !errors.As(err, &ve) {
 		return nil, err.Error()
 	}
-	leaves := leafErrors(ve, nil)
-	sort.SliceStable(leaves, func(i, j int) bool {
-		return strings.Join(leaves[i].InstanceLocation, "/") < strings.Join(leaves[j].InstanceLocation, "/")
-	})
-	first := leaves[0]
-	loc = append([]string(nil), first.InstanceLocation...)
-	if req, ok := first.ErrorKind.(*kind.Required); ok && len(req.Missing) > 0 {
-		return append(loc, req.Missing[0]), "is required"
-	}
-	return loc, first.ErrorKind.LocalizedString(printer)
-}
-
-// leafErrors finds the errors that say what is wrong. An error whose causes
-// all sit at its own location (oneOf, anyOf) is itself the leaf: its own
-// message ("oneOf failed") is clearer than one arbitrary branch's.
-func leafErrors(e *jsonschema.ValidationError, out []*jsonschema.ValidationError) []*jsonschema.ValidationError {
-	if len(e.Causes) == 0 {
-		return append(out, e)
-	}
-	switch e.ErrorKind.(type) {
-	case *kind.OneOf, *kind.AnyOf:
-		return append(out, e)
-	}
-	for _, c := range e.Causes {
-		out = leafErrors(c, out)
-	}
-	return out
+	return ve.Loc, ve.Reason
 }
 
 // JoinField renders location segments as a key path in the store's dot

@@ -160,6 +160,12 @@ type Options struct {
 	// rules name there; nil when it has none. The caller supplies it, as
 	// Validate.
 	Schemas func(read func(path string) ([]byte, error)) (func(path string, body []byte) (rule, detail string), error)
+	// Getenv reads the hook's environment, where the server says who
+	// pushes (see Pusher); nil when nobody pushes (policy check).
+	Getenv func(string) string
+	// Pusher, when set, is who pushes, as if the server had said so
+	// (policy check --pusher); Getenv is then not read.
+	Pusher string
 }
 
 // Check checks the commits a push brings to the repository at gitDir,
@@ -174,6 +180,13 @@ func Check(ctx context.Context, gitDir string, updates []Update, opts Options) e
 	defer c.close()
 	for _, u := range updates {
 		if rule, detail := refRule(u.Ref); rule != "" {
+			if err := c.add(Violation{Ref: u.Ref, Commit: u.New.String(), Rule: rule, Detail: detail}); err != nil {
+				break
+			}
+			continue
+		}
+		// Who pushes may not move this ref (identity.go).
+		if rule, detail := c.checkPusher(u); rule != "" {
 			if err := c.add(Violation{Ref: u.Ref, Commit: u.New.String(), Rule: rule, Detail: detail}); err != nil {
 				break
 			}
@@ -197,6 +210,16 @@ func Check(ctx context.Context, gitDir string, updates []Update, opts Options) e
 		// server may have some) are checked when they come onto a branch.
 		commits, err := c.revList(ctx, u.New.String(), "--not", "--branches", "--tags")
 		if err != nil {
+			return err
+		}
+		if err := c.checkOwnCommits(u, commits); errors.Is(err, errEnough) {
+			break
+		} else if err != nil {
+			return err
+		}
+		if err := c.checkGained(ctx, u); errors.Is(err, errEnough) {
+			break
+		} else if err != nil {
 			return err
 		}
 		if err := c.checkCommits(ctx, u.Ref, commits); err != nil {
@@ -247,6 +270,9 @@ func CheckRevs(ctx context.Context, gitDir string, revs []string, opts Options) 
 			return fmt.Errorf("revision %q: %w", r, errMissing)
 		}
 	}
+	if err := c.knownPusher(); err != nil {
+		return err
+	}
 	commits, err := c.revList(ctx, revs...)
 	if err != nil {
 		return err
@@ -270,6 +296,7 @@ type checker struct {
 	violations []Violation
 	seen       map[string]bool
 	trees      map[string][]treeEntry
+	id         identity // who pushes (identity.go)
 }
 
 var errEnough = errors.New("enough violations")
@@ -294,6 +321,10 @@ func newChecker(ctx context.Context, gitDir string, opts Options) (*checker, err
 		}
 	}
 	if err := c.loadSettings(from); err != nil {
+		cat.close()
+		return nil, err
+	}
+	if err := c.loadIdentity(ctx, opts, from); err != nil {
 		cat.close()
 		return nil, err
 	}
@@ -531,6 +562,12 @@ func (c *checker) checkCommit(ref, h string) error {
 		return err
 	}
 	if err := c.checkRuled(ref, h, agent, changes); err != nil {
+		return err
+	}
+	if err := c.checkIdentity(ref, h, cm); err != nil {
+		return err
+	}
+	if err := c.checkLeases(ref, h, cm, changes); err != nil {
 		return err
 	}
 	for _, ch := range changes {

@@ -31,13 +31,30 @@
 //     "signers" list for the author (another agent's key, an unlisted
 //     key, or a commit changed after signing is refused); an OpenPGP or
 //     X.509 signature, or an SSH one under a policy without signers, must
-//     pass `git verify-commit` with the server's own keys.
+//     pass `git verify-commit` with the server's own keys;
+//   - lease: a lease record (leases/**.json) stays one, and does not
+//     remove, change or forge another agent's live lease or wait unless the
+//     commit's agent (or the pusher) has the policy's lease_admin role;
+//   - identity: when the policy names pushers, the commit's author and
+//     committer are agents the authenticated pusher may act as; and per
+//     branch, bringing other agents' commits the default branch lacks onto
+//     it (a merge, a fast-forward) needs the pusher's integrator role (rule
+//     integrator).
 //
 // And per ref: only branches and tags are taken (rule ref); a merge in
 // progress (refs/aiwg/merge/*, where aiwg-state keeps unresolved
 // conflicts as data) is refused (rule conflicts): conflicts are resolved
-// before they are shared, and a branch itself never holds them. Deleting a
-// ref is not checked.
+// before they are shared, and a branch itself never holds them.
+//
+// Who pushes is what the server says (Pusher): the variable the
+// repository's git config aiwg.pusherVariable names, else REMOTE_USER (git
+// http-backend behind HTTP authentication), else GL_USER (gitolite). A
+// policy that names pushers refuses a push whose pusher is unknown, unless
+// it sets "require_pusher": false. Agent branches are owned (rule
+// namespace): refs/heads/agents/<id>/* (and agents/<id>, which would shut
+// id out of it) is created, moved or deleted only by a pusher that may act
+// as id (or an integrator); when no pusher is authenticated, every commit
+// a push brings to it must be authored by id.
 //
 // The policy and limits in force are those of the server's HEAD branch
 // before the push, so a push cannot grant itself rights by editing

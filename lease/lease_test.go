@@ -214,9 +214,14 @@ func FuzzDecode(f *testing.F) {
 		if string(b) != string(b2) {
 			t.Fatalf("not stable:\n%s\n%s", b, b2)
 		}
+		// Writing a record back as it was touches nobody's lease.
+		if got := Foreign("z", []*Record{r}, back, t0); len(got) > 0 {
+			t.Fatalf("an unchanged record: %q", got)
+		}
 		r.Acquire(req("a", Exclusive, "normal", 0), "", "lease-a", time.Minute, t0)
 		r.Renew("a", "", time.Minute, t0)
 		r.Enqueue(req("b", Shared, "high", 0))
 		r.Release("c", "", true, t0)
+		Foreign("c", []*Record{back, nil}, r, t0)
 	})
 }

@@ -72,6 +72,28 @@
 // with signers, is one listed for it (see the root package's
 // WriteOptions.SigningKey).
 //
+// # Pushers and roles with a meaning
+//
+// "pushers" maps the identities a server authenticates (an HTTP user, an
+// SSH key's name) to the agents they may act as, and to the roles
+// "integrator" and "lease_admin":
+//
+//	"pushers": {
+//	  "alice-key": {"agents": ["alice"]},
+//	  "ci": {"agents": ["conductor"], "roles": ["integrator"]}
+//	},
+//	"require_pusher": true
+//
+// A server's hook then refuses a commit authored or committed as an agent
+// the pusher may not act as, a move of agents/<id>/* by a pusher that may
+// not act as id, and bringing other agents' work the default branch does
+// not have onto a branch (a merge, a fast-forward) unless the pusher is an
+// integrator. With pushers named, a push whose pusher the server does not
+// know is refused, unless "require_pusher" is false. "lease_admin" (a
+// pusher's, or an agent's in "roles") may force-release other agents'
+// leases; without it, only the holder releases its lease. A policy without
+// pushers checks no pusher.
+//
 // # Which policy is in force
 //
 // A write is judged by the policy of the state it changes, never by the

@@ -42,6 +42,10 @@ type Policy struct {
 	Signers map[string][]string `json:"signers,omitempty"`
 	Roles   map[string][]string `json:"roles,omitempty"`
 	Rules   []Rule              `json:"rules"`
+	// Pushers and RequirePusher map the identities a server authenticates
+	// to the agents they may act as (see pushers.go).
+	Pushers       map[string]Pusher `json:"pushers,omitempty"`
+	RequirePusher *bool             `json:"require_pusher,omitempty"`
 
 	compiled []compiledRule
 	keys     signerKeys
@@ -93,6 +97,9 @@ func (p *Policy) compile() error {
 				return fmt.Errorf("role %q: %v", role, err)
 			}
 		}
+	}
+	if err := p.compilePushers(); err != nil {
+		return err
 	}
 	if err := p.compileSigning(); err != nil {
 		return err

@@ -130,5 +130,11 @@ func FuzzParse(f *testing.F) {
 		if (p.Check(agent, file) == nil) != d.Allowed {
 			t.Fatal("Check and Decide disagree")
 		}
+		if pu, ok := p.Pusher(file); ok && !p.HasPushers() {
+			t.Fatalf("pusher %q of a policy without pushers: %+v", file, pu)
+		} else if ok {
+			pu.ActsAs(agent)
+		}
+		p.InRole(agent, RoleLeaseAdmin)
 	})
 }

@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 
-	"github.com/aiwg/aiwg-state/internal/jsonschema"
-
+	"github.com/aiwg/aiwg-state/docschema"
 	"github.com/aiwg/aiwg-state/objects"
 )
 
@@ -133,7 +131,7 @@ func DecodeDocument(data []byte) (*Document, error) {
 
 // Schema validates documents against the JSON Schema converted from the
 // seed (testdata/schemas/rlm-state.schema.json).
-type Schema struct{ s *jsonschema.Schema }
+type Schema struct{ s *docschema.Validator }
 
 // SchemaID is the $id of the seed's schema.
 const SchemaID = "https://aiwg.io/schemas/rlm-state/v1"
@@ -141,17 +139,15 @@ const SchemaID = "https://aiwg.io/schemas/rlm-state/v1"
 // CompileSchema compiles the schema with format assertions on, so a
 // timestamp that is not an RFC 3339 date-time is refused.
 func CompileSchema(data []byte) (*Schema, error) {
-	doc, err := objects.Decode(data)
-	if err != nil {
+	if _, err := objects.Decode(data); err != nil {
 		return nil, fmt.Errorf("rlm schema: %w", err)
 	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
-	if err := c.AddResource(SchemaID, doc); err != nil {
-		return nil, fmt.Errorf("rlm schema: %w", err)
-	}
-	s, err := c.Compile(SchemaID)
+	s, err := docschema.NewValidator(SchemaID, func(uri string) ([]byte, error) {
+		if uri != SchemaID {
+			return nil, fmt.Errorf("%s: the state schema refers to no other schema", uri)
+		}
+		return data, nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("rlm schema: %w", err)
 	}
@@ -165,26 +161,7 @@ func (s *Schema) Validate(data []byte) error {
 		return fmt.Errorf("%w: %v", ErrInvalidDocument, err)
 	}
 	if err := s.s.Validate(v); err != nil {
-		return fmt.Errorf("%w: %s", ErrInvalidDocument, schemaMessage(err))
+		return fmt.Errorf("%w: %v", ErrInvalidDocument, err)
 	}
 	return nil
-}
-
-// schemaMessage is a validation error on one line, without the
-// validator's heading ("jsonschema validation failed with 'https://…#'")
-// or the lines that only head others: the places the document breaks the
-// schema, one after the other.
-func schemaMessage(err error) string {
-	lines := strings.Split(strings.TrimSpace(err.Error()), "\n")
-	if len(lines) > 1 && strings.HasPrefix(lines[0], "jsonschema validation failed") {
-		lines = lines[1:]
-	}
-	var out []string
-	for _, l := range lines {
-		l = strings.TrimPrefix(strings.TrimSpace(l), "- ")
-		if l != "" && !strings.HasSuffix(l, ": validation failed") {
-			out = append(out, l)
-		}
-	}
-	return strings.Join(out, "; ")
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 
 	"github.com/aiwg/aiwg-state/docschema"
-	"github.com/aiwg/aiwg-state/internal/jsonschema"
-
 	"github.com/aiwg/aiwg-state/objects"
 )
 
@@ -19,28 +17,28 @@ const SchemaID = "https://aiwg.io/schemas/rlm-trajectory/v1"
 
 // Schema validates trajectories and single iterations.
 type Schema struct {
-	trajectory *jsonschema.Schema
-	iteration  *jsonschema.Schema
+	trajectory *docschema.Validator
+	iteration  *docschema.Validator
 }
 
 // CompileSchema compiles the JSON Schema (2020-12) of seed 001, with format
 // assertions on, so a malformed date-time is refused as the seed intends.
 func CompileSchema(data []byte) (*Schema, error) {
-	doc, err := objects.Decode(data)
-	if err != nil {
+	if _, err := objects.Decode(data); err != nil {
 		return nil, fmt.Errorf("trajectory schema: %w", err)
 	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
-	if err := c.AddResource(SchemaID, doc); err != nil {
-		return nil, fmt.Errorf("trajectory schema: %w", err)
+	load := func(uri string) ([]byte, error) {
+		if uri != SchemaID {
+			return nil, fmt.Errorf("%s: the trajectory schema refers to no other schema", uri)
+		}
+		return data, nil
 	}
 	s := &Schema{}
-	if s.trajectory, err = c.Compile(SchemaID); err != nil {
+	var err error
+	if s.trajectory, err = docschema.NewValidator(SchemaID, load); err != nil {
 		return nil, fmt.Errorf("trajectory schema: %w", err)
 	}
-	if s.iteration, err = c.Compile(SchemaID + "#/$defs/TAOIteration"); err != nil {
+	if s.iteration, err = docschema.NewValidator(SchemaID+"#/$defs/TAOIteration", load); err != nil {
 		return nil, fmt.Errorf("trajectory schema: %w", err)
 	}
 	return s, nil
@@ -76,12 +74,12 @@ func (e *ValidationError) Error() string {
 
 func (e *ValidationError) Unwrap() error { return ErrInvalid }
 
-func check(sch *jsonschema.Schema, v any, prefix string) error {
+func check(sch *docschema.Validator, v any, prefix string) error {
 	err := sch.Validate(v)
 	if err == nil {
 		return nil
 	}
-	var ve *jsonschema.ValidationError
+	var ve *docschema.ValidationError
 	if !errors.As(err, &ve) {
 		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}

@@ -125,8 +125,10 @@ Examples:
 request. --id names a lease or a waiting request (req-…). --force
 releases another agent's lease or request (--id), or every lease and
 request on the resource, as seed 003's coordinator does; --reason is
-recorded in the commit. Who may force is not restricted beyond the access policy on
-leases/**; the commit names who did.
+recorded in the commit; the commit names who did. When the store has an
+access policy, forcing another agent's lease or wait is for agents of its
+"lease_admin" role (and the server's hook holds pushed lease files to the
+same rule); a store without a policy lets anyone force.
 
 Examples:
    aiwg-state lease release tasks/t-17

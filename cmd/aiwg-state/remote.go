@@ -364,6 +364,11 @@ JSON, store paths, limits, the access policy (.aiwg/policy.json at the
 server's HEAD) and no merge in progress. A refused push leaves the server's
 refs unchanged and tells the pusher the commit, path, rule and agent.
 
+When the policy names "pushers", the hook checks who pushes against the
+agents each commit names: the pusher is the variable the repository's git
+config aiwg.pusherVariable names, else REMOTE_USER (git http-backend behind
+HTTP authentication), else GL_USER (gitolite).
+
 Examples:
    aiwg-state hooks install --server /srv/git/state.git
    aiwg-state hooks install --server /srv/git/state.git --binary /usr/local/bin/aiwg-state`,
@@ -428,7 +433,7 @@ func runPreReceive(c *cli.Context, stdin io.Reader, stderr io.Writer) error {
 	if gitDir == "" {
 		gitDir = "."
 	}
-	err = hooks.Check(c.Context, gitDir, ups, hooks.Options{Validate: aiwgstate.ValidateKnownFile, Schemas: aiwgstate.SchemaValidator})
+	err = hooks.Check(c.Context, gitDir, ups, hooks.Options{Validate: aiwgstate.ValidateKnownFile, Schemas: aiwgstate.SchemaValidator, Getenv: os.Getenv})
 	var re *hooks.RefusedError
 	if errors.As(err, &re) {
 		for _, v := range re.Violations {
@@ -465,6 +470,13 @@ Example policy (seed 003's permission matrix):
       {"name": "only own sessions", "roles": ["workers"], "paths": ["agents/{agent}/**"]},
       {"name": "only own locks", "agents": ["*"], "paths": ["locks/{agent}/**"]}]}
 
+On a server that authenticates pushers, "pushers" maps each to the agents
+it may act as and to the roles "integrator" (merges other agents' work,
+moves any agent's branch) and "lease_admin" (force-releases others'
+leases); "require_pusher": false lets unauthenticated pushes through:
+   "pushers": {"alice": {"agents": ["alice"]},
+               "ci": {"agents": ["conductor"], "roles": ["integrator"]}}
+
 Examples:
    aiwg-state policy set policy.json --agent conductor
    aiwg-state policy show
@@ -480,8 +492,10 @@ no remote-tracking branch has (what a push would send); A..B a range.
 Examples:
    aiwg-state policy check                      # the store's branch
    aiwg-state policy check agents/pulse/main --policy-from origin/main
-   aiwg-state policy check main~10..main --json`,
-				Flags: append(commonFlags(), &cli.StringFlag{Name: "policy-from", Usage: "the revision whose policy is in force (default: HEAD)"}),
+   aiwg-state policy check main~10..main --json
+   aiwg-state policy check --pusher alice      # as the server would take alice's push`,
+				Flags: append(commonFlags(), &cli.StringFlag{Name: "policy-from", Usage: "the revision whose policy is in force (default: HEAD)"},
+					&cli.StringFlag{Name: "pusher", Usage: "check the commits' agents as the server would for this authenticated pusher (policy pushers)"}),
 				Action: command(func(s *session) error {
 					revs := s.c.Args().Slice()
 					if len(revs) == 0 {
@@ -505,7 +519,7 @@ Examples:
 					if len(revs) == 1 && !strings.Contains(revs[0], "..") {
 						revs = append(revs, "--not", "--remotes")
 					}
-					err := hooks.CheckRevs(s.c.Context, s.store.Dir(), revs, hooks.Options{PolicyFrom: s.c.String("policy-from"), Validate: aiwgstate.ValidateKnownFile, Schemas: aiwgstate.SchemaValidator})
+					err := hooks.CheckRevs(s.c.Context, s.store.Dir(), revs, hooks.Options{PolicyFrom: s.c.String("policy-from"), Validate: aiwgstate.ValidateKnownFile, Schemas: aiwgstate.SchemaValidator, Pusher: s.c.String("pusher")})
 					var re *hooks.RefusedError
 					if errors.As(err, &re) {
 						if s.json {

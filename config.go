@@ -92,7 +92,7 @@ func checkManifest(data []byte) error {
 			return fmt.Errorf("%s must be %s", te.Field, jsonKindOf(te.Type))
 		}
 		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-			return fmt.Errorf("no setting %s (the settings are limits.max_document_bytes, sync and verbiage.documents)", name)
+			return fmt.Errorf("no setting %s (the settings are limits.max_document_bytes, sync, verbiage.documents and rlm.on_complete)", name)
 		}
 		return fmt.Errorf("%s: %w", ManifestPath, err)
 	}
@@ -104,6 +104,13 @@ func checkManifest(data []byte) error {
 	}
 	if _, err := ruledPatterns(data); err != nil {
 		return err
+	}
+	if m.RLM != nil {
+		for i, h := range m.RLM.OnComplete {
+			if len(h.Command) == 0 || h.Command[0] == "" {
+				return fmt.Errorf("rlm.on_complete: handler %d (%q) has no command", i+1, h.Name)
+			}
+		}
 	}
 	if m.Verbiage != nil {
 		for _, d := range m.Verbiage.Documents {

@@ -12,6 +12,7 @@ require (
 	github.com/tidwall/gjson v1.20.0
 	github.com/urfave/cli/v2 v2.27.7
 	golang.org/x/crypto v0.56.0
+	golang.org/x/text v0.41.0
 )
 
 require (

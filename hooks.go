@@ -19,6 +19,7 @@ type afterCommit func(m *Mutation, wo WriteOptions, changes []Change) error
 func (s *Store) writeChecks() []writeCheck {
 	return []writeCheck{
 		checkSizes,            // manifest.go: every file within limits.max_document_bytes
+		checkSettings,         // manifest.go: the policy and manifest stay readable
 		s.checkConflicts,      // merge.go: no write on a branch with unresolved conflicts
 		s.checkRuledDocuments, // statedoc.go: verbiage-ruled documents stay valid
 		s.checkPolicy,         // policy.go: the agent may write these paths

@@ -37,6 +37,18 @@ type Mutation struct {
 	// Signature is set when asked for (Signatures.Mark): whether the
 	// commit is signed, and by whose key.
 	Signature *policy.Verdict `json:"signature,omitempty"`
+	// Warnings tell of what the write did not do though it succeeded: a
+	// completion handler not trusted here, say. Each is also given to
+	// WriteOptions.Warn.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// warn records a warning on the mutation and tells wo.Warn.
+func (m *Mutation) warn(wo WriteOptions, msg string) {
+	m.Warnings = append(m.Warnings, msg)
+	if wo.Warn != nil {
+		wo.Warn(msg)
+	}
 }
 
 // Trailer is a commit trailer as shown in JSON output.

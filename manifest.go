@@ -8,7 +8,9 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/aiwg/aiwg-state/internal/errkind"
 	"github.com/aiwg/aiwg-state/objects"
+	"github.com/aiwg/aiwg-state/policy"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/statedoc"
 )
@@ -26,6 +28,9 @@ type Manifest struct {
 	// Sync false makes the store skip fsync, as --no-sync does for one
 	// command: for scratch stores where speed beats crash durability.
 	Sync *bool `json:"sync,omitempty"`
+	// RLM holds the completion handlers (rlm.go); a versioned handler
+	// runs only once trusted on the machine that runs it (trust.go).
+	RLM *rlmSettings `json:"rlm,omitempty"`
 }
 
 // VerbiageRules lists the documents whose keys follow seed 004's rules,
@@ -103,6 +108,66 @@ func parseManifest(data []byte) (Manifest, error) {
 		m.Limits.MaxDocumentBytes = defaultLimits.MaxDocumentBytes
 	}
 	return m, nil
+}
+
+// checkSettings refuses a write that would leave the store's own settings
+// unreadable: an access policy, a manifest or schema rules that do not
+// parse and validate would make every later write, and every push to a
+// server holding them, fail. Setting commands check what they write; this
+// catches every other way in (a merge, a pull, a rollback). Schemas are
+// checkSchemas' (it compiles every rule's schema when they change).
+func checkSettings(tx *repo.Tx, _ WriteOptions, _ []Change) error {
+	for _, path := range tx.Changed() {
+		if path != policy.Path && path != ManifestPath {
+			continue
+		}
+		data, err := tx.ReadFile(path)
+		if errors.Is(err, repo.ErrNotFound) {
+			continue // deleted: no policy, or the default settings
+		}
+		if err != nil {
+			return err
+		}
+		if path == policy.Path {
+			if _, err := policy.Parse(data); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := checkManifest(data); err != nil {
+			return errkind.Errorf(ErrInvalidRecord, "%s: %v", ManifestPath, err)
+		}
+	}
+	return nil
+}
+
+// checkSettingsFastForward is checkSettings for a fast-forward, which
+// writes no commit for the write checks to judge: the policy and manifest
+// the branch brings must parse and validate.
+func (s *Store) checkSettingsFastForward(ours, theirs plumbing.Hash) error {
+	from, to := s.treeOf(ours), s.treeOf(theirs)
+	for _, path := range []string{policy.Path, ManifestPath} {
+		now, err := s.repo.ReadFileAt(to, path)
+		if errors.Is(err, repo.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if was, err := s.repo.ReadFileAt(from, path); err == nil && string(was) == string(now) {
+			continue // unchanged: not this fast-forward's doing
+		}
+		var bad error
+		if path == policy.Path {
+			_, bad = policy.Parse(now)
+		} else if err := checkManifest(now); err != nil {
+			bad = errkind.Errorf(ErrInvalidRecord, "%s: %v", ManifestPath, err)
+		}
+		if bad != nil {
+			return fmt.Errorf("%w (the fast-forward would bring it; repair it on the branch first)", bad)
+		}
+	}
+	return nil
 }
 
 // checkSizes holds every file a write stages to limits.max_document_bytes:

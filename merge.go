@@ -218,7 +218,7 @@ func (s *Store) Merge(ctx context.Context, from string, mo MergeOptions) (*Merge
 	if err != nil {
 		return nil, err
 	}
-	if mo.Write.UnchangedSince != "" {
+	if mo.Write.UnchangedSince != nil {
 		// A fast-forward writes no commit to check it on.
 		return nil, fmt.Errorf("%w: UnchangedSince is for writes of files; a merge takes Expect (--expect)", ErrUsage)
 	}
@@ -240,6 +240,20 @@ func (s *Store) Merge(ctx context.Context, from string, mo MergeOptions) (*Merge
 	ours, err := s.repo.Ref(intoRef)
 	if err != nil {
 		return nil, fmt.Errorf("branch %s: %w", shortBranch(intoRef), err)
+	}
+	if err := mo.Write.checkRevisions(); err != nil {
+		return nil, err
+	}
+	if mo.Write.Expect != nil {
+		// A fast-forward writes no commit for the commit's own check: the
+		// expectation is held here, for every outcome.
+		want, err := s.Resolve(*mo.Write.Expect, into)
+		if err != nil {
+			return nil, err
+		}
+		if want != ours {
+			return nil, &repo.StaleError{Ref: intoRef, Expected: want, Current: ours}
+		}
 	}
 	theirs, err := s.Resolve(from, into)
 	if err != nil {
@@ -265,6 +279,9 @@ func (s *Store) Merge(ctx context.Context, from string, mo MergeOptions) (*Merge
 			return res, nil
 		}
 		if err := s.checkFastForward(ours, theirs); err != nil {
+			return nil, err
+		}
+		if err := s.checkSettingsFastForward(ours, theirs); err != nil {
 			return nil, err
 		}
 		return res, s.repo.UpdateRef(ctx, intoRef, ours, theirs)
@@ -869,7 +886,7 @@ func (s *Store) ResolveConflict(ctx context.Context, branch, file, keypath strin
 	if branch, err = branchOf(branch, wo); err != nil {
 		return 0, err
 	}
-	if wo.UnchangedSince != "" {
+	if wo.UnchangedSince != nil {
 		return 0, fmt.Errorf("%w: UnchangedSince is for writes of files; a resolution writes the merge in progress", ErrUsage)
 	}
 	clean, err := verbiage.CleanStorePath(file)

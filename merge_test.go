@@ -478,10 +478,10 @@ func TestUnchangedSinceIsNotForMerges(t *testing.T) {
 	if _, err := st.CreateBranch(ctx, "g", ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Merge(ctx, "g", aiwgstate.MergeOptions{Write: aiwgstate.WriteOptions{UnchangedSince: "HEAD"}}); !errors.Is(err, aiwgstate.ErrUsage) {
+	if _, err := st.Merge(ctx, "g", aiwgstate.MergeOptions{Write: aiwgstate.WriteOptions{UnchangedSince: aiwgstate.Rev("HEAD")}}); !errors.Is(err, aiwgstate.ErrUsage) {
 		t.Errorf("Merge with UnchangedSince: %v", err)
 	}
-	if _, err := st.ResolveConflict(ctx, "", "a.json", "n", aiwgstate.Resolution{Take: "ours"}, aiwgstate.WriteOptions{UnchangedSince: "HEAD"}); !errors.Is(err, aiwgstate.ErrUsage) {
+	if _, err := st.ResolveConflict(ctx, "", "a.json", "n", aiwgstate.Resolution{Take: "ours"}, aiwgstate.WriteOptions{UnchangedSince: aiwgstate.Rev("HEAD")}); !errors.Is(err, aiwgstate.ErrUsage) {
 		t.Errorf("ResolveConflict with UnchangedSince: %v", err)
 	}
 }

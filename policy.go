@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/aiwg/aiwg-state/internal/errkind"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/policy"
 	"github.com/aiwg/aiwg-state/repo"
@@ -26,6 +27,9 @@ const PolicyPath = policy.Path
 // agent is the commit's author.
 func (s *Store) checkPolicy(tx *repo.Tx, wo WriteOptions, changes []Change) error {
 	p, err := s.policyAt(tx.Parent())
+	if errors.Is(err, policy.ErrInvalid) {
+		return s.checkPolicyRepair(tx, wo, err)
+	}
 	if err != nil || p == nil {
 		return err
 	}
@@ -40,6 +44,62 @@ func (s *Store) checkPolicy(tx *repo.Tx, wo WriteOptions, changes []Change) erro
 		}
 	}
 	return nil
+}
+
+// checkPolicyRepair judges a write while the policy in force is broken
+// (written by plain git, or pushed to a server that did not check it):
+// such a policy answers nothing, so the only write accepted is one that
+// repairs it, changing .aiwg/policy.json alone, and who may make it is
+// decided by the last policy of the branch's first-parent history that
+// parses (none: the store was open, and still is to this one write).
+// Every other write is refused with the reason, rather than failing on
+// the broken file forever: `policy set` is always the way out.
+func (s *Store) checkPolicyRepair(tx *repo.Tx, wo WriteOptions, broken error) error {
+	for _, path := range tx.Changed() {
+		if path != policy.Path {
+			return errkind.Errorf(ErrInvalidRecord, "%v; until then no other write is accepted", broken)
+		}
+	}
+	last, err := s.lastValidPolicy(tx.Parent())
+	if err != nil {
+		return err
+	}
+	return last.Check(AgentName(wo.Agent), policy.Path)
+}
+
+// maxPolicyHistory bounds the walk back for a policy that parses: a
+// history that long with a broken policy all the way denies the repair
+// to all but those the empty policy allows (no one), not hang.
+const maxPolicyHistory = 10000
+
+// lastValidPolicy is the policy of the newest commit on commit's
+// first-parent history whose policy parses; nil when that commit has
+// none (an open store).
+func (s *Store) lastValidPolicy(commit plumbing.Hash) (*policy.Policy, error) {
+	for i := 0; i < maxPolicyHistory && !commit.IsZero(); i++ {
+		c, err := s.repo.ReadCommit(commit)
+		if err != nil {
+			return nil, err
+		}
+		data, err := s.repo.ReadFileAt(c.Tree, policy.Path)
+		if errors.Is(err, repo.ErrNotFound) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if p, err := policy.Parse(data); err == nil {
+			return p, nil
+		}
+		commit = plumbing.ZeroHash
+		if len(c.Parents) > 0 {
+			commit = c.Parents[0]
+		}
+	}
+	if commit.IsZero() {
+		return nil, nil
+	}
+	return policy.Parse([]byte(`{"rules": []}`)) // deny
 }
 
 // TrailerMergedCommit names the commit a merge brings in (pull, sync and
@@ -91,7 +151,11 @@ func (s *Store) policyAt(commit plumbing.Hash) (*policy.Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	return policy.Parse(data)
+	p, err := policy.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%w (aiwg-state policy set FILE repairs it)", err)
+	}
+	return p, nil
 }
 
 // Policy returns the access policy at a revision ("" = the default
@@ -109,7 +173,7 @@ func (s *Store) Policy(ctx context.Context, ro ReadOptions) (*policy.Policy, err
 // only an agent it lets write .aiwg/policy.json can change it.
 func (s *Store) SetPolicy(ctx context.Context, data []byte, wo WriteOptions) (*Mutation, error) {
 	if _, err := policy.Parse(data); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+		return nil, err
 	}
 	canon, err := objects.Canonical(data)
 	if err != nil {

@@ -23,7 +23,7 @@ const ownSessionsPolicy = `{
 func TestPolicyIsCheckedOnEveryWrite(t *testing.T) {
 	ctx := context.Background()
 	st := newStore(t)
-	if _, err := st.SetPolicy(ctx, []byte(`{"rules": [{"agents": ["a"], "paths": ["x"], "efect": "deny"}]}`), aiwgstate.WriteOptions{Agent: "conductor"}); !errors.Is(err, aiwgstate.ErrUsage) {
+	if _, err := st.SetPolicy(ctx, []byte(`{"rules": [{"agents": ["a"], "paths": ["x"], "efect": "deny"}]}`), aiwgstate.WriteOptions{Agent: "conductor"}); !errors.Is(err, policy.ErrInvalid) {
 		t.Fatalf("invalid policy accepted: %v", err)
 	}
 	if _, err := st.SetPolicy(ctx, []byte(ownSessionsPolicy), aiwgstate.WriteOptions{Agent: "conductor"}); err != nil {

@@ -99,13 +99,23 @@ func (s *Store) CompletionHandlers(ctx context.Context, ro ReadOptions) ([]Compl
 }
 
 // SetCompletionHandlers replaces the manifest's completion handlers in one
-// commit (the rest of the manifest is kept).
+// commit (the rest of the manifest is kept), and trusts them on this
+// machine (see Trust): whoever sets a handler here consents to run it
+// here. Other clones of the store run it once trusted there.
 func (s *Store) SetCompletionHandlers(ctx context.Context, hs []CompletionHandler, wo WriteOptions) (*Mutation, error) {
 	for _, h := range hs {
 		if len(h.Command) == 0 || h.Command[0] == "" {
 			return nil, fmt.Errorf("%w: completion handler %q has no command", ErrUsage, h.Name)
 		}
 	}
+	m, err := s.setCompletionHandlers(ctx, hs, wo)
+	if err == nil && len(hs) > 0 {
+		_, err = s.trust(hs)
+	}
+	return m, err
+}
+
+func (s *Store) setCompletionHandlers(ctx context.Context, hs []CompletionHandler, wo WriteOptions) (*Mutation, error) {
 	return s.commit(ctx, wo, "", func(tx *repo.Tx, rec *recorder) error {
 		doc := map[string]any{}
 		if data, err := tx.ReadFile(ManifestPath); err == nil {
@@ -193,7 +203,7 @@ func (s *Store) runCompletion(m *Mutation, wo WriteOptions, changes []Change) er
 		if !s.finalSet(c.Tree, file) || (!parentTree.IsZero() && s.finalSet(parentTree, file)) {
 			continue
 		}
-		if err := s.complete(c, id, wo); err != nil {
+		if err := s.complete(m, c, id, wo); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -209,11 +219,29 @@ func (s *Store) finalSet(root plumbing.Hash, file string) bool {
 	return err == nil && v.Value != nil
 }
 
-func (s *Store) complete(c *repo.Commit, id string, wo WriteOptions) error {
+func (s *Store) complete(m *Mutation, c *repo.Commit, id string, wo WriteOptions) error {
 	st, err := s.rlmSettingsAt(c.Tree)
 	if err != nil || len(st.OnComplete) == 0 {
 		return err
 	}
+	// Only handlers this machine trusts run (trust.go): the manifest is
+	// versioned, and what history brings is not consent.
+	run := st.OnComplete[:0:0]
+	for _, h := range st.OnComplete {
+		ok, err := s.handlerTrusted(h)
+		if err != nil {
+			return err
+		}
+		if ok {
+			run = append(run, h)
+			continue
+		}
+		m.warn(wo, fmt.Sprintf("completion handler %q (%s) is not trusted on this machine, so it did not run: read it, then aiwg-state trust", h.Name, oneLineCommand(h.Command)))
+	}
+	if len(run) == 0 {
+		return nil
+	}
+	st.OnComplete = run
 	dir := filepath.Join(s.repo.Dir(), "aiwg", "completions")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -264,6 +292,15 @@ func (s *Store) complete(c *repo.Commit, id string, wo WriteOptions) error {
 		fmt.Fprintf(f, "%s\t%s\t%s\n", time.Now().UTC().Format(time.RFC3339), h.Name, status)
 	}
 	return errors.Join(errs...)
+}
+
+// oneLineCommand shows a handler's command on one line, cut short.
+func oneLineCommand(cmd []string) string {
+	s := CommandLine(cmd)
+	if len(s) > 120 {
+		s = s[:117] + "..."
+	}
+	return s
 }
 
 // handlerPath finds a handler's program as the writer's process would: on

@@ -251,6 +251,9 @@ func (s *Store) Signatures(ro ReadOptions) (*Signatures, error) {
 		return nil, err
 	}
 	p, err := s.policyAt(h)
+	if errors.Is(err, policy.ErrInvalid) {
+		p, err = s.lastValidPolicy(h) // as the hook judges while it is broken
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -320,6 +323,12 @@ func (s *Store) signingPolicy(tx *repo.Tx) (*policy.Policy, error) {
 	}
 	sc.mu.Unlock()
 	p, err := s.policyAt(tx.Parent())
+	if errors.Is(err, policy.ErrInvalid) {
+		// A broken policy answers nothing: its repair (the only write
+		// then taken) is held to the last one that parses, as the hook
+		// holds a push.
+		return s.lastValidPolicy(tx.Parent())
+	}
 	if err != nil || p == nil {
 		return p, err
 	}

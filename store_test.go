@@ -205,12 +205,12 @@ func TestExpect(t *testing.T) {
 	ctx := context.Background()
 	m1, _ := st.Set(ctx, "a.json", "n", []byte(`1`), aiwgstate.WriteOptions{})
 	m2, _ := st.Set(ctx, "a.json", "n", []byte(`2`), aiwgstate.WriteOptions{})
-	_, err := st.Set(ctx, "a.json", "n", []byte(`3`), aiwgstate.WriteOptions{Expect: m1.Commit})
+	_, err := st.Set(ctx, "a.json", "n", []byte(`3`), aiwgstate.WriteOptions{Expect: aiwgstate.Rev(m1.Commit)})
 	var se *repo.StaleError
 	if !errors.As(err, &se) || se.Current.String() != m2.Commit {
 		t.Fatalf("err = %v; want a stale error naming %s", err, m2.Commit)
 	}
-	if _, err := st.Set(ctx, "a.json", "n", []byte(`3`), aiwgstate.WriteOptions{Expect: m2.Commit}); err != nil {
+	if _, err := st.Set(ctx, "a.json", "n", []byte(`3`), aiwgstate.WriteOptions{Expect: aiwgstate.Rev(m2.Commit)}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -454,11 +454,11 @@ func TestUnchangedSinceIsPerFile(t *testing.T) {
 	if _, err := st.Set(ctx, "agents/heartbeat.json", "n", []byte(`2`), aiwgstate.WriteOptions{Agent: "heartbeat"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Set(ctx, "agents/pulse.json", "n", []byte(`2`), aiwgstate.WriteOptions{Agent: "pulse", UnchangedSince: read}); err != nil {
+	if _, err := st.Set(ctx, "agents/pulse.json", "n", []byte(`2`), aiwgstate.WriteOptions{Agent: "pulse", UnchangedSince: aiwgstate.Rev(read)}); err != nil {
 		t.Fatalf("a write after another file changed: %v", err)
 	}
 	head := git(t, st, "rev-parse", "main")
-	_, err := st.Set(ctx, "agents/pulse.json", "n", []byte(`3`), aiwgstate.WriteOptions{Agent: "pulse", UnchangedSince: read})
+	_, err := st.Set(ctx, "agents/pulse.json", "n", []byte(`3`), aiwgstate.WriteOptions{Agent: "pulse", UnchangedSince: aiwgstate.Rev(read)})
 	if !errors.Is(err, aiwgstate.ErrStale) || !strings.Contains(err.Error(), "agents/pulse.json changed since "+read) {
 		t.Errorf("a write to a file changed since: %v", err)
 	}

@@ -851,9 +851,18 @@ func (s *Store) ImportTrajectory(ctx context.Context, data []byte, im Trajectory
 // ValidateKnownFile checks a stored file against the schema and limits of
 // the kind of file its path says it is: the server-side hook runs it on
 // every pushed file, so a trajectory iteration written by plain git is held
-// to the same rules as one recorded by aiwg-state. It returns the rule
-// broken ("schema" or "limit"), or "" for a file it has nothing to say on.
+// to the same rules as one recorded by aiwg-state, and the manifest to what
+// `config` holds it to. It returns the rule broken ("schema", "limit" or
+// "store-settings"), or "" for a file it has nothing to say on.
 func ValidateKnownFile(path string, body []byte) (rule, detail string) {
+	if path == ManifestPath {
+		// A manifest that does not validate would be in force on the
+		// server and in every clone once the push lands.
+		if err := checkManifest(body); err != nil {
+			return "store-settings", err.Error() + " (write it with aiwg-state config, which checks it)"
+		}
+		return "", ""
+	}
 	rest, ok := strings.CutPrefix(path, TrajectoriesDir+"/")
 	if !ok {
 		return "", ""

@@ -50,13 +50,17 @@ type WriteOptions struct {
 	Source, Correlation string
 	// Expect, when set, is the revision the branch must be at: the write
 	// fails with a *repo.StaleError instead of applying on a newer head.
-	Expect string
+	// nil asks for no check; a pointer to an empty (or blank) revision is
+	// refused with ErrUsage, never read as "no check": an unset shell
+	// variable in `--expect "$REV"` must not switch the check off.
+	Expect *string
 	// UnchangedSince, when set, is a revision at which every file the
 	// write changes must still be as it is now: optimistic concurrency
 	// per file, where Expect is per branch, so writes to other files in
 	// between do not fail it. A file changed since fails the write with
-	// an error wrapping ErrStale that names the file.
-	UnchangedSince string
+	// an error wrapping ErrStale that names the file. nil and empty are
+	// as for Expect.
+	UnchangedSince *string
 	// Message replaces the generated subject line.
 	Message string
 	// Trailers are added after the standard ones.
@@ -70,6 +74,9 @@ type WriteOptions struct {
 	// have run from the client.
 	HandlerEnv []string
 	HandlerDir string
+	// Warn, when set, is told of each warning the write adds to its
+	// Mutation (a completion handler not run because it is not trusted).
+	Warn func(msg string)
 	// SigningKey is an SSH private key file that signs the commit (git's
 	// SSH signature, verified by git verify-commit and by a policy's
 	// signers); "" takes the agent's key configured in the store's git
@@ -82,6 +89,24 @@ type WriteOptions struct {
 	// the branch must be at, and whether an unchanged tree still commits.
 	mergeParents []plumbing.Hash
 	expectHead   *plumbing.Hash
+}
+
+// Rev returns a pointer to rev, for WriteOptions.Expect and
+// UnchangedSince.
+func Rev(rev string) *string { return &rev }
+
+// checkRevisions refuses an expectation given empty: it would otherwise
+// read as none, and the compare-and-swap would silently not happen.
+func (wo WriteOptions) checkRevisions() error {
+	for _, f := range []struct {
+		name string
+		rev  *string
+	}{{"Expect (--expect)", wo.Expect}, {"UnchangedSince (--unchanged-since)", wo.UnchangedSince}} {
+		if f.rev != nil && strings.TrimSpace(*f.rev) == "" {
+			return fmt.Errorf("%w: %s is empty: name the revision to compare with (an unset variable?), or leave it out", ErrUsage, f.name)
+		}
+	}
+	return nil
 }
 
 // Change is one path a mutation touched.
@@ -432,17 +457,20 @@ func (s *Store) commit(ctx context.Context, wo WriteOptions, subject string, bui
 	if err != nil {
 		return nil, err
 	}
+	if err := wo.checkRevisions(); err != nil {
+		return nil, err
+	}
 	copts := repo.CommitOptions{Expect: wo.expectHead}
-	if wo.Expect != "" {
-		h, err := s.Resolve(wo.Expect, wo.Branch)
+	if wo.Expect != nil {
+		h, err := s.Resolve(*wo.Expect, wo.Branch)
 		if err != nil {
 			return nil, err
 		}
 		copts.Expect = &h
 	}
 	var since *repo.Commit
-	if wo.UnchangedSince != "" {
-		h, err := s.Resolve(wo.UnchangedSince, wo.Branch)
+	if wo.UnchangedSince != nil {
+		h, err := s.Resolve(*wo.UnchangedSince, wo.Branch)
 		if err != nil {
 			return nil, err
 		}
@@ -490,7 +518,7 @@ func (s *Store) commit(ctx context.Context, wo WriteOptions, subject string, bui
 			}
 		}
 		if since != nil {
-			if err := s.checkUnchangedSince(tx, since, wo.UnchangedSince, rec.changes); err != nil {
+			if err := s.checkUnchangedSince(tx, since, *wo.UnchangedSince, rec.changes); err != nil {
 				return nil, err
 			}
 		}

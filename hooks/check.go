@@ -32,6 +32,7 @@ const (
 	RuleRef           = "ref"
 	RuleVerbiage      = "verbiage"
 	RuleSchema        = "schema"
+	RuleSettings      = "store-settings" // a policy or manifest that does not parse and validate
 )
 
 // mergeRefPrefix is where aiwg-state keeps a merge in progress (see the
@@ -292,6 +293,7 @@ type checker struct {
 	validate   func(path string, body []byte) (string, string)
 	schemas    func(read func(path string) ([]byte, error)) (func(path string, body []byte) (string, string), error)
 	ruledBy    func(path string, body []byte) (string, string) // the schema check in force
+	badPolicy  string                                          // why the policy in force does not parse; policy is then the last that did
 	max        int
 	violations []Violation
 	seen       map[string]bool
@@ -344,9 +346,19 @@ func (c *checker) loadSettings(rev string) error {
 	if _, body, err := c.cat.read(rev + ":" + policy.Path); err == nil {
 		p, err := policy.Parse(body)
 		if err != nil {
-			return fmt.Errorf("the policy in force (%s at %s): %w", policy.Path, rev, err)
+			// A broken policy in force (written on the server with plain
+			// git, or accepted before pushes were checked for it) must not
+			// refuse every push, the repair included, nor let everything
+			// through: only a push that changes the policy alone is
+			// accepted, from whom the last policy that parsed lets write
+			// it (checkPolicy).
+			c.badPolicy = fmt.Sprintf("the policy in force (%s at %s) is broken: %v", policy.Path, rev, err)
+			if c.policy, err = c.lastValidPolicy(rev); err != nil {
+				return err
+			}
+		} else {
+			c.policy = p
 		}
-		c.policy = p
 	} else if !errors.Is(err, errMissing) {
 		return err
 	}
@@ -393,6 +405,134 @@ func (c *checker) loadSettings(rev string) error {
 		}
 	}
 	return nil
+}
+
+// maxPolicyHistory bounds lastValidPolicy's walk.
+const maxPolicyHistory = 10000
+
+// lastValidPolicy is the policy of the newest commit on rev's first-parent
+// history whose policy parses; nil (every write allowed) when that commit
+// has no policy, as the store was open then. A history broken further
+// back than maxPolicyHistory commits gets a policy that allows no one.
+func (c *checker) lastValidPolicy(rev string) (*policy.Policy, error) {
+	for i := 1; i <= maxPolicyHistory; i++ {
+		at := fmt.Sprintf("%s~%d", rev, i)
+		if _, _, err := c.cat.read(at + "^{commit}"); errors.Is(err, errMissing) {
+			return nil, nil // the start of history: no policy before it
+		} else if err != nil {
+			return nil, err
+		}
+		_, body, err := c.cat.read(at + ":" + policy.Path)
+		if errors.Is(err, errMissing) {
+			return nil, nil
+		} else if err != nil {
+			return nil, err
+		}
+		if p, err := policy.Parse(body); err == nil {
+			return p, nil
+		}
+	}
+	return policy.Parse([]byte(`{"rules": []}`))
+}
+
+// checkSchemaFiles compiles, in a commit that changes the schema rules or
+// a schema, every schema the rules name: a schema that does not compile
+// (or a $ref that leaves the store) would otherwise be in force once the
+// push lands, and refuse every push after it.
+func (c *checker) checkSchemaFiles(ref, h, agent string, changes []change) error {
+	touched := false
+	for _, ch := range changes {
+		touched = touched || ch.path == docschema.Path || strings.HasPrefix(ch.path, docschema.Dir+"/")
+	}
+	if !touched {
+		return nil
+	}
+	files := commitFiles{c: c, commit: h}
+	body, err := files.ReadFile(docschema.Path)
+	if err != nil {
+		return nil // no rules: the schemas rule nothing
+	}
+	rules, err := docschema.Parse(body)
+	if err != nil {
+		return nil // checkContent names it, on the rules' own path
+	}
+	for _, r := range rules.Rules {
+		if _, err := docschema.Compile(r.Schema, files.ReadFile); err != nil {
+			if e := c.add(Violation{Ref: ref, Commit: h, Agent: agent, Path: r.Schema, Rule: RuleSchema, Detail: err.Error()}); e != nil {
+				return e
+			}
+		}
+	}
+	return nil
+}
+
+// checkClashes refuses a commit that leaves, beside a path it writes, a
+// name of the same directory that differs from one of the path's own only
+// in case or Unicode normalization ("café" in NFC and in NFD): a checkout
+// on macOS or Windows merges the two, and one file is lost. The store's
+// own writes refuse them (repo's checkNewName); this holds plain git to
+// the same. A pair both already in the first parent is not this commit's.
+func (c *checker) checkClashes(ref, h, agent string, cm *repo.Commit, changes []change) error {
+	folded := map[string]map[string][]string{} // directory → fold key → names
+	done := map[string]bool{}                  // paths whose name is checked
+	for _, ch := range changes {
+		if ch.deleted() {
+			continue
+		}
+		segs := strings.Split(ch.path, "/")
+		for i, seg := range segs {
+			dir := strings.Join(segs[:i], "/")
+			p := joinPath(dir, seg)
+			if done[p] {
+				continue
+			}
+			done[p] = true
+			keys, ok := folded[dir]
+			if !ok {
+				_, body, err := c.cat.read(h + ":" + dir)
+				if err != nil {
+					return err
+				}
+				es, err := parseTree(body)
+				if err != nil {
+					return err
+				}
+				keys = map[string][]string{}
+				for _, e := range es {
+					k := verbiage.FoldName(e.name)
+					keys[k] = append(keys[k], e.name)
+				}
+				folded[dir] = keys
+			}
+			for _, other := range keys[verbiage.FoldName(seg)] {
+				if other == seg || !verbiage.SameOnCheckout(other, seg) {
+					continue
+				}
+				if len(cm.Parents) > 0 && c.hasPath(cm.Parents[0].String(), p) && c.hasPath(cm.Parents[0].String(), joinPath(dir, other)) {
+					continue
+				}
+				detail := fmt.Sprintf("%q and %q differ only in case or Unicode normalization (NFC/NFD): macOS and Windows checkouts would merge them", joinPath(dir, other), p)
+				if e := c.add(Violation{Ref: ref, Commit: h, Agent: agent, Path: p, Rule: RuleStorePath, Detail: detail}); e != nil {
+					return e
+				}
+				break
+			}
+		}
+	}
+	return nil
+}
+
+func joinPath(dir, name string) string {
+	if dir == "" {
+		return name
+	}
+	return dir + "/" + name
+}
+
+// hasPath says whether rev holds path.
+func (c *checker) hasPath(rev, path string) bool {
+	_, _, err := c.cat.read(rev + ":" + path)
+	return err == nil
 }
 
 // checkRuled validates the verbiage-ruled documents a commit may have
@@ -570,6 +710,12 @@ func (c *checker) checkCommit(ref, h string) error {
 	if err := c.checkLeases(ref, h, cm, changes); err != nil {
 		return err
 	}
+	if err := c.checkSchemaFiles(ref, h, agent, changes); err != nil {
+		return err
+	}
+	if err := c.checkClashes(ref, h, agent, cm, changes); err != nil {
+		return err
+	}
 	for _, ch := range changes {
 		v := Violation{Ref: ref, Commit: h, Agent: agent, Path: ch.path}
 		for _, check := range []func(change) (string, string, error){c.checkPath, c.checkContent, c.checkPolicy} {
@@ -658,17 +804,26 @@ func (c *checker) checkContent(ch change) (string, string, error) {
 			return rule, detail, nil
 		}
 	}
-	if ch.path == docschema.Path {
+	switch ch.path {
+	case docschema.Path:
 		// Broken rules in force would make the hook refuse every push,
 		// the one mending them too.
 		if _, err := docschema.Parse(body); err != nil {
 			return RuleSchema, err.Error(), nil
+		}
+	case policy.Path:
+		// So would a broken policy, and every local write after a pull.
+		if _, err := policy.Parse(body); err != nil {
+			return RuleSettings, err.Error() + " (write it with aiwg-state policy set, which checks it)", nil
 		}
 	}
 	return "", "", nil
 }
 
 func (c *checker) checkPolicy(ch change) (string, string, error) {
+	if c.badPolicy != "" && ch.path != policy.Path {
+		return RulePolicy, c.badPolicy + "; until a push repairs it (commits that change " + policy.Path + " alone, e.g. aiwg-state policy set), no other write is accepted", nil
+	}
 	d := c.policy.Decide(ch.agent, ch.path)
 	if d.Allowed {
 		return "", "", nil

@@ -101,4 +101,14 @@
 // write; on a server, the policy at the server's HEAD branch before the
 // push. So a commit that edits .aiwg/policy.json is itself checked against
 // the old policy.
+//
+// # A broken policy
+//
+// A policy that Parse refuses is never written by aiwg-state, nor accepted
+// by the hook. One that is in force all the same (plain git, an older
+// server) answers nothing, so it neither opens the store nor locks it:
+// the only write accepted, in-process and by the hook, is one that changes
+// .aiwg/policy.json alone, by an agent that the last policy of the first-
+// parent history that parses lets write it (any agent when that history
+// had no policy: the store was open then).
 package policy

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"reflect"
 	"strings"
 
 	"github.com/aiwg/aiwg-state/verbiage"
@@ -72,6 +73,12 @@ func Parse(data []byte) (*Policy, error) {
 	dec.DisallowUnknownFields()
 	var p Policy
 	if err := dec.Decode(&p); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			// "rules: a number where an array was expected": the words
+			// of the file, not of the Go types it is read into.
+			return nil, fmt.Errorf("%w: %s: %s: %s where %s was expected", ErrInvalid, Path, te.Field, withArticle(te.Value), jsonKind(te.Type.Kind()))
+		}
 		return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, Path, err)
 	}
 	if dec.More() {
@@ -270,3 +277,25 @@ func (d *Denial) Error() string {
 }
 
 func (d *Denial) Unwrap() error { return ErrDenied }
+
+// jsonKind names the JSON a Go kind is read from, for messages.
+func jsonKind(k reflect.Kind) string {
+	switch k {
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Map, reflect.Struct, reflect.Pointer:
+		return "an object"
+	}
+	return "a number"
+}
+
+func withArticle(noun string) string {
+	if noun != "" && strings.ContainsRune("aeiou", rune(noun[0])) {
+		return "an " + noun
+	}
+	return "a " + noun
+}

@@ -168,19 +168,28 @@ func checkEntryName(name string) error {
 }
 
 // checkNewName refuses a name that would be added to es beside an entry
-// whose name differs only in case: the two clash on case-insensitive file
-// systems when the store is cloned. Only added names are checked, so a write
-// costs one pass over the directory, not a map of it.
+// whose name differs only in case or in Unicode normalization (NFC "café"
+// and NFD "café"): the two clash on case- and normalization-insensitive
+// file systems (macOS, Windows) when the store is cloned. Only added names
+// are checked, so a write costs one pass over the directory, not a map of
+// it.
 func checkNewName(es []TreeEntry, name string) error {
 	if err := checkEntryName(name); err != nil {
 		return err
 	}
 	for _, e := range es {
-		if e.Name != name && strings.EqualFold(e.Name, name) {
-			return fmt.Errorf("%w: %q and %q differ only in case", ErrInvalidName, e.Name, name)
+		if verbiage.SameOnCheckout(e.Name, name) {
+			return clashError(e.Name, name)
 		}
 	}
 	return nil
+}
+
+func clashError(a, b string) error {
+	if strings.EqualFold(a, b) {
+		return fmt.Errorf("%w: %q and %q differ only in case", ErrInvalidName, a, b)
+	}
+	return fmt.Errorf("%w: %q and %q differ only in case or Unicode normalization (NFC/NFD): macOS and Windows checkouts would merge them", ErrInvalidName, a, b)
 }
 
 // caseIndex checks new names for case-insensitive clashes: one scan of the
@@ -202,12 +211,12 @@ func (c *caseIndex) check(es []TreeEntry, name string) error {
 	if c.seen == nil {
 		c.seen = make(map[string]string, len(es))
 		for _, e := range es {
-			c.seen[strings.ToLower(e.Name)] = e.Name
+			c.seen[verbiage.FoldName(e.Name)] = e.Name
 		}
 	}
-	k := strings.ToLower(name)
+	k := verbiage.FoldName(name)
 	if prev, ok := c.seen[k]; ok && prev != name {
-		return fmt.Errorf("%w: %q and %q differ only in case", ErrInvalidName, prev, name)
+		return clashError(prev, name)
 	}
 	c.seen[k] = name
 	return nil

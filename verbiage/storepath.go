@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Limits of a store path. Git itself accepts longer paths, but checkouts on
@@ -125,4 +127,53 @@ func hfsIgnorable(r rune) bool {
 		return true
 	}
 	return false
+}
+
+// SameOnCheckout reports whether two different names of one directory
+// would become one file on a case-insensitive, normalization-insensitive
+// file system (macOS, Windows): equal ignoring letter case, or once both
+// are in Unicode NFC ("café" composed and decomposed). Git keeps both; a
+// checkout there merges them, and one file's content is lost.
+func SameOnCheckout(a, b string) bool {
+	if a == b {
+		return false
+	}
+	if strings.EqualFold(a, b) {
+		return true
+	}
+	if isASCII(a) && isASCII(b) {
+		return false // NFC leaves ASCII as it is
+	}
+	return FoldName(a) == FoldName(b)
+}
+
+// FoldName is the key under which SameOnCheckout's names are equal: NFC,
+// then every rune replaced by the least of its case-folding orbit (K, k
+// and the Kelvin sign are all K), so that names strings.EqualFold calls
+// equal share a key, as a map of keys must agree with a scan by
+// SameOnCheckout.
+func FoldName(s string) string {
+	if isASCII(s) {
+		return strings.ToUpper(s) // the least of an ASCII letter's orbit
+	}
+	s = norm.NFC.String(s)
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		least := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			least = min(least, f)
+		}
+		b.WriteRune(least)
+	}
+	return b.String()
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }

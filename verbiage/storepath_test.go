@@ -94,3 +94,27 @@ func TestCleanStoreDir(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSameOnCheckout: the clash test is symmetric, never true of a name
+// and itself, and agrees with FoldName, which the bulk check keys a map
+// by: two names that clash have one key.
+func FuzzSameOnCheckout(f *testing.F) {
+	for _, p := range [][2]string{
+		{"caf\u00e9.json", "cafe\u0301.json"}, {"Cafe", "cafe"}, {"s", "\u017f"},
+		{"K", "\u212a"}, {"\u00c5", "A\u030a"}, {"\u212b", "\u00e5"}, {"a", "b"}, {"", ""},
+	} {
+		f.Add(p[0], p[1])
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		same := SameOnCheckout(a, b)
+		if same != SameOnCheckout(b, a) {
+			t.Fatalf("SameOnCheckout(%q, %q) is not symmetric", a, b)
+		}
+		if SameOnCheckout(a, a) {
+			t.Fatalf("SameOnCheckout(%q, itself)", a)
+		}
+		if same && FoldName(a) != FoldName(b) {
+			t.Fatalf("%q and %q clash but fold to %q and %q", a, b, FoldName(a), FoldName(b))
+		}
+	})
+}

@@ -94,6 +94,9 @@ func open(c *cli.Context) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkRevisionFlags(c); err != nil {
+		return nil, err
+	}
 	if inv.serving != nil && !inv.serving.serves(dir) {
 		// The client found this server through another store (--store=
 		// empty, a path that means something else here).
@@ -110,6 +113,18 @@ func open(c *cli.Context) (*session, error) {
 		return nil, err
 	}
 	return &session{c: c, inv: inv, store: st, out: c.App.Writer, json: c.Bool("json"), link: link}, nil
+}
+
+// checkRevisionFlags refuses --expect and --unchanged-since given empty,
+// before anything is read or written: `--expect "$REV"` with REV unset
+// must fail (exit 2), not write without the compare-and-swap.
+func checkRevisionFlags(c *cli.Context) error {
+	for _, name := range []string{"expect", "unchanged-since"} {
+		if c.IsSet(name) && strings.TrimSpace(c.String(name)) == "" {
+			return usagef("--%s is empty: name the revision to compare with (an unset variable?), or leave the flag out", name)
+		}
+	}
+	return nil
 }
 
 // trajLink reads --traj/--iter, which every write command takes to name
@@ -136,8 +151,14 @@ func (s *session) writeOptions() aiwgstate.WriteOptions {
 	wo := s.agentWrite()
 	wo.Source = s.c.String("source")
 	wo.Correlation = s.c.String("correlation")
-	wo.Expect = s.c.String("expect")
-	wo.UnchangedSince = s.c.String("unchanged-since")
+	// Given, even empty, the flags are passed on: the store refuses an
+	// empty revision (exit 2) rather than skip the check.
+	if s.c.IsSet("expect") {
+		wo.Expect = aiwgstate.Rev(s.c.String("expect"))
+	}
+	if s.c.IsSet("unchanged-since") {
+		wo.UnchangedSince = aiwgstate.Rev(s.c.String("unchanged-since"))
+	}
 	wo.Message = s.c.String("message")
 	wo.Trailers = s.link
 	return wo
@@ -148,7 +169,7 @@ func (s *session) writeOptions() aiwgstate.WriteOptions {
 func (s *session) agentWrite() aiwgstate.WriteOptions {
 	// The agent's defaults ($AIWG_AGENT, then $USER) are read here, through
 	// the invocation: left to the store, a server would read its own.
-	return aiwgstate.WriteOptions{Agent: aiwgstate.AgentNameFrom(s.c.String("agent"), s.inv.getenv), HandlerEnv: s.inv.handlerEnv(), HandlerDir: s.inv.handlerDir(), SigningKey: s.signingKey()}
+	return aiwgstate.WriteOptions{Agent: aiwgstate.AgentNameFrom(s.c.String("agent"), s.inv.getenv), HandlerEnv: s.inv.handlerEnv(), HandlerDir: s.inv.handlerDir(), Warn: s.warn, SigningKey: s.signingKey()}
 }
 
 func signingKeyFlag() cli.Flag {

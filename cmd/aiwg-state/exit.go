@@ -16,6 +16,7 @@ import (
 	"github.com/aiwg/aiwg-state/memory"
 	"github.com/aiwg/aiwg-state/merge"
 	"github.com/aiwg/aiwg-state/objects"
+	"github.com/aiwg/aiwg-state/policy"
 	"github.com/aiwg/aiwg-state/queue"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/statedoc"
@@ -59,6 +60,7 @@ var exitTable = []struct {
 	{aiwgstate.ErrEmpty, exitDomain},
 	{docschema.ErrInvalid, exitDomain},
 	{docschema.ErrRules, exitUsage},
+	{policy.ErrInvalid, exitDomain}, // a policy that does not parse: refused data, whoever wrote it
 	{statedoc.ErrInFlight, exitConflict}, {statedoc.ErrInvalidState, exitDomain}, {statedoc.ErrExists, exitDomain},
 	{aiwgstate.ErrInvalidState, exitDomain}, // rlm: a state document that breaks the schema
 	{verbiage.ErrInvalidPath, exitUsage},

@@ -23,7 +23,7 @@ func rlmReadFlags() []cli.Flag  { return append(readFlags(), stateFlag()) }
 func rlmWriteFlags() []cli.Flag { return append(writeFlags(), stateFlag()) }
 
 func rlmCommands() []*cli.Command {
-	return []*cli.Command{stateCommand(), varCommand(), finalCommand(), checkpointCommand(), rollbackCommand()}
+	return []*cli.Command{stateCommand(), varCommand(), finalCommand(), checkpointCommand(), rollbackCommand(), trustCommand()}
 }
 
 // stateArg is the state named by an optional ID argument, else --state.
@@ -244,6 +244,9 @@ Examples:
 AIWG_STATE_STORE set and Final's value (one line of JSON) on standard input, once per completion,
 in the process whose write completed the state. It is kept in the store
 manifest (.aiwg/store.json, section rlm.on_complete), versioned like the rest.
+A handler runs only on machines that trust it: setting it here trusts it
+here; a handler that arrives by pull or clone is skipped, with a warning,
+until 'aiwg-state trust' (see its help).
 
 Examples:
    aiwg-state state on-complete 'echo "$AIWG_STATE_ID done" >> completed.log'
@@ -263,8 +266,16 @@ Examples:
 						if s.json {
 							return printJSON(s.out, hs)
 						}
-						for _, h := range hs {
-							fmt.Fprintf(s.out, "%s: %s\n", h.Name, strings.Join(h.Command, " "))
+						trust, err := s.store.HandlerTrust(s.c.Context, s.readOptions())
+						if err != nil {
+							return err
+						}
+						for _, h := range trust {
+							note := ""
+							if !h.Trusted {
+								note = "  (not trusted here, does not run: aiwg-state trust --list)"
+							}
+							fmt.Fprintf(s.out, "%s: %s%s\n", h.Name, aiwgstate.CommandLine(h.Command), note)
 						}
 						return nil
 					}
@@ -504,7 +515,7 @@ func (s *session) setVariable(name, arg string) error {
 func finalCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "final",
-		Usage:     "set Final: complete the state (once; completion handlers run)",
+		Usage:     "set Final: complete the state (once; the completion handlers trusted here run)",
 		ArgsUsage: "VALUE|-",
 		Description: `Final can be set once: a second writer is refused (exit 3) and learns
 what Final holds. Set it to null (var set Final null) to reopen a state. In a

@@ -117,7 +117,19 @@ func (s *Store) DeleteBranch(ctx context.Context, name string, force bool) error
 	}
 	head, _ := s.repo.Head()
 	if head == ref {
-		return fmt.Errorf("%w: %s is the store's HEAD; switch to another branch first", ErrReadOnly, name)
+		// Name a branch that exists: main unless that is this one.
+		other := "OTHER-BRANCH"
+		if bs, err := s.Branches(ctx); err == nil {
+			for _, b := range bs {
+				if b.Name != name && (other == "OTHER-BRANCH" || b.Name == "main") {
+					other = b.Name
+				}
+			}
+		}
+		if other == "OTHER-BRANCH" {
+			return errkind.Errorf(ErrReadOnly, "%s is the store's only branch, and the one it is on (its HEAD): make another and switch to it first: aiwg-state branch NEW && aiwg-state switch NEW && aiwg-state branch -d %s", name, name)
+		}
+		return errkind.Errorf(ErrReadOnly, "%s is the branch the store is on (its HEAD): switch to another first, then delete it: aiwg-state switch %s && aiwg-state branch -d %s", name, other, name)
 	}
 	if !force {
 		if merging, err := s.HasConflicts(name); err == nil && merging {
@@ -145,7 +157,9 @@ func (s *Store) Switch(ctx context.Context, name string) error {
 		return err
 	}
 	ref := branchRef(name)
-	if _, err := s.repo.Ref(ref); err != nil {
+	if _, err := s.repo.Ref(ref); errors.Is(err, repo.ErrNotFound) {
+		return errkind.Errorf(ErrNotFound, "branch %s does not exist (aiwg-state branch lists the branches; aiwg-state branch %s creates it)", name, name)
+	} else if err != nil {
 		return fmt.Errorf("branch %s: %w", name, err)
 	}
 	return s.setHead(ctx, ref)

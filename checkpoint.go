@@ -49,7 +49,7 @@ func (s *Store) CreateCheckpoint(ctx context.Context, stateID, name, description
 	if when.IsZero() {
 		when = s.now()
 	}
-	ck := &checkpoint.Checkpoint{Name: name, State: h.StateID, Description: description, Commit: head, Agent: AgentName(wo.Agent), Time: when}
+	ck := &checkpoint.Checkpoint{Name: name, State: h.StateID, Description: description, Commit: head, Agent: s.agentName(wo.Agent), Time: when}
 	signer, err := s.signerFor(ck.Agent, wo)
 	if err != nil {
 		return nil, err

@@ -122,7 +122,7 @@ func (s *Store) Acquire(ctx context.Context, resource string, lo LeaseOptions, w
 	if lo.Wait < 0 {
 		return nil, fmt.Errorf("%w: a negative wait", ErrUsage)
 	}
-	agent := AgentName(wo.Agent)
+	agent := s.agentName(wo.Agent)
 	start := wo.Time
 	if start.IsZero() {
 		start = s.now()
@@ -262,7 +262,7 @@ func (s *Store) Renew(ctx context.Context, resource, id string, ttl time.Duratio
 	if ttl < time.Millisecond {
 		return nil, fmt.Errorf("%w: a lease needs a time to live of at least 1ms", ErrUsage)
 	}
-	agent := AgentName(wo.Agent)
+	agent := s.agentName(wo.Agent)
 	var res LeaseResult
 	m, err := s.leaseCommit(ctx, file, resource, wo, func(rec *lease.Record, now time.Time, r *recorder) (string, error) {
 		l, err := rec.Renew(agent, id, ttl, now)
@@ -312,7 +312,7 @@ func (s *Store) Release(ctx context.Context, resource string, ro ReleaseOptions,
 	if ro.Reason != "" && !ro.Force {
 		return nil, fmt.Errorf("%w: a reason goes with a forced release", ErrUsage)
 	}
-	agent := AgentName(wo.Agent)
+	agent := s.agentName(wo.Agent)
 	out := &Released{}
 	m, err := s.leaseCommit(ctx, file, resource, wo, func(rec *lease.Record, now time.Time, r *recorder) (string, error) {
 		ls, qs, err := rec.Release(agent, ro.ID, ro.Force, now)

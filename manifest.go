@@ -68,8 +68,10 @@ const DefaultAttributes = `# Merge strategy per path (gitattributes(5) patterns;
 # aiwg-state merge reads this file, and so does plain "git merge" in a clone
 # once "aiwg-state install-drivers" has registered the drivers.
 # Strategies: last-write-wins, first-write-wins, merge-objects, merge-arrays,
-# higher-priority-wins, max, conflict. aiwg-fallback=S settles what
+# higher-priority-wins, max, sum, conflict. aiwg-fallback=S settles what
 # merge-objects/merge-arrays cannot; aiwg-keys=KEY:S,... per object key.
+# Change them with "aiwg-state strategy set PATTERN STRATEGY"; see why a key
+# merges as it does with "aiwg-state strategy explain FILE#KEY".
 *.json                   merge=aiwg-merge-objects
 **/variables/*.json      merge=aiwg-last-write-wins
 state/**/*.json          merge=aiwg-merge-objects aiwg-keys=EVENTS:merge-arrays,NOTES:merge-arrays,REQUEST-NOTES:merge-arrays,SEEN:max,LAST-SEEN-IDX:max aiwg-fallback=last-write-wins

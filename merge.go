@@ -701,7 +701,7 @@ func (s *Store) commitMerge(ctx context.Context, intoRef string, ours, theirs pl
 // startMerge records a merge with conflicts under refs/aiwg/merge/<branch>.
 func (s *Store) startMerge(ctx context.Context, intoRef, from string, ours, theirs plumbing.Hash, bases []plumbing.Hash, mo MergeOptions, tr merge.TreeResult) error {
 	st := mergeState{Into: shortBranch(intoRef), From: from, Ours: ours.String(), Theirs: theirs.String(), Bases: hashStrings(bases), Strategy: string(mo.Strategy), Message: mo.Write.Message}
-	agent := AgentName(mo.Write.Agent)
+	agent := s.agentName(mo.Write.Agent)
 	zero := plumbing.ZeroHash
 	signer, err := s.signerFor(agent, mo.Write)
 	if err != nil {
@@ -773,7 +773,7 @@ func (s *Store) inProgress(branch string) (plumbing.Hash, *repo.Commit, error) {
 	ref := s.ref(branch)
 	h, err := s.repo.Ref(mergeRef(ref))
 	if errors.Is(err, repo.ErrNotFound) {
-		return h, nil, fmt.Errorf("%s has no merge in progress: %w", shortBranch(ref), ErrNotFound)
+		return h, nil, errkind.Errorf(ErrNotFound, "%s has no merge in progress, so there is nothing to continue, abort or resolve (aiwg-state merge BRANCH starts one)", shortBranch(ref))
 	}
 	if err != nil {
 		return h, nil, err
@@ -913,7 +913,7 @@ func (s *Store) ResolveConflict(ctx context.Context, branch, file, keypath strin
 	if err != nil {
 		return 0, err
 	}
-	signer, err := s.signerFor(AgentName(wo.Agent), wo)
+	signer, err := s.signerFor(s.agentName(wo.Agent), wo)
 	if err != nil {
 		return 0, err
 	}
@@ -1018,7 +1018,7 @@ func (s *Store) ResolveConflict(ctx context.Context, branch, file, keypath strin
 		if len(key) > 0 {
 			target += "#" + key.String()
 		}
-		sig := repo.NewSignature(AgentName(wo.Agent), s.now())
+		sig := repo.NewSignature(s.agentName(wo.Agent), s.now())
 		msg := repo.FormatMessage("resolve "+target+" with "+verb, "", repo.Trailers{{Key: TrailerPath, Value: target}})
 		return &repo.CommitInfo{Author: sig, Committer: sig, Message: msg, AllowEmpty: true, Sign: signFunc(signer)}, nil
 	}, repo.CommitOptions{Expect: &stateHash})

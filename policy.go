@@ -33,7 +33,7 @@ func (s *Store) checkPolicy(tx *repo.Tx, wo WriteOptions, changes []Change) erro
 	if err != nil || p == nil {
 		return err
 	}
-	agent := AgentName(wo.Agent)
+	agent := s.agentName(wo.Agent) // as commit names the author
 	theirs := mergedTree(s, wo)
 	for _, path := range tx.Changed() {
 		if !theirs.IsZero() && takenFrom(s, tx, theirs, path) {

@@ -47,7 +47,7 @@ func (s *Store) PutMessage(ctx context.Context, name string, payload []byte, wo 
 		if len(files) > 0 {
 			last, _ = queue.IsFile(files[len(files)-1])
 		}
-		if msg, err = queue.New(name, objects.NewID(verbiage.PrefixMessage), last, payload, AgentName(wo.Agent), now); err != nil {
+		if msg, err = queue.New(name, objects.NewID(verbiage.PrefixMessage), last, payload, s.agentName(wo.Agent), now); err != nil {
 			return err
 		}
 		b, err := msg.Encode()

@@ -196,8 +196,8 @@ func AgentBranch(id, name string) (string, error) {
 // creating it at from ("" = the head of the default branch) when it does
 // not exist yet. Later commands without --branch work on it, and so does
 // this Store: unlike Switch, it moves this Store's default branch, since
-// an agent's store is its own. Call it before other goroutines use the
-// Store.
+// an agent's store is its own. It also records id as the store's default
+// agent (SetDefaultAgent). Call it before other goroutines use the Store.
 func (s *Store) StartAgent(ctx context.Context, id, name, from string) (string, error) {
 	branch, err := AgentBranch(id, name)
 	if err != nil {
@@ -222,6 +222,11 @@ func (s *Store) StartAgent(ctx context.Context, id, name, from string) (string, 
 		return "", err
 	}
 	s.branch = ref
+	// The agent is this store's from now on: its writes are authored by
+	// it without --agent on each (see AgentFor).
+	if err := s.SetDefaultAgent(ctx, id); err != nil {
+		return branch, err
+	}
 	return branch, nil
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/aiwg/aiwg-state/checkpoint"
+	"github.com/aiwg/aiwg-state/internal/errkind"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/rlm"
@@ -685,14 +686,53 @@ func (hv *historyValues) at(tree plumbing.Hash, path string) json.RawMessage {
 // original timestamps, sources and mutation ids (Imported-Mutation-Id), a
 // last commit that makes the variables equal to the document's when the
 // history does not, and the checkpoints as tags on the commit each was
-// taken at. Completion handlers do not run for imported history.
+// taken at. Completion handlers do not run for imported history. A state
+// the store holds already is refused (ErrExists); see ImportStateWith.
 func (s *Store) ImportState(ctx context.Context, data []byte, wo WriteOptions) (*StateInfo, error) {
+	return s.ImportStateWith(ctx, data, ImportStateOptions{}, wo)
+}
+
+// ImportStateOptions say what an import does with a state the store holds
+// already.
+type ImportStateOptions struct {
+	// As imports the document as a new state of this id (state- and 8
+	// hex digits), beside the one it was exported from; its checkpoints
+	// get new ids.
+	As string
+	// Replace makes the store's state what the document says, in one
+	// commit, when the store holds it: every variable of the document
+	// set, and the state's own variables (state and temporary scope) the
+	// document lacks removed. The state's history and checkpoints stay as
+	// they are (the document's are not replayed), and a state that ended
+	// is refused, as any write to it is.
+	Replace bool
+}
+
+// ImportStateWith is ImportState, with what to do when the store holds
+// the state already.
+func (s *Store) ImportStateWith(ctx context.Context, data []byte, io ImportStateOptions, wo WriteOptions) (*StateInfo, error) {
 	if err := s.validateDocument(data); err != nil {
 		return nil, err
 	}
 	doc, err := rlm.DecodeDocument(data)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidState, err)
+	}
+	if io.As != "" {
+		if io.Replace {
+			return nil, fmt.Errorf("%w: --as makes a new state and --replace changes the one there: one or the other", ErrUsage)
+		}
+		if !verbiage.ValidID(verbiage.PrefixState, io.As) {
+			return nil, fmt.Errorf("%w: state id %q is not state- and 8 hex digits", ErrUsage, io.As)
+		}
+		doc.StateID = io.As
+		if doc.History != nil {
+			// Checkpoint ids name one checkpoint store-wide: the copy's
+			// are its own.
+			for i := range doc.History.Checkpoints {
+				doc.History.Checkpoints[i].CheckpointID = ""
+			}
+		}
 	}
 	head, err := s.Resolve("HEAD", wo.Branch)
 	if err != nil {
@@ -703,7 +743,10 @@ func (s *Store) ImportState(ctx context.Context, data []byte, wo WriteOptions) (
 		return nil, err
 	}
 	if _, err := readHeader(treeReader(s.repo, hc.Tree), doc.StateID); err == nil {
-		return nil, fmt.Errorf("%w: state %s is already in this store", ErrExists, doc.StateID)
+		if io.Replace {
+			return s.replaceState(ctx, doc, wo)
+		}
+		return nil, errkind.Errorf(ErrExists, "state %s is already in this store: import it beside the one there with --as %s (a new id), or make the one there what the file says with --replace (one commit)", doc.StateID, objects.NewID(verbiage.PrefixState))
 	}
 	var muts []rlm.Mutation
 	var cks []rlm.Checkpoint
@@ -811,7 +854,7 @@ func (s *Store) ImportState(ctx context.Context, data []byte, wo WriteOptions) (
 				nb++
 			}
 		}
-		m, err := s.importBatch(ctx, doc.StateID, nb, gwo, func(apply func(name string, op string, value any, from string) error) error {
+		m, err := s.importBatch(ctx, doc.StateID, nb, gwo, false, func(apply func(name string, op string, value any, from string) error) error {
 			for _, e := range group {
 				var value any
 				if len(e.NewValue) > 0 {
@@ -852,7 +895,7 @@ func (s *Store) ImportState(ctx context.Context, data []byte, wo WriteOptions) (
 		}
 	}
 	sort.Strings(names)
-	m, err = s.importBatch(ctx, doc.StateID, len(names)+1, rwo, func(apply func(string, string, any, string) error) error {
+	m, err = s.importBatch(ctx, doc.StateID, len(names)+1, rwo, false, func(apply func(string, string, any, string) error) error {
 		for _, n := range names {
 			if err := apply(n, "reconcile", doc.Variables[n].Value, ""); err != nil {
 				return fmt.Errorf("variable %s: %w", n, err)
@@ -890,7 +933,7 @@ func (s *Store) ImportState(ctx context.Context, data []byte, wo WriteOptions) (
 		if !verbiage.ValidID(verbiage.PrefixCheckpoint, id) {
 			id = ""
 		}
-		c := &checkpoint.Checkpoint{ID: id, Name: ck.Name, State: doc.StateID, Description: ck.Description, Commit: target, Agent: AgentName(wo.Agent), Time: when}
+		c := &checkpoint.Checkpoint{ID: id, Name: ck.Name, State: doc.StateID, Description: ck.Description, Commit: target, Agent: s.agentName(wo.Agent), Time: when}
 		signer, err := s.signerFor(c.Agent, wo)
 		if err != nil {
 			return nil, undo(err)
@@ -915,7 +958,69 @@ func parseTime(s string) time.Time {
 // importBatch applies several variable changes of one state as one commit.
 // With target variables (the reconcile step), each set takes the
 // document's type and metadata.
-func (s *Store) importBatch(ctx context.Context, id string, nblobs int, wo WriteOptions, each func(apply func(name, op string, value any, from string) error) error,
+// replaceState makes the variables of a state the store holds what doc
+// says, in one commit (ImportStateOptions.Replace).
+func (s *Store) replaceState(ctx context.Context, doc *rlm.Document, wo WriteOptions) (*StateInfo, error) {
+	id := doc.StateID
+	have, err := s.Variables(ctx, id, "", ReadOptions{Branch: wo.Branch})
+	if err != nil {
+		return nil, err
+	}
+	scopes := map[string]rlm.Scope{}
+	var gone []string
+	for _, v := range have {
+		scopes[v.Name] = v.Metadata.Scope
+		own := v.Metadata.Scope == rlm.ScopeState || v.Metadata.Scope == rlm.ScopeTemporary
+		if doc.Variables[v.Name] == nil && own && v.Name != verbiage.NamePrompt && v.Name != verbiage.NameFinal {
+			gone = append(gone, v.Name)
+		}
+	}
+	scopeOf := func(name string) rlm.Scope {
+		if v := doc.Variables[name]; v != nil && v.Metadata.Scope != "" {
+			return v.Metadata.Scope
+		}
+		if sc, ok := scopes[name]; ok && sc != "" {
+			return sc
+		}
+		if name == verbiage.NameFinal || strings.HasPrefix(name, "result_state_") {
+			return rlm.ScopeState
+		}
+		return rlm.DefaultScope
+	}
+	names := make([]string, 0, len(doc.Variables))
+	for n := range doc.Variables {
+		if n != verbiage.NamePrompt {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	sort.Strings(gone)
+	rwo := wo
+	if rwo.Message == "" {
+		rwo.Message = "import " + id + " --replace: variables as exported"
+	}
+	rwo.Trailers = append(append(repo.Trailers(nil), wo.Trailers...), repo.Trailer{Key: TrailerState, Value: id},
+		repo.Trailer{Key: TrailerImportedMutation, Value: objects.NewID(verbiage.PrefixMutation)})
+	_, err = s.importBatch(ctx, id, len(names)+len(gone)+1, rwo, true, func(apply func(string, string, any, string) error) error {
+		for _, n := range gone {
+			if err := apply(n, OpDelete, nil, ""); err != nil {
+				return fmt.Errorf("variable %s: %w", n, err)
+			}
+		}
+		for _, n := range names {
+			if err := apply(n, "reconcile", doc.Variables[n].Value, ""); err != nil {
+				return fmt.Errorf("variable %s: %w", n, err)
+			}
+		}
+		return nil
+	}, scopeOf, doc.Variables)
+	if err != nil {
+		return nil, err
+	}
+	return s.State(ctx, id, ReadOptions{Branch: wo.Branch})
+}
+
+func (s *Store) importBatch(ctx context.Context, id string, nblobs int, wo WriteOptions, guarded bool, each func(apply func(name, op string, value any, from string) error) error,
 	scopeOf func(string) rlm.Scope, target ...map[string]*rlm.Variable) (*Mutation, error) {
 	slots := newBlobSlots(nblobs)
 	return s.commit(ctx, wo, "", func(tx *repo.Tx, rec *recorder) error {
@@ -937,6 +1042,9 @@ func (s *Store) importBatch(ctx context.Context, id string, nblobs int, wo Write
 				}
 				if err != nil {
 					return err
+				}
+				if guarded && v.Metadata.ReadOnly {
+					return fmt.Errorf("%w: variable %s is read-only (%s)", ErrReadOnly, name, file)
 				}
 				tx.Remove(file)
 				rec.add(OpDelete, file, "")
@@ -960,7 +1068,10 @@ func (s *Store) importBatch(ctx context.Context, id string, nblobs int, wo Write
 					}
 				}
 			}
-			vo := VarOptions{Scope: scope, importing: true}
+			// Replaying history (not guarded) writes what was, read-only
+			// or not; replacing a state the store holds is a write like
+			// any other, with its guards (read-only, Final, children).
+			vo := VarOptions{Scope: scope, importing: !guarded}
 			typ := rlm.InferType(value)
 			if len(target) > 0 {
 				if t := target[0][name]; t != nil {
@@ -976,6 +1087,20 @@ func (s *Store) importBatch(ctx context.Context, id string, nblobs int, wo Write
 			}
 			if name == verbiage.NamePrompt {
 				return nil
+			}
+			if guarded {
+				// A read-only variable the document leaves as it is
+				// is no write to it.
+				if old, _, err := findVarTx(tx, h, name, scope); err == nil && old.Metadata.ReadOnly {
+					if old.IsStored() {
+						if data, err := tx.ReadFile(old.DataPath()); err == nil {
+							old.Load(data)
+						}
+					}
+					if objects.Equal(old.Value, value) {
+						return nil
+					}
+				}
 			}
 			_, _, err := s.setVarTx(tx, rec, slots, h, name, value, typ, scope, vo, wo)
 			if errors.Is(err, ErrNoChange) {

@@ -215,7 +215,7 @@ func signFunc(sg *signing.Signer) func([]byte) ([]byte, error) {
 // without a signing key, or with a key the policy does not list for it.
 func (s *Store) checkSigner(tx *repo.Tx, wo WriteOptions, _ []Change) error {
 	p, err := s.signingPolicy(tx)
-	agent := AgentName(wo.Agent)
+	agent := s.agentName(wo.Agent)
 	if err != nil || !p.SignatureRequired(agent) {
 		return err
 	}

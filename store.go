@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -52,6 +53,8 @@ type Store struct {
 	schemas sync.Map
 	// signing caches the git config and keys that sign writes.
 	signing signingConfig
+	// agent caches the store's default agent (see DefaultAgent).
+	agent agentCache
 }
 
 // Discover finds the store for a working directory: $AIWG_STATE_STORE when
@@ -188,7 +191,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 		if _, err := os.Stat(filepath.Join(dir, DefaultDir, "HEAD")); err == nil {
 			return nil, errkind.Errorf(ErrNotFound, "no store at %s: it is a project directory, whose store is %s", dir, filepath.Join(dir, DefaultDir))
 		}
-		return nil, errkind.Errorf(ErrNotFound, "no store at %s (run `aiwg-state init`)", dir)
+		return nil, errkind.Errorf(ErrNotFound, "no store at %s: check the path, or create one there with `aiwg-state init --store %s`", dir, dir)
 	} else if err != nil {
 		return nil, err
 	}
@@ -328,4 +331,59 @@ func (s *Store) Resolve(rev, branch string) (plumbing.Hash, error) {
 		return plumbing.ZeroHash, fmt.Errorf("revision %s: %w", rev, err)
 	}
 	return h, nil
+}
+
+// IgnoreFile is what KeepOutOfWorkTree writes: git ignores every file
+// beside it and below, itself included.
+const IgnoreFile = "# aiwg-state: the store's own files (packs, locks, refs) are not the\n# project's; its history lives in the store itself.\n*\n"
+
+// KeepOutOfWorkTree keeps a store made inside a git work tree (a project
+// that is a git repository) out of that project: without it, `git add .`
+// there would add the store's packs, locks and refs. It writes a
+// .gitignore that ignores everything in .aiwg/ when the store is
+// .aiwg/state.git, else in the store's directory itself, and returns its
+// path; "" when dir is not in a work tree, git is not installed, or an
+// ignore file is there already (someone's own, kept as it is).
+func KeepOutOfWorkTree(ctx context.Context, dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	parent := filepath.Dir(abs)
+	if !inWorkTree(ctx, parent) {
+		return "", nil
+	}
+	target := abs
+	if filepath.Base(parent) == filepath.Dir(DefaultDir) {
+		target = parent
+	}
+	path := filepath.Join(target, ".gitignore")
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if _, err := f.WriteString(IgnoreFile); err != nil {
+		f.Close()
+		return "", err
+	}
+	return path, f.Close()
+}
+
+// inWorkTree asks git whether dir is inside a work tree, as git itself
+// would decide it (GIT_DIR and its kin from the environment left out: they
+// name some other repository aiwg-state may run under).
+func inWorkTree(ctx context.Context, dir string) bool {
+	cmd := exec.CommandContext(ctx, "git", "-C", dir, "rev-parse", "--is-inside-work-tree")
+	for _, kv := range os.Environ() {
+		switch k, _, _ := strings.Cut(kv, "="); k {
+		case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_NAMESPACE":
+		default:
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	out, err := cmd.Output()
+	return err == nil && strings.TrimSpace(string(out)) == "true"
 }

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -44,7 +46,8 @@ type Op struct {
 type WriteOptions struct {
 	// Branch to write ("" = the store's default branch).
 	Branch string
-	// Agent authors the commit; default $AIWG_AGENT, then $USER.
+	// Agent authors the commit; default $AIWG_AGENT, then the store's
+	// default agent (see AgentFor), then $USER.
 	Agent string
 	// Source and Correlation become the Source and Correlation-Id trailers.
 	Source, Correlation string
@@ -282,6 +285,9 @@ func documentPath(file string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if clean == AttributesPath {
+		return "", fmt.Errorf("%w: %s is the store's merge strategies, not a document: aiwg-state strategy set PATTERN STRATEGY changes them (strategy ls lists them)", ErrReadOnly, clean)
+	}
 	if !strings.HasSuffix(clean, ".json") {
 		return "", fmt.Errorf("%w: %s: documents are .json files", verbiage.ErrInvalidPath, file)
 	}
@@ -387,7 +393,7 @@ func (p parsedOp) apply(d *docs, rec *recorder) error {
 			return fmt.Errorf("%s: %w", p.file, err)
 		}
 		d.store(p.file, nd)
-		rec.add(op, p.file, p.key)
+		rec.add(op, p.file, appendedAt(doc, p.path, p.key))
 	case "del":
 		if !exists {
 			return fmt.Errorf("%s: %w", p.file, ErrNotFound)
@@ -420,6 +426,41 @@ func (p parsedOp) apply(d *docs, rec *recorder) error {
 		rec.changes = append(rec.changes, Change{Operation: OpRename, File: p.file, To: p.to})
 	}
 	return nil
+}
+
+// appendedAt is key, the key path p as given, with each "-" (append)
+// replaced by the index the element gets in doc: the Path trailer and the
+// subject then name the element written (notes.3), which an auditor
+// reading the history with git alone could not tell from notes.-.
+func appendedAt(doc any, p verbiage.Path, key string) string {
+	if !slices.ContainsFunc(p, verbiage.Segment.Append) {
+		return key
+	}
+	out := slices.Clone(p)
+	node := doc
+	for i, seg := range p {
+		switch x := node.(type) {
+		case map[string]any:
+			node = x[seg.Key]
+		case []any:
+			if seg.Append() {
+				out[i] = verbiage.Segment{Key: strconv.Itoa(len(x))}
+				node = nil
+			} else if n, ok := seg.Index(); ok && n < len(x) {
+				node = x[n]
+			} else {
+				node = nil
+			}
+		default:
+			// Missing: Set creates it, an array where "-" follows, so
+			// the element is its first.
+			if seg.Append() {
+				out[i] = verbiage.Segment{Key: "0"}
+			}
+			node = nil
+		}
+	}
+	return out.String()
 }
 
 // checkUnchangedSince fails when a file the write changes differs
@@ -478,7 +519,7 @@ func (s *Store) commit(ctx context.Context, wo WriteOptions, subject string, bui
 			return nil, err
 		}
 	}
-	agent := AgentName(wo.Agent)
+	agent := s.agentName(wo.Agent)
 	if repo.IdentityName(agent) != agent {
 		// git identities cannot hold them; rewriting the name would
 		// attribute the write to an agent nobody named.

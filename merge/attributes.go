@@ -43,6 +43,10 @@ type Attributes struct {
 // attributes; a nil field means the line does not mention the attribute.
 type attrLine struct {
 	pattern verbiage.Pattern
+	// line is the line's number in the file, from 1; text the pattern
+	// as written (unquoted).
+	line int
+	text string
 	// strategy: "" with set true means the line sets merge to something
 	// that is not ours (merge=text, -merge, !merge...).
 	strategy    Strategy
@@ -80,7 +84,7 @@ func ParseAttributes(data []byte) (Attributes, error) {
 		if err != nil {
 			continue // git ignores the line, with a warning at most
 		}
-		l := attrLine{pattern: p}
+		l := attrLine{pattern: p, line: n, text: pat}
 		for _, tok := range strings.Fields(rest) {
 			if err := l.read(tok); err != nil {
 				return Attributes{}, fmt.Errorf("%w: line %d: %w", ErrInvalidAttributes, n, err)
@@ -207,4 +211,61 @@ func (a Attributes) Lookup(path string) (opts Options, ok bool) {
 		}
 	}
 	return opts, ok
+}
+
+// Rule is a line of a .gitattributes file that mentions a merge attribute
+// (see Attributes.Rules).
+type Rule struct {
+	// Line is the line's number in the file, from 1.
+	Line int `json:"line"`
+	// Pattern is the line's pattern, unquoted.
+	Pattern string `json:"pattern"`
+	// SetsStrategy: the line sets merge; Strategy is the aiwg strategy it
+	// names, "" for a merge that is not ours (merge=text, -merge).
+	SetsStrategy bool     `json:"-"`
+	Strategy     Strategy `json:"strategy,omitempty"`
+	// SetsFallback: the line mentions aiwg-fallback; Fallback is its
+	// value, "" when the line unsets it.
+	SetsFallback bool     `json:"-"`
+	Fallback     Strategy `json:"fallback,omitempty"`
+	// SetsKeys: the line mentions aiwg-keys; Keys is its value, nil when
+	// the line unsets it.
+	SetsKeys bool                `json:"-"`
+	Keys     map[string]Strategy `json:"keys,omitempty"`
+}
+
+// Rules lists the lines that mention merge, aiwg-fallback or aiwg-keys,
+// in the file's order.
+func (a Attributes) Rules() []Rule {
+	out := make([]Rule, len(a.lines))
+	for i, l := range a.lines {
+		out[i] = Rule{Line: l.line, Pattern: l.text, SetsStrategy: l.setStrategy, Strategy: l.strategy, SetsKeys: l.setKeys, Keys: l.keys}
+		if l.fallback != nil {
+			out[i].SetsFallback, out[i].Fallback = true, *l.fallback
+		}
+	}
+	return out
+}
+
+// Deciding says which rules (indexes into Rules; -1 for none) decide a
+// path's strategy, fallback and keys, as Lookup settles them: for each,
+// the last matching rule that mentions it.
+func (a Attributes) Deciding(path string) (strategy, fallback, keys int) {
+	strategy, fallback, keys = -1, -1, -1
+	for i := len(a.lines) - 1; i >= 0; i-- {
+		l := &a.lines[i]
+		if !l.pattern.Match(path) {
+			continue
+		}
+		if l.setStrategy && strategy < 0 {
+			strategy = i
+		}
+		if l.fallback != nil && fallback < 0 {
+			fallback = i
+		}
+		if l.setKeys && keys < 0 {
+			keys = i
+		}
+	}
+	return strategy, fallback, keys
 }

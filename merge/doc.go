@@ -36,7 +36,10 @@
 // never matters.
 //
 // merge-objects is the key-wise merge itself; a clash it cannot settle goes
-// to Options.Fallback (default: a conflict).
+// to Options.Fallback (default: a conflict). Arrays both sides only
+// appended to (the base array, absent counting as empty, a prefix of each
+// side's) are not a clash: they merge as merge-arrays merges them, so two
+// agents appending (items.-) keep both their elements.
 //
 // merge-arrays merges two arrays: base order is kept, elements either side
 // removed are removed, elements on both sides are merged recursively, and

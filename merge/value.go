@@ -226,6 +226,12 @@ func (m *merger) mergeObjects(b val, om, tm map[string]any, s Strategy) map[stri
 func (m *merger) clash(b, o, t val, s Strategy, inArray bool) val {
 	switch s {
 	case MergeObjects:
+		if oa, ta, ok := arrays(o, t); ok && onlyAppended(b, oa, ta) {
+			// Both sides only appended (items.-): keeping both sides'
+			// new elements is the one reading of the two writes, as
+			// merge-arrays would merge them.
+			return val{m.mergeArrays(b, oa, ta, s), true}
+		}
 		return m.fallback(b, o, t, s, inArray, "merge-objects")
 	case MergeArrays:
 		if oa, ta, ok := arrays(o, t); ok {
@@ -246,9 +252,9 @@ func (m *merger) fallback(b, o, t val, s Strategy, inArray bool, via string) val
 		if oa, ta, ok := arrays(o, t); ok {
 			return val{m.mergeArrays(b, oa, ta, s), true}
 		}
-		return m.conflict(b, o, t, inArray, via+" and merge-arrays cannot settle "+clashKind(o, t))
+		return m.conflict(b, o, t, inArray, via+" and merge-arrays cannot settle it: "+clashKind(o, t))
 	}
-	return m.conflict(b, o, t, inArray, via+" cannot settle "+clashKind(o, t))
+	return m.conflict(b, o, t, inArray, via+" cannot settle it: "+clashKind(o, t))
 }
 
 // settle applies one of the strategies that decide between whole values.
@@ -275,7 +281,7 @@ func (m *merger) settle(b, o, t val, s Strategy, inArray bool, via string) val {
 		return m.conflict(b, o, t, inArray, "sum cannot add "+kindPair(o, t))
 	case Manual:
 		if via != "" {
-			return m.conflict(b, o, t, inArray, via+" cannot settle "+clashKind(o, t))
+			return m.conflict(b, o, t, inArray, via+" cannot settle it: "+clashKind(o, t))
 		}
 		return m.conflict(b, o, t, inArray, clashKind(o, t))
 	}
@@ -510,6 +516,31 @@ func kind(v any) string {
 		return "boolean"
 	}
 	return "value"
+}
+
+// onlyAppended reports whether both arrays are the base array (absent
+// counts as empty) with elements added at its end, and nothing else
+// changed.
+func onlyAppended(b val, oa, ta []any) bool {
+	var ba []any
+	if b.ok {
+		var ok bool
+		if ba, ok = b.v.([]any); !ok {
+			return false
+		}
+	}
+	extends := func(arr []any) bool {
+		if len(arr) < len(ba) {
+			return false
+		}
+		for i := range ba {
+			if !equal(ba[i], arr[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return extends(oa) && extends(ta)
 }
 
 func arrays(o, t val) ([]any, []any, bool) {

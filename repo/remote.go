@@ -508,8 +508,14 @@ func transportError(err error, stderr []byte, rawURL string) error {
 	if msg == "" {
 		msg = err.Error()
 	}
-	for _, gone := range []string{"does not exist", "not found", "not appear to be a git repository"} {
-		if strings.Contains(msg, gone) {
+	// (git daemon says "no such repository" with --informative-errors,
+	// else "access denied or repository not exported", which covers a
+	// missing one too; a host's ssh server may say "ERROR: Repository not
+	// found." before git's own "fatal: Could not read from remote
+	// repository", which an ssh refusal ends with too.)
+	hostSays := strings.Contains(strings.ToLower(string(stderr)), "repository not found")
+	for _, gone := range []string{"does not exist", "not found", "not appear to be a git repository", "no such repository", "repository not exported"} {
+		if strings.Contains(msg, gone) || hostSays {
 			// The address names nothing: a mistyped URL or path is the
 			// user's to fix (exit 3), not a failure of the transfer.
 			return errkind.Errorf(ErrNotFound, "%w: %s", ErrRemote, msg)

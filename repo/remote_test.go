@@ -161,6 +161,27 @@ func TestRemoteConfig(t *testing.T) {
 	}
 }
 
+// TestMissingRepositoryIsNotFound: whatever the transport, an address that
+// names no repository is ErrNotFound (exit 3), and a failure to reach or
+// be let in is not.
+func TestMissingRepositoryIsNotFound(t *testing.T) {
+	exit := &exec.ExitError{}
+	for stderr, missing := range map[string]bool{
+		"fatal: remote error: no such repository: /x.git\n":                                                           true,
+		"fatal: remote error: access denied or repository not exported: /x.git\n":                                     true,
+		"fatal: repository 'http://127.0.0.1:1/x.git/' not found\n":                                                   true,
+		"fatal: '/srv/x.git' does not appear to be a git repository\nfatal: Could not read from remote repository.\n": true,
+		"ERROR: Repository not found.\nfatal: Could not read from remote repository.\n":                               true,
+		"git@host: Permission denied (publickey).\nfatal: Could not read from remote repository.\n":                   false,
+		"fatal: unable to access 'https://host/x.git/': Could not resolve host: host\n":                               false,
+	} {
+		err := transportError(exit, []byte(stderr), "x")
+		if !errors.Is(err, ErrRemote) || errors.Is(err, ErrNotFound) != missing {
+			t.Errorf("%q: %v (not found: %v, want %v)", stderr, err, errors.Is(err, ErrNotFound), missing)
+		}
+	}
+}
+
 func TestTransportErrorsHideCredentials(t *testing.T) {
 	ctx := context.Background()
 	r := newRepo(t)

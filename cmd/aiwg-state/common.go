@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -167,26 +168,24 @@ func (s *session) writeOptions() aiwgstate.WriteOptions {
 // agentWrite are the write options every writing command has: the agent
 // (--agent) and where completion handlers run (a write may set Final).
 func (s *session) agentWrite() aiwgstate.WriteOptions {
-	// The agent's defaults ($AIWG_AGENT, then $USER) are read here, through
-	// the invocation: left to the store, a server would read its own.
-	return aiwgstate.WriteOptions{Agent: aiwgstate.AgentNameFrom(s.c.String("agent"), s.inv.getenv), HandlerEnv: s.inv.handlerEnv(), HandlerDir: s.inv.handlerDir(), Warn: s.warn, SigningKey: s.signingKey()}
+	// The agent's defaults ($AIWG_AGENT, the store's agent, then $USER)
+	// are read here, through the invocation: left to the store, a server
+	// would read its own environment.
+	agent, from := s.agent()
+	if from == aiwgstate.AgentFromAnonymous {
+		s.inv.anonymous.Store(true) // said once the command has succeeded
+	}
+	return aiwgstate.WriteOptions{Agent: agent, HandlerEnv: s.inv.handlerEnv(), HandlerDir: s.inv.handlerDir(), Warn: s.warn, SigningKey: s.signingKey()}
 }
 
-func signingKeyFlag() cli.Flag {
-	return &cli.StringFlag{Name: "signing-key", Usage: "sign the commit with this SSH private key file (default: the agent's aiwg.<agent>.signingKey in the store's git config)", EnvVars: []string{"AIWG_SIGNING_KEY"}}
-}
-
-// signingKey is --signing-key ($AIWG_SIGNING_KEY, read as the invocation
-// sees the environment), a path relative to the invocation's directory.
-func (s *session) signingKey() string {
-	k := s.c.String("signing-key")
-	if k == "" {
-		k = s.inv.getenv("AIWG_SIGNING_KEY")
+// agent is the agent a write of this command is authored by, and where
+// the name comes from (see aiwgstate.Store.AgentFor).
+func (s *session) agent() (agent, from string) {
+	flag := s.c.String("agent")
+	if env := s.inv.getenv("AIWG_AGENT"); flag != "" && flag == env {
+		flag = "" // the flag's value came from the environment
 	}
-	if k == "" {
-		return ""
-	}
-	return s.inv.resolve(k)
+	return s.store.AgentFor(flag, s.inv.getenv)
 }
 
 func (s *session) readOptions() aiwgstate.ReadOptions {
@@ -200,6 +199,25 @@ func (s *session) done(v any, format string, a ...any) error {
 	}
 	fmt.Fprintf(s.out, format+"\n", a...)
 	return nil
+}
+
+// confirm stands before a command that drops data (what says which): --yes
+// confirms it; without --yes, someone at a terminal (the CLI's own
+// standard input) is asked; anything else is a usage error naming --yes,
+// since an agent or script must say so on the command line.
+func (s *session) confirm(what string) error {
+	if s.c.Bool("yes") {
+		return nil
+	}
+	if in, ok := s.c.App.Reader.(*os.File); ok && s.inv.client == nil && isTerminal(in) {
+		fmt.Fprintf(s.c.App.ErrWriter, "%s. Go on? [y/N] ", what)
+		line, _ := bufio.NewReader(in).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(line)); a == "y" || a == "yes" {
+			return nil
+		}
+		return usagef("not confirmed; nothing written")
+	}
+	return usagef("%s; add --yes to confirm", what)
 }
 
 // printJSON writes v as one line of JSON.

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
@@ -27,7 +28,7 @@ With FILE, only the commits that changed that file: the same commits as
 git log --first-parent -- FILE (or, with --all-parents, as git log -- FILE,
 which follows merges into the side that brought the change). With
 FILE#KEYPATH, only the commits that changed the value at that key path,
-each with the old -> new value. Both come from the changed-paths index
+each with the old → new value. Both come from the changed-paths index
 (see reindex), so they cost in proportion to that key's changes, not to the
 length of history.
 
@@ -225,7 +226,7 @@ Examples:
 					}
 					width := len(fmt.Sprint(len(lines)))
 					for _, l := range lines {
-						fmt.Fprintf(s.out, "%s (%-12s %s%s %*d) %s\n", shortHash(dashIfEmpty(l.Commit)), l.Agent, stamp(l.Time), sigColumn(l.Signature), width, l.Line, l.Text)
+						fmt.Fprintf(s.out, "%s (%s %s%s %*d) %s\n", shortHash(dashIfEmpty(l.Commit)), agentColumn(l.Agent), stamp(l.Time), sigColumn(l.Signature), width, l.Line, l.Text)
 					}
 					return nil
 				}
@@ -246,7 +247,7 @@ Examples:
 					if path == "" {
 						path = "(root)"
 					}
-					fmt.Fprintf(s.out, "%s  %s  %-12s%s  %s  %s = %s\n", shortHash(dashIfEmpty(e.Commit)), stamp(e.Time), e.Agent, sigColumn(e.Signature), dashIfEmpty(e.MutationID), path, e.Value)
+					fmt.Fprintf(s.out, "%s  %s  %s%s  %s  %s = %s\n", shortHash(dashIfEmpty(e.Commit)), stamp(e.Time), agentColumn(e.Agent), sigColumn(e.Signature), dashIfEmpty(e.MutationID), path, e.Value)
 				}
 				return nil
 			}),
@@ -332,7 +333,8 @@ Examples:
 			Usage:     "show what changed, key by key",
 			ArgsUsage: "[REV1 [REV2]] [FILE [KEYPATH]]",
 			Description: `With no revision: the last mutation. With one: that commit against its
-parent. With two: REV1 to REV2. FILE and KEYPATH narrow the diff.
+parent, the change REV made, as git show REV (not REV to HEAD, as git diff
+REV). With two: REV1 to REV2. FILE and KEYPATH narrow the diff.
 
 Formats: human (colour on a terminal; NO_COLOR honoured), --json,
 --format patch (RFC 6902 JSON Patch per file), --format markdown (for a
@@ -512,7 +514,7 @@ func writeDiffs(s *session, diffs []aiwgstate.FileDiff, format string) error {
 				continue
 			}
 			if d.Status == "renamed" {
-				fmt.Fprintf(s.out, "%s -> %s: moved, unchanged\n", d.From, d.File)
+				fmt.Fprintf(s.out, "%s → %s: moved, unchanged\n", d.From, d.File)
 				continue
 			}
 			if err := jsondiff.WriteText(s.out, d.File, d.Changes, jsondiff.TextOptions{Color: color}); err != nil {
@@ -550,7 +552,7 @@ func isTerminal(w any) bool {
 func printMutationLine(s *session, m *aiwgstate.Mutation) {
 	what := m.Subject
 	if v := m.Value; v != nil {
-		what = fmt.Sprintf("%s %s#%s: %s -> %s", v.Op, v.File, v.Key, valueOrNone(v.Old), valueOrNone(v.New))
+		what = fmt.Sprintf("%s %s#%s: %s → %s", v.Op, v.File, v.Key, valueOrNone(v.Old), valueOrNone(v.New))
 		if v.From != "" {
 			what += " (moved from " + v.From + ")"
 		}
@@ -567,7 +569,22 @@ func printMutationLine(s *session, m *aiwgstate.Mutation) {
 	if id == "" {
 		id = "-"
 	}
-	fmt.Fprintf(s.out, "%s  %s  %-12s%s  %s  %s\n", shortHash(m.Commit), m.Time.UTC().Format("2006-01-02 15:04:05"), m.Agent, sigColumn(m.Signature), id, what)
+	fmt.Fprintf(s.out, "%s  %s  %s%s  %s  %s\n", shortHash(m.Commit), m.Time.UTC().Format("2006-01-02 15:04:05"), agentColumn(m.Agent), sigColumn(m.Signature), id, what)
+}
+
+// agentWidth is the width of the agent column of log and blame.
+const agentWidth = 12
+
+// agentColumn is an agent's name in a column of agentWidth characters:
+// padded, or cut with "…" so that the columns after it stay in line. (The
+// full name is in --json and in git log.)
+func agentColumn(name string) string {
+	n := utf8.RuneCountInString(name)
+	if n > agentWidth {
+		r := []rune(name)
+		return string(r[:agentWidth-1]) + "…"
+	}
+	return name + strings.Repeat(" ", agentWidth-n)
 }
 
 func valueOrNone(v []byte) string {

@@ -102,8 +102,8 @@ func TestAuditCommands(t *testing.T) {
 
 	out := mustCLI(t, s, "", "log", "docs/plan.json#risk.level", "--follow")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 3 || !strings.Contains(lines[1], `critic`) || !strings.Contains(lines[1], `update plan.json#risk.level: "low" -> "high"`) ||
-		!strings.Contains(lines[2], `create plan.json#risk.level: (none) -> "low"`) || !strings.Contains(lines[0], "moved from plan.json") {
+	if len(lines) != 3 || !strings.Contains(lines[1], `critic`) || !strings.Contains(lines[1], `update plan.json#risk.level: "low" → "high"`) ||
+		!strings.Contains(lines[2], `create plan.json#risk.level: (none) → "low"`) || !strings.Contains(lines[0], "moved from plan.json") {
 		t.Fatalf("log --follow:\n%s", out)
 	}
 	if out := mustCLI(t, s, "", "log", "docs/plan.json#risk.level", "--follow", "--agent", "critic", "-n", "1"); strings.Count(out, "\n") != 1 {

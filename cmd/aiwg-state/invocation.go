@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 
 	"github.com/urfave/cli/v2"
 
@@ -24,6 +25,23 @@ type invocation struct {
 	// stores lends stores kept open from one command to the next (a
 	// server's); nil opens and closes one per command.
 	stores *lender
+	// anonymous: the command writes as "anonymous" (no agent named);
+	// anonymousNoted: a served client was told so.
+	anonymous, anonymousNoted atomic.Bool
+}
+
+// anonymousNoted: the CLI's own process was told its writes are
+// anonymous (quickstart runs many commands in one process).
+var anonymousNoted atomic.Bool
+
+// firstAnonymous reports whether this is the first anonymous write of the
+// process the command line comes from: the CLI's own, or a server's
+// client.
+func (inv *invocation) firstAnonymous() bool {
+	if inv.client != nil {
+		return inv.anonymousNoted.CompareAndSwap(false, true)
+	}
+	return anonymousNoted.CompareAndSwap(false, true)
 }
 
 // processInvocation is the invocation of the CLI's own process.

@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -78,10 +79,26 @@ func runFor(ctx context.Context, inv *invocation, args []string, stdin io.Reader
 		err = app.RunContext(ctx, ordered)
 	}
 	if err == nil {
+		if inv.anonymous.Load() && inv.firstAnonymous() {
+			// Not silent: a history of "anonymous" writes tells an
+			// auditor nothing, and the fix is one command.
+			noteAnonymous(stderr, wantsJSON(args))
+		}
 		return exitOK
 	}
 	reportError(stderr, err, wantsJSON(args))
 	return exitCode(err)
+}
+
+// noteAnonymous tells, once a process, that writes are anonymous; with
+// --json as a {"warning"} object, as session.warn does.
+func noteAnonymous(w io.Writer, asJSON bool) {
+	msg := `this write is authored by "anonymous": name the agent with --agent NAME or AIWG_AGENT=NAME, or once for this store with aiwg-state agent start NAME`
+	if asJSON {
+		printJSON(w, map[string]string{"warning": msg})
+		return
+	}
+	fmt.Fprintln(w, "aiwg-state: warning: "+msg)
 }
 
 func wantsJSON(args []string) bool {
@@ -137,6 +154,7 @@ func commandGroups() []func() []*cli.Command {
 		memoryCommands,
 		queueCommands,
 		schemaCommands,
+		strategyCommands,
 		func() []*cli.Command { return []*cli.Command{serveCommand()} },
 	}
 }

@@ -267,7 +267,7 @@ func writeMemory(write func(*aiwgstate.Store, context.Context, memory.Key, []byt
 		if err != nil {
 			return bareTextHint(err, a[3])
 		}
-		return s.done(map[string]any{"record": r, "mutation": m}, "%s %s", shortHash(m.Commit), m.Subject)
+		return s.done(map[string]any{"record": r, "mutation": m}, "%s %s %s", shortHash(m.Commit), m.MutationID, m.Subject)
 	}
 }
 

@@ -198,10 +198,19 @@ Examples:
 					return err
 				}
 				defer st.Close()
+				ignore, err := aiwgstate.KeepOutOfWorkTree(c.Context, st.Dir())
+				if err != nil {
+					return fmt.Errorf("cloned into %s, but could not keep it out of the git project around it: %w", st.Dir(), err)
+				}
 				if c.Bool("json") {
-					return printJSON(c.App.Writer, map[string]any{"store": st.Dir(), "branch": st.Branch()})
+					v := map[string]any{"store": st.Dir(), "branch": st.Branch()}
+					if ignore != "" {
+						v["ignore_file"] = ignore
+					}
+					return printJSON(c.App.Writer, v)
 				}
 				fmt.Fprintf(c.App.Writer, "cloned %s into %s (branch %s)\n", repo.RedactURL(a[0]), st.Dir(), st.Branch())
+				printIgnored(c.App.Writer, ignore)
 				if dir != aiwgstate.DefaultDir {
 					fmt.Fprintf(c.App.Writer, "use it with --store %s, or export AIWG_STATE_STORE=%s\n", shellQuote(dir), shellQuote(dir))
 				}
@@ -216,15 +225,18 @@ and merges main in with sync; a coordinator merges the agents' branches
 with integrate.
 
 Examples:
-   aiwg-state agent start planner              # the store now writes agents/planner/main
+   aiwg-state agent start planner              # the store now writes agents/planner/main, as planner
+   aiwg-state agent status                     # which agent writes, and why
    aiwg-state agent start planner try-2 --from main
    aiwg-state sync                             # fetch, merge main in, push`,
 			Subcommands: []*cli.Command{{
 				Name:      "start",
-				Usage:     "put the store on the agent's branch agents/ID/NAME (created when new)",
+				Usage:     "put the store on the agent's branch agents/ID/NAME (created when new), and make ID its writes' author",
 				ArgsUsage: "ID [NAME]",
 				Description: `Agents write on their own branches, so their pushes never contend; sync
 keeps them up to date and integrate (for a coordinator) merges them.
+ID becomes the store's agent (aiwg.agent in its git config): later writes
+are authored by it; --agent or AIWG_AGENT still override it.
 
 Examples:
    aiwg-state agent start planner          # agents/planner/main
@@ -240,7 +252,33 @@ Examples:
 					if err != nil {
 						return err
 					}
-					return s.done(map[string]any{"branch": branch}, "on branch %s", branch)
+					return s.done(map[string]any{"branch": branch, "agent": a[0]}, "on branch %s; writes here are authored by %s (--agent or AIWG_AGENT overrides)", branch, a[0])
+				}),
+			}, {
+				Name:  "status",
+				Usage: "say which agent this store's writes are authored by, and why, and the branch they go to",
+				Description: `The agent of a write is the first of: --agent, AIWG_AGENT, the store's
+own agent (set by agent start, kept in the store's git config as
+aiwg.agent), the login name ($USER); else "anonymous".
+
+Examples:
+   aiwg-state agent status
+   AIWG_AGENT=reviewer aiwg-state agent status --json`,
+				Flags: append(commonFlags(), &cli.StringFlag{Name: "agent", Usage: "the agent a write would name", EnvVars: []string{"AIWG_AGENT"}}),
+				Action: command(func(s *session) error {
+					if _, err := args(s.c, 0, 0); err != nil {
+						return err
+					}
+					agent, from := s.agent()
+					why := map[string]string{
+						aiwgstate.AgentFromFlag:      "named by --agent",
+						aiwgstate.AgentFromEnv:       "from AIWG_AGENT",
+						aiwgstate.AgentFromStore:     "the store's agent (" + aiwgstate.AgentConfigKey + ", set by agent start)",
+						aiwgstate.AgentFromUser:      "the login name ($USER); aiwg-state agent start NAME names one for this store",
+						aiwgstate.AgentFromAnonymous: "no agent named; aiwg-state agent start NAME names one for this store",
+					}[from]
+					v := map[string]any{"agent": agent, "from": from, "store_agent": s.store.DefaultAgent(), "branch": s.store.Branch()}
+					return s.done(v, "agent %s: %s\nbranch %s", agent, why, s.store.Branch())
 				}),
 			}},
 		},
@@ -273,11 +311,14 @@ Examples:
 					return err
 				}
 				for _, m := range res.Merged {
-					if m.Status != aiwgstate.MergeUpToDate {
-						fmt.Fprintf(s.out, "merged %s into %s: %s, %d file(s)\n", m.From, m.Into, m.Status, len(m.Files))
-					}
-					if m.Status == aiwgstate.MergeConflicts {
+					switch m.Status {
+					case aiwgstate.MergeUpToDate:
+					case aiwgstate.MergeConflicts:
+						// Nothing merged yet: what is left is the news.
+						fmt.Fprintf(s.out, "merge %s into %s: %d conflict(s) left (aiwg-state conflicts; resolve, then merge --continue)\n", m.From, m.Into, len(m.Conflicts))
 						printConflicts(s, m.Conflicts)
+					default:
+						fmt.Fprintf(s.out, "merged %s into %s: %s, %d file(s)\n", m.From, m.Into, m.Status, len(m.Files))
 					}
 				}
 				if err == nil {

@@ -214,12 +214,21 @@ Examples:
 				Usage:     "turn a state document into history: one commit per mutation, checkpoints as tags",
 				ArgsUsage: "FILE|-",
 				Description: `FILE is a document of the seed's schema, as state export prints it. A
-state the store already holds is refused (exit 3).
+state the store already holds is refused (exit 3), unless:
+   --as NEW-ID    imports it beside the one there, as a new state (checkpoints get new ids)
+   --replace      makes the one there what the file says, in one commit: the
+                  file's variables set, the state's own (state and temporary
+                  scope) that the file lacks removed; history and checkpoints stay
 
 Examples:
    aiwg-state state import state.json --agent importer
-   aiwg-state state export --store a.git | aiwg-state state import - --store b.git`,
-				Flags: writeFlags(),
+   aiwg-state state export --store a.git | aiwg-state state import - --store b.git
+   aiwg-state state export state-1a2b3c4d > s.json
+   aiwg-state state import s.json --replace        # back to what s.json says
+   aiwg-state state import s.json --as state-5e6f7a8b`,
+				Flags: append(writeFlags(),
+					&cli.StringFlag{Name: "as", Usage: "import as a new state of this id (state- and 8 hex digits)"},
+					&cli.BoolFlag{Name: "replace", Usage: "make the state the store holds what FILE says (one commit)"}),
 				Action: command(func(s *session) error {
 					a, err := args(s.c, 1, 1)
 					if err != nil {
@@ -229,7 +238,10 @@ Examples:
 					if err != nil {
 						return usagef("%v", err)
 					}
-					info, err := s.store.ImportState(s.c.Context, data, s.writeOptions())
+					info, err := s.store.ImportStateWith(s.c.Context, data, aiwgstate.ImportStateOptions{As: s.c.String("as"), Replace: s.c.Bool("replace")}, s.writeOptions())
+					if errors.Is(err, aiwgstate.ErrNoChange) {
+						return s.report(nil, err)
+					}
 					if err != nil {
 						return err
 					}
@@ -685,8 +697,8 @@ Examples:
 				return err
 			}
 			if s.c.Bool("hard") {
-				if !s.c.Bool("yes") {
-					return usagef("rollback --hard drops every commit after the checkpoint from the branch, for all states; add --yes to confirm")
+				if err := s.confirm("rollback --hard drops every commit after the checkpoint from the branch, for all states"); err != nil {
+					return err
 				}
 				from, to, ck, err := s.store.RollbackHard(s.c.Context, s.c.String("state"), a[0], s.c.String("branch"))
 				if err != nil {

@@ -41,7 +41,7 @@ func served(name string) bool {
 		"config",
 		"state", "var", "final", "checkpoint", "rollback",
 		"goal", "event", "latest", "request", "item", "project", "doc", "state-doc",
-		"traj", "lease", "memory", "queue", "schema":
+		"traj", "lease", "memory", "queue", "schema", "strategy":
 		return true
 	}
 	return false

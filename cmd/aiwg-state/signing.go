@@ -60,3 +60,20 @@ func signatureLine(v *policy.Verdict) string {
 	}
 	return out
 }
+
+func signingKeyFlag() cli.Flag {
+	return &cli.StringFlag{Name: "signing-key", Usage: "sign the commit with this SSH private key file (default: the agent's aiwg.<agent>.signingKey in the store's git config)", EnvVars: []string{"AIWG_SIGNING_KEY"}}
+}
+
+// signingKey is --signing-key ($AIWG_SIGNING_KEY, read as the invocation
+// sees the environment), a path relative to the invocation's directory.
+func (s *session) signingKey() string {
+	k := s.c.String("signing-key")
+	if k == "" {
+		k = s.inv.getenv("AIWG_SIGNING_KEY")
+	}
+	if k == "" {
+		return ""
+	}
+	return s.inv.resolve(k)
+}

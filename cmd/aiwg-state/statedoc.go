@@ -418,12 +418,18 @@ Examples:
 				},
 				{
 					Name: "reset", Usage: "put the document back to the seed's default shape (one commit; shards are unmounted, not deleted)",
-					Description: `Examples:
-   aiwg-state doc reset
-   aiwg-state doc reset --agent admin -m "start over"`,
-					Flags: stateWriteFlags(),
+					Description: `Every goal, event, request, item and note goes from the document (history
+keeps them): it needs --yes, or a yes typed at a terminal.
+
+Examples:
+   aiwg-state doc reset --yes
+   aiwg-state doc reset --yes --agent admin -m "start over"`,
+					Flags: append(stateWriteFlags(), &cli.BoolFlag{Name: "yes", Usage: "confirm: the document loses every goal, event, request, item and note"}),
 					Action: command(func(s *session) error {
 						if _, err := args(s.c, 0, 0); err != nil {
+							return err
+						}
+						if err := s.confirm("doc reset empties the state document: every goal, event, request, item and note goes (history keeps them)"); err != nil {
 							return err
 						}
 						return s.report(s.store.ResetState(s.c.Context, s.c.String("doc"), s.writeOptions()))

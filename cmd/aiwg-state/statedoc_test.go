@@ -134,7 +134,7 @@ func TestStateDocCLI(t *testing.T) {
 	if commits() != before {
 		t.Fatal("a refused apply wrote a commit")
 	}
-	step(0, "", "doc", "reset")
+	step(0, "", "doc", "reset", "--yes")
 	if got := step(0, "", "state-doc", "get"); got != "{\n  \"ACTIVE-PROJECT\": {\n    \"PROJECT-ID\": null,\n    \"TITLE\": null\n  },\n  \"GOALS\": {},\n  \"ITEMS\": {\n    \"GLOBAL\": {\n      \"CONTENT\": {},\n      \"META\": {}\n    },\n    \"PROJECTS\": []\n  }\n}\n" {
 		t.Fatalf("after reset:\n%s", got)
 	}
@@ -161,7 +161,7 @@ func TestStateDocInvalidFromGitExits3(t *testing.T) {
 		}
 	}
 	// doc reset mends it: the one write that needs no valid document.
-	mustCLI(t, s, "", "doc", "reset")
+	mustCLI(t, s, "", "doc", "reset", "--yes")
 	mustCLI(t, s, "", "state-doc", "check")
 	mustCLI(t, s, "", "goal", "create", "h")
 }

@@ -26,7 +26,9 @@ func storeCommands() []*cli.Command {
 			Description: `The store's first commit on main holds its manifest (.aiwg/store.json)
 and the default merge strategies (.gitattributes). Later commands find the
 store from any subdirectory, as git finds .git; --store or AIWG_STATE_STORE
-point elsewhere.
+point elsewhere. Inside a git project, init writes .aiwg/.gitignore (or a
+.gitignore in the store DIR) ignoring everything, so that the project's
+git add . leaves the store's files out.
 
 Examples:
    aiwg-state init
@@ -49,10 +51,19 @@ Examples:
 					return err
 				}
 				defer st.Close()
+				ignore, err := aiwgstate.KeepOutOfWorkTree(c.Context, st.Dir())
+				if err != nil {
+					return fmt.Errorf("created store %s, but could not keep it out of the git project around it: %w", st.Dir(), err)
+				}
 				if c.Bool("json") {
-					return printJSON(c.App.Writer, map[string]any{"store": st.Dir(), "branch": st.Branch()})
+					v := map[string]any{"store": st.Dir(), "branch": st.Branch()}
+					if ignore != "" {
+						v["ignore_file"] = ignore
+					}
+					return printJSON(c.App.Writer, v)
 				}
 				fmt.Fprintf(c.App.Writer, "created store %s (branch %s)\n", st.Dir(), st.Branch())
+				printIgnored(c.App.Writer, ignore)
 				return nil
 			},
 		},
@@ -142,6 +153,14 @@ Examples:
 			Flags:  []cli.Flag{jsonFlag()},
 			Action: quickstart,
 		},
+	}
+}
+
+// printIgnored says that an ignore file keeps a new store out of the git
+// project around it (see aiwgstate.KeepOutOfWorkTree).
+func printIgnored(w io.Writer, ignore string) {
+	if ignore != "" {
+		fmt.Fprintf(w, "kept the store out of the git project around it: %s ignores its files\n", ignore)
 	}
 }
 

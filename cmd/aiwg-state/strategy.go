@@ -1,0 +1,234 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/merge"
+)
+
+func strategyCommands() []*cli.Command {
+	return []*cli.Command{{
+		Name:  "strategy",
+		Usage: "read or change the merge strategies of .gitattributes (one commit per change)",
+		Description: `Merges (aiwg-state merge, pull, sync, integrate, and a plain git merge
+in a clone with the drivers installed) settle each JSON document with the
+strategy .gitattributes gives its path; the last line matching a path
+decides. Objects always merge key by key; a strategy decides only what
+cannot be combined. Strategies: ` + strings.Join(strategyNames(), ", ") + `.
+
+Examples:
+   aiwg-state strategy ls
+   aiwg-state strategy set 'counters/*.json' sum
+   aiwg-state strategy set plan.json merge-objects --keys notes:merge-arrays --fallback last-write-wins
+   aiwg-state strategy explain plan.json#risk.level`,
+		Subcommands: []*cli.Command{
+			{
+				Name: "ls", Usage: "list the lines of .gitattributes that assign strategies, in order (the last match wins)",
+				Description: `Each line: its number in .gitattributes, the pattern, and the strategy,
+keys and fallback it gives.
+
+Examples:
+   aiwg-state strategy ls
+   aiwg-state strategy ls --at HEAD~3 --json`,
+				Flags: readFlags(),
+				Action: command(func(s *session) error {
+					if _, err := args(s.c, 0, 0); err != nil {
+						return err
+					}
+					rules, err := s.store.StrategyRules(s.c.Context, s.readOptions())
+					if err != nil {
+						return err
+					}
+					if s.json {
+						return printJSON(s.out, nonNil(rules))
+					}
+					for _, r := range rules {
+						fmt.Fprintf(s.out, "%3d  %-24s %s\n", r.Line, r.Pattern, describeRule(r))
+					}
+					return nil
+				}),
+			},
+			{
+				Name: "set", Usage: "make STRATEGY the merge strategy of the paths PATTERN matches (one commit editing .gitattributes)",
+				ArgsUsage: "PATTERN STRATEGY",
+				Description: `PATTERN is a gitattributes(5) pattern: plan.json, 'notes/*.json',
+'state/**/*.json'. A line with exactly this pattern is replaced where it
+stands; a new one goes at the end of .gitattributes, where it wins over
+every line before it for the paths it matches. The line says the whole
+rule: --keys and --fallback left out unset those of earlier lines.
+
+--keys gives object keys (at any depth) strategies of their own;
+--fallback settles what merge-objects or merge-arrays cannot (without it,
+a conflict). An unknown strategy is refused (exit 2).
+
+A clone picks the change up with its next pull; the drivers
+install-drivers registered need nothing more.
+
+Examples:
+   aiwg-state strategy set 'counters/*.json' sum
+   aiwg-state strategy set plan.json merge-objects --keys notes:merge-arrays,seen:max
+   aiwg-state strategy set 'status/*.json' merge-objects --fallback last-write-wins`,
+				Flags: append(writeFlags(),
+					&cli.StringFlag{Name: "keys", Usage: "KEY:STRATEGY,… strategies of object keys, at any depth"},
+					&cli.StringFlag{Name: "fallback", Usage: "what settles a clash merge-objects or merge-arrays cannot (default: a conflict)"},
+				),
+				Action: command(func(s *session) error {
+					a, err := args(s.c, 2, 2)
+					if err != nil {
+						return err
+					}
+					opts, err := strategyOptions(a[1], s.c.String("keys"), s.c.String("fallback"))
+					if err != nil {
+						return err
+					}
+					return s.report(s.store.SetStrategy(s.c.Context, a[0], opts, s.writeOptions()))
+				}),
+			},
+			{
+				Name: "explain", Usage: "say which strategy settles a clash at FILE#KEY, and which lines of .gitattributes decide it",
+				ArgsUsage: "FILE[#KEY]",
+				Description: `Examples:
+   aiwg-state strategy explain plan.json
+   aiwg-state strategy explain state/run.json#NOTES.3 --json`,
+				Flags: readFlags(),
+				Action: command(func(s *session) error {
+					a, err := args(s.c, 1, 1)
+					if err != nil {
+						return err
+					}
+					file, key, _ := strings.Cut(a[0], "#")
+					e, err := s.store.ExplainStrategy(s.c.Context, file, key, s.readOptions())
+					if err != nil {
+						return err
+					}
+					if s.json {
+						return printJSON(s.out, e)
+					}
+					printExplanation(s, e)
+					return nil
+				}),
+			},
+		},
+	}}
+}
+
+func strategyNames() []string {
+	var out []string
+	for _, st := range merge.Strategies() {
+		out = append(out, string(st))
+	}
+	return out
+}
+
+// strategyOptions reads strategy set's STRATEGY, --keys and --fallback;
+// an unknown strategy is a usage error.
+func strategyOptions(strategy, keys, fallback string) (merge.Options, error) {
+	var opts merge.Options
+	var err error
+	if opts.Strategy, err = merge.ParseStrategy(strategy); err != nil {
+		return opts, err
+	}
+	if fallback != "" {
+		if opts.Fallback, err = merge.ParseStrategy(fallback); err != nil {
+			return opts, fmt.Errorf("--fallback: %w", err)
+		}
+	}
+	if keys != "" {
+		opts.Keys = map[string]merge.Strategy{}
+		for _, item := range strings.Split(keys, ",") {
+			k, st, ok := strings.Cut(strings.TrimSpace(item), ":")
+			if !ok || k == "" {
+				return opts, usagef("--keys: %q is not KEY:STRATEGY (e.g. --keys notes:merge-arrays,seen:max)", item)
+			}
+			if opts.Keys[k], err = merge.ParseStrategy(st); err != nil {
+				return opts, fmt.Errorf("--keys %s: %w", k, err)
+			}
+		}
+	}
+	return opts, nil
+}
+
+// describeRule renders what a line of .gitattributes says about merges.
+func describeRule(r merge.Rule) string {
+	var parts []string
+	switch {
+	case r.SetsStrategy && r.Strategy != "":
+		parts = append(parts, string(r.Strategy))
+	case r.SetsStrategy:
+		parts = append(parts, "(not an aiwg strategy: merge-objects)")
+	}
+	if r.SetsKeys && len(r.Keys) > 0 {
+		parts = append(parts, "keys "+keysText(r.Keys))
+	}
+	if r.SetsFallback && r.Fallback != "" {
+		parts = append(parts, "fallback "+string(r.Fallback))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func keysText(keys map[string]merge.Strategy) string {
+	names := make([]string, 0, len(keys))
+	for k := range keys {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	var b strings.Builder
+	for i, k := range names {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(k + ":" + string(keys[k]))
+	}
+	return b.String()
+}
+
+// strategyMeaning says what a strategy does with a clash, in a sentence.
+var strategyMeaning = map[merge.Strategy]string{
+	merge.MergeObjects:       "objects merge key by key; arrays both sides only appended to keep both sides' new elements; any other clash goes to the fallback",
+	merge.MergeArrays:        "arrays merge element by element (objects matched by id, other elements by value); any other clash goes to the fallback",
+	merge.LastWriteWins:      "the later write wins (the data's own updated_at, else the commits' clocks)",
+	merge.FirstWriteWins:     "the earlier write wins (the data's own updated_at, else the commits' clocks)",
+	merge.HigherPriorityWins: "the side with the higher priority wins; at equal priority, the later write",
+	merge.Max:                "the larger value wins (numbers, true over false, strings by byte order)",
+	merge.Sum:                "numbers add both sides' changes to the base (counters keep every increment)",
+	merge.Manual:             "every clash is left a conflict, to resolve with aiwg-state resolve",
+}
+
+func printExplanation(s *session, e *aiwgstate.StrategyExplanation) {
+	what := e.File
+	if e.Key != "" {
+		what += "#" + e.Key
+	}
+	var used []*merge.Rule
+	cite := func(r *merge.Rule) string {
+		if !slices.ContainsFunc(used, func(u *merge.Rule) bool { return u.Line == r.Line }) {
+			used = append(used, r)
+		}
+		return fmt.Sprintf("line %d", r.Line)
+	}
+	switch {
+	case e.ByKey != "":
+		fmt.Fprintf(s.out, "%s: %s, for the key %s (aiwg-keys of %s; the innermost key named there decides)\n", what, e.Strategy, e.ByKey, cite(e.KeysRule))
+	case e.Default:
+		fmt.Fprintf(s.out, "%s: %s, the default: no line of .gitattributes gives %s an aiwg strategy\n", what, e.Strategy, e.File)
+	default:
+		fmt.Fprintf(s.out, "%s: %s (%s of .gitattributes)\n", what, e.Strategy, cite(e.StrategyRule))
+	}
+	fmt.Fprintf(s.out, "  %s: %s.\n", e.Strategy, strategyMeaning[e.Strategy])
+	if e.Strategy == merge.MergeObjects || e.Strategy == merge.MergeArrays {
+		if e.Fallback != "" {
+			fmt.Fprintf(s.out, "  fallback: %s (%s)\n", e.Fallback, cite(e.FallbackRule))
+		} else {
+			fmt.Fprintf(s.out, "  fallback: none; what %s cannot settle is left a conflict\n", e.Strategy)
+		}
+	}
+	for _, r := range used {
+		fmt.Fprintf(s.out, "  line %d: %s  %s\n", r.Line, r.Pattern, describeRule(*r))
+	}
+	fmt.Fprintln(s.out, "  (merge --strategy S settles every path with S instead, for that merge)")
+}

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	gitconfig "github.com/go-git/go-git/v5/plumbing/format/config"
@@ -46,10 +46,12 @@ const (
 )
 
 // signingConfig caches the store's git config and the keys it names,
-// read again when their files change (a server keeps a store open).
+// parsed again when their content changes (a server keeps a store open).
+// Content, not a file's time and size: git rewrites its config within
+// the same tick of the file clock, often to the same length.
 type signingConfig struct {
 	mu      sync.Mutex
-	stamp   fileStamp
+	raw     []byte // the config file as last parsed
 	cfg     *gitconfig.Config
 	signers map[string]signerEntry
 	// policyBlob and policy are the last policy file read and its parse:
@@ -58,22 +60,9 @@ type signingConfig struct {
 	policy     *policy.Policy
 }
 
-type fileStamp struct {
-	mod  time.Time
-	size int64
-}
-
 type signerEntry struct {
-	stamp  fileStamp
+	raw    []byte // the key file as parsed
 	signer *signing.Signer
-}
-
-func stampOf(path string) (fileStamp, bool) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return fileStamp{}, false
-	}
-	return fileStamp{fi.ModTime(), fi.Size()}, true
 }
 
 // signerFor is the signer of an agent's writes: nil when none is
@@ -133,18 +122,16 @@ func (s *Store) gitConfig() (*gitconfig.Config, error) {
 	sc := &s.signing
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
-	path := filepath.Join(s.Dir(), "config")
-	st, ok := stampOf(path)
-	if !ok {
-		sc.cfg, sc.stamp = nil, fileStamp{}
+	data, err := os.ReadFile(filepath.Join(s.Dir(), "config"))
+	if errors.Is(err, fs.ErrNotExist) {
+		sc.cfg, sc.raw = nil, nil
 		return nil, nil
 	}
-	if sc.cfg != nil && st == sc.stamp {
-		return sc.cfg, nil
-	}
-	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
+	}
+	if sc.cfg != nil && bytes.Equal(data, sc.raw) {
+		return sc.cfg, nil
 	}
 	cfg := gitconfig.New()
 	if err := gitconfig.NewDecoder(bytes.NewReader(data)).Decode(cfg); err != nil {
@@ -154,7 +141,7 @@ func (s *Store) gitConfig() (*gitconfig.Config, error) {
 			return nil, err
 		}
 	}
-	sc.cfg, sc.stamp = cfg, st
+	sc.cfg, sc.raw = cfg, data
 	return cfg, nil
 }
 
@@ -182,14 +169,17 @@ func (s *Store) gitConfigByGit() (*gitconfig.Config, error) {
 
 func (s *Store) loadSigner(path string) (*signing.Signer, error) {
 	sc := &s.signing
-	st, _ := stampOf(path)
+	file, data, err := signing.ReadKey(path)
+	if err != nil {
+		return nil, err
+	}
 	sc.mu.Lock()
-	e, ok := sc.signers[path]
+	e, ok := sc.signers[file]
 	sc.mu.Unlock()
-	if ok && e.stamp == st {
+	if ok && bytes.Equal(e.raw, data) {
 		return e.signer, nil
 	}
-	sg, err := signing.LoadSigner(path)
+	sg, err := signing.ParseSigner(file, data)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +187,7 @@ func (s *Store) loadSigner(path string) (*signing.Signer, error) {
 	if sc.signers == nil {
 		sc.signers = map[string]signerEntry{}
 	}
-	sc.signers[path] = signerEntry{stamp: st, signer: sg}
+	sc.signers[file] = signerEntry{raw: data, signer: sg}
 	sc.mu.Unlock()
 	return sg, nil
 }

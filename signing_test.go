@@ -3,6 +3,7 @@ package aiwgstate_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -237,4 +238,29 @@ func TestWritesThePolicyWouldRefuseFailInProcess(t *testing.T) {
 		t.Fatalf("an agent that need not sign: %v", err)
 	}
 	fsck(t, st)
+}
+
+// TestSigningKeyChangesAreSeenAtOnce: a store kept open (as a server
+// keeps one) signs with the key configured now, even when the config is
+// rewritten within the same tick of the file clock to the same length.
+func TestSigningKeyChangesAreSeenAtOnce(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+	keys := t.TempDir()
+	k1, k2 := signtest.NewKey(t, keys, "key1"), signtest.NewKey(t, keys, "key2")
+	p, err := policy.Parse([]byte(`{"rules": [], "signers": {"a": ["` + k1.Public + `"], "b": ["` + k2.Public + `"]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, k := range []signtest.Key{k1, k2, k1, k2} {
+		git(t, st, "config", "aiwg.alice.signingKey", k.Path)
+		m, err := st.Set(ctx, "docs/a.json", "v", []byte(fmt.Sprint(i)), aiwgstate.WriteOptions{Agent: "alice"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		payload, sig := repo.SplitSigned(catCommit(t, st, m.Commit))
+		if v := p.VerifySignature("x", payload, sig); v.Signer != map[string]string{k1.Path: "a", k2.Path: "b"}[k.Path] {
+			t.Fatalf("write %d: signed by %q, want the key just configured (%s)", i, v.Signer, filepath.Base(k.Path))
+		}
+	}
 }

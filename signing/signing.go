@@ -47,6 +47,16 @@ func NewSigner(k ssh.Signer) *Signer { return &Signer{key: k} }
 // git's user.signingKey may name the public half, a path ending in .pub
 // is taken as the private key beside it.
 func LoadSigner(path string) (*Signer, error) {
+	file, data, err := ReadKey(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSigner(file, data)
+}
+
+// ReadKey reads the key file LoadSigner would parse: the file it is and
+// its content.
+func ReadKey(path string) (string, []byte, error) {
 	path = ExpandHome(path)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) && strings.HasSuffix(path, ".pub") {
@@ -58,19 +68,25 @@ func LoadSigner(path string) (*Signer, error) {
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrKey, err)
+		return "", nil, fmt.Errorf("%w: %v", ErrKey, err)
 	}
+	return path, data, nil
+}
+
+// ParseSigner parses the content of a private key file (file names it in
+// errors).
+func ParseSigner(file string, data []byte) (*Signer, error) {
 	k, err := ssh.ParsePrivateKey(data)
 	var missing *ssh.PassphraseMissingError
 	switch {
 	case errors.As(err, &missing):
-		return nil, fmt.Errorf("%w: %s is protected by a passphrase; aiwg-state signs with unencrypted keys only (give each agent a key of its own, readable by it alone)", ErrKey, path)
+		return nil, fmt.Errorf("%w: %s is protected by a passphrase; aiwg-state signs with unencrypted keys only (give each agent a key of its own, readable by it alone)", ErrKey, file)
 	case err != nil:
 		if _, _, _, _, perr := ssh.ParseAuthorizedKey(data); perr == nil {
 			// git would sign through an ssh-agent holding it.
-			return nil, fmt.Errorf("%w: %s is a public key, and no private key is beside it (without .pub): aiwg-state signs with the private key's file", ErrKey, path)
+			return nil, fmt.Errorf("%w: %s is a public key, and no private key is beside it (without .pub): aiwg-state signs with the private key's file", ErrKey, file)
 		}
-		return nil, fmt.Errorf("%w: %s: not an SSH private key: %v", ErrKey, path, err)
+		return nil, fmt.Errorf("%w: %s: not an SSH private key: %v", ErrKey, file, err)
 	}
 	return &Signer{key: k}, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/aiwg/aiwg-state/internal/errkind"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/policy"
+	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/verbiage"
 )
 
@@ -61,6 +62,10 @@ type BlameEntry struct {
 	Agent      string          `json:"agent,omitempty"`
 	Time       time.Time       `json:"time"`
 	MutationID string          `json:"mutation_id,omitempty"`
+	// ShallowBoundary: the commit is a shallow clone's boundary, credited
+	// with what it holds because the clone lacks the history before it
+	// (git blame marks such lines with ^). The key may be older.
+	ShallowBoundary bool `json:"shallow_boundary,omitempty"`
 	// Signature is set when asked for (Signatures.Verify).
 	Signature *policy.Verdict `json:"signature,omitempty"`
 }
@@ -74,6 +79,8 @@ type BlameLine struct {
 	Agent      string    `json:"agent,omitempty"`
 	Time       time.Time `json:"time"`
 	MutationID string    `json:"mutation_id,omitempty"`
+	// ShallowBoundary: as BlameEntry's.
+	ShallowBoundary bool `json:"shallow_boundary,omitempty"`
 	// Signature is set when asked for (Signatures.Verify).
 	Signature *policy.Verdict `json:"signature,omitempty"`
 }
@@ -129,7 +136,7 @@ func (s *Store) Blame(ctx context.Context, file string, ro ReadOptions, bo Blame
 		v, _ := objects.Encode(b.Value)
 		m := w.of(s, b.Commit)
 		out[i] = BlameEntry{Path: b.Path.String(), Pointer: b.Path.Pointer(), Value: json.RawMessage(strings.TrimSpace(string(v))),
-			Commit: m.Commit, Agent: m.Agent, Time: m.Time, MutationID: m.MutationID}
+			Commit: m.Commit, Agent: m.Agent, Time: m.Time, MutationID: m.MutationID, ShallowBoundary: m.ShallowBoundary}
 	}
 	return out, nil
 }
@@ -148,7 +155,7 @@ func (s *Store) BlameLines(ctx context.Context, file string, ro ReadOptions) ([]
 	out := make([]BlameLine, len(bl))
 	for i, b := range bl {
 		m := w.of(s, b.Commit)
-		out[i] = BlameLine{Line: b.Line, Text: b.Text, Commit: m.Commit, Agent: m.Agent, Time: m.Time, MutationID: m.MutationID}
+		out[i] = BlameLine{Line: b.Line, Text: b.Text, Commit: m.Commit, Agent: m.Agent, Time: m.Time, MutationID: m.MutationID, ShallowBoundary: m.ShallowBoundary}
 	}
 	return out, nil
 }
@@ -162,8 +169,10 @@ func (s *Store) auditTarget(file string, ro ReadOptions) (string, plumbing.Hash,
 	if err != nil {
 		return "", plumbing.ZeroHash, err
 	}
-	if _, err := s.repo.ReadFileAt(mustTree(s, at), clean); err != nil {
+	if _, err := s.repo.ReadFileAt(mustTree(s, at), clean); errors.Is(err, repo.ErrNotFound) {
 		return "", plumbing.ZeroHash, errkind.Errorf(ErrNotFound, "%s: no such document at %s", clean, revName(ro))
+	} else if err != nil {
+		return "", plumbing.ZeroHash, err
 	}
 	return clean, at, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/objects/jsondiff"
+	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/verbiage"
 )
 
@@ -99,6 +100,10 @@ func (s *Store) Diff(ctx context.Context, o DiffOptions) ([]FileDiff, plumbing.H
 		c, err := s.repo.ReadCommit(to)
 		if err != nil {
 			return nil, from, to, err
+		}
+		if c.Shallow {
+			// What it changed is against a parent the clone lacks.
+			return nil, from, to, &repo.ShallowError{Rev: o.From + "^"}
 		}
 		if len(c.Parents) > 0 {
 			from = c.Parents[0]

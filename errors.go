@@ -30,6 +30,13 @@ var (
 	ErrStale = repo.ErrStale
 	// ErrLocked: another writer held the branch lock past the timeout.
 	ErrLocked = repo.ErrLocked
+	// ErrObjectMissing: an object the store refers to could not be read:
+	// in a partial clone, one its promisor remote did not supply; anywhere
+	// else, damage. It is never ErrNotFound: nothing is answered, and
+	// nothing written, on a base that could not be read.
+	ErrObjectMissing = repo.ErrObjectMissing
+	// ErrShallow: a revision beyond a shallow clone's history.
+	ErrShallow = repo.ErrShallow
 	// ErrExists: the target of a create or move already exists.
 	ErrExists = errors.New("already exists")
 	// ErrLimit: a document or value is over a limit of the store.

@@ -41,6 +41,11 @@ type Mutation struct {
 	// completion handler not trusted here, say. Each is also given to
 	// WriteOptions.Warn.
 	Warnings []string `json:"warnings,omitempty"`
+	// ShallowBoundary: the commit is at the boundary of a shallow clone,
+	// which lacks its parents. History stops here (as git log's does), and
+	// what the commit changed cannot be told: a file or key first seen
+	// here may be older.
+	ShallowBoundary bool `json:"shallow_boundary,omitempty"`
 }
 
 // warn records a warning on the mutation and tells wo.Warn.
@@ -60,13 +65,14 @@ type Trailer struct {
 func mutationOf(c *repo.Commit, _ string) *Mutation {
 	tr := c.Trailers()
 	m := &Mutation{
-		Commit:      c.Hash.String(),
-		Agent:       c.Author.Name,
-		Time:        c.Author.When,
-		MutationID:  tr.Get(TrailerMutationID),
-		Subject:     c.Subject(),
-		Source:      tr.Get(TrailerSource),
-		Correlation: tr.Get(TrailerCorrelation),
+		Commit:          c.Hash.String(),
+		Agent:           c.Author.Name,
+		Time:            c.Author.When,
+		MutationID:      tr.Get(TrailerMutationID),
+		Subject:         c.Subject(),
+		Source:          tr.Get(TrailerSource),
+		Correlation:     tr.Get(TrailerCorrelation),
+		ShallowBoundary: c.Shallow,
 	}
 	for _, p := range c.Parents {
 		m.Parents = append(m.Parents, p.String())
@@ -116,10 +122,15 @@ type LogOptions struct {
 	Limit int
 }
 
+// OpBoundary is a keyed log's Op at a shallow clone's boundary commit.
+const OpBoundary = "boundary"
+
 // ValueChange is what one commit did to the key of a keyed log: the value
 // before and after (absent when the key did not exist on that side).
 type ValueChange struct {
-	// Op is create, update, delete, or rename (moved with the file).
+	// Op is create, update, delete, or rename (moved with the file); at a
+	// shallow clone's boundary, whose parent is not in the clone, it is
+	// OpBoundary: the value is as of that commit, the change unknown.
 	Op   string `json:"op"`
 	File string `json:"file"`
 	// From is the file's name before a move.
@@ -259,6 +270,8 @@ func (s *Store) fileLog(ctx context.Context, start plumbing.Hash, lo LogOptions,
 				}
 			}
 			switch {
+			case c.Shallow:
+				vc.Op = OpBoundary
 			case vc.From != "" && bytes.Equal(vc.Old, vc.New):
 				vc.Op = OpRename
 			case vc.Old == nil:

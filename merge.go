@@ -85,6 +85,12 @@ type MergeOptions struct {
 	DryRun bool
 	// NoFF makes a merge commit even when a fast-forward would do.
 	NoFF bool
+	// FirstParent keeps the branch's first-parent history: it
+	// fast-forwards only over commits whose first-parent chain holds its
+	// head, and otherwise makes a merge commit whose first parent is its
+	// head, so that log and blame on it keep crediting what it had to
+	// whoever wrote it. Integrate merges this way.
+	FirstParent bool
 	// Write says who merges; Message replaces the subject. Its Branch,
 	// when set, is the branch merged into, as Into is (they must agree).
 	Write WriteOptions
@@ -259,16 +265,27 @@ func (s *Store) Merge(ctx context.Context, from string, mo MergeOptions) (*Merge
 	if err != nil {
 		return nil, err
 	}
-	bases, err := s.repo.MergeBases(ours, theirs)
+	bases, err := s.mergeBases(ours, theirs, shortBranch(intoRef), from)
 	if err != nil {
 		return nil, err
 	}
 	res := &MergeResult{Into: shortBranch(intoRef), From: from, Ours: ours.String(), Theirs: theirs.String(), Bases: hashStrings(bases), DryRun: mo.DryRun, Files: []MergedPath{}}
-	switch {
-	case len(bases) == 1 && bases[0] == theirs:
+	if len(bases) == 1 && bases[0] == theirs {
 		res.Status = MergeUpToDate
 		return res, nil
-	case len(bases) == 1 && bases[0] == ours && !mo.NoFF:
+	}
+	// What the merge brings is judged before anything moves, as a server
+	// judges a push (mergepolicy.go).
+	if err := s.checkBrought(ours, theirs); err != nil {
+		return nil, err
+	}
+	ff := len(bases) == 1 && bases[0] == ours && !mo.NoFF
+	if ff && mo.FirstParent {
+		if ff, err = s.onFirstParents(ours, theirs); err != nil {
+			return nil, err
+		}
+	}
+	if ff {
 		res.Status = MergeFastForward
 		if files, err := s.repo.DiffTrees(s.treeOf(ours), s.treeOf(theirs)); err == nil {
 			for _, f := range files {
@@ -317,6 +334,25 @@ func (s *Store) Merge(ctx context.Context, from string, mo MergeOptions) (*Merge
 	return res, err
 }
 
+// onFirstParents reports whether ours is on the first-parent chain of
+// theirs: a fast-forward from ours to theirs then keeps every commit of
+// the branch's first-parent history on it.
+func (s *Store) onFirstParents(ours, theirs plumbing.Hash) (bool, error) {
+	for h := theirs; ; {
+		if h == ours {
+			return true, nil
+		}
+		c, err := s.repo.ReadCommit(h)
+		if err != nil {
+			return false, err
+		}
+		if len(c.Parents) == 0 {
+			return false, nil
+		}
+		h = c.Parents[0]
+	}
+}
+
 func shortBranch(ref string) string { return strings.TrimPrefix(ref, "refs/heads/") }
 
 func hashStrings(hs []plumbing.Hash) []string {
@@ -325,6 +361,18 @@ func hashStrings(hs []plumbing.Hash) []string {
 		out[i] = h.String()
 	}
 	return out
+}
+
+// mergeBases is repo.MergeBases, refusing in a shallow clone to merge two
+// histories whose common part lies beyond the boundary: with no base, the
+// merge would take each side's files as added by both, and settle what
+// one side deleted or changed as a conflict or a resurrection.
+func (s *Store) mergeBases(ours, theirs plumbing.Hash, oursName, theirsName string) ([]plumbing.Hash, error) {
+	bases, err := s.repo.MergeBases(ours, theirs)
+	if err == nil && len(bases) == 0 && s.repo.IsShallow() {
+		return nil, &repo.ShallowError{Rev: "the common history of " + oursName + " and " + theirsName}
+	}
+	return bases, err
 }
 
 func (s *Store) treeOf(commit plumbing.Hash) plumbing.Hash {
@@ -363,10 +411,16 @@ func (s *Store) mergeTrees(ours, theirs plumbing.Hash, bases []plumbing.Hash, ov
 
 func (s *Store) treeOptions(oursTree plumbing.Hash, override merge.Strategy) (merge.TreeOptions, error) {
 	opts := merge.TreeOptions{Override: merge.Options{Strategy: override}}
-	if data, err := s.repo.ReadFileAt(oursTree, AttributesPath); err == nil {
+	data, err := s.repo.ReadFileAt(oursTree, AttributesPath)
+	switch {
+	case err == nil:
 		if opts.Attributes, err = merge.ParseAttributes(data); err != nil {
 			return opts, fmt.Errorf("%s: %w", AttributesPath, err)
 		}
+	case !errors.Is(err, repo.ErrNotFound):
+		// Unread (a partial clone offline) is not absent: merged by
+		// the default strategies, the documents would be merged wrong.
+		return opts, err
 	}
 	opts.Load = func(id string) ([]byte, error) { return s.repo.ReadBlob(plumbing.NewHash(id)) }
 	return opts, nil
@@ -510,6 +564,9 @@ func virtualChanges(s *Store, innerTree plumbing.Hash, tr merge.TreeResult) (map
 			doc = v
 		} else {
 			data, err := s.repo.ReadFileAt(innerTree, rec.File)
+			if errors.Is(err, repo.ErrObjectMissing) {
+				return nil, err
+			}
 			if err != nil {
 				continue
 			}
@@ -1321,7 +1378,7 @@ func (s *Store) VerifyMerge(ctx context.Context, rev, branch string, strategy me
 		return nil, fmt.Errorf("%w: %s has %d parent(s); --verify checks two-parent merge commits", ErrUsage, rev, len(c.Parents))
 	}
 	ours, theirs := c.Parents[0], c.Parents[1]
-	bases, err := s.repo.MergeBases(ours, theirs)
+	bases, err := s.mergeBases(ours, theirs, ours.String()[:12], theirs.String()[:12])
 	if err != nil {
 		return nil, err
 	}

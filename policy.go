@@ -24,7 +24,8 @@ const PolicyPath = policy.Path
 // checkPolicy applies the access policy in force at the branch head before
 // the write (never the one the write brings: changing the policy is itself
 // a write the old policy must allow) to every path the write changes. The
-// agent is the commit's author.
+// agent is the commit's author. A merge is judged on what it did not take
+// cleanly from its parents (mergepolicy.go), as the server's hook judges it.
 func (s *Store) checkPolicy(tx *repo.Tx, wo WriteOptions, changes []Change) error {
 	p, err := s.policyAt(tx.Parent())
 	if errors.Is(err, policy.ErrInvalid) {
@@ -34,11 +35,13 @@ func (s *Store) checkPolicy(tx *repo.Tx, wo WriteOptions, changes []Change) erro
 		return err
 	}
 	agent := s.agentName(wo.Agent) // as commit names the author
-	theirs := mergedTree(s, wo)
-	for _, path := range tx.Changed() {
-		if !theirs.IsZero() && takenFrom(s, tx, theirs, path) {
-			continue // the merge brings it as it is on the other side
+	paths := tx.Changed()
+	if len(wo.mergeParents) > 0 {
+		if paths, err = s.mergeTxWrites(tx, wo.mergeParents); err != nil {
+			return err
 		}
+	}
+	for _, path := range paths {
 		if err := p.Check(agent, path); err != nil {
 			return err
 		}
@@ -64,7 +67,7 @@ func (s *Store) checkPolicyRepair(tx *repo.Tx, wo WriteOptions, broken error) er
 	if err != nil {
 		return err
 	}
-	return last.Check(AgentName(wo.Agent), policy.Path)
+	return last.Check(s.agentName(wo.Agent), policy.Path)
 }
 
 // maxPolicyHistory bounds the walk back for a policy that parses: a
@@ -103,36 +106,43 @@ func (s *Store) lastValidPolicy(commit plumbing.Hash) (*policy.Policy, error) {
 }
 
 // TrailerMergedCommit names the commit a merge brings in (pull, sync and
-// integrate add it). The policy judges a merge only on what the merge
-// itself decides, as the server's hook does: a path whose merged content
-// is the other side's was written by that side's authors, whose commits
-// are judged on their own.
+// integrate add it), for whoever reads the history; the policy reads the
+// merge's parents themselves.
 const TrailerMergedCommit = "Merged-Commit"
 
-func mergedTree(s *Store, wo WriteOptions) plumbing.Hash {
-	v := repo.Trailers(wo.Trailers).Get(TrailerMergedCommit)
-	if !plumbing.IsHash(v) {
-		return plumbing.ZeroHash
+// mergeTxWrites is the paths a merge staged in tx writes itself: of those
+// it changes, and of those the merged commits changed (which the merge may
+// throw away), the ones it does not take cleanly from its parents.
+func (s *Store) mergeTxWrites(tx *repo.Tx, merged []plumbing.Hash) ([]string, error) {
+	paths := tx.Changed()
+	seen := map[string]bool{}
+	for _, p := range paths {
+		seen[p] = true
 	}
-	c, err := s.repo.ReadCommit(plumbing.NewHash(v))
-	if err != nil {
-		return plumbing.ZeroHash
+	ours := s.treeOf(tx.Parent())
+	for _, m := range merged {
+		files, err := s.repo.DiffTrees(ours, s.treeOf(m))
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			if !seen[f.Path] {
+				seen[f.Path] = true
+				paths = append(paths, f.Path)
+			}
+		}
 	}
-	return c.Tree
-}
-
-// takenFrom reports whether path holds in tx what it holds in tree.
-func takenFrom(s *Store, tx *repo.Tx, tree plumbing.Hash, path string) bool {
-	staged, err := tx.ReadFile(path)
-	stagedMissing := errors.Is(err, repo.ErrNotFound)
-	if err != nil && !stagedMissing {
-		return false
-	}
-	theirs, err := s.repo.ReadFileAt(tree, path)
-	if errors.Is(err, repo.ErrNotFound) {
-		return stagedMissing
-	}
-	return err == nil && !stagedMissing && string(staged) == string(theirs)
+	parents := append([]plumbing.Hash{tx.Parent()}, merged...)
+	return s.mergeWrites(parents, paths, func(path string) (string, error) {
+		data, err := tx.ReadFile(path)
+		if errors.Is(err, repo.ErrNotFound) {
+			return "", nil
+		}
+		if err != nil {
+			return "", err
+		}
+		return plumbing.ComputeHash(plumbing.BlobObject, data).String(), nil
+	})
 }
 
 // policyAt reads the policy of a commit; nil when it has none.

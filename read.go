@@ -57,8 +57,12 @@ func (s *Store) Get(ctx context.Context, file, keypath string, ro ReadOptions) (
 		}
 		ro.At, ro.named = h.String(), "HEAD"
 	}
-	if !ro.NoResolve && s.isRuled(file, ro) {
-		return s.GetState(ctx, file, keypath, ro, false)
+	if !ro.NoResolve {
+		if ruled, err := s.isRuled(file, ro); err != nil {
+			return nil, err
+		} else if ruled {
+			return s.GetState(ctx, file, keypath, ro, false)
+		}
 	}
 	data, err := s.Cat(ctx, file, ro)
 	if err != nil {
@@ -187,15 +191,22 @@ func (s *Store) List(ctx context.Context, dir string, ro ReadOptions) ([]Entry, 
 
 // isRuled reports whether file is a verbiage-ruled document at the
 // revision read, whose reads resolve its shards.
-func (s *Store) isRuled(file string, ro ReadOptions) bool {
+// A manifest that cannot be read (a partial clone offline) is an error:
+// read as absent, a ruled document would be read and written as a plain
+// one.
+func (s *Store) isRuled(file string, ro ReadOptions) (bool, error) {
 	clean, err := verbiage.CleanStorePath(file)
 	if err != nil {
-		return false
+		return false, nil
 	}
 	root, err := s.tree(ro)
 	if err != nil {
-		return false
+		return false, nil
 	}
-	patterns, err := ruledPatterns(mustRead(s.repo.ReadFileAt(root, ManifestPath)))
-	return err == nil && matchesAny(patterns, clean)
+	data, err := absentIsNil(s.repo.ReadFileAt(root, ManifestPath))
+	if err != nil {
+		return false, err
+	}
+	patterns, err := ruledPatterns(data)
+	return err == nil && matchesAny(patterns, clean), nil
 }

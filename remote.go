@@ -57,6 +57,12 @@ func (s *Store) Fetch(ctx context.Context, remote string) ([]repo.RefUpdate, err
 	return s.repo.Fetch(ctx, remoteOr(remote), repo.FetchOptions{})
 }
 
+// Deepen fetches, in a shallow clone, n more commits of history below its
+// boundary, or with n = 0 all of it (git fetch --deepen / --unshallow).
+func (s *Store) Deepen(ctx context.Context, remote string, n int) ([]repo.RefUpdate, error) {
+	return s.repo.Fetch(ctx, remoteOr(remote), repo.FetchOptions{Deepen: n, Unshallow: n == 0})
+}
+
 // PushOptions tune Push.
 type PushOptions struct {
 	// Branch to push ("" = the store's default branch); it lands on the
@@ -105,12 +111,18 @@ type CloneOptions struct {
 	Options
 	// Remote names the remote cloned from (default "origin").
 	Remote string
+	// Filter makes a partial clone (git's --filter, e.g. "blob:none"):
+	// documents arrive from the remote when first read.
+	Filter string
+	// Depth makes a shallow clone of that many commits per branch:
+	// history commands stop at its boundary and say so.
+	Depth int
 }
 
 // Clone makes a new store at dir from a remote store (any git URL). Every
 // branch and tag of the remote arrives, HEAD is the remote's.
 func Clone(ctx context.Context, url, dir string, opts CloneOptions) (*Store, error) {
-	r, err := repo.Clone(ctx, url, dir, repo.CloneOptions{Remote: opts.Remote})
+	r, err := repo.Clone(ctx, url, dir, repo.CloneOptions{Remote: opts.Remote, Filter: opts.Filter, Depth: opts.Depth})
 	if err != nil {
 		return nil, err
 	}
@@ -343,7 +355,8 @@ func (r *IntegrateResult) Conflicted() []string {
 // with the remote, merge every agents/* branch of the remote into it, one
 // merge each, and push it. A branch whose merge conflicts is left out (the
 // merge is aborted, so the others still merge) and reported; merge it by
-// hand to resolve. A lost push race starts over, a bounded number of times.
+// hand to resolve. Into keeps its first-parent history (MergeOptions.
+// FirstParent). A lost push race starts over, a bounded number of times.
 func (s *Store) Integrate(ctx context.Context, remote string, io IntegrateOptions) (*IntegrateResult, error) {
 	remote = remoteOr(remote)
 	into := "refs/heads/main"
@@ -370,7 +383,12 @@ func (s *Store) Integrate(ctx context.Context, remote string, io IntegrateOption
 			branch := strings.TrimPrefix(name, "refs/remotes/"+remote+"/")
 			agent, _, _ := strings.Cut(strings.TrimPrefix(branch, AgentBranchPrefix), "/")
 			am := AgentMerge{Agent: agent, Branch: branch, Files: []MergedPath{}}
-			m, err := s.mergeInto(ctx, name, into, io.Merge)
+			// main keeps its first-parent history: an agent's branch that
+			// merged main in is merged with a commit, not fast-forwarded
+			// onto, so log and blame on main keep crediting its authors.
+			mo := io.Merge
+			mo.FirstParent = true
+			m, err := s.mergeInto(ctx, name, into, mo)
 			if m != nil {
 				am.Status, am.Files, am.Conflicts = m.Status, m.Files, m.Conflicts
 			}

@@ -80,8 +80,11 @@ func (s *Store) rlmSettingsAt(root plumbing.Hash) (rlmSettings, error) {
 		RLM rlmSettings `json:"rlm"`
 	}
 	data, err := s.repo.ReadFileAt(root, ManifestPath)
-	if err != nil {
+	if errors.Is(err, repo.ErrNotFound) {
 		return m.RLM, nil
+	}
+	if err != nil {
+		return m.RLM, err // unread settings are not the defaults
 	}
 	if err := json.Unmarshal(data, &m); err != nil {
 		return m.RLM, fmt.Errorf("%s: rlm section: %w", ManifestPath, objects.ErrInvalidJSON)
@@ -119,7 +122,11 @@ func (s *Store) SetCompletionHandlers(ctx context.Context, hs []CompletionHandle
 func (s *Store) setCompletionHandlers(ctx context.Context, hs []CompletionHandler, wo WriteOptions) (*Mutation, error) {
 	return s.commit(ctx, wo, "", func(tx *repo.Tx, rec *recorder) error {
 		doc := map[string]any{}
-		if data, err := tx.ReadFile(ManifestPath); err == nil {
+		data, err := tx.ReadFile(ManifestPath)
+		if err != nil && !errors.Is(err, repo.ErrNotFound) {
+			return err // rewritten from nothing, the manifest would lose the rest
+		}
+		if err == nil {
 			v, err := objects.Decode(data)
 			if err != nil {
 				return fmt.Errorf("%s: %w", ManifestPath, err)
@@ -146,7 +153,7 @@ func (s *Store) setCompletionHandlers(ctx context.Context, hs []CompletionHandle
 			sec["on_complete"] = list
 		}
 		doc["rlm"] = sec
-		data, err := objects.Encode(doc)
+		data, err = objects.Encode(doc)
 		if err != nil {
 			return err
 		}

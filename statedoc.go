@@ -134,6 +134,9 @@ func (s *Store) refuseSymlink(root plumbing.Hash, path string) error {
 // invalidStored wraps an error met loading a stored ruled document: the
 // store holds invalid state (exit 3), whatever the rule it breaks.
 func invalidStored(file string, err error) error {
+	if errors.Is(err, repo.ErrObjectMissing) {
+		return err // unread, not invalid
+	}
 	if errors.Is(err, statedoc.ErrInvalidState) {
 		return fmt.Errorf("%s: %w", file, err)
 	}
@@ -147,7 +150,10 @@ func (s *Store) checkRuledDocuments(tx *repo.Tx, wo WriteOptions, changes []Chan
 	if len(changed) == 0 {
 		return nil
 	}
-	manifest, _ := tx.ReadFile(ManifestPath)
+	manifest, err := absentIsNil(tx.ReadFile(ManifestPath))
+	if err != nil {
+		return err // unread rules are not no rules
+	}
 	patterns, err := ruledPatterns(manifest)
 	if err != nil {
 		return err
@@ -280,7 +286,11 @@ func (s *Store) StateDoc(ctx context.Context, file string, ro ReadOptions) (*sta
 	if err != nil {
 		return nil, err
 	}
-	patterns, err := ruledPatterns(mustRead(s.repo.ReadFileAt(root, ManifestPath)))
+	data, err := absentIsNil(s.repo.ReadFileAt(root, ManifestPath))
+	if err != nil {
+		return nil, err
+	}
+	patterns, err := ruledPatterns(data)
 	if err != nil {
 		return nil, err
 	}
@@ -299,11 +309,13 @@ func (s *Store) StateDoc(ctx context.Context, file string, ro ReadOptions) (*sta
 	return d, nil
 }
 
-func mustRead(data []byte, err error) []byte {
-	if err != nil {
-		return nil
+// absentIsNil reads a file that may be absent: nil data then, and any
+// other error (an object a partial clone could not fetch) kept.
+func absentIsNil(data []byte, err error) ([]byte, error) {
+	if errors.Is(err, repo.ErrNotFound) {
+		return nil, nil
 	}
-	return data
+	return data, err
 }
 
 // GetState returns a key of a ruled state document as canonical JSON, with
@@ -387,7 +399,10 @@ type stateWrite func(d *statedoc.Doc, files statedoc.Files) ([]statedoc.FileWrit
 // write starts from a new default document in its place.
 func (s *Store) writeState(ctx context.Context, file string, wo WriteOptions, subject string, overInvalid bool, write stateWrite) (*Mutation, error) {
 	return s.commit(ctx, wo, subject, func(tx *repo.Tx, rec *recorder) error {
-		manifest, _ := tx.ReadFile(ManifestPath)
+		manifest, err := absentIsNil(tx.ReadFile(ManifestPath))
+		if err != nil {
+			return err
+		}
 		patterns, err := ruledPatterns(manifest)
 		if err != nil {
 			return err

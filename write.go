@@ -154,7 +154,11 @@ func (r *recorder) add(op, file, key string) {
 // mounted subtree is written to the shard file, the parent keeps its ref,
 // in one commit (seed 004).
 func (s *Store) Set(ctx context.Context, file, keypath string, value []byte, wo WriteOptions) (*Mutation, error) {
-	if keypath != "" && s.isRuled(file, ReadOptions{Branch: wo.Branch}) {
+	ruled, err := s.keyRuled(file, keypath, wo)
+	if err != nil {
+		return nil, err
+	}
+	if ruled {
 		p, err := verbiage.ParsePath(keypath)
 		if err != nil {
 			return nil, err
@@ -170,6 +174,15 @@ func (s *Store) Set(ctx context.Context, file, keypath string, value []byte, wo 
 	return s.Apply(ctx, []Op{{Op: "set", File: file, Path: keypath, Value: value}}, wo)
 }
 
+// keyRuled reports whether a write to a key of file goes through the
+// shards of a ruled state document.
+func (s *Store) keyRuled(file, keypath string, wo WriteOptions) (bool, error) {
+	if keypath == "" {
+		return false, nil
+	}
+	return s.isRuled(file, ReadOptions{Branch: wo.Branch})
+}
+
 // Put replaces (or creates) a whole document.
 func (s *Store) Put(ctx context.Context, file string, value []byte, wo WriteOptions) (*Mutation, error) {
 	return s.Apply(ctx, []Op{{Op: "put", File: file, Value: value}}, wo)
@@ -178,7 +191,11 @@ func (s *Store) Put(ctx context.Context, file string, value []byte, wo WriteOpti
 // Delete removes a key, or the whole file when keypath is empty; in a
 // verbiage-ruled state document, through its shards as Set does.
 func (s *Store) Delete(ctx context.Context, file, keypath string, wo WriteOptions) (*Mutation, error) {
-	if keypath != "" && s.isRuled(file, ReadOptions{Branch: wo.Branch}) {
+	ruled, err := s.keyRuled(file, keypath, wo)
+	if err != nil {
+		return nil, err
+	}
+	if ruled {
 		p, err := verbiage.ParsePath(keypath)
 		if err != nil {
 			return nil, err

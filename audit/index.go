@@ -156,8 +156,8 @@ func (ix *Index) recordOf(c *repo.Commit) (*record, error) {
 	var base plumbing.Hash
 	if len(c.Parents) > 0 {
 		p, err := ix.repo.ReadCommit(c.Parents[0])
-		if err != nil && !errors.Is(err, repo.ErrNotFound) {
-			return nil, err
+		if err != nil && !errors.Is(err, repo.ErrNotFound) && (!errors.Is(err, repo.ErrObjectMissing) || ix.repo.IsPartial()) {
+			return nil, err // a parent git lacks is a root, as in catchUp
 		}
 		if err == nil {
 			base = p.Tree
@@ -176,6 +176,13 @@ func (ix *Index) recordOf(c *repo.Commit) (*record, error) {
 		}
 		old, oldOK, err1 := ix.decodeBlob(ch.Old)
 		new, newOK, err2 := ix.decodeBlob(ch.New)
+		for _, err := range []error{err1, err2} {
+			if errors.Is(err, repo.ErrObjectMissing) {
+				// Unread is not "not JSON": recording the file as
+				// changed whole would stay in the index.
+				return nil, err
+			}
+		}
 		if err1 != nil || err2 != nil {
 			// Not JSON: the file changed as a whole.
 			r.keys = append(r.keys, fileKey(ch.Path))
@@ -251,6 +258,9 @@ func (ix *Index) tryLoad() (*view, error) {
 // view returns the index with every commit in tips (and all their
 // ancestors) indexed, indexing what it lacks first.
 func (ix *Index) view(ctx context.Context, tips ...plumbing.Hash) (*view, error) {
+	if err := ix.checkShallow(); err != nil {
+		return nil, err
+	}
 	v := ix.v
 	var err error
 	for _, h := range tips {
@@ -292,6 +302,84 @@ func (ix *Index) view(ctx context.Context, tips ...plumbing.Hash) (*view, error)
 	return ix.v, nil
 }
 
+// prefetch brings, in a partial clone, the documents the records of todo
+// will compare, in one fetch rather than one per document.
+func (ix *Index) prefetch(ctx context.Context, todo []*repo.Commit) {
+	// The trees first, for a clone that left them out too (tree:0): a
+	// fetch of a root tree brings its subtrees.
+	trees := make([]plumbing.Hash, 0, len(todo))
+	for _, c := range todo {
+		trees = append(trees, c.Tree)
+	}
+	ix.repo.Prefetch(ctx, trees)
+	var blobs []plumbing.Hash
+	for _, c := range todo {
+		var base plumbing.Hash
+		if len(c.Parents) > 0 {
+			if p, err := ix.repo.ReadCommit(c.Parents[0]); err == nil {
+				base = p.Tree
+			}
+		}
+		changes, err := ix.repo.DiffTrees(base, c.Tree)
+		if err != nil {
+			return // the records report it
+		}
+		for _, ch := range changes {
+			if strings.HasSuffix(ch.Path, ".json") {
+				blobs = append(blobs, ch.Old, ch.New)
+			}
+		}
+	}
+	ix.repo.Prefetch(ctx, blobs)
+}
+
+// checkShallow discards the index when the shallow boundary it was built
+// with moved. In a shallow clone a boundary commit has no parents, so its
+// record says it created every file it holds; once a fetch deepens the
+// clone (or plain git does), that record is wrong, and so are the keys
+// blamed on it. The boundary is kept beside the index (the file shallow,
+// a copy of git's); a mismatch empties the index, which reindexes on this
+// query. A store that was never shallow has neither file and pays two
+// failed opens.
+func (ix *Index) checkShallow() error {
+	gitShallow, err := os.ReadFile(filepath.Join(ix.repo.Dir(), "shallow"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("index: %w", err)
+	}
+	mark := filepath.Join(ix.dir, "shallow")
+	ours, err := os.ReadFile(mark)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("index: %w", err)
+	}
+	if string(ours) == string(gitShallow) {
+		return nil
+	}
+	unlock, err := ix.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if again, _ := os.ReadFile(mark); string(again) == string(gitShallow) {
+		return nil // another process did it
+	}
+	names, _ := os.ReadDir(ix.dir)
+	for _, e := range names {
+		if e.Name() == "snapshot" || strings.HasPrefix(e.Name(), "log.") {
+			if err := os.Remove(filepath.Join(ix.dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("index: %w", err)
+			}
+		}
+	}
+	ix.v = nil
+	if len(gitShallow) == 0 {
+		if err := os.Remove(mark); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("index: %w", err)
+		}
+		return nil
+	}
+	return ix.writeFile(mark, gitShallow)
+}
+
 // snapshotExists tells, when no snapshot was loaded, that the one on disk
 // is corrupt and must be replaced.
 func (ix *Index) snapshotExists() bool {
@@ -317,7 +405,10 @@ func (ix *Index) catchUp(ctx context.Context, v *view, want []plumbing.Hash) err
 			continue
 		}
 		c, err := ix.repo.ReadCommit(h)
-		if errors.Is(err, repo.ErrNotFound) {
+		if errors.Is(err, repo.ErrNotFound) || (errors.Is(err, repo.ErrObjectMissing) && !ix.repo.IsPartial()) {
+			// A parent git does not have: a commit pruned since the
+			// index named it. (A shallow clone's boundary commits read
+			// as parentless, and a partial clone fetches commits.)
 			v.absent[h] = true
 			continue
 		}
@@ -326,6 +417,9 @@ func (ix *Index) catchUp(ctx context.Context, v *view, want []plumbing.Hash) err
 		}
 		todo = append(todo, c)
 		stack = append(stack, c.Parents...)
+	}
+	if len(todo) > 1 && ix.repo.IsPartial() {
+		ix.prefetch(ctx, todo)
 	}
 	const batch = 2048
 	var recs []*record

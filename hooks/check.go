@@ -741,6 +741,7 @@ type change struct {
 	path  string
 	entry treeEntry
 	agent string
+	merge bool // the merger's write in a merge commit
 }
 
 func (ch change) deleted() bool { return ch.entry.hash == "" }
@@ -828,5 +829,9 @@ func (c *checker) checkPolicy(ch change) (string, string, error) {
 	if d.Allowed {
 		return "", "", nil
 	}
-	return RulePolicy, d.Rule + ": this agent may not write this path", nil
+	detail := d.Rule + ": this agent may not write this path"
+	if ch.merge {
+		detail += " (a merge writes every path it does not take from a change another parent made since the merge base)"
+	}
+	return RulePolicy, detail, nil
 }

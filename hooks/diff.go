@@ -1,10 +1,16 @@
 package hooks
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"os/exec"
 	"sort"
 	"strings"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/aiwg/aiwg-state/policy"
 	"github.com/aiwg/aiwg-state/repo"
 )
 
@@ -35,41 +41,122 @@ func (c *checker) readTree(h string) ([]treeEntry, error) {
 }
 
 // changes lists the paths a commit wrote: against its parent, against
-// nothing for a root commit, and for a merge the paths whose entry differs
-// from every parent's (what the merge decided, not what it brought in).
+// nothing for a root commit, and for a merge every path whose entry the
+// merge did not take cleanly from its parents (policy.TakenByMerge): a
+// change another parent made since the merge base is that parent's
+// authors', judged on their own commits (already on the server, or in
+// this push); anything else the merge holds that differs from a parent —
+// an old entry brought back, a parent's change thrown away, a hand edit or
+// deletion — is the merger's write, judged as such.
 func (c *checker) changes(cm *repo.Commit) ([]change, error) {
 	agent := cm.Author.Name
 	tree := cm.Tree.String()
-	first := ""
-	if len(cm.Parents) > 0 {
-		p, err := c.readCommit(cm.Parents[0].String())
-		if err != nil {
-			return nil, err
-		}
-		first = p.Tree.String()
-	}
-	var out []change
-	if err := c.diff(first, tree, "", agent, &out); err != nil {
-		return nil, err
-	}
-	for _, ph := range cm.Parents[min(1, len(cm.Parents)):] {
+	trees := make([]string, len(cm.Parents))
+	for i, ph := range cm.Parents {
 		p, err := c.readCommit(ph.String())
 		if err != nil {
 			return nil, err
 		}
-		kept := out[:0]
-		for _, ch := range out {
-			e, err := c.lookup(p.Tree.String(), ch.path)
+		trees[i] = p.Tree.String()
+	}
+	var out []change
+	if len(trees) < 2 {
+		first := ""
+		if len(trees) == 1 {
+			first = trees[0]
+		}
+		err := c.diff(first, tree, "", agent, &out)
+		return out, err
+	}
+	// The paths where the merge differs from some parent: the only ones
+	// it can have written or thrown away.
+	for _, pt := range trees {
+		if err := c.diff(pt, tree, "", agent, &out); err != nil {
+			return nil, err
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].path < out[j].path })
+	bases, err := c.mergeBaseTrees(cm.Parents)
+	if err != nil {
+		return nil, err
+	}
+	kept := out[:0]
+	for i, ch := range out {
+		if i > 0 && out[i-1].path == ch.path {
+			continue // listed by more than one parent
+		}
+		parents := make([]string, len(trees))
+		for j, pt := range trees {
+			e, err := c.lookup(pt, ch.path)
 			if err != nil {
 				return nil, err
 			}
-			if e != ch.entry {
-				kept = append(kept, ch)
+			parents[j] = entryKey(e)
+		}
+		based := make([]string, len(bases))
+		for j, bt := range bases {
+			if bt == "" {
+				continue // no common history: the path was nowhere
+			}
+			e, err := c.lookup(bt, ch.path)
+			if err != nil {
+				return nil, err
+			}
+			based[j] = entryKey(e)
+		}
+		if !policy.TakenByMerge(entryKey(ch.entry), parents, based) {
+			ch.merge = true
+			kept = append(kept, ch)
+		}
+	}
+	return kept, nil
+}
+
+// entryKey spells an entry for policy.TakenByMerge: mode and id, "" when
+// absent.
+func entryKey(e treeEntry) string {
+	if e.hash == "" {
+		return ""
+	}
+	return e.mode + " " + e.hash
+}
+
+// mergeBaseTrees is the trees of the merge bases of a merge's parents, as
+// git computes them (git merge-base --all), for every pair of parents of
+// an octopus merge; "" (the empty tree) when parents share no history.
+func (c *checker) mergeBaseTrees(parents []plumbing.Hash) ([]string, error) {
+	seen := map[string]bool{}
+	var trees []string
+	for i := range parents {
+		for j := i + 1; j < len(parents); j++ {
+			cmd := exec.Command("git", "--git-dir", c.gitDir, "merge-base", "--all", parents[i].String(), parents[j].String())
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			var exit *exec.ExitError
+			switch {
+			case errors.As(err, &exit) && exit.ExitCode() == 1 && len(bytes.TrimSpace(out)) == 0 && stderr.Len() == 0:
+				out = nil // unrelated histories
+				if !seen[""] {
+					seen[""] = true
+					trees = append(trees, "")
+				}
+			case err != nil:
+				return nil, fmt.Errorf("git merge-base: %s: %w", strings.TrimSpace(stderr.String()), err)
+			}
+			for _, b := range strings.Fields(string(out)) {
+				bc, err := c.readCommit(b)
+				if err != nil {
+					return nil, err
+				}
+				if t := bc.Tree.String(); !seen[t] {
+					seen[t] = true
+					trees = append(trees, t)
+				}
 			}
 		}
-		out = kept
 	}
-	return out, nil
+	return trees, nil
 }
 
 // diff appends the files that differ between trees a and b ("" = empty),

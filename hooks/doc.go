@@ -14,8 +14,14 @@
 //
 // Every commit the push brings that the server does not have yet (git
 // rev-list NEW --not --all), in the order they were made, on every path the
-// commit changed (for a merge: the paths whose content differs from every
-// parent, i.e. what the merge itself decided):
+// commit changed. For a merge, a path is the merger's write unless the
+// merge took it cleanly (policy.TakenByMerge): a change another parent
+// made since the merge base (git merge-base --all) is that parent's
+// authors', judged on their commits, which are on the server already or in
+// the push; an entry older than the base brought back by an old parent, a
+// parent's change thrown away, a hand edit or a deletion is the merger's
+// own, so a merge can neither roll a file back nor remove the policy
+// unless its author may write that path:
 //
 //   - store-path: the path is one aiwg-state could have written
 //     (verbiage.CleanStorePath), and a regular file (no symlink, no

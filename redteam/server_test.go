@@ -41,6 +41,10 @@ const teamPolicy = `{
   ]
 }`
 
+// openPolicy lets every agent write everything: "anyone who can push to
+// the shared remote", and two agents writing one document.
+const openPolicy = `{"default": "allow", "rules": []}`
+
 // users are the HTTP accounts of the authenticated server: each user's
 // password is its name with "-pw".
 var users = []string{"conductor", "alice", "bob", "mallory"}

@@ -14,10 +14,6 @@ import (
 	"github.com/aiwg/aiwg-state/repo"
 )
 
-// openPolicy lets every agent write everything: "anyone who can push to
-// the shared remote", the threat of a planted completion handler.
-const openPolicy = `{"default": "allow", "rules": []}`
-
 // newStateIn starts an RLM state in store and returns its id.
 func newStateIn(t *testing.T, store string) string {
 	t.Helper()
@@ -62,7 +58,7 @@ func TestPlantedCompletionHandlerRunsOnlyOnceTrusted(t *testing.T) {
 	runIn(t, operator, "", "pull")
 	before := storeRefs(t, operator)
 	id := newStateIn(t, operator)
-	r := try(operator, "", "final", `"done"`, "--state", id)
+	r := try(operator, "", "final", `"done"`, "--agent", "operator", "--state", id)
 	if r.Code != 0 {
 		t.Fatalf("final: exit %d: %s", r.Code, r.Stderr)
 	}
@@ -78,7 +74,7 @@ func TestPlantedCompletionHandlerRunsOnlyOnceTrusted(t *testing.T) {
 
 	// --json: the warning is JSON on stderr, and in the mutation.
 	id2 := newStateIn(t, operator)
-	r = try(operator, "", "final", `"done"`, "--state", id2, "--json")
+	r = try(operator, "", "final", `"done"`, "--agent", "operator", "--state", id2, "--json")
 	var warn struct{ Warning string }
 	if r.Code != 0 || json.Unmarshal([]byte(r.Stderr), &warn) != nil || !strings.Contains(warn.Warning, "aiwg-state trust") {
 		t.Fatalf("final --json: exit %d, stderr %q", r.Code, r.Stderr)
@@ -111,7 +107,7 @@ func TestPlantedCompletionHandlerRunsOnlyOnceTrusted(t *testing.T) {
 	if out := git(t, operator, "ls-tree", "-r", "--name-only", "HEAD"); strings.Contains(out, "trust") {
 		t.Fatalf("trust is in the versioned tree:\n%s", out)
 	}
-	runIn(t, operator, "", "final", `"done"`, "--state", newStateIn(t, operator))
+	runIn(t, operator, "", "final", `"done"`, "--agent", "operator", "--state", newStateIn(t, operator))
 	if !exists(planted) {
 		t.Fatal("a trusted handler did not run")
 	}
@@ -121,7 +117,7 @@ func TestPlantedCompletionHandlerRunsOnlyOnceTrusted(t *testing.T) {
 	runIn(t, mallory, "", "state", "on-complete", "touch "+changed, "--agent", "mallory")
 	runIn(t, mallory, "", "push")
 	runIn(t, operator, "", "pull")
-	r = try(operator, "", "final", `"done"`, "--state", newStateIn(t, operator))
+	r = try(operator, "", "final", `"done"`, "--agent", "operator", "--state", newStateIn(t, operator))
 	if r.Code != 0 || exists(changed) || !strings.Contains(r.Stderr, "aiwg-state trust") {
 		t.Fatalf("a changed handler: exit %d, ran %v, stderr %q", r.Code, exists(changed), r.Stderr)
 	}

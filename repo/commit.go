@@ -20,6 +20,10 @@ type Commit struct {
 	// armored OpenPGP, X.509 or SSH signature, empty when it is not
 	// signed. SplitSigned gives the payload it signs.
 	PGPSignature string
+	// Shallow: the commit is at a shallow clone's boundary. The clone
+	// holds it but not its parents, so Parents is empty, as in git's own
+	// history walks; the commit object itself names them.
+	Shallow bool
 }
 
 // Subject is the message's first line.
@@ -105,8 +109,24 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// ReadCommit returns a decoded commit.
+// ReadCommit returns a decoded commit. At a shallow clone's boundary it
+// has no parents and Shallow set.
 func (r *Repo) ReadCommit(h plumbing.Hash) (*Commit, error) {
+	c, err := r.readCommit(h)
+	if err != nil {
+		return nil, err
+	}
+	if sh := r.shallowSet(); sh != nil && sh[h] {
+		cp := *c
+		cp.Parents, cp.Shallow = nil, true
+		return &cp, nil
+	}
+	return c, nil
+}
+
+// readCommit returns a commit as stored (the cache holds it so: the
+// shallow boundary moves when a fetch deepens the clone).
+func (r *Repo) readCommit(h plumbing.Hash) (*Commit, error) {
 	r.mu.Lock()
 	if c, ok := r.cache.get(commitKey(h)); ok {
 		r.mu.Unlock()

@@ -22,7 +22,67 @@ var (
 	ErrNotStore = errors.New("not a store")
 	// ErrDetached: HEAD names a commit, not a branch.
 	ErrDetached = errors.New("HEAD is detached")
+	// ErrObjectMissing: an object the store refers to (from a ref, a
+	// commit or a tree) is not in it and could not be had: in a partial
+	// clone, one its promisor remote did not supply; anywhere else,
+	// damage. It never matches ErrNotFound: a document whose content
+	// cannot be read is not an absent document. A *MissingObjectError
+	// says which object and what repairs it.
+	ErrObjectMissing = errors.New("object missing")
+	// ErrShallow: a revision lies beyond a shallow clone's history. A
+	// *ShallowError names it.
+	ErrShallow = errors.New("beyond shallow history")
 )
+
+// MissingObjectError is an object that could not be read although the
+// store refers to it.
+type MissingObjectError struct {
+	Hash plumbing.Hash
+	// Promisor: the store is a partial clone, and Remote is the promisor
+	// remote that was asked for the object (empty when none could be).
+	Promisor bool
+	Remote   string
+	// Cause is why fetching it failed (a partial clone only).
+	Cause error
+}
+
+func (e *MissingObjectError) Error() string {
+	if !e.Promisor {
+		return fmt.Sprintf("object %s is missing from the store, which is damaged: run `git fsck`, then restore the object (`git fetch` from a remote or clone that has it)", e.Hash)
+	}
+	from := "its promisor remote"
+	if e.Remote != "" {
+		from = "promisor remote " + e.Remote
+	}
+	why := ""
+	if e.Cause != nil {
+		why = " (" + e.Cause.Error() + ")"
+	}
+	return fmt.Sprintf("object %s is not in this partial clone and could not be fetched from %s%s: reconnect and retry, or fetch it with `git fetch %s %s`",
+		e.Hash, from, why, orOrigin(e.Remote), e.Hash)
+}
+
+func (e *MissingObjectError) Unwrap() error { return ErrObjectMissing }
+
+func orOrigin(remote string) string {
+	if remote == "" {
+		return DefaultRemote
+	}
+	return remote
+}
+
+// ShallowError is a revision beyond a shallow clone's history: git holds
+// the commits from the shallow boundary up, not their parents.
+type ShallowError struct {
+	// Rev is the revision as asked.
+	Rev string
+}
+
+func (e *ShallowError) Error() string {
+	return fmt.Sprintf("%s is beyond this shallow clone's history (`aiwg-state fetch --deepen N` / git fetch --deepen N)", e.Rev)
+}
+
+func (e *ShallowError) Unwrap() error { return ErrShallow }
 
 // StaleError says where the ref was when a compare-and-swap failed.
 type StaleError struct {

@@ -1,6 +1,7 @@
 package repo
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -64,17 +65,30 @@ func (r *Repo) findEntry(h plumbing.Hash, name string) (TreeEntry, bool, error) 
 }
 
 // ReadFileAt returns the content of the file at path in tree root.
+// ErrNotFound means the tree has no such file, and only that: a tree or
+// blob on the way that cannot be read is that error (ErrObjectMissing in a
+// partial clone that could not fetch it), never an absent file.
 func (r *Repo) ReadFileAt(root plumbing.Hash, path string) ([]byte, error) {
 	e, err := r.Lookup(root, path)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	if err != nil || e.IsDir() {
 		return nil, fmt.Errorf("%s: %w", path, ErrNotFound)
 	}
-	return r.ReadBlob(e.Hash)
+	data, err := r.ReadBlob(e.Hash)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return data, nil
 }
 
 // ReadDirAt lists the directory at path ("" is the root) in tree root.
 func (r *Repo) ReadDirAt(root plumbing.Hash, path string) ([]DirEntry, error) {
 	e, err := r.Lookup(root, path)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	if err != nil || !e.IsDir() {
 		return nil, fmt.Errorf("%s: %w", path, ErrNotFound)
 	}
@@ -92,6 +106,9 @@ func (r *Repo) ReadDirAt(root plumbing.Hash, path string) ([]DirEntry, error) {
 // Walk calls fn for every file under dir in tree root, in path order.
 func (r *Repo) Walk(root plumbing.Hash, dir string, fn func(path string, h plumbing.Hash) error) error {
 	e, err := r.Lookup(root, dir)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", dir, ErrNotFound)
 	}

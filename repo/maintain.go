@@ -303,6 +303,15 @@ func (r *Repo) maintenanceCmd(ctx context.Context, full bool) (*exec.Cmd, func()
 	if full {
 		args = []string{"gc", "--quiet"}
 	}
+	if r.IsPartial() {
+		// In a partial clone git's geometric repack fails ("cannot use
+		// internal rev list with --stdin-packs"), and so does any
+		// repack writing bitmaps, which need every object.
+		args = []string{"-c", "repack.writeBitmaps=false", "repack", "-a", "-d", "-q"}
+		if full {
+			args = []string{"-c", "repack.writeBitmaps=false", "gc", "--quiet"}
+		}
+	}
 	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir", r.dir}, args...)...)
 	return cmd, func() { os.Remove(lockPath) }, nil
 }

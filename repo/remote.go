@@ -28,6 +28,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -180,6 +181,11 @@ type FetchOptions struct {
 	NoTags bool
 	// Prune drops remote-tracking refs whose branch is gone.
 	Prune bool
+	// Deepen, in a shallow clone, fetches that many more commits of
+	// history below the shallow boundary.
+	Deepen int
+	// Unshallow fetches all the history a shallow clone lacks.
+	Unshallow bool
 }
 
 // Fetch fetches from a remote and reports which refs moved.
@@ -201,9 +207,40 @@ func (r *Repo) Fetch(ctx context.Context, remote string, opts FetchOptions) ([]R
 	if opts.Prune {
 		args = append(args, "--prune")
 	}
+	if opts.Deepen > 0 || opts.Unshallow {
+		if !r.IsShallow() {
+			return nil, fmt.Errorf("%w: --deepen and --unshallow apply to a shallow clone; this store has all its history", ErrInvalidName)
+		}
+		if opts.Unshallow {
+			args = append(args, "--unshallow")
+		} else {
+			args = append(args, "--deepen="+strconv.Itoa(opts.Deepen))
+		}
+	}
 	args = append(args, "--", remote)
-	args = append(args, opts.Refspecs...)
-	if _, err := r.gitRemote(ctx, rawURL, args...); err != nil {
+	refspecs := opts.Refspecs
+	if len(refspecs) == 0 {
+		// A clone made by git with --single-branch or --depth (which
+		// implies it) fetches one branch, or, bare, none at all: sync
+		// would never see the branches it merges. Fetch them all, as a
+		// store's own clone does (a configured pattern is left alone). A
+		// mirror's +refs/*:refs/* would overwrite the store's own
+		// branches with the remote's, unpushed writes and all.
+		out, _ := r.git(ctx, nil, "config", "--get-regexp", `^remote\.`+regexp.QuoteMeta(remote)+`\.(fetch|mirror)$`)
+		pattern, mirror := false, false
+		for _, line := range strings.Split(string(out), "\n") {
+			key, val, _ := strings.Cut(line, " ")
+			pattern = pattern || strings.HasSuffix(key, ".fetch") && strings.Contains(val, "*")
+			mirror = mirror || strings.HasSuffix(key, ".mirror") && gitTrue(val)
+		}
+		if !pattern || mirror {
+			refspecs = []string{"+refs/heads/*:refs/remotes/" + remote + "/*"}
+		}
+	}
+	args = append(args, refspecs...)
+	_, err = r.gitRemote(ctx, rawURL, args...)
+	r.forgetShallow() // a fetch may deepen a shallow clone, or make one
+	if err != nil {
 		return nil, err
 	}
 	after, err := r.trackedRefs(remote)
@@ -339,7 +376,9 @@ func (r *Repo) Push(ctx context.Context, remote string, opts PushOptions) ([]Pus
 	if err != nil {
 		return nil, err
 	}
-	args := []string{"push", "--porcelain"}
+	// A clone made with git clone --mirror pushes every ref (and deletes
+	// what the store lacks) whatever is asked: push only what is.
+	args := []string{"-c", "remote." + remote + ".mirror=false", "push", "--porcelain"}
 	if opts.Tags {
 		args = append(args, "--tags")
 	}
@@ -406,6 +445,14 @@ type CloneOptions struct {
 	Remote string
 	// Repo options for the opened clone.
 	Repo Options
+	// Filter makes a partial clone (git clone --filter: "blob:none",
+	// "tree:0", "blob:limit=1m"): objects it leaves out are fetched from
+	// the remote when first read. The server must allow filters
+	// (uploadpack.allowFilter).
+	Filter string
+	// Depth makes a shallow clone of that many commits of each branch
+	// (git clone --depth --no-single-branch).
+	Depth int
 }
 
 // Clone makes a new store at dir from url: a bare repository with every
@@ -425,7 +472,22 @@ func Clone(ctx context.Context, rawURL, dir string, opts CloneOptions) (*Repo, e
 	// gc.auto=0 as Init does: the store runs its own maintenance.
 	args := []string{"clone", "--bare", "--quiet", "--origin", remote,
 		"-c", "remote." + remote + ".fetch=+refs/heads/*:refs/remotes/" + remote + "/*",
-		"-c", "gc.auto=0", "--", rawURL, dir}
+		"-c", "gc.auto=0"}
+	if opts.Filter != "" {
+		if strings.HasPrefix(opts.Filter, "-") || strings.ContainsAny(opts.Filter, " \t\n") {
+			return nil, fmt.Errorf("%w: clone filter %q (blob:none, tree:0, blob:limit=SIZE)", ErrInvalidName, opts.Filter)
+		}
+		args = append(args, "--filter="+opts.Filter)
+	}
+	if opts.Depth < 0 {
+		return nil, fmt.Errorf("%w: clone depth %d", ErrInvalidName, opts.Depth)
+	}
+	if opts.Depth > 0 {
+		// Every branch, as a full clone has: agents branch from main
+		// and sync their own branches.
+		args = append(args, "--depth="+strconv.Itoa(opts.Depth), "--no-single-branch")
+	}
+	args = append(args, "--", rawURL, dir)
 	cmd := gitCommand(ctx, "", args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

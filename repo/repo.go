@@ -95,6 +95,9 @@ type Repo struct {
 	lockMu   sync.Mutex
 	lockF    *os.File // see lockFile
 	lockPath string
+
+	partial promisor // see partial.go
+	shallow shallow
 }
 
 // Init creates a bare repository at dir whose HEAD points at branch. It
@@ -235,7 +238,19 @@ func (r *Repo) readObjectLocked(h plumbing.Hash) (plumbing.ObjectType, []byte, e
 		prev = sig
 	}
 	if errors.Is(lastErr, errNotHere) {
-		return 0, nil, fmt.Errorf("object %s: %w", h, ErrNotFound)
+		// Not "not found": whatever named h (a ref, a commit, a tree)
+		// says it exists. A partial clone fetches it (without r.mu: the
+		// fetch takes a while); elsewhere it is damage.
+		r.mu.Unlock()
+		err := r.missingObject(h)
+		r.mu.Lock()
+		if err == nil {
+			if t, body, err := r.objs.read(h); err == nil {
+				return t, body, nil
+			}
+			err = &MissingObjectError{Hash: h, Promisor: true, Remote: r.partial.remotes[0], Cause: errors.New("the remote did not send it")}
+		}
+		return 0, nil, err
 	}
 	return 0, nil, fmt.Errorf("object %s: %w", h, lastErr)
 }

@@ -49,6 +49,9 @@ func (r *Repo) Resolve(rev string, head string) (plumbing.Hash, error) {
 		case '~':
 			for i := 0; i < n; i++ {
 				if len(c.Parents) == 0 {
+					if c.Shallow {
+						return plumbing.ZeroHash, &ShallowError{Rev: rev}
+					}
 					return plumbing.ZeroHash, errkind.Errorf(ErrNotFound, "%s: history is shorter than that", rev)
 				}
 				if c, err = r.ReadCommit(c.Parents[0]); err != nil {
@@ -61,6 +64,9 @@ func (r *Repo) Resolve(rev string, head string) (plumbing.Hash, error) {
 				continue
 			}
 			if n > len(c.Parents) {
+				if c.Shallow {
+					return plumbing.ZeroHash, &ShallowError{Rev: rev}
+				}
 				return plumbing.ZeroHash, errkind.Errorf(ErrNotFound, "%s: no parent %d", rev, n)
 			}
 			h = c.Parents[n-1]
@@ -134,7 +140,9 @@ func isHex(s string) bool {
 func (r *Repo) expandHash(prefix string) (plumbing.Hash, error) {
 	if len(prefix) == 40 {
 		h := plumbing.NewHash(prefix)
-		if _, _, err := r.ReadObject(h); err != nil {
+		if _, _, err := r.ReadObject(h); errors.Is(err, ErrObjectMissing) {
+			return plumbing.ZeroHash, r.unknownRevision(prefix, err)
+		} else if err != nil {
 			return plumbing.ZeroHash, err
 		}
 		return r.Peel(h)
@@ -144,6 +152,9 @@ func (r *Repo) expandHash(prefix string) (plumbing.Hash, error) {
 	r.mu.Unlock()
 	switch len(match) {
 	case 0:
+		if r.IsShallow() {
+			return plumbing.ZeroHash, &ShallowError{Rev: prefix}
+		}
 		return plumbing.ZeroHash, errkind.Errorf(ErrNotFound, "unknown revision %q", prefix)
 	case 1:
 		return r.Peel(match[0])
@@ -167,6 +178,9 @@ func (r *Repo) AtTime(ref string, t time.Time) (plumbing.Hash, error) {
 			return h, nil
 		}
 		if len(c.Parents) == 0 {
+			if c.Shallow {
+				return plumbing.ZeroHash, &ShallowError{Rev: t.Format(time.RFC3339)}
+			}
 			break
 		}
 		h = c.Parents[0]

@@ -33,7 +33,18 @@ func (r *Repo) ObjectSize(h plumbing.Hash) (int64, error) {
 		lastErr = err
 	}
 	if errors.Is(lastErr, errNotHere) {
-		return 0, fmt.Errorf("object %s: %w", h, ErrNotFound)
+		// As in readObjectLocked: fetched in a partial clone, damage
+		// elsewhere.
+		r.mu.Unlock()
+		err := r.missingObject(h)
+		r.mu.Lock()
+		if err == nil {
+			if n, err := r.objs.size(h); err == nil {
+				return n, nil
+			}
+			err = &MissingObjectError{Hash: h, Promisor: true, Remote: r.partial.remotes[0], Cause: errors.New("the remote did not send it")}
+		}
+		return 0, err
 	}
 	return 0, fmt.Errorf("object %s: %w", h, lastErr)
 }

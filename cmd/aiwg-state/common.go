@@ -63,6 +63,20 @@ type session struct {
 	// link are the trailers of --traj/--iter, checked when the session
 	// opens, added to every write.
 	link []repo.Trailer
+	// shallowNoted: the note that history stops at a shallow clone's
+	// boundary was printed (once a command).
+	shallowNoted bool
+}
+
+// noteShallow says once, on stderr, that history stopped at a shallow
+// clone's boundary commit. With --json the output's shallow_boundary
+// fields say it, and stderr stays for errors.
+func (s *session) noteShallow(commit string) {
+	if s.shallowNoted || s.json {
+		return
+	}
+	s.shallowNoted = true
+	fmt.Fprintf(s.c.App.ErrWriter, "aiwg-state: note: history stops at %s, the boundary of this shallow clone; what it shows may be older (`aiwg-state fetch --deepen N` fetches more)\n", shortHash(commit))
 }
 
 // storeDir is the store a command names: --store, $AIWG_STATE_STORE, else

@@ -82,6 +82,8 @@ var exitTable = []struct {
 	{objects.ErrNotContainer, exitDomain},
 	{objects.ErrNotFound, exitDomain},
 	{repo.ErrNotFound, exitDomain},
+	{repo.ErrObjectMissing, exitDomain},
+	{repo.ErrShallow, exitDomain},
 	{repo.ErrNotStore, exitDomain},
 	{repo.ErrDetached, exitDomain},
 	{fs.ErrExist, exitDomain}, // a remote, a clone's directory: as a second branch of one name
@@ -125,6 +127,19 @@ func reportError(w io.Writer, err error, asJSON bool) {
 				}
 			}
 			details["until"] = he.Until.UTC().Format(time.RFC3339Nano)
+		}
+		var me *repo.MissingObjectError
+		if errors.As(err, &me) {
+			details["object"] = me.Hash.String()
+			details["partial_clone"] = me.Promisor
+			if me.Remote != "" {
+				details["remote"] = me.Remote
+			}
+		}
+		var she *repo.ShallowError
+		if errors.As(err, &she) {
+			details["shallow"] = true
+			details["revision"] = she.Rev
 		}
 		var sv *aiwgstate.SchemaViolation
 		if errors.As(err, &sv) {

@@ -226,7 +226,7 @@ Examples:
 					}
 					width := len(fmt.Sprint(len(lines)))
 					for _, l := range lines {
-						fmt.Fprintf(s.out, "%s (%s %s%s %*d) %s\n", shortHash(dashIfEmpty(l.Commit)), agentColumn(l.Agent), stamp(l.Time), sigColumn(l.Signature), width, l.Line, l.Text)
+						fmt.Fprintf(s.out, "%s (%s %s%s %*d) %s\n", boundaryMark(s, l.Commit, l.ShallowBoundary), agentColumn(l.Agent), stamp(l.Time), sigColumn(l.Signature), width, l.Line, l.Text)
 					}
 					return nil
 				}
@@ -247,7 +247,7 @@ Examples:
 					if path == "" {
 						path = "(root)"
 					}
-					fmt.Fprintf(s.out, "%s  %s  %s%s  %s  %s = %s\n", shortHash(dashIfEmpty(e.Commit)), stamp(e.Time), agentColumn(e.Agent), sigColumn(e.Signature), dashIfEmpty(e.MutationID), path, e.Value)
+					fmt.Fprintf(s.out, "%s  %s  %s%s  %s  %s = %s\n", boundaryMark(s, e.Commit, e.ShallowBoundary), stamp(e.Time), agentColumn(e.Agent), sigColumn(e.Signature), dashIfEmpty(e.MutationID), path, e.Value)
 				}
 				return nil
 			}),
@@ -569,7 +569,23 @@ func printMutationLine(s *session, m *aiwgstate.Mutation) {
 	if id == "" {
 		id = "-"
 	}
+	if m.ShallowBoundary {
+		what += "  (shallow boundary)"
+	}
 	fmt.Fprintf(s.out, "%s  %s  %s%s  %s  %s\n", shortHash(m.Commit), m.Time.UTC().Format("2006-01-02 15:04:05"), agentColumn(m.Agent), sigColumn(m.Signature), id, what)
+	if m.ShallowBoundary {
+		s.noteShallow(m.Commit)
+	}
+}
+
+// boundaryMark is git blame's mark of a line credited to a boundary
+// commit: ^ before the hash.
+func boundaryMark(s *session, commit string, boundary bool) string {
+	if !boundary {
+		return shortHash(dashIfEmpty(commit))
+	}
+	s.noteShallow(commit)
+	return "^" + shortHash(commit)
 }
 
 // agentWidth is the width of the agent column of log and blame.

@@ -126,6 +126,7 @@ Examples:
 				&cli.StringFlag{Name: "strategy", Usage: "settle every path with this strategy instead of .gitattributes"},
 				&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "report what the merge would do; write nothing"},
 				&cli.BoolFlag{Name: "no-ff", Usage: "make a merge commit even when a fast-forward would do"},
+				&cli.BoolFlag{Name: "first-parent", Usage: "keep the branch's first-parent history (as integrate does): fast-forward only over commits whose first-parent chain holds its head"},
 				&cli.BoolFlag{Name: "continue", Usage: "commit the merge in progress once every conflict is resolved"},
 				&cli.BoolFlag{Name: "abort", Usage: "drop the merge in progress (the branch was never changed)"},
 				&cli.StringFlag{Name: "verify", Usage: "recompute the merge commit REV from its parents and report every difference"},
@@ -370,7 +371,7 @@ func runMerge(s *session) error {
 	}
 	wo.Branch = ""
 	res, err := s.store.Merge(c.Context, a[0], aiwgstate.MergeOptions{
-		Into: into, Strategy: merge.Strategy(c.String("strategy")), DryRun: c.Bool("dry-run"), NoFF: c.Bool("no-ff"), Write: wo,
+		Into: into, Strategy: merge.Strategy(c.String("strategy")), DryRun: c.Bool("dry-run"), NoFF: c.Bool("no-ff"), FirstParent: c.Bool("first-parent"), Write: wo,
 	})
 	return s.printMerge(res, err)
 }

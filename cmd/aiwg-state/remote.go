@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -100,16 +101,31 @@ Examples:
 			Name:      "fetch",
 			Usage:     "fetch a remote's branches (as REMOTE/BRANCH) and tags",
 			ArgsUsage: "[REMOTE]",
-			Description: `Examples:
+			Description: `In a shallow clone (clone --depth N), --deepen N fetches N more
+commits of history and --unshallow all of it.
+
+Examples:
    aiwg-state fetch                  # from origin
-   aiwg-state log --branch origin/main`,
-			Flags: commonFlags(),
+   aiwg-state log --branch origin/main
+   aiwg-state fetch --deepen 50      # a shallow clone: 50 more commits`,
+			Flags: append(commonFlags(),
+				&cli.IntFlag{Name: "deepen", Usage: "in a shallow clone, fetch `N` more commits of history"},
+				&cli.BoolFlag{Name: "unshallow", Usage: "in a shallow clone, fetch all the history it lacks"}),
 			Action: command(func(s *session) error {
 				a, err := args(s.c, 0, 1)
 				if err != nil {
 					return err
 				}
-				ups, err := s.store.Fetch(s.c.Context, first(a))
+				fetch := s.store.Fetch
+				switch n := s.c.Int("deepen"); {
+				case n < 0 || (n > 0 && s.c.Bool("unshallow")):
+					return usagef("--deepen takes a positive number of commits, and not with --unshallow")
+				case n > 0 || s.c.Bool("unshallow"):
+					fetch = func(ctx context.Context, remote string) ([]repo.RefUpdate, error) {
+						return s.store.Deepen(ctx, remote, n)
+					}
+				}
+				ups, err := fetch(s.c.Context, first(a))
 				if err != nil {
 					return err
 				}
@@ -180,10 +196,19 @@ Examples:
 .aiwg/state.git under the current directory, where every command finds
 it; elsewhere, name it with --store DIR or AIWG_STATE_STORE.
 
+--filter=blob:none makes a partial clone: documents arrive from the remote
+when first read (the server must allow filters: uploadpack.allowFilter).
+--depth N makes a shallow clone of N commits per branch: history commands
+stop at its boundary and say so; fetch --deepen N brings more.
+
 Examples:
    aiwg-state clone https://git.example.com/state.git
-   aiwg-state clone /srv/git/state.git /tmp/state.git`,
-			Flags: []cli.Flag{jsonFlag(), noSyncFlag()},
+   aiwg-state clone /srv/git/state.git /tmp/state.git
+   aiwg-state clone --filter=blob:none https://git.example.com/state.git
+   aiwg-state clone --depth 20 https://git.example.com/state.git`,
+			Flags: []cli.Flag{jsonFlag(), noSyncFlag(),
+				&cli.StringFlag{Name: "filter", Usage: "make a partial clone with git's object `FILTER` (blob:none, tree:0)"},
+				&cli.IntFlag{Name: "depth", Usage: "make a shallow clone of `N` commits per branch"}},
 			Action: func(c *cli.Context) error {
 				a, err := args(c, 1, 2)
 				if err != nil {
@@ -193,7 +218,11 @@ Examples:
 				if len(a) == 2 {
 					dir = a[1]
 				}
-				st, err := aiwgstate.Clone(c.Context, a[0], dir, aiwgstate.CloneOptions{Options: aiwgstate.Options{NoSync: c.Bool("no-sync")}})
+				if c.Int("depth") < 0 {
+					return usagef("--depth takes a positive number of commits")
+				}
+				st, err := aiwgstate.Clone(c.Context, a[0], dir, aiwgstate.CloneOptions{Options: aiwgstate.Options{NoSync: c.Bool("no-sync")},
+					Filter: c.String("filter"), Depth: c.Int("depth")})
 				if err != nil {
 					return err
 				}
@@ -337,6 +366,10 @@ Examples:
 conflicts is left out (its merge undone) and reported, and integrate exits
 4 after pushing the rest. Merge it by hand to resolve:
    aiwg-state merge origin/agents/planner/main
+main keeps its first-parent history: it fast-forwards only over commits
+whose first-parent chain holds its head, and otherwise gets a merge commit
+(an agent branch that merged main in is not fast-forwarded onto). A branch
+bringing a commit the policy on main refuses is left out and reported.
 
 Examples:
    aiwg-state integrate

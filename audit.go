@@ -13,6 +13,7 @@ import (
 	"github.com/aiwg/aiwg-state/audit"
 	"github.com/aiwg/aiwg-state/internal/errkind"
 	"github.com/aiwg/aiwg-state/objects"
+	"github.com/aiwg/aiwg-state/policy"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/verbiage"
 )
@@ -65,6 +66,8 @@ type BlameEntry struct {
 	// with what it holds because the clone lacks the history before it
 	// (git blame marks such lines with ^). The key may be older.
 	ShallowBoundary bool `json:"shallow_boundary,omitempty"`
+	// Signature is set when asked for (Signatures.Verify).
+	Signature *policy.Verdict `json:"signature,omitempty"`
 }
 
 // BlameLine is one line of a document's text and the mutation that last
@@ -78,6 +81,8 @@ type BlameLine struct {
 	MutationID string    `json:"mutation_id,omitempty"`
 	// ShallowBoundary: as BlameEntry's.
 	ShallowBoundary bool `json:"shallow_boundary,omitempty"`
+	// Signature is set when asked for (Signatures.Verify).
+	Signature *policy.Verdict `json:"signature,omitempty"`
 }
 
 // who fills agent, time and mutation id from a commit, reading each commit

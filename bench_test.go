@@ -3,12 +3,15 @@ package aiwgstate_test
 import (
 	"context"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/internal/cputime"
+	"github.com/aiwg/aiwg-state/internal/signtest"
 )
 
 // seed1000 makes a store of 1,000 documents in one directory: the shape
@@ -36,6 +39,30 @@ func BenchmarkSet(b *testing.B) {
 			st := seed1000(b, sync)
 			ctx := context.Background()
 			b.ResetTimer()
+			defer cputime.Start(b)()
+			for i := 0; i < b.N; i++ {
+				if _, err := st.Set(ctx, fmt.Sprintf("docs/doc-%04d.json", i%1000), "status.value", []byte(fmt.Sprint(i+1)), aiwgstate.WriteOptions{Agent: "bench"}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkSetSigned is BenchmarkSet with the agent's SSH key (ed25519)
+// configured in the store's git config: every commit carries git's SSH
+// signature. Against BenchmarkSet, the cost of signing a mutation.
+func BenchmarkSetSigned(b *testing.B) {
+	for _, sync := range []bool{false, true} {
+		b.Run(fmt.Sprintf("sync=%v", sync), func(b *testing.B) {
+			st := seed1000(b, sync)
+			key := signtest.NewKey(b, b.TempDir(), "bench")
+			if out, err := exec.Command("git", "--git-dir", st.Dir(), "config", "aiwg.bench.signingKey", key.Path).CombinedOutput(); err != nil {
+				b.Fatalf("git config: %v %s", err, out)
+			}
+			ctx := context.Background()
+			b.ResetTimer()
+			defer cputime.Start(b)()
 			for i := 0; i < b.N; i++ {
 				if _, err := st.Set(ctx, fmt.Sprintf("docs/doc-%04d.json", i%1000), "status.value", []byte(fmt.Sprint(i+1)), aiwgstate.WriteOptions{Agent: "bench"}); err != nil {
 					b.Fatal(err)

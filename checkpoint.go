@@ -50,6 +50,11 @@ func (s *Store) CreateCheckpoint(ctx context.Context, stateID, name, description
 		when = s.now()
 	}
 	ck := &checkpoint.Checkpoint{Name: name, State: h.StateID, Description: description, Commit: head, Agent: s.agentName(wo.Agent), Time: when}
+	signer, err := s.signerFor(ck.Agent, wo)
+	if err != nil {
+		return nil, err
+	}
+	ck.Sign = signFunc(signer)
 	if err := checkpoint.Create(ctx, s.repo, ck); err != nil {
 		return nil, checkpointErr(err)
 	}

@@ -23,6 +23,7 @@ func (s *Store) writeChecks() []writeCheck {
 		s.checkConflicts,      // merge.go: no write on a branch with unresolved conflicts
 		s.checkRuledDocuments, // statedoc.go: verbiage-ruled documents stay valid
 		s.checkPolicy,         // policy.go: the agent may write these paths
+		s.checkSigner,         // signing.go: a required signature, with a key the policy lists
 		checkTrajectoryLink,   // traj.go: a linked trajectory exists
 		checkRecords,          // records.go: lease, memory and queue files stay records
 		s.checkLeaseHolders,   // lease.go: others' leases are released by force only by a lease_admin

@@ -12,6 +12,7 @@ import (
 
 	"github.com/aiwg/aiwg-state/audit"
 	"github.com/aiwg/aiwg-state/objects"
+	"github.com/aiwg/aiwg-state/policy"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/verbiage"
 )
@@ -33,6 +34,9 @@ type Mutation struct {
 	// Value is set by a keyed log (LogOptions.Key): the key's old and new
 	// value in this commit.
 	Value *ValueChange `json:"value,omitempty"`
+	// Signature is set when asked for (Signatures.Mark): whether the
+	// commit is signed, and by whose key.
+	Signature *policy.Verdict `json:"signature,omitempty"`
 	// Warnings tell of what the write did not do though it succeeded: a
 	// completion handler not trusted here, say. Each is also given to
 	// WriteOptions.Warn.

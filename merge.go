@@ -769,7 +769,11 @@ func (s *Store) startMerge(ctx context.Context, intoRef, from string, ours, thei
 	st := mergeState{Into: shortBranch(intoRef), From: from, Ours: ours.String(), Theirs: theirs.String(), Bases: hashStrings(bases), Strategy: string(mo.Strategy), Message: mo.Write.Message, UpstreamFirst: mo.upstreamFirst}
 	agent := s.agentName(mo.Write.Agent)
 	zero := plumbing.ZeroHash
-	_, err := s.repo.Commit(ctx, mergeRef(intoRef), func(tx *repo.Tx) (*repo.CommitInfo, error) {
+	signer, err := s.signerFor(agent, mo.Write)
+	if err != nil {
+		return err
+	}
+	_, err = s.repo.Commit(ctx, mergeRef(intoRef), func(tx *repo.Tx) (*repo.CommitInfo, error) {
 		for _, f := range tr.Files {
 			if f.Missing {
 				st.Deleted = append(st.Deleted, f.Path)
@@ -800,7 +804,7 @@ func (s *Store) startMerge(ctx context.Context, intoRef, from string, ours, thei
 		}
 		sig := repo.NewSignature(agent, s.now())
 		msg := repo.FormatMessage("merge "+from+" into "+st.Into+": conflicts", "", repo.Trailers{{Key: TrailerMerged, Value: from}})
-		return &repo.CommitInfo{Author: sig, Committer: sig, Message: msg, MergeParents: []plumbing.Hash{ours, theirs}}, nil
+		return &repo.CommitInfo{Author: sig, Committer: sig, Message: msg, MergeParents: []plumbing.Hash{ours, theirs}, Sign: signFunc(signer)}, nil
 	}, repo.CommitOptions{Expect: &zero})
 	return err
 }
@@ -975,6 +979,10 @@ func (s *Store) ResolveConflict(ctx context.Context, branch, file, keypath strin
 	if err != nil {
 		return 0, err
 	}
+	signer, err := s.signerFor(s.agentName(wo.Agent), wo)
+	if err != nil {
+		return 0, err
+	}
 	_, err = s.repo.Commit(ctx, mergeRef(ref), func(tx *repo.Tx) (*repo.CommitInfo, error) {
 		st, err := readState(tx.ReadFile)
 		if err != nil {
@@ -1078,7 +1086,7 @@ func (s *Store) ResolveConflict(ctx context.Context, branch, file, keypath strin
 		}
 		sig := repo.NewSignature(s.agentName(wo.Agent), s.now())
 		msg := repo.FormatMessage("resolve "+target+" with "+verb, "", repo.Trailers{{Key: TrailerPath, Value: target}})
-		return &repo.CommitInfo{Author: sig, Committer: sig, Message: msg, AllowEmpty: true}, nil
+		return &repo.CommitInfo{Author: sig, Committer: sig, Message: msg, AllowEmpty: true, Sign: signFunc(signer)}, nil
 	}, repo.CommitOptions{Expect: &stateHash})
 	return remaining, err
 }

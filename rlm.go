@@ -941,6 +941,11 @@ func (s *Store) ImportStateWith(ctx context.Context, data []byte, io ImportState
 			id = ""
 		}
 		c := &checkpoint.Checkpoint{ID: id, Name: ck.Name, State: doc.StateID, Description: ck.Description, Commit: target, Agent: s.agentName(wo.Agent), Time: when}
+		signer, err := s.signerFor(c.Agent, wo)
+		if err != nil {
+			return nil, undo(err)
+		}
+		c.Sign = signFunc(signer)
 		if err := checkpoint.Create(ctx, s.repo, c); err != nil {
 			return nil, undo(fmt.Errorf("import of %s: checkpoint %s: %w", doc.StateID, ck.Name, checkpointErr(err)))
 		}

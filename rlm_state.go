@@ -168,6 +168,9 @@ func (s *Store) InitState(ctx context.Context, in StateInit, wo WriteOptions) (*
 	}
 	c := &checkpoint.Checkpoint{Name: InitialCheckpoint, State: id, Description: "State initialized with user prompt",
 		Commit: plumbing.NewHash(m.Commit), Agent: m.Agent, Time: when}
+	if signer, err := s.signerFor(m.Agent, wo); err == nil {
+		c.Sign = signFunc(signer) // the write itself was signed with it
+	}
 	if err := checkpoint.Create(ctx, s.repo, c); err != nil {
 		return nil, m, fmt.Errorf("state %s created (commit %s) but its initial checkpoint failed: %w", id, shortID(m.Commit), checkpointErr(err))
 	}

@@ -51,6 +51,8 @@ type Store struct {
 	workTree string
 	// schemas caches compiled document schemas by file and content.
 	schemas sync.Map
+	// signing caches the git config and keys that sign writes.
+	signing signingConfig
 	// agent caches the store's default agent (see DefaultAgent).
 	agent agentCache
 }

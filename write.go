@@ -17,6 +17,7 @@ import (
 	"github.com/aiwg/aiwg-state/internal/errkind"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/repo"
+	"github.com/aiwg/aiwg-state/signing"
 	"github.com/aiwg/aiwg-state/statedoc"
 	"github.com/aiwg/aiwg-state/verbiage"
 )
@@ -79,6 +80,13 @@ type WriteOptions struct {
 	// Warn, when set, is told of each warning the write adds to its
 	// Mutation (a completion handler not run because it is not trusted).
 	Warn func(msg string)
+	// SigningKey is an SSH private key file that signs the commit (git's
+	// SSH signature, verified by git verify-commit and by a policy's
+	// signers); "" takes the agent's key configured in the store's git
+	// config, if any (see Store.SigningKey). Signer, when set, signs
+	// instead.
+	SigningKey string
+	Signer     *signing.Signer
 
 	// For merges, set by this package only: the other parents, the head
 	// the branch must be at, and whether an unchanged tree still commits.
@@ -539,6 +547,10 @@ func (s *Store) commit(ctx context.Context, wo WriteOptions, subject string, bui
 	if when.IsZero() {
 		when = s.now()
 	}
+	signer, err := s.signerFor(agent, wo)
+	if err != nil {
+		return nil, err
+	}
 	mutID := objects.NewID("mut")
 	var rec recorder
 	c, err := s.repo.Commit(ctx, ref, func(tx *repo.Tx) (*repo.CommitInfo, error) {
@@ -579,7 +591,7 @@ func (s *Store) commit(ctx context.Context, wo WriteOptions, subject string, bui
 		}
 		trailers = append(trailers, repo.Trailer{Key: TrailerClock, Value: s.nextClock(tx.Parent(), merged, agent, when).String()})
 		msg := repo.FormatMessage(subjectFor(cmp.Or(rec.subject, subject), wo.Message, rec.changes), "", trailers)
-		return &repo.CommitInfo{Author: sig, Committer: sig, Message: msg, MergeParents: wo.mergeParents, UpstreamFirst: wo.upstreamFirst, AllowEmpty: len(wo.mergeParents) > 0}, nil
+		return &repo.CommitInfo{Author: sig, Committer: sig, Message: msg, MergeParents: wo.mergeParents, UpstreamFirst: wo.upstreamFirst, AllowEmpty: len(wo.mergeParents) > 0, Sign: signFunc(signer)}, nil
 	}, copts)
 	if err != nil {
 		return nil, err

@@ -62,6 +62,8 @@ type Checkpoint struct {
 	Commit      plumbing.Hash `json:"-"`
 	Agent       string        `json:"agent"`
 	Time        time.Time     `json:"timestamp"`
+	// Sign, when set, signs the tag (repo.Tag.Sign).
+	Sign func(payload []byte) ([]byte, error) `json:"-"`
 }
 
 // Ref is the tag ref of a state's checkpoint.
@@ -143,6 +145,7 @@ func Create(ctx context.Context, r *repo.Repo, c *Checkpoint) error {
 		Target:  c.Commit,
 		Tagger:  repo.NewSignature(c.Agent, c.Time),
 		Message: Message(c),
+		Sign:    c.Sign,
 	}
 	h, err := r.WriteTag(t)
 	if err != nil {

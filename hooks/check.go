@@ -706,30 +706,37 @@ func (c *checker) checkCommits(ctx context.Context, ref string, commits []string
 }
 
 func (c *checker) readCommit(h string) (*repo.Commit, error) {
+	cm, _, err := c.readCommitBody(h)
+	return cm, err
+}
+
+// readCommitBody is readCommit and the commit's raw body, which its
+// signature signs.
+func (c *checker) readCommitBody(h string) (*repo.Commit, []byte, error) {
 	typ, body, err := c.cat.read(h)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if typ != "commit" {
-		return nil, fmt.Errorf("%s is a %s, not a commit", h, typ)
+		return nil, nil, fmt.Errorf("%s is a %s, not a commit", h, typ)
 	}
-	return repo.ParseCommit(plumbing.NewHash(h), body)
+	cm, err := repo.ParseCommit(plumbing.NewHash(h), body)
+	return cm, body, err
 }
 
 func (c *checker) checkCommit(ref, h string) error {
-	cm, err := c.readCommit(h)
+	cm, body, err := c.readCommitBody(h)
 	if err != nil {
 		return err
 	}
 	agent := cm.Author.Name
 	v := Violation{Ref: ref, Commit: h, Agent: agent}
-	if c.policy != nil && c.policy.RequireSigned {
-		if cm.PGPSignature == "" {
-			v.Rule, v.Detail = RuleSigned, "the policy requires signed commits; this one is not signed"
-		} else if out, err := exec.Command("git", "--git-dir", c.gitDir, "verify-commit", h).CombinedOutput(); err != nil {
-			v.Rule, v.Detail = RuleSigned, "the signature does not verify: "+strings.Join(strings.Fields(string(out)), " ")
+	if c.policy.SignatureRequired(agent) {
+		if v.Detail, err = c.checkSignature(h, agent, body); err != nil {
+			return err
 		}
-		if v.Rule != "" {
+		if v.Detail != "" {
+			v.Rule = RuleSigned
 			if err := c.add(v); err != nil {
 				return err
 			}

@@ -31,8 +31,13 @@
 //   - limit: a .json file is within the store's limits.max_document_bytes;
 //   - policy: the commit's author (the agent) may write the path, by the
 //     access policy (package policy);
-//   - signed: when the policy sets require_signed, `git verify-commit`
-//     accepts the commit.
+//   - signed: when the policy requires the commit's author to sign
+//     (require_signed), the commit carries a signature that verifies: an
+//     SSH signature is checked in-process against the keys the policy's
+//     "signers" list for the author (another agent's key, an unlisted
+//     key, or a commit changed after signing is refused); an OpenPGP or
+//     X.509 signature, or an SSH one under a policy without signers, must
+//     pass `git verify-commit` with the server's own keys;
 //   - lease: a lease record (leases/**.json) stays one, and does not
 //     remove, change or forge another agent's live lease or wait unless the
 //     commit's agent (or the pusher) has the policy's lease_admin role;

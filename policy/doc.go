@@ -48,10 +48,29 @@
 // Put narrow denials before broad grants.
 //
 // Reads are not governed: whoever can fetch a git repository can read all of
-// it. "require_signed" asks that every commit received from elsewhere (a
-// push, `policy check`) carry a signature that the receiving git verifies
-// (git verify-commit); aiwg-state's own in-process writes are unsigned, so
-// the in-process check does not apply it.
+// it.
+//
+// # Signatures
+//
+//	"require_signed": ["role:workers", "planner"],
+//	"signers": {
+//	  "pulse": ["ssh-ed25519 AAAAC3Nza… pulse@host"],
+//	  "planner": ["ssh-ed25519 AAAAC3Nza…", "ecdsa-sha2-nistp256 AAAAE2Vj…"]
+//	}
+//
+// "signers" lists, per agent id (exactly, no patterns), the SSH public keys
+// its commits may be signed with, one key per entry as in authorized_keys,
+// without options; a key belongs to one agent. "require_signed" is false
+// (the default), true (every agent) or a list of agent ids, patterns and
+// "role:NAME". A commit whose author must sign is taken only with a
+// signature that verifies: when the policy lists signers, an SSH signature
+// (git's gpg.format=ssh) made with a key listed for that author, checked
+// in-process; otherwise, and for OpenPGP signatures, what git
+// verify-commit accepts with the receiving side's keys. The hook and
+// `policy check` apply it to received commits; an in-process write of an
+// agent that must sign fails unless a signing key is configured for it and,
+// with signers, is one listed for it (see the root package's
+// WriteOptions.SigningKey).
 //
 // # Pushers and roles with a meaning
 //

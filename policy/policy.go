@@ -34,16 +34,22 @@ const (
 // Policy is a parsed, validated policy file. The zero of *Policy (nil)
 // allows every write: a store without a policy file is open.
 type Policy struct {
-	Default       string              `json:"default,omitempty"`
-	RequireSigned bool                `json:"require_signed,omitempty"`
-	Roles         map[string][]string `json:"roles,omitempty"`
-	Rules         []Rule              `json:"rules"`
+	Default string `json:"default,omitempty"`
+	// RequireSigned names whose commits must be signed: true (everyone),
+	// or a list of agents, patterns and "role:NAME" (see Requirement).
+	RequireSigned Requirement `json:"require_signed,omitzero"`
+	// Signers lists, per agent id, the SSH public keys its commits may be
+	// signed with ("ssh-ed25519 AAAA…", as in authorized_keys).
+	Signers map[string][]string `json:"signers,omitempty"`
+	Roles   map[string][]string `json:"roles,omitempty"`
+	Rules   []Rule              `json:"rules"`
 	// Pushers and RequirePusher map the identities a server authenticates
 	// to the agents they may act as (see pushers.go).
 	Pushers       map[string]Pusher `json:"pushers,omitempty"`
 	RequirePusher *bool             `json:"require_pusher,omitempty"`
 
 	compiled []compiledRule
+	keys     signerKeys
 }
 
 // Rule grants or denies writes of some paths to some agents.
@@ -100,6 +106,9 @@ func (p *Policy) compile() error {
 		}
 	}
 	if err := p.compilePushers(); err != nil {
+		return err
+	}
+	if err := p.compileSigning(); err != nil {
 		return err
 	}
 	p.compiled = make([]compiledRule, len(p.Rules))

@@ -159,8 +159,8 @@ func ParseCommit(h plumbing.Hash, body []byte) (*Commit, error) {
 	return c, nil
 }
 
-// encodeCommit writes a commit as git does; our commits carry no
-// signature or encoding header.
+// encodeCommit writes a commit as git does, unsigned and without an
+// encoding header (a signature is added to what it writes: AddSignature).
 func encodeCommit(c *Commit) ([]byte, error) {
 	if strings.ContainsAny(c.Author.Name+c.Author.Email+c.Committer.Name+c.Committer.Email, "<>\n") {
 		return nil, fmt.Errorf("%w: an identity holds '<', '>' or a newline", ErrMalformedObject)

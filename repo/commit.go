@@ -16,8 +16,9 @@ type Commit struct {
 	Author    Signature
 	Committer Signature
 	Message   string
-	// PGPSignature is the commit's signature (its gpgsig header), empty
-	// when it is not signed.
+	// PGPSignature is the commit's signature (its gpgsig header): an
+	// armored OpenPGP, X.509 or SSH signature, empty when it is not
+	// signed. SplitSigned gives the payload it signs.
 	PGPSignature string
 	// Shallow: the commit is at a shallow clone's boundary. The clone
 	// holds it but not its parents, so Parents is empty, as in git's own

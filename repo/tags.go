@@ -19,6 +19,9 @@ type Tag struct {
 	// PGPSignature is the armored signature `git tag -s` appends to the
 	// message, split off; empty for an unsigned tag.
 	PGPSignature string
+	// Sign, when set, signs the tag as git tag -s does: the armored
+	// signature of the unsigned body is appended to it.
+	Sign func(payload []byte) ([]byte, error)
 }
 
 // WriteTag writes an annotated tag object pointing at t.Target (a commit
@@ -32,6 +35,17 @@ func (r *Repo) WriteTag(t *Tag) (plumbing.Hash, error) {
 	body, err := encodeTag(t)
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("tag %s: %w", t.Name, err)
+	}
+	if t.Sign != nil {
+		if len(body) > 0 && body[len(body)-1] != '\n' {
+			body = append(body, '\n') // the signature starts a line
+		}
+		sig, err := t.Sign(body)
+		if err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("tag %s: %w", t.Name, err)
+		}
+		body = append(body, sig...)
+		t.PGPSignature = string(sig)
 	}
 	h := hashObject(plumbing.TagObject, body)
 	objs := []rawObject{{typ: plumbing.TagObject, hash: h, body: body}}

@@ -152,6 +152,9 @@ type CommitInfo struct {
 	UpstreamFirst bool
 	// AllowEmpty commits even when the tree is unchanged (merges).
 	AllowEmpty bool
+	// Sign, when set, signs the commit: it returns the armored signature
+	// of the unsigned body, which goes into the commit's gpgsig header.
+	Sign func(payload []byte) ([]byte, error)
 }
 
 // CommitOptions control the compare-and-swap of Commit.
@@ -211,6 +214,14 @@ func (r *Repo) Commit(ctx context.Context, branch string, fn func(*Tx) (*CommitI
 		body, err := encodeCommit(c)
 		if err != nil {
 			return false, err
+		}
+		if info.Sign != nil {
+			sig, err := info.Sign(body)
+			if err != nil {
+				return false, err
+			}
+			body = AddSignature(body, sig)
+			c.PGPSignature = string(sig)
 		}
 		c.Hash = hashObject(plumbing.CommitObject, body)
 		b.objs = append(b.objs, rawObject{typ: plumbing.CommitObject, hash: c.Hash, body: body})

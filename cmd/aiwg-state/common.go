@@ -42,6 +42,7 @@ func readFlags() []cli.Flag {
 func writeFlags() []cli.Flag {
 	return append(commonFlags(),
 		&cli.StringFlag{Name: "agent", Usage: "the agent the commit is authored by", EnvVars: []string{"AIWG_AGENT"}},
+		signingKeyFlag(),
 		&cli.StringFlag{Name: "source", Usage: "what caused the mutation (Source trailer)"},
 		&cli.StringFlag{Name: "correlation", Usage: "a correlation id (Correlation-Id trailer)"},
 		&cli.StringFlag{Name: "expect", Usage: "fail with exit 6 unless the branch is at this revision (optimistic concurrency)"},
@@ -188,7 +189,7 @@ func (s *session) agentWrite() aiwgstate.WriteOptions {
 	if from == aiwgstate.AgentFromAnonymous {
 		s.inv.anonymous.Store(true) // said once the command has succeeded
 	}
-	return aiwgstate.WriteOptions{Agent: agent, HandlerEnv: s.inv.handlerEnv(), HandlerDir: s.inv.handlerDir(), Warn: s.warn}
+	return aiwgstate.WriteOptions{Agent: agent, HandlerEnv: s.inv.handlerEnv(), HandlerDir: s.inv.handlerDir(), Warn: s.warn, SigningKey: s.signingKey()}
 }
 
 // agent is the agent a write of this command is authored by, and where

@@ -73,6 +73,7 @@ var exitTable = []struct {
 	{merge.ErrUnknownStrategy, exitUsage},
 	{aiwgstate.ErrConflict, exitConflict},
 	{aiwgstate.ErrDenied, exitDomain},
+	{aiwgstate.ErrSigningKey, exitDomain}, // a signing key that cannot sign
 	{hooks.ErrRefused, exitDomain},
 	{trajectory.ErrInvalid, exitDomain},
 	{aiwgstate.ErrLimit, exitDomain},

@@ -40,7 +40,8 @@ Examples:
    aiwg-state log plan.json --all-parents             # both sides of merges
    aiwg-state log --agent planner --since 2026-11-01T00:00:00Z
    aiwg-state log --op delete --json
-   aiwg-state log --correlation run-7            # one run's writes, by its Correlation-Id`,
+   aiwg-state log --correlation run-7            # one run's writes, by its Correlation-Id
+   aiwg-state log --verify                       # is each signed with its agent's key?`,
 			Flags: append(readFlags(),
 				&cli.StringFlag{Name: "agent", Usage: "only this agent's mutations"},
 				&cli.StringFlag{Name: "since", Usage: "only mutations at or after this RFC 3339 time"},
@@ -51,9 +52,14 @@ Examples:
 				&cli.IntFlag{Name: "n", Usage: "at most this many mutations"},
 				&cli.BoolFlag{Name: "follow", Usage: "continue the file's history across moves (aiwg-state mv, or an exact rename made with git mv)"},
 				&cli.BoolFlag{Name: "all-parents", Usage: "follow merges into all parents (default: first parents, as git log --first-parent)"},
+				verifyFlag(),
 			),
 			Action: command(func(s *session) error {
 				a, err := args(s.c, 0, 1)
+				if err != nil {
+					return err
+				}
+				sigs, err := s.signatures()
 				if err != nil {
 					return err
 				}
@@ -72,7 +78,13 @@ Examples:
 					return err
 				}
 				var all []*aiwgstate.Mutation
+				var verr error
 				err = s.store.Log(s.c.Context, lo, func(m *aiwgstate.Mutation) bool {
+					if sigs != nil {
+						if verr = sigs.Mark(m); verr != nil {
+							return false
+						}
+					}
 					if s.json {
 						all = append(all, m)
 						return true
@@ -80,6 +92,9 @@ Examples:
 					printMutationLine(s, m)
 					return true
 				})
+				if err == nil {
+					err = verr
+				}
 				if err != nil {
 					return err
 				}
@@ -177,13 +192,19 @@ Examples:
    aiwg-state blame plan.json
    aiwg-state blame plan.json --all-parents
    aiwg-state blame plan.json --at HEAD~10 --json
-   aiwg-state blame plan.json --lines`,
+   aiwg-state blame plan.json --lines
+   aiwg-state blame plan.json --verify            # and whether each setter's commit is signed`,
 			Flags: append(readFlags(),
 				&cli.BoolFlag{Name: "lines", Usage: "blame lines of the stored text, like git blame"},
 				&cli.BoolFlag{Name: "all-parents", Usage: "follow keys merged in from a branch into that branch's history"},
+				verifyFlag(),
 			),
 			Action: command(func(s *session) error {
 				a, err := args(s.c, 1, 1)
+				if err != nil {
+					return err
+				}
+				sigs, err := s.signatures()
 				if err != nil {
 					return err
 				}
@@ -195,18 +216,28 @@ Examples:
 					if err != nil {
 						return err
 					}
+					for i := range lines {
+						if lines[i].Signature, err = verifyCommit(sigs, lines[i].Commit); err != nil {
+							return err
+						}
+					}
 					if s.json {
 						return printJSON(s.out, nonNil(lines))
 					}
 					width := len(fmt.Sprint(len(lines)))
 					for _, l := range lines {
-						fmt.Fprintf(s.out, "%s (%s %s %*d) %s\n", boundaryMark(s, l.Commit, l.ShallowBoundary), agentColumn(l.Agent), stamp(l.Time), width, l.Line, l.Text)
+						fmt.Fprintf(s.out, "%s (%s %s%s %*d) %s\n", boundaryMark(s, l.Commit, l.ShallowBoundary), agentColumn(l.Agent), stamp(l.Time), sigColumn(l.Signature), width, l.Line, l.Text)
 					}
 					return nil
 				}
 				entries, err := s.store.Blame(s.c.Context, a[0], s.readOptions(), aiwgstate.BlameOptions{AllParents: s.c.Bool("all-parents")})
 				if err != nil {
 					return err
+				}
+				for i := range entries {
+					if entries[i].Signature, err = verifyCommit(sigs, entries[i].Commit); err != nil {
+						return err
+					}
 				}
 				if s.json {
 					return printJSON(s.out, nonNil(entries))
@@ -216,7 +247,7 @@ Examples:
 					if path == "" {
 						path = "(root)"
 					}
-					fmt.Fprintf(s.out, "%s  %s  %s  %s  %s = %s\n", boundaryMark(s, e.Commit, e.ShallowBoundary), stamp(e.Time), agentColumn(e.Agent), dashIfEmpty(e.MutationID), path, e.Value)
+					fmt.Fprintf(s.out, "%s  %s  %s%s  %s  %s = %s\n", boundaryMark(s, e.Commit, e.ShallowBoundary), stamp(e.Time), agentColumn(e.Agent), sigColumn(e.Signature), dashIfEmpty(e.MutationID), path, e.Value)
 				}
 				return nil
 			}),
@@ -390,10 +421,15 @@ reachable from the branch.
 Examples:
    aiwg-state show
    aiwg-state show HEAD~3 --json
-   aiwg-state show mut-1a2b3c4d`,
-			Flags: commonFlags(),
+   aiwg-state show mut-1a2b3c4d
+   aiwg-state show --verify                        # with its signature: good, bad, none, unknown-key`,
+			Flags: append(commonFlags(), verifyFlag()),
 			Action: command(func(s *session) error {
 				a, err := args(s.c, 0, 1)
+				if err != nil {
+					return err
+				}
+				sigs, err := s.signatures()
 				if err != nil {
 					return err
 				}
@@ -405,6 +441,11 @@ Examples:
 				if err != nil {
 					return err
 				}
+				if sigs != nil {
+					if err := sigs.Mark(m); err != nil {
+						return err
+					}
+				}
 				diffs, _, _, err := s.store.Diff(s.c.Context, aiwgstate.DiffOptions{From: m.Commit})
 				if err != nil {
 					return err
@@ -412,7 +453,11 @@ Examples:
 				if s.json {
 					return printJSON(s.out, map[string]any{"mutation": m, "diff": nonNil(diffs)})
 				}
-				fmt.Fprintf(s.out, "commit %s\nagent  %s\ntime   %s\n\n    %s\n\n", m.Commit, m.Agent, m.Time.UTC().Format(time.RFC3339), m.Subject)
+				fmt.Fprintf(s.out, "commit %s\nagent  %s\ntime   %s\n", m.Commit, m.Agent, m.Time.UTC().Format(time.RFC3339))
+				if v := m.Signature; v != nil {
+					fmt.Fprintf(s.out, "signature %s\n", signatureLine(v))
+				}
+				fmt.Fprintf(s.out, "\n    %s\n\n", m.Subject)
 				for _, t := range m.Trailers {
 					fmt.Fprintf(s.out, "    %s: %s\n", t.Key, t.Value)
 				}
@@ -527,7 +572,7 @@ func printMutationLine(s *session, m *aiwgstate.Mutation) {
 	if m.ShallowBoundary {
 		what += "  (shallow boundary)"
 	}
-	fmt.Fprintf(s.out, "%s  %s  %s  %s  %s\n", shortHash(m.Commit), m.Time.UTC().Format("2006-01-02 15:04:05"), agentColumn(m.Agent), id, what)
+	fmt.Fprintf(s.out, "%s  %s  %s%s  %s  %s\n", shortHash(m.Commit), m.Time.UTC().Format("2006-01-02 15:04:05"), agentColumn(m.Agent), sigColumn(m.Signature), id, what)
 	if m.ShallowBoundary {
 		s.noteShallow(m.Commit)
 	}

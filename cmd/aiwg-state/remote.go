@@ -21,7 +21,7 @@ func remoteCommands() []*cli.Command {
 	strategyFlag := &cli.StringFlag{Name: "strategy", Usage: "settle every path with this strategy instead of .gitattributes"}
 	mergeFlags := func() []cli.Flag {
 		return append(commonFlags(), strategyFlag,
-			&cli.StringFlag{Name: "agent", Usage: "the agent merge commits are authored by", EnvVars: []string{"AIWG_AGENT"}})
+			&cli.StringFlag{Name: "agent", Usage: "the agent merge commits are authored by", EnvVars: []string{"AIWG_AGENT"}}, signingKeyFlag())
 	}
 	return []*cli.Command{
 		{

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 
-
 	"github.com/aiwg/aiwg-state/repo"
 )
 

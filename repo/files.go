@@ -1,6 +1,7 @@
 package repo
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -66,6 +67,9 @@ func (r *Repo) findEntry(h plumbing.Hash, name string) (TreeEntry, bool, error) 
 // ReadFileAt returns the content of the file at path in tree root.
 func (r *Repo) ReadFileAt(root plumbing.Hash, path string) ([]byte, error) {
 	e, err := r.Lookup(root, path)
+	if errors.Is(err, ErrCorrupt) {
+		return nil, err
+	}
 	if err != nil || e.IsDir() {
 		return nil, fmt.Errorf("%s: %w", path, ErrNotFound)
 	}
@@ -75,6 +79,9 @@ func (r *Repo) ReadFileAt(root plumbing.Hash, path string) ([]byte, error) {
 // ReadDirAt lists the directory at path ("" is the root) in tree root.
 func (r *Repo) ReadDirAt(root plumbing.Hash, path string) ([]DirEntry, error) {
 	e, err := r.Lookup(root, path)
+	if errors.Is(err, ErrCorrupt) {
+		return nil, err
+	}
 	if err != nil || !e.IsDir() {
 		return nil, fmt.Errorf("%s: %w", path, ErrNotFound)
 	}
@@ -92,6 +99,9 @@ func (r *Repo) ReadDirAt(root plumbing.Hash, path string) ([]DirEntry, error) {
 // Walk calls fn for every file under dir in tree root, in path order.
 func (r *Repo) Walk(root plumbing.Hash, dir string, fn func(path string, h plumbing.Hash) error) error {
 	e, err := r.Lookup(root, dir)
+	if errors.Is(err, ErrCorrupt) {
+		return err
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", dir, ErrNotFound)
 	}

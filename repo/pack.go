@@ -48,7 +48,10 @@ type rawObject struct {
 func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, durable func() error, err error) {
 	r.packMu.Lock()
 	defer r.packMu.Unlock()
-	tail := r.currentTail()
+	tail, err := r.currentTail()
+	if err != nil {
+		return plumbing.ZeroHash, plumbing.ZeroHash, nil, err
+	}
 	repacking := r.maintaining()
 	if tail != nil && repacking && !r.ourKeep(tail.hash) {
 		// git repack may be reading the tail, so it must stay; a copy
@@ -281,28 +284,31 @@ func (r *Repo) cachedBody(h plumbing.Hash, t plumbing.ObjectType) ([]byte, bool)
 // currentTail is the tail pack to extend: this process's last one while
 // its file is still there, else the newest small pack on disk; nil (start
 // a new pack) right after this process filled a tail.
-func (r *Repo) currentTail() *tailPack {
+func (r *Repo) currentTail() (*tailPack, error) {
 	r.tailMu.Lock()
 	t, filled := r.tail, r.tailFilled
 	r.tailMu.Unlock()
 	if t != nil {
 		if _, err := os.Stat(filepath.Join(r.dir, "objects", "pack", "pack-"+t.hash.String()+".pack")); err == nil {
-			return t
+			return t, nil
 		}
 	} else if filled {
 		// Searching now would pick some other nearly full pack (an old
 		// tail that maintenance left), copy it whole into a pack that is
 		// full again, and search again on the next commit.
-		return nil
+		return nil, nil
 	}
-	t = r.findTail()
+	t, err := r.findTail()
+	if err != nil {
+		return nil, err
+	}
 	r.setTail(t)
 	if t != nil {
 		r.tailMu.Lock()
 		r.foundTail = t.hash
 		r.tailMu.Unlock()
 	}
-	return t
+	return t, nil
 }
 
 // setTail caches t as the tail to extend; nil means search the disk.

@@ -235,6 +235,9 @@ func (r *Repo) readObjectLocked(h plumbing.Hash) (plumbing.ObjectType, []byte, e
 		prev = sig
 	}
 	if errors.Is(lastErr, errNotHere) {
+		if err := r.objs.damaged(); err != nil {
+			return 0, nil, fmt.Errorf("object %s not found, and %w", h, err)
+		}
 		return 0, nil, fmt.Errorf("object %s: %w", h, ErrNotFound)
 	}
 	return 0, nil, fmt.Errorf("object %s: %w", h, lastErr)

@@ -70,12 +70,15 @@ func (t *tailPack) find(h plumbing.Hash) (packEntry, bool) {
 	return t.objs[i], true
 }
 
-// findTail picks the newest pack small enough to extend, or nil.
-func (r *Repo) findTail() *tailPack {
+// findTail picks the newest pack small enough to extend, or nil. A
+// candidate that fails its checksums is an error (ErrCorrupt): rewriting
+// it would copy the damage into a pack under a new name and remove the
+// only other evidence of what it held.
+func (r *Repo) findTail() (*tailPack, error) {
 	dir := filepath.Join(r.dir, "objects", "pack")
 	es, err := os.ReadDir(dir)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	var best os.FileInfo
 	bestKept := false
@@ -104,18 +107,21 @@ func (r *Repo) findTail() *tailPack {
 		}
 	}
 	if best == nil {
-		return nil
+		return nil, nil
 	}
 	name := strings.TrimSuffix(strings.TrimPrefix(best.Name(), "pack-"), ".pack")
 	if !plumbing.IsHash(name) {
-		return nil
+		return nil, nil
 	}
 	t, err := readTail(dir, plumbing.NewHash(name))
+	if errors.Is(err, ErrCorrupt) {
+		return nil, err
+	}
 	if err != nil {
-		return nil // being removed, or not ours to understand: start a new tail
+		return nil, nil // being removed, or not ours to understand: start a new tail
 	}
 	t.kept = bestKept
-	return t
+	return t, nil
 }
 
 func readTail(dir string, h plumbing.Hash) (*tailPack, error) {
@@ -132,14 +138,53 @@ func readTail(dir string, h plumbing.Hash) (*tailPack, error) {
 		!bytes.Equal(pack[len(pack)-20:], h[:]) {
 		return nil, errors.New("not a version 2 pack")
 	}
-	objs, err := parseIdx(idx)
-	if err != nil {
+	// The checksums, before the pack is trusted for a rewrite: a flipped
+	// bit in an object name of the index would otherwise be copied into
+	// the new pack's index, and the old pack, the only intact record,
+	// removed. Read once per process (a writer then extends its tail in
+	// memory), so a commit pays this only when it starts cold.
+	if err := checkPackSums(base, idx, pack); err != nil {
 		return nil, err
 	}
+	objs, err := parseIdx(idx)
+	if err != nil {
+		return nil, &CorruptError{File: "objects/pack/" + filepath.Base(base) + ".idx", Reason: err.Error()}
+	}
 	if uint32(len(objs)) != binary.BigEndian.Uint32(pack[8:]) {
-		return nil, errors.New("index and pack disagree")
+		return nil, &CorruptError{File: "objects/pack/" + filepath.Base(base) + ".idx", Reason: "its object count differs from the pack's"}
 	}
 	return &tailPack{hash: h, data: pack[:len(pack)-20], objs: objs}, nil
+}
+
+// checkPackSums verifies a pack and its index, given whole: the pack's
+// trailing SHA-1 of its contents, the index's own, and the index's copy of
+// the pack's. base is the path without extension.
+func checkPackSums(base string, idx, pack []byte) error {
+	name := "objects/pack/" + filepath.Base(base)
+	if len(pack) < 32 {
+		return &CorruptError{File: name + ".pack", Reason: "truncated"}
+	}
+	if sum := sha1.Sum(pack[:len(pack)-20]); !bytes.Equal(sum[:], pack[len(pack)-20:]) {
+		return &CorruptError{File: name + ".pack", Reason: "its checksum does not match its contents"}
+	}
+	if err := checkIdxSum(idx); err != nil {
+		return &CorruptError{File: name + ".idx", Reason: err.Error()}
+	}
+	if !bytes.Equal(idx[len(idx)-40:len(idx)-20], pack[len(pack)-20:]) {
+		return &CorruptError{File: name + ".idx", Reason: "it indexes another pack (its copy of the pack's checksum differs)"}
+	}
+	return nil
+}
+
+// checkIdxSum verifies an index's trailing SHA-1 of its contents.
+func checkIdxSum(idx []byte) error {
+	if len(idx) < 8+1024+40 {
+		return errors.New("truncated")
+	}
+	if sum := sha1.Sum(idx[:len(idx)-20]); !bytes.Equal(sum[:], idx[len(idx)-20:]) {
+		return errors.New("its checksum does not match its contents")
+	}
+	return nil
 }
 
 // tailRoom is the spare capacity a tail read from disk gets: most commits

@@ -78,6 +78,8 @@ var exitTable = []struct {
 	{aiwgstate.ErrReadOnly, exitDomain},
 	{objects.ErrNotContainer, exitDomain},
 	{objects.ErrNotFound, exitDomain},
+	{repo.ErrCorrupt, exitDomain}, // before ErrNotFound: a miss explained by damage is damage
+	{repo.ErrUnsupported, exitDomain},
 	{repo.ErrNotFound, exitDomain},
 	{repo.ErrNotStore, exitDomain},
 	{repo.ErrDetached, exitDomain},

@@ -17,6 +17,7 @@ import (
 // lets damage change the pack's files, and reopens it cold.
 func damagedStore(t *testing.T, damage func(idx, pack string, blobs map[string]plumbing.Hash)) (*Repo, []string) {
 	t.Helper()
+	withGrace(t, 0)
 	r := newRepo(t)
 	files := map[string]string{}
 	for i := range 8 {

@@ -225,15 +225,15 @@ func (r *Repo) writePackFiles(dir, base string, idx []byte, pack ...[]byte) (dur
 func noWait() error { return nil }
 
 // writeObjects writes objects that need no commit to be published (trees
-// of a virtual merge base): the replaced tail goes at once, since the new
-// pack holds everything it did.
+// of a virtual merge base): the replaced tail is superseded at once, since
+// the new pack holds everything it did.
 func (r *Repo) writeObjects(objs []rawObject) error {
 	newPack, oldTail, durable, err := r.writePack(objs)
 	if err == nil {
 		err = durable()
 	}
 	if err == nil && !oldTail.IsZero() && oldTail != newPack && !r.repackMayRead(oldTail) {
-		r.removePack(oldTail)
+		r.supersede(oldTail)
 	}
 	return err
 }
@@ -427,7 +427,9 @@ func (r *Repo) writeFileAtomic(dir, prefix, dst string, perm os.FileMode, data .
 // writeTemp writes the chunks of data to a new temporary file in dir,
 // synced when the repo is durable, and returns its name.
 func (r *Repo) writeTemp(dir, prefix string, perm os.FileMode, data ...[]byte) (string, error) {
-	tmp := filepath.Join(dir, prefix+strconv.FormatUint(rand.Uint64(), 36))
+	// The pid in the name lets maintenance tell a killed writer's file
+	// from a live one's (see removeStaleTemp).
+	tmp := filepath.Join(dir, prefix+strconv.Itoa(os.Getpid())+"-"+strconv.FormatUint(rand.Uint64(), 36))
 	if err := sysfile.WriteNew(tmp, perm, true, r.syncing(), data...); err != nil {
 		os.Remove(tmp)
 		return "", err

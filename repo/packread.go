@@ -187,6 +187,9 @@ func (o *objReader) scan() {
 		}
 		if fi, err := e.Info(); err == nil {
 			mtime[p] = fi.ModTime().UnixNano()
+			if marked, _ := isSuperseded(fi); marked {
+				mtime[p] = -1 // a copy of what a newer pack holds: tried last
+			}
 		}
 		packs = append(packs, p)
 	}

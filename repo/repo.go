@@ -92,6 +92,11 @@ type Repo struct {
 	// git may have written it, with files beside it (see removePack).
 	foundTail plumbing.Hash
 
+	// superseded are the tails this process replaced, oldest first,
+	// waiting out supersededGrace before they are removed.
+	supMu      sync.Mutex
+	superseded []supersededTail
+
 	lockMu   sync.Mutex
 	lockF    *os.File // see lockFile
 	lockPath string

@@ -80,6 +80,19 @@ func (r *Repo) findTail() (*tailPack, error) {
 	if err != nil {
 		return nil, nil
 	}
+	names := make(map[string]bool, len(es))
+	midx := false
+	for _, e := range es {
+		names[e.Name()] = true
+		midx = midx || strings.HasPrefix(e.Name(), "multi-pack-index")
+	}
+	var cover midxCover
+	if midx {
+		cover = readMidxCover(dir)
+	}
+	// Superseded tails are swept here too: the process that marked them
+	// may have ended before their grace did.
+	marked := r.sweepMarkedPacks(dir, es, cover, false)
 	var best os.FileInfo
 	bestKept := false
 	packs := 0
@@ -89,17 +102,26 @@ func (r *Repo) findTail() (*tailPack, error) {
 		if !strings.HasPrefix(n, "pack-") || !strings.HasSuffix(n, ".pack") {
 			continue
 		}
+		stem := strings.TrimSuffix(n, ".pack")
+		if marked[stem] {
+			continue // a copy of what a newer pack holds
+		}
 		packs++
 		fi, err := e.Info()
 		if err != nil || fi.Size() >= tailPackMax {
 			continue
 		}
-		base := filepath.Join(dir, strings.TrimSuffix(n, ".pack"))
-		kept, ours := readKeep(base + ".keep")
-		if kept && !ours {
-			continue // kept by someone else
+		if cover.covers(stem) {
+			continue // a multi-pack-index names it: it must stay as it is
 		}
-		if exists(base+".mtimes") || exists(base+".promisor") {
+		base := filepath.Join(dir, stem)
+		kept, ours := false, false
+		if names[stem+".keep"] {
+			if kept, ours = readKeep(base + ".keep"); kept && !ours {
+				continue // kept by someone else
+			}
+		}
+		if names[stem+".mtimes"] || names[stem+".promisor"] {
 			continue // git's cruft pack, or a partial clone's: not ours to extend
 		}
 		if best == nil || fi.ModTime().After(best.ModTime()) {

@@ -60,7 +60,7 @@ var exitTable = []struct {
 	{docschema.ErrInvalid, exitDomain},
 	{docschema.ErrRules, exitUsage},
 	{statedoc.ErrInFlight, exitConflict}, {statedoc.ErrInvalidState, exitDomain}, {statedoc.ErrExists, exitDomain},
-	{aiwgstate.ErrBadManifest, exitDomain}, // before ErrInvalidJSON: the store's state, not the caller's input
+	{aiwgstate.ErrBadManifest, exitDomain},  // before ErrInvalidJSON: the store's state, not the caller's input
 	{aiwgstate.ErrInvalidState, exitDomain}, // rlm: a state document that breaks the schema
 	{verbiage.ErrInvalidPath, exitUsage},
 	{verbiage.ErrInvalidKey, exitUsage},

@@ -65,7 +65,9 @@ gc removes their files in one commit (history keeps them). Then objects are
 packed: writes extend a small tail pack and roll full ones up geometrically
 once there are more than 50; gc --full packs everything into one pack with
 git gc, for the smallest store. Both are safe while agents write. Packing
-needs the git CLI.
+needs the git CLI. gc also removes what killed processes left (temporary
+packs, stray lock files) and a multi-pack-index naming a pack that is gone;
+another gc running, ours or git's, is exit 5.
 
 Examples:
    aiwg-state gc

@@ -35,11 +35,14 @@ var supersededGrace = time.Second
 
 const (
 	// supersededCap bounds the superseded tails a fast writer keeps:
-	// past it, those older than supersededMinAge go early, so a process
-	// committing thousands of times a second keeps hundreds, not thousands,
-	// of near-copies of its tail.
-	supersededCap    = 256
-	supersededMinAge = 250 * time.Millisecond
+	// past it, those older than supersededMinAge go early. Each holds up
+	// to tailPackMax bytes the kernel must keep (and may start writing
+	// back) until it is removed: keeping a second's worth at a few
+	// hundred commits a second cost a writer 10-40% more system time.
+	// git opens a pack it listed within microseconds; a tenth of a
+	// second is still thousands of times that.
+	supersededCap    = 16
+	supersededMinAge = 100 * time.Millisecond
 	// stickyMode is a superseded tail's .idx mode: git writes packs 0444,
 	// and no git command sets the sticky bit.
 	stickyMode = 0o444 | syscall.S_ISVTX

@@ -90,9 +90,6 @@ func (r *Repo) findTail() (*tailPack, error) {
 	if midx {
 		cover = readMidxCover(dir)
 	}
-	// Superseded tails are swept here too: the process that marked them
-	// may have ended before their grace did.
-	marked := r.sweepMarkedPacks(dir, es, cover, false)
 	var best os.FileInfo
 	bestKept := false
 	packs := 0
@@ -102,19 +99,28 @@ func (r *Repo) findTail() (*tailPack, error) {
 		if !strings.HasPrefix(n, "pack-") || !strings.HasSuffix(n, ".pack") {
 			continue
 		}
-		stem := strings.TrimSuffix(n, ".pack")
-		if marked[stem] {
-			continue // a copy of what a newer pack holds
-		}
 		packs++
 		fi, err := e.Info()
 		if err != nil || fi.Size() >= tailPackMax {
 			continue
 		}
+		stem := strings.TrimSuffix(n, ".pack")
+		base := filepath.Join(dir, stem)
+		// A superseded tail (always small) is a copy of what a newer
+		// pack holds: not counted, not extended, and removed here once
+		// its grace is over (the process that marked it may be gone).
+		if ifi, err := os.Lstat(base + ".idx"); err == nil {
+			if marked, age := isSuperseded(ifi); marked {
+				packs--
+				if h := strings.TrimPrefix(stem, "pack-"); age >= supersededGrace && plumbing.IsHash(h) {
+					r.removeSuperseded(plumbing.NewHash(h), cover, false)
+				}
+				continue
+			}
+		}
 		if cover.covers(stem) {
 			continue // a multi-pack-index names it: it must stay as it is
 		}
-		base := filepath.Join(dir, stem)
 		kept, ours := false, false
 		if names[stem+".keep"] {
 			if kept, ours = readKeep(base + ".keep"); kept && !ours {

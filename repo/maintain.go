@@ -164,13 +164,14 @@ func (r *Repo) Maintain(ctx context.Context, full bool) error {
 	return nil
 }
 
-// sweepSupersededPacks removes the superseded tails whose grace is over;
-// it runs holding the maintenance lock, before any repack starts.
+// sweepSupersededPacks removes the superseded tails whose grace is over
+// and that the tail holds (see findTail); it runs holding the maintenance
+// lock, before any repack starts. Those it cannot prove redundant are
+// rolled up by the repack.
 func (r *Repo) sweepSupersededPacks() {
-	dir := filepath.Join(r.dir, "objects", "pack")
-	if es, err := os.ReadDir(dir); err == nil {
-		r.sweepMarkedPacks(dir, es, readMidxCover(dir), true)
-	}
+	r.packMu.Lock()
+	defer r.packMu.Unlock()
+	r.findTail(true)
 }
 
 // nameInLock rewrites the maintenance lock to name the git it started

@@ -298,7 +298,7 @@ func (r *Repo) currentTail() (*tailPack, error) {
 		// full again, and search again on the next commit.
 		return nil, nil
 	}
-	t, err := r.findTail()
+	t, err := r.findTail(false)
 	if err != nil {
 		return nil, err
 	}

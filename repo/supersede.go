@@ -3,7 +3,6 @@ package repo
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -19,9 +18,11 @@ import (
 // then may be gone too. So the commit marks the old tail superseded (the
 // sticky bit on its .idx, one chmod: no file to create, and the mark's
 // ctime is when it happened) and superseded tails are removed once they
-// have been so for supersededGrace, by a later commit of this process, by
-// the next process that looks for a tail, or by maintenance. Git's repack
-// and prune likewise leave what they replace to readers for a while.
+// have been so for supersededGrace: by a later commit of this process,
+// which knows what it superseded, or by the next process that looks for a
+// tail, or maintenance, once the tail is seen to hold all of it (the mark
+// alone is a hint: see sweepStale). Git's repack and prune likewise leave
+// what they replace to readers for a while.
 //
 // Readers here list marked packs last, and the pack count that triggers a
 // roll-up leaves them out: they hold only copies.
@@ -113,35 +114,4 @@ func isSuperseded(fi os.FileInfo) (bool, time.Duration) {
 		return true, time.Since(time.Unix(st.Ctim.Sec, st.Ctim.Nsec))
 	}
 	return true, 0
-}
-
-// sweepMarkedPacks removes the superseded tails in the pack directory
-// listing es whose mark is older than supersededGrace: the ones a killed
-// or finished process left. It returns the names (pack-<hash>) of the
-// marked packs it saw.
-func (r *Repo) sweepMarkedPacks(dir string, es []os.DirEntry, cover midxCover, locked bool) map[string]bool {
-	var marked map[string]bool
-	for _, e := range es {
-		n := e.Name()
-		if !strings.HasPrefix(n, "pack-") || !strings.HasSuffix(n, ".idx") {
-			continue
-		}
-		fi, err := e.Info()
-		if err != nil {
-			continue
-		}
-		ok, age := isSuperseded(fi)
-		if !ok {
-			continue
-		}
-		name := strings.TrimSuffix(n, ".idx")
-		if marked == nil {
-			marked = map[string]bool{}
-		}
-		marked[name] = true
-		if h := strings.TrimPrefix(name, "pack-"); age >= supersededGrace && plumbing.IsHash(h) {
-			r.removeSuperseded(plumbing.NewHash(h), cover, locked)
-		}
-	}
-	return marked
 }

@@ -184,3 +184,32 @@ func TestSupersededTailsAreSwept(t *testing.T) {
 	}
 	git(t, r.Dir(), "fsck", "--strict", "--no-dangling")
 }
+
+// TestSupersededMarkSharedByAClone: `git clone` of a local path links the
+// store's pack files into the clone, mode bits and all, so a tail the
+// store supersedes reads as superseded in the clone too, where nothing
+// else may hold its objects. The clone must keep it.
+func TestSupersededMarkSharedByAClone(t *testing.T) {
+	withGrace(t, 50*time.Millisecond)
+	r := newRepo(t)
+	write(t, r, map[string]string{"a.json": "1\n"})
+	clone := filepath.Join(t.TempDir(), "clone.git")
+	if out, err := exec.Command("git", "clone", "-q", "--bare", "--local", r.Dir(), clone).CombinedOutput(); err != nil {
+		t.Fatalf("clone: %v %s", err, out)
+	}
+	for i := range 3 {
+		write(t, r, map[string]string{"a.json": fmt.Sprintf("%d\n", i+2)}) // marks the linked tail
+	}
+	time.Sleep(100 * time.Millisecond)
+	c, err := Open(context.Background(), clone, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	write(t, c, map[string]string{"b.json": "1\n"})
+	if err := c.Maintain(context.Background(), false); err != nil {
+		t.Fatal(err)
+	}
+	git(t, clone, "fsck", "--strict", "--no-dangling")
+	git(t, r.Dir(), "fsck", "--strict", "--no-dangling")
+}

@@ -74,7 +74,11 @@ func (t *tailPack) find(h plumbing.Hash) (packEntry, bool) {
 // candidate that fails its checksums is an error (ErrCorrupt): rewriting
 // it would copy the damage into a pack under a new name and remove the
 // only other evidence of what it held.
-func (r *Repo) findTail() (*tailPack, error) {
+//
+// Superseded tails past their grace that the tail holds are removed on
+// the way; locked says the caller holds the maintenance lock (see
+// removeSuperseded).
+func (r *Repo) findTail(locked bool) (*tailPack, error) {
 	dir := filepath.Join(r.dir, "objects", "pack")
 	es, err := os.ReadDir(dir)
 	if err != nil {
@@ -93,6 +97,7 @@ func (r *Repo) findTail() (*tailPack, error) {
 	var best os.FileInfo
 	bestKept := false
 	packs := 0
+	var stale []plumbing.Hash // superseded tails past their grace
 	defer func() { r.packsSeen.Store(int64(packs)) }()
 	for _, e := range es {
 		n := e.Name()
@@ -107,13 +112,13 @@ func (r *Repo) findTail() (*tailPack, error) {
 		stem := strings.TrimSuffix(n, ".pack")
 		base := filepath.Join(dir, stem)
 		// A superseded tail (always small) is a copy of what a newer
-		// pack holds: not counted, not extended, and removed here once
+		// pack holds: not counted, not extended, and removed below once
 		// its grace is over (the process that marked it may be gone).
 		if ifi, err := os.Lstat(base + ".idx"); err == nil {
 			if marked, age := isSuperseded(ifi); marked {
 				packs--
-				if h := strings.TrimPrefix(stem, "pack-"); age >= supersededGrace && plumbing.IsHash(h) {
-					r.removeSuperseded(plumbing.NewHash(h), cover, false)
+				if h := strings.TrimPrefix(stem, "pack-"); age >= supersededGrace && plumbing.IsHash(h) && !cover.covers(stem) {
+					stale = append(stale, plumbing.NewHash(h))
 				}
 				continue
 			}
@@ -149,7 +154,39 @@ func (r *Repo) findTail() (*tailPack, error) {
 		return nil, nil // being removed, or not ours to understand: start a new tail
 	}
 	t.kept = bestKept
+	r.sweepStale(dir, t, stale, cover, locked)
 	return t, nil
+}
+
+// sweepStale removes the superseded tails in stale that the tail t holds
+// whole. The mark is only a hint: a clone made by `git clone` of a local
+// path shares the store's pack files by hard link, mode bits and all, so
+// a pack this store superseded reads as superseded in the clone too, where
+// nothing may hold its objects. Checked against the tail (read and
+// verified anyway), a mark never removes the only copy of an object. One
+// that the tail does not hold (the tail filled up since, and a new one
+// began) is left to the next roll-up.
+func (r *Repo) sweepStale(dir string, t *tailPack, stale []plumbing.Hash, cover midxCover, locked bool) {
+	for _, h := range stale {
+		idx, err := sysfile.ReadFile(filepath.Join(dir, "pack-"+h.String()+".idx"), 0)
+		if err != nil {
+			continue
+		}
+		objs, err := parseIdx(idx)
+		if err != nil || len(objs) > len(t.objs) {
+			continue
+		}
+		held := true
+		for _, e := range objs {
+			if _, ok := t.find(e.hash); !ok {
+				held = false
+				break
+			}
+		}
+		if held {
+			r.removeSuperseded(h, cover, locked)
+		}
+	}
 }
 
 func readTail(dir string, h plumbing.Hash) (*tailPack, error) {

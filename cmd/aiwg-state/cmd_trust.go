@@ -35,48 +35,50 @@ Examples:
 			&cli.BoolFlag{Name: "list", Usage: "list the handlers and the trust recorded here; change nothing"},
 			&cli.BoolFlag{Name: "revoke", Usage: "withdraw the trust of the named handlers (every one when none is named)"},
 		),
-		Action: command(func(s *session) error {
-			match := s.c.Args().Slice()
-			list, revoke := s.c.Bool("list"), s.c.Bool("revoke")
-			ro := s.readOptions()
-			ro.Branch = s.c.String("branch")
-			switch {
-			case list && revoke:
-				return usagef("trust: --list and --revoke do not go together")
-			case list:
-				if len(match) > 0 {
-					return usagef("trust --list takes no arguments")
-				}
-				return trustList(s, ro)
-			case revoke:
-				gone, err := s.store.Revoke(s.c.Context, match)
-				if err != nil {
-					return err
-				}
-				if s.json {
-					return printJSON(s.out, map[string]any{"revoked": nonNil(gone)})
-				}
-				if len(gone) == 0 {
-					fmt.Fprintln(s.out, "nothing was trusted")
-				}
-				for _, t := range gone {
-					fmt.Fprintf(s.out, "revoked %s %s: %s\n", handlerName(t.Name), t.Digest, aiwgstate.CommandLine(t.Command))
-				}
-				return nil
-			}
-			done, err := s.store.Trust(s.c.Context, ro, match)
-			if err != nil {
-				return err
-			}
-			if s.json {
-				return printJSON(s.out, map[string]any{"trusted": done})
-			}
-			for _, t := range done {
-				fmt.Fprintf(s.out, "trusted %s %s: %s\n", handlerName(t.Name), t.Digest, aiwgstate.CommandLine(t.Command))
-			}
-			return nil
-		}),
+		Action: command(runTrust),
 	}
+}
+
+func runTrust(s *session) error {
+	match := s.c.Args().Slice()
+	list, revoke := s.c.Bool("list"), s.c.Bool("revoke")
+	ro := s.readOptions()
+	ro.Branch = s.c.String("branch")
+	switch {
+	case list && revoke:
+		return usagef("trust: --list and --revoke do not go together")
+	case list:
+		if len(match) > 0 {
+			return usagef("trust --list takes no arguments")
+		}
+		return trustList(s, ro)
+	case revoke:
+		gone, err := s.store.Revoke(s.c.Context, match)
+		if err != nil {
+			return err
+		}
+		if s.json {
+			return printJSON(s.out, map[string]any{"revoked": nonNil(gone)})
+		}
+		if len(gone) == 0 {
+			fmt.Fprintln(s.out, "nothing was trusted")
+		}
+		for _, t := range gone {
+			fmt.Fprintf(s.out, "revoked %s %s: %s\n", handlerName(t.Name), t.Digest, aiwgstate.CommandLine(t.Command))
+		}
+		return nil
+	}
+	done, err := s.store.Trust(s.c.Context, ro, match)
+	if err != nil {
+		return err
+	}
+	if s.json {
+		return printJSON(s.out, map[string]any{"trusted": done})
+	}
+	for _, t := range done {
+		fmt.Fprintf(s.out, "trusted %s %s: %s\n", handlerName(t.Name), t.Digest, aiwgstate.CommandLine(t.Command))
+	}
+	return nil
 }
 
 // trustList prints the manifest's handlers with their trust, and the

@@ -14,16 +14,8 @@ import (
 	"github.com/aiwg/aiwg-state/memory"
 )
 
-func memoryKey(a []string) memory.Key { return memory.Key{Namespace: a[0], Kind: a[1], ID: a[2]} }
-
-func memoryCommands() []*cli.Command {
-	valueFlags := func() []cli.Flag {
-		return append(writeFlags(),
-			&cli.BoolFlag{Name: "string", Aliases: []string{"s"}, Usage: "take VALUE as raw text, stored as a JSON string"},
-			&cli.DurationFlag{Name: "ttl", Usage: "the record expires this long from now (default: never)"},
-		)
-	}
-	return []*cli.Command{{
+func newMemoryCommand() *cli.Command {
+	return &cli.Command{
 		Name:  "memory",
 		Usage: "memory records: JSON payloads keyed by namespace, kind and id, with timestamps and a time to live (seed 002)",
 		Description: `Seed 002's durable memory tier. A record is memory/<namespace>/<kind>/<id>.json
@@ -56,7 +48,7 @@ Examples:
    aiwg-state memory put session context ctx1 '{"goal":"ship v2"}'
    aiwg-state memory put workflow checkpoint run-7 - < state.json
    aiwg-state memory put long_term fact sky --string "blue"`,
-				Flags:  valueFlags(),
+				Flags:  memoryValueFlags(),
 				Action: command(writeMemory((*aiwgstate.Store).PutMemory)),
 			},
 			{
@@ -69,7 +61,7 @@ payload is not a list is refused (exit 3).
 
 Examples:
    aiwg-state memory append daily_log entries 2026-11-24 '{"at":"10:02","did":"deploy"}'`,
-				Flags:  valueFlags(),
+				Flags:  memoryValueFlags(),
 				Action: command(writeMemory((*aiwgstate.Store).AppendMemory)),
 			},
 			{
@@ -82,21 +74,8 @@ Examples:
    aiwg-state memory get long_term preference theme
    aiwg-state memory get session context ctx1 --json
    aiwg-state memory get long_term preference theme --at HEAD~3`,
-				Flags: readFlags(),
-				Action: command(func(s *session) error {
-					a, err := args(s.c, 3, 3)
-					if err != nil {
-						return err
-					}
-					r, err := s.store.GetMemory(s.c.Context, memoryKey(a), s.readOptions())
-					if err != nil {
-						return err
-					}
-					if s.json {
-						return printJSON(s.out, r)
-					}
-					return s.printDocument(json.RawMessage(r.Payload))
-				}),
+				Flags:  readFlags(),
+				Action: command(runMemoryGet),
 			},
 			{
 				Name:      "ls",
@@ -108,36 +87,8 @@ Examples:
    aiwg-state memory ls
    aiwg-state memory ls daily_log --json
    aiwg-state memory ls session cooldown --expired`,
-				Flags: append(readFlags(), &cli.BoolFlag{Name: "expired", Usage: "include records that have run out"}),
-				Action: command(func(s *session) error {
-					lo, err := s.memoryList()
-					if err != nil {
-						return err
-					}
-					recs, err := s.store.ListMemory(s.c.Context, lo)
-					if err != nil {
-						return err
-					}
-					if s.json {
-						return printJSON(s.out, recs)
-					}
-					now := time.Now()
-					for _, r := range recs {
-						exp := "no expiry"
-						if r.ExpiresAt != nil {
-							exp = "expires " + r.ExpiresAt.UTC().Format(time.RFC3339)
-							if r.Expired(now) {
-								exp = "expired " + r.ExpiresAt.UTC().Format(time.RFC3339)
-							}
-						}
-						p := string(r.Payload)
-						if len(p) > 60 {
-							p = p[:57] + "..."
-						}
-						fmt.Fprintf(s.out, "%-40s %s  %-30s %s\n", r.Key, r.UpdatedAt.UTC().Format(time.RFC3339), exp, p)
-					}
-					return nil
-				}),
+				Flags:  append(readFlags(), &cli.BoolFlag{Name: "expired", Usage: "include records that have run out"}),
+				Action: command(runMemoryLs),
 			},
 			{
 				Name:      "rm",
@@ -145,18 +96,8 @@ Examples:
 				ArgsUsage: "NAMESPACE KIND ID",
 				Description: `Examples:
    aiwg-state memory rm session context ctx1`,
-				Flags: writeFlags(),
-				Action: command(func(s *session) error {
-					a, err := args(s.c, 3, 3)
-					if err != nil {
-						return err
-					}
-					m, err := s.store.DeleteMemory(s.c.Context, memoryKey(a), s.writeOptions())
-					if err != nil {
-						return err
-					}
-					return s.done(m, "%s %s", shortHash(m.Commit), m.Subject)
-				}),
+				Flags:  writeFlags(),
+				Action: command(runMemoryRm),
 			},
 			{
 				Name:      "prune",
@@ -167,21 +108,8 @@ Examples:
 Examples:
    aiwg-state memory prune
    aiwg-state memory prune session --json`,
-				Flags: writeFlags(),
-				Action: command(func(s *session) error {
-					a, err := args(s.c, 0, 1)
-					if err != nil {
-						return err
-					}
-					keys, m, err := s.store.PruneMemory(s.c.Context, argAt(a, 0), s.writeOptions())
-					if errors.Is(err, aiwgstate.ErrNoChange) {
-						return s.done(map[string]any{"pruned": []memory.Key{}}, "nothing has expired")
-					}
-					if err != nil {
-						return err
-					}
-					return s.done(map[string]any{"pruned": keys, "mutation": m}, "%s %s", shortHash(m.Commit), m.Subject)
-				}),
+				Flags:  writeFlags(),
+				Action: command(runMemoryPrune),
 			},
 			{
 				Name:      "export",
@@ -192,23 +120,8 @@ Examples:
 Examples:
    aiwg-state memory export > memory.jsonl
    aiwg-state memory export long_term --at v1.0 > long_term.jsonl`,
-				Flags: append(readFlags(), &cli.BoolFlag{Name: "expired", Usage: "include records that have run out"}),
-				Action: command(func(s *session) error {
-					lo, err := s.memoryList()
-					if err != nil {
-						return err
-					}
-					recs, err := s.store.ListMemory(s.c.Context, lo)
-					if err != nil {
-						return err
-					}
-					for _, r := range recs {
-						if err := printJSON(s.out, r); err != nil {
-							return err
-						}
-					}
-					return nil
-				}),
+				Flags:  append(readFlags(), &cli.BoolFlag{Name: "expired", Usage: "include records that have run out"}),
+				Action: command(runMemoryExport),
 			},
 			{
 				Name:      "import",
@@ -220,35 +133,137 @@ Examples:
 Examples:
    aiwg-state memory import memory.jsonl
    other-tool export | aiwg-state memory import -`,
-				Flags: writeFlags(),
-				Action: command(func(s *session) error {
-					a, err := args(s.c, 1, 1)
-					if err != nil {
-						return err
-					}
-					data, err := readFileArg(s.c, a[0])
-					if err != nil {
-						return err
-					}
-					recs, err := memory.ReadLines(bytes.NewReader(data))
-					if err != nil {
-						return err
-					}
-					if len(recs) == 0 {
-						return usagef("memory import: %s holds no records", a[0])
-					}
-					res, err := s.store.ImportMemory(s.c.Context, recs, s.writeOptions())
-					if errors.Is(err, aiwgstate.ErrNoChange) {
-						return s.done(res, "nothing to import: the %d records are as the store has them", res.Unchanged)
-					}
-					if err != nil {
-						return err
-					}
-					return s.done(res, "%s %s (%d unchanged)", shortHash(res.Mutation.Commit), res.Mutation.Subject, res.Unchanged)
-				}),
+				Flags:  writeFlags(),
+				Action: command(runMemoryImport),
 			},
 		},
-	}}
+	}
+}
+
+func runMemoryGet(s *session) error {
+	a, err := args(s.c, 3, 3)
+	if err != nil {
+		return err
+	}
+	r, err := s.store.GetMemory(s.c.Context, memoryKey(a), s.readOptions())
+	if err != nil {
+		return err
+	}
+	if s.json {
+		return printJSON(s.out, r)
+	}
+	return s.printDocument(json.RawMessage(r.Payload))
+}
+
+func runMemoryLs(s *session) error {
+	lo, err := s.memoryList()
+	if err != nil {
+		return err
+	}
+	recs, err := s.store.ListMemory(s.c.Context, lo)
+	if err != nil {
+		return err
+	}
+	if s.json {
+		return printJSON(s.out, recs)
+	}
+	now := time.Now()
+	for _, r := range recs {
+		exp := "no expiry"
+		if r.ExpiresAt != nil {
+			exp = "expires " + r.ExpiresAt.UTC().Format(time.RFC3339)
+			if r.Expired(now) {
+				exp = "expired " + r.ExpiresAt.UTC().Format(time.RFC3339)
+			}
+		}
+		p := string(r.Payload)
+		if len(p) > 60 {
+			p = p[:57] + "..."
+		}
+		fmt.Fprintf(s.out, "%-40s %s  %-30s %s\n", r.Key, r.UpdatedAt.UTC().Format(time.RFC3339), exp, p)
+	}
+	return nil
+}
+
+func runMemoryRm(s *session) error {
+	a, err := args(s.c, 3, 3)
+	if err != nil {
+		return err
+	}
+	m, err := s.store.DeleteMemory(s.c.Context, memoryKey(a), s.writeOptions())
+	if err != nil {
+		return err
+	}
+	return s.done(m, "%s %s", shortHash(m.Commit), m.Subject)
+}
+
+func runMemoryPrune(s *session) error {
+	a, err := args(s.c, 0, 1)
+	if err != nil {
+		return err
+	}
+	keys, m, err := s.store.PruneMemory(s.c.Context, argAt(a, 0), s.writeOptions())
+	if errors.Is(err, aiwgstate.ErrNoChange) {
+		return s.done(map[string]any{"pruned": []memory.Key{}}, "nothing has expired")
+	}
+	if err != nil {
+		return err
+	}
+	return s.done(map[string]any{"pruned": keys, "mutation": m}, "%s %s", shortHash(m.Commit), m.Subject)
+}
+
+func runMemoryExport(s *session) error {
+	lo, err := s.memoryList()
+	if err != nil {
+		return err
+	}
+	recs, err := s.store.ListMemory(s.c.Context, lo)
+	if err != nil {
+		return err
+	}
+	for _, r := range recs {
+		if err := printJSON(s.out, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func runMemoryImport(s *session) error {
+	a, err := args(s.c, 1, 1)
+	if err != nil {
+		return err
+	}
+	data, err := readFileArg(s.c, a[0])
+	if err != nil {
+		return err
+	}
+	recs, err := memory.ReadLines(bytes.NewReader(data))
+	if err != nil {
+		return err
+	}
+	if len(recs) == 0 {
+		return usagef("memory import: %s holds no records", a[0])
+	}
+	res, err := s.store.ImportMemory(s.c.Context, recs, s.writeOptions())
+	if errors.Is(err, aiwgstate.ErrNoChange) {
+		return s.done(res, "nothing to import: the %d records are as the store has them", res.Unchanged)
+	}
+	if err != nil {
+		return err
+	}
+	return s.done(res, "%s %s (%d unchanged)", shortHash(res.Mutation.Commit), res.Mutation.Subject, res.Unchanged)
+}
+
+func memoryKey(a []string) memory.Key { return memory.Key{Namespace: a[0], Kind: a[1], ID: a[2]} }
+
+// memoryValueFlags are the flags of the commands that write a record's
+// payload.
+func memoryValueFlags() []cli.Flag {
+	return append(writeFlags(),
+		&cli.BoolFlag{Name: "string", Aliases: []string{"s"}, Usage: "take VALUE as raw text, stored as a JSON string"},
+		&cli.DurationFlag{Name: "ttl", Usage: "the record expires this long from now (default: never)"},
+	)
 }
 
 // writeMemory is the action of put and append: NAMESPACE KIND ID VALUE,

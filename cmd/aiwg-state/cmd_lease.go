@@ -11,17 +11,8 @@ import (
 	"github.com/aiwg/aiwg-state/lease"
 )
 
-// pastTense says what an acquire did: acquired, renewed, upgraded or
-// downgraded.
-func pastTense(change string) string {
-	if strings.HasSuffix(change, "e") {
-		return change + "d"
-	}
-	return change + "ed"
-}
-
-func leaseCommands() []*cli.Command {
-	return []*cli.Command{{
+func newLeaseCommand() *cli.Command {
+	return &cli.Command{
 		Name:  "lease",
 		Usage: "leases: locks with a time to live that agents take on a resource (seed 003)",
 		Description: `A lease is held by an agent (--agent or AIWG_AGENT), exclusive or shared,
@@ -68,28 +59,7 @@ Examples:
 					&cli.StringFlag{Name: "priority", Value: "normal", Usage: "the wait's priority: critical, high, normal or low"},
 					&cli.StringFlag{Name: "id", Usage: "a lease you hold on RESOURCE, to renew it with this type (an upgrade or downgrade)"},
 				),
-				Action: command(func(s *session) error {
-					a, err := args(s.c, 1, 1)
-					if err != nil {
-						return err
-					}
-					typ := lease.Exclusive
-					if s.c.Bool("shared") {
-						typ = lease.Shared
-					}
-					ttl := s.c.Duration("ttl")
-					if s.c.String("id") != "" && !s.c.IsSet("ttl") {
-						ttl = 0 // a renewal keeps the lease's own time to live
-					}
-					res, err := s.store.Acquire(s.c.Context, a[0], aiwgstate.LeaseOptions{
-						Type: typ, TTL: ttl, ID: s.c.String("id"), Wait: s.c.Duration("wait"), Priority: s.c.String("priority"),
-					}, s.writeOptions())
-					if err != nil {
-						return err
-					}
-					return s.done(res, "%s %s %s (%s) until %s, commit %s", pastTense(res.Change), a[0], res.Lease.ID, res.Lease.Type,
-						res.Lease.ExpiresAt.UTC().Format(time.RFC3339), shortHash(res.Mutation.Commit))
-				}),
+				Action: command(runLeaseAcquire),
 			},
 			{
 				Name:      "renew",
@@ -104,18 +74,7 @@ Examples:
 					&cli.DurationFlag{Name: "ttl", Value: 30 * time.Second, Usage: "the fresh time to live, from now"},
 					&cli.StringFlag{Name: "id", Usage: "the lease to renew (default: yours on RESOURCE)"},
 				),
-				Action: command(func(s *session) error {
-					a, err := args(s.c, 1, 1)
-					if err != nil {
-						return err
-					}
-					res, err := s.store.Renew(s.c.Context, a[0], s.c.String("id"), s.c.Duration("ttl"), s.writeOptions())
-					if err != nil {
-						return err
-					}
-					return s.done(res, "renewed %s %s until %s, commit %s", a[0], res.Lease.ID,
-						res.Lease.ExpiresAt.UTC().Format(time.RFC3339), shortHash(res.Mutation.Commit))
-				}),
+				Action: command(runLeaseRenew),
 			},
 			{
 				Name:      "release",
@@ -138,26 +97,7 @@ Examples:
 					&cli.BoolFlag{Name: "force", Usage: "release another agent's lease"},
 					&cli.StringFlag{Name: "reason", Usage: "why, for a forced release (Reason trailer)"},
 				),
-				Action: command(func(s *session) error {
-					a, err := args(s.c, 1, 1)
-					if err != nil {
-						return err
-					}
-					rel, err := s.store.Release(s.c.Context, a[0], aiwgstate.ReleaseOptions{
-						ID: s.c.String("id"), Force: s.c.Bool("force"), Reason: s.c.String("reason"),
-					}, s.writeOptions())
-					if err != nil {
-						return err
-					}
-					var what []string
-					for _, l := range rel.Leases {
-						what = append(what, l.ID+" of "+l.Holder)
-					}
-					for _, q := range rel.Requests {
-						what = append(what, "the wait "+q.ID+" of "+q.Requester)
-					}
-					return s.done(rel, "released %s %s, commit %s", a[0], strings.Join(what, ", "), shortHash(rel.Mutation.Commit))
-				}),
+				Action: command(runLeaseRelease),
 			},
 			{
 				Name:      "ls",
@@ -170,38 +110,106 @@ Examples:
    aiwg-state lease ls
    aiwg-state lease ls tasks --json
    aiwg-state lease ls --at HEAD~5      # who held what five commits ago`,
-				Flags: readFlags(),
-				Action: command(func(s *session) error {
-					a, err := args(s.c, 0, 1)
-					if err != nil {
-						return err
-					}
-					infos, err := s.store.Leases(s.c.Context, argAt(a, 0), s.readOptions())
-					if err != nil {
-						return err
-					}
-					if s.json {
-						return printJSON(s.out, infos)
-					}
-					for _, in := range infos {
-						expired := map[string]bool{}
-						for _, id := range in.Expired {
-							expired[id] = true
-						}
-						for _, l := range in.Locks {
-							state := "until " + l.ExpiresAt.UTC().Format(time.RFC3339)
-							if expired[l.ID] {
-								state = "expired " + l.ExpiresAt.UTC().Format(time.RFC3339)
-							}
-							fmt.Fprintf(s.out, "%-24s %-9s %-16s %s  %s\n", in.Resource, l.Type, l.Holder, state, l.ID)
-						}
-						for i, q := range in.WaitQueue {
-							fmt.Fprintf(s.out, "%-24s waiting#%d %-16s %s, %s priority, since %s\n", in.Resource, i+1, q.Requester, q.Type, q.Priority, q.RequestedAt.UTC().Format(time.RFC3339))
-						}
-					}
-					return nil
-				}),
+				Flags:  readFlags(),
+				Action: command(runLeaseLs),
 			},
 		},
-	}}
+	}
+}
+
+func runLeaseAcquire(s *session) error {
+	a, err := args(s.c, 1, 1)
+	if err != nil {
+		return err
+	}
+	typ := lease.Exclusive
+	if s.c.Bool("shared") {
+		typ = lease.Shared
+	}
+	ttl := s.c.Duration("ttl")
+	if s.c.String("id") != "" && !s.c.IsSet("ttl") {
+		ttl = 0 // a renewal keeps the lease's own time to live
+	}
+	res, err := s.store.Acquire(s.c.Context, a[0], aiwgstate.LeaseOptions{
+		Type: typ, TTL: ttl, ID: s.c.String("id"), Wait: s.c.Duration("wait"), Priority: s.c.String("priority"),
+	}, s.writeOptions())
+	if err != nil {
+		return err
+	}
+	return s.done(res, "%s %s %s (%s) until %s, commit %s", pastTense(res.Change), a[0], res.Lease.ID, res.Lease.Type,
+		res.Lease.ExpiresAt.UTC().Format(time.RFC3339), shortHash(res.Mutation.Commit))
+}
+
+func runLeaseRenew(s *session) error {
+	a, err := args(s.c, 1, 1)
+	if err != nil {
+		return err
+	}
+	res, err := s.store.Renew(s.c.Context, a[0], s.c.String("id"), s.c.Duration("ttl"), s.writeOptions())
+	if err != nil {
+		return err
+	}
+	return s.done(res, "renewed %s %s until %s, commit %s", a[0], res.Lease.ID,
+		res.Lease.ExpiresAt.UTC().Format(time.RFC3339), shortHash(res.Mutation.Commit))
+}
+
+func runLeaseRelease(s *session) error {
+	a, err := args(s.c, 1, 1)
+	if err != nil {
+		return err
+	}
+	rel, err := s.store.Release(s.c.Context, a[0], aiwgstate.ReleaseOptions{
+		ID: s.c.String("id"), Force: s.c.Bool("force"), Reason: s.c.String("reason"),
+	}, s.writeOptions())
+	if err != nil {
+		return err
+	}
+	var what []string
+	for _, l := range rel.Leases {
+		what = append(what, l.ID+" of "+l.Holder)
+	}
+	for _, q := range rel.Requests {
+		what = append(what, "the wait "+q.ID+" of "+q.Requester)
+	}
+	return s.done(rel, "released %s %s, commit %s", a[0], strings.Join(what, ", "), shortHash(rel.Mutation.Commit))
+}
+
+func runLeaseLs(s *session) error {
+	a, err := args(s.c, 0, 1)
+	if err != nil {
+		return err
+	}
+	infos, err := s.store.Leases(s.c.Context, argAt(a, 0), s.readOptions())
+	if err != nil {
+		return err
+	}
+	if s.json {
+		return printJSON(s.out, infos)
+	}
+	for _, in := range infos {
+		expired := map[string]bool{}
+		for _, id := range in.Expired {
+			expired[id] = true
+		}
+		for _, l := range in.Locks {
+			state := "until " + l.ExpiresAt.UTC().Format(time.RFC3339)
+			if expired[l.ID] {
+				state = "expired " + l.ExpiresAt.UTC().Format(time.RFC3339)
+			}
+			fmt.Fprintf(s.out, "%-24s %-9s %-16s %s  %s\n", in.Resource, l.Type, l.Holder, state, l.ID)
+		}
+		for i, q := range in.WaitQueue {
+			fmt.Fprintf(s.out, "%-24s waiting#%d %-16s %s, %s priority, since %s\n", in.Resource, i+1, q.Requester, q.Type, q.Priority, q.RequestedAt.UTC().Format(time.RFC3339))
+		}
+	}
+	return nil
+}
+
+// pastTense says what an acquire did: acquired, renewed, upgraded or
+// downgraded.
+func pastTense(change string) string {
+	if strings.HasSuffix(change, "e") {
+		return change + "d"
+	}
+	return change + "ed"
 }

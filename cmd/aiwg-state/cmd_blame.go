@@ -1,0 +1,91 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	aiwgstate "github.com/aiwg/aiwg-state"
+)
+
+func newBlameCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "blame",
+		Usage:     "for every leaf key of a document, the mutation that last set it",
+		ArgsUsage: "FILE",
+		Description: `Each line: commit, time (UTC), agent, mutation id, key path = value, for
+every leaf (scalar, empty object or empty array) of the document at --at
+(default HEAD), along first parents: a key merged in from a branch is the
+merge's. --all-parents follows such a key into the branch, as git blame
+does, naming the agent that set it there (a value no side held, a
+resolved conflict, stays the merge's). A key path is a position: inserting
+at the front of an array changes every index after it. --lines blames the
+stored text line by line instead, like git blame.
+
+Examples:
+   aiwg-state blame plan.json
+   aiwg-state blame plan.json --all-parents
+   aiwg-state blame plan.json --at HEAD~10 --json
+   aiwg-state blame plan.json --lines
+   aiwg-state blame plan.json --verify            # and whether each setter's commit is signed`,
+		Flags: append(readFlags(),
+			&cli.BoolFlag{Name: "lines", Usage: "blame lines of the stored text, like git blame"},
+			&cli.BoolFlag{Name: "all-parents", Usage: "follow keys merged in from a branch into that branch's history"},
+			verifyFlag(),
+		),
+		Action: command(runBlame),
+	}
+}
+
+func runBlame(s *session) error {
+	a, err := args(s.c, 1, 1)
+	if err != nil {
+		return err
+	}
+	sigs, err := s.signatures()
+	if err != nil {
+		return err
+	}
+	if s.c.Bool("lines") {
+		if s.c.Bool("all-parents") {
+			return usagef("--all-parents blames keys; --lines blames text along first parents")
+		}
+		lines, err := s.store.BlameLines(s.c.Context, a[0], s.readOptions())
+		if err != nil {
+			return err
+		}
+		for i := range lines {
+			if lines[i].Signature, err = verifyCommit(sigs, lines[i].Commit); err != nil {
+				return err
+			}
+		}
+		if s.json {
+			return printJSON(s.out, nonNil(lines))
+		}
+		width := len(fmt.Sprint(len(lines)))
+		for _, l := range lines {
+			fmt.Fprintf(s.out, "%s (%s %s%s %*d) %s\n", boundaryMark(s, l.Commit, l.ShallowBoundary), agentColumn(l.Agent), stamp(l.Time), sigColumn(l.Signature), width, l.Line, l.Text)
+		}
+		return nil
+	}
+	entries, err := s.store.Blame(s.c.Context, a[0], s.readOptions(), aiwgstate.BlameOptions{AllParents: s.c.Bool("all-parents")})
+	if err != nil {
+		return err
+	}
+	for i := range entries {
+		if entries[i].Signature, err = verifyCommit(sigs, entries[i].Commit); err != nil {
+			return err
+		}
+	}
+	if s.json {
+		return printJSON(s.out, nonNil(entries))
+	}
+	for _, e := range entries {
+		path := e.Path
+		if path == "" {
+			path = "(root)"
+		}
+		fmt.Fprintf(s.out, "%s  %s  %s%s  %s  %s = %s\n", boundaryMark(s, e.Commit, e.ShallowBoundary), stamp(e.Time), agentColumn(e.Agent), sigColumn(e.Signature), dashIfEmpty(e.MutationID), path, e.Value)
+	}
+	return nil
+}

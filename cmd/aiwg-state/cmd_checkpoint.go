@@ -1,0 +1,143 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	aiwgstate "github.com/aiwg/aiwg-state"
+)
+
+func checkpointCommand() *cli.Command {
+	cpFlags := func() []cli.Flag {
+		return append(commonFlags(), stateFlag(), &cli.StringFlag{Name: "agent", Usage: "the tagger", EnvVars: []string{"AIWG_AGENT"}})
+	}
+	return &cli.Command{
+		Name:  "checkpoint",
+		Usage: "checkpoints of a state, kept as annotated tags checkpoints/<state>/<name>",
+		Description: `git tag -l 'checkpoints/*' and git show <tag> show them to a plain git user.
+A state keeps at most 100 checkpoints.
+
+Examples:
+   aiwg-state checkpoint create before_refactor
+   aiwg-state checkpoint ls
+   aiwg-state rollback before_refactor          # restore it as a new commit`,
+		Subcommands: []*cli.Command{
+			{
+				Name:      "create",
+				Usage:     "tag the branch head as a checkpoint (never overwrites one)",
+				ArgsUsage: "NAME",
+				Description: `Examples:
+   aiwg-state checkpoint create before_decomposition -m "plan agreed, about to split"`,
+				Flags:  append(cpFlags(), &cli.StringFlag{Name: "message", Aliases: []string{"m"}, Usage: "what happened at this checkpoint"}),
+				Action: command(runCheckpointCreate),
+			},
+			{
+				Name:  "ls",
+				Usage: "list a state's checkpoints, oldest first",
+				Description: `Examples:
+   aiwg-state checkpoint ls                # the newest state's
+   aiwg-state checkpoint ls --state state-a1b2c3d4 --json`,
+				Flags:  cpFlags(),
+				Action: command(runCheckpointLs),
+			},
+			{
+				Name:      "show",
+				Usage:     "show one checkpoint",
+				ArgsUsage: "NAME",
+				Description: `Examples:
+   aiwg-state checkpoint show before_decomposition
+   aiwg-state checkpoint show initial_state --state state-a1b2c3d4 --json`,
+				Flags:  cpFlags(),
+				Action: command(runCheckpointShow),
+			},
+			{
+				Name:      "rm",
+				Usage:     "remove a checkpoint's tag (the commits stay)",
+				ArgsUsage: "NAME",
+				Description: `Examples:
+   aiwg-state checkpoint rm before_decomposition
+   aiwg-state checkpoint rm initial_state --state state-a1b2c3d4`,
+				Flags:  cpFlags(),
+				Action: command(runCheckpointRm),
+			},
+			{
+				Name:  "prune",
+				Usage: "remove the oldest checkpoints until --keep remain",
+				Description: `Examples:
+   aiwg-state checkpoint prune --keep 10
+   aiwg-state checkpoint prune --keep 3 --state state-a1b2c3d4`,
+				Flags:  append(cpFlags(), &cli.IntFlag{Name: "keep", Usage: "how many to keep", Required: true}),
+				Action: command(runCheckpointPrune),
+			},
+		},
+	}
+}
+
+func runCheckpointCreate(s *session) error {
+	a, err := args(s.c, 1, 1)
+	if err != nil {
+		return err
+	}
+	ck, err := s.store.CreateCheckpoint(s.c.Context, s.c.String("state"), a[0], s.c.String("message"), s.agentWrite())
+	if err != nil {
+		return err
+	}
+	return s.done(ck, "%s %s %s -> %s", ck.ID, ck.Name, strings.TrimPrefix(ck.Ref, "refs/tags/"), shortHash(ck.Commit.String()))
+}
+
+func runCheckpointLs(s *session) error {
+	cks, err := s.store.Checkpoints(s.c.Context, s.c.String("state"), aiwgstate.ReadOptions{})
+	if err != nil {
+		return err
+	}
+	if s.json {
+		return printJSON(s.out, cks)
+	}
+	for _, c := range cks {
+		fmt.Fprintf(s.out, "%s  %-24s %s  %s  %s\n", c.ID, c.Name, c.Time.UTC().Format(time.RFC3339), shortHash(c.Commit.String()), c.Description)
+	}
+	return nil
+}
+
+func runCheckpointShow(s *session) error {
+	a, err := args(s.c, 1, 1)
+	if err != nil {
+		return err
+	}
+	c, err := s.store.Checkpoint(s.c.Context, s.c.String("state"), a[0], aiwgstate.ReadOptions{})
+	if err != nil {
+		return err
+	}
+	out := map[string]any{"checkpoint_id": c.ID, "name": c.Name, "state_id": c.State, "description": c.Description,
+		"ref": c.Ref, "tag": c.Tag.String(), "commit": c.Commit.String(), "agent": c.Agent, "timestamp": c.Time.UTC().Format(time.RFC3339)}
+	return s.printDocument(out)
+}
+
+func runCheckpointRm(s *session) error {
+	a, err := args(s.c, 1, 1)
+	if err != nil {
+		return err
+	}
+	c, err := s.store.DeleteCheckpoint(s.c.Context, s.c.String("state"), a[0], aiwgstate.ReadOptions{})
+	if err != nil {
+		return err
+	}
+	return s.done(map[string]any{"removed": c.ID, "name": c.Name}, "removed %s %s", c.ID, c.Name)
+}
+
+func runCheckpointPrune(s *session) error {
+	rm, err := s.store.PruneCheckpoints(s.c.Context, s.c.String("state"), s.c.Int("keep"), aiwgstate.ReadOptions{})
+	if err != nil {
+		return err
+	}
+	if s.json {
+		return printJSON(s.out, rm)
+	}
+	for _, c := range rm {
+		fmt.Fprintf(s.out, "removed %s %s\n", c.ID, c.Name)
+	}
+	return nil
+}

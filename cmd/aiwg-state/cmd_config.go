@@ -1,0 +1,39 @@
+package main
+
+import (
+	"github.com/urfave/cli/v2"
+
+	aiwgstate "github.com/aiwg/aiwg-state"
+)
+
+func newConfigCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "config",
+		Usage:     "read or change the store's settings (the manifest .aiwg/store.json; one commit)",
+		ArgsUsage: "[KEY [VALUE]]",
+		Description: `Settings live in the store, versioned like everything else.
+
+Examples:
+   aiwg-state config                                   # the whole manifest
+   aiwg-state config limits.max_document_bytes 1048576
+   aiwg-state config sync false                        # skip fsync for every user of a scratch store`,
+		Flags:  writeFlags(),
+		Action: command(runConfig),
+	}
+}
+
+func runConfig(s *session) error {
+	a, err := args(s.c, 0, 2)
+	if err != nil {
+		return err
+	}
+	if len(a) == 2 {
+		return s.report(s.store.SetConfig(s.c.Context, a[0], []byte(a[1]), s.writeOptions()))
+	}
+	key := argAt(a, 0)
+	v, err := s.store.Config(s.c.Context, key, s.readOptions())
+	if err != nil {
+		return err
+	}
+	return s.printValue(aiwgstate.ManifestPath, key, v)
+}

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	aiwgstate "github.com/aiwg/aiwg-state"
+)
+
+func newConflictsCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "conflicts",
+		Usage: "list what the merge in progress left to resolve",
+		Description: `One line per conflict: FILE KEYPATH, the reason, then base, ours and
+theirs (compact JSON; "-" where the key does not exist on that side). A
+whole-file conflict (not JSON, or not mergeable key by key) has no KEYPATH.
+
+Examples:
+   aiwg-state conflicts
+   aiwg-state conflicts --into feature --json`,
+		Flags:  append(commonFlags(), &cli.StringFlag{Name: "into", Usage: "the branch with the merge in progress (default: --branch, else HEAD)"}),
+		Action: command(runConflicts),
+	}
+}
+
+func runConflicts(s *session) error {
+	cs, err := s.store.Conflicts(s.c.Context, s.c.String("into"))
+	if errors.Is(err, aiwgstate.ErrNotFound) {
+		// No merge in progress: nothing to resolve, which an
+		// agent polling this must not read as a failure.
+		if s.json {
+			return printJSON(s.out, []aiwgstate.ConflictEntry{})
+		}
+		fmt.Fprintln(s.out, "no merge in progress")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if s.json {
+		if cs == nil {
+			cs = []aiwgstate.ConflictEntry{}
+		}
+		return printJSON(s.out, cs)
+	}
+	printConflicts(s, cs)
+	return nil
+}

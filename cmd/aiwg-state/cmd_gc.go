@@ -1,0 +1,57 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	aiwgstate "github.com/aiwg/aiwg-state"
+)
+
+func newGcCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "gc",
+		Usage: "remove expired temporary variables (one commit) and pack the store's objects",
+		Description: `Temporary variables past their --ttl are invisible to reads already;
+gc removes their files in one commit (history keeps them). Then objects are
+packed: writes extend a small tail pack and roll full ones up geometrically
+once there are more than 50; gc --full packs everything into one pack with
+git gc, for the smallest store. Both are safe while agents write. Packing
+needs the git CLI. gc also removes what killed processes left (temporary
+packs, stray lock files) and a multi-pack-index naming a pack that is gone;
+another gc running, ours or git's, is exit 5.
+
+Examples:
+   aiwg-state gc
+   aiwg-state gc --full           # one pack, via git gc
+   aiwg-state gc --json           # expired_removed, bytes_before, bytes_after
+
+The sizes are of the objects (packs, their indexes, loose objects); what
+git gc adds to speed reads up (bitmaps, the commit-graph) is not counted.`,
+		Flags:  append(writeFlags(), &cli.BoolFlag{Name: "full", Usage: "repack everything into one pack (git gc)"}),
+		Action: command(runGc),
+	}
+}
+
+func runGc(s *session) error {
+	_, removed, err := s.store.RemoveExpired(s.c.Context, s.writeOptions())
+	if err != nil && !errors.Is(err, aiwgstate.ErrNoChange) && !(s.store.WorkTree() != "" && errors.Is(err, aiwgstate.ErrReadOnly)) {
+		// (A git clone's checked-out branch is not written:
+		// expiry is the store's to do; packing is not.)
+		return err
+	}
+	before, _ := s.store.ObjectBytes()
+	if err := s.store.GC(s.c.Context, s.c.Bool("full")); err != nil {
+		return err
+	}
+	after, _ := s.store.ObjectBytes()
+	if s.json {
+		return printJSON(s.out, map[string]any{"expired_removed": nonNil(removed), "bytes_before": before, "bytes_after": after})
+	}
+	if len(removed) > 0 {
+		fmt.Fprintf(s.out, "removed %d expired temporary variables\n", len(removed))
+	}
+	fmt.Fprintf(s.out, "objects: %d bytes -> %d bytes\n", before, after)
+	return nil
+}

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"github.com/urfave/cli/v2"
+)
+
+func newGetCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "get",
+		Usage:     "print a document, or one key of it, as canonical JSON",
+		ArgsUsage: "FILE [KEYPATH]",
+		Description: `Examples:
+   aiwg-state get plan.json                 # the whole document
+   aiwg-state get plan.json risk.level      # one key (dot form)
+   aiwg-state get plan.json items/0/title   # slash form; 0 indexes an array
+   aiwg-state get plan.json 'items.*.id'    # a wildcard: {path: value, ...}
+   aiwg-state get plan.json risk.level --at HEAD~3
+   aiwg-state get plan.json --at 2026-11-01T12:00:00Z
+   aiwg-state get plan.json title --raw     # a string without quotes`,
+		Flags: append(readFlags(),
+			&cli.BoolFlag{Name: "raw", Usage: "print a string value as plain text"},
+			&cli.BoolFlag{Name: "no-resolve", Usage: "show a state document's \"ref file://\" mounts as stored, not the shards inlined"}),
+		Action: command(runGet),
+	}
+}
+
+func runGet(s *session) error {
+	a, err := args(s.c, 1, 2)
+	if err != nil {
+		return err
+	}
+	key, err := keyArg(a, 1)
+	if err != nil {
+		return err
+	}
+	ro := s.readOptions()
+	ro.NoResolve = s.c.Bool("no-resolve")
+	v, err := s.store.Get(s.c.Context, a[0], key, ro)
+	if err != nil {
+		return err
+	}
+	return s.printValue(a[0], key, v)
+}

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+)
+
+func newLsCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "ls",
+		Usage:     "list a directory of the store",
+		ArgsUsage: "[DIR]",
+		Description: `Examples:
+   aiwg-state ls                        # the top level; directories end in /
+   aiwg-state ls docs
+   aiwg-state ls states --at HEAD~5 --json`,
+		Flags:  readFlags(),
+		Action: command(runLs),
+	}
+}
+
+func runLs(s *session) error {
+	a, err := args(s.c, 0, 1)
+	if err != nil {
+		return err
+	}
+	dir := argAt(a, 0)
+	es, err := s.store.List(s.c.Context, dir, s.readOptions())
+	if err != nil {
+		return err
+	}
+	if s.json {
+		return printJSON(s.out, es)
+	}
+	for _, e := range es {
+		if e.IsDir {
+			fmt.Fprintln(s.out, e.Path+"/")
+		} else {
+			fmt.Fprintln(s.out, e.Path)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,40 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	aiwgstate "github.com/aiwg/aiwg-state"
+)
+
+func newPullCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "pull",
+		Usage:     "fetch, then merge the remote's copy of a branch into it with the strategies",
+		ArgsUsage: "[REMOTE] [BRANCH]",
+		Description: `Conflicts persist as with merge (exit 4): see conflicts, resolve.
+
+Examples:
+   aiwg-state pull
+   aiwg-state pull origin main --strategy last-write-wins`,
+		Flags:  remoteMergeFlags(),
+		Action: command(runPull),
+	}
+}
+
+func runPull(s *session) error {
+	a, err := args(s.c, 0, 2)
+	if err != nil {
+		return err
+	}
+	res, err := s.store.Pull(s.c.Context, first(a), aiwgstate.PullOptions{Branch: second(a, s.c.String("branch")), Merge: mergeOptions(s)})
+	if res == nil && err == nil {
+		if s.json {
+			return printJSON(s.out, map[string]any{"status": "nothing to pull"})
+		}
+		fmt.Fprintln(s.out, "nothing to pull: the remote has no such branch")
+		return nil
+	}
+	return s.printMerge(res, err)
+}

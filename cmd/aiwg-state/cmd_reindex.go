@@ -1,0 +1,51 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/urfave/cli/v2"
+)
+
+func newReindexCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "reindex",
+		Usage: "rebuild the changed-paths index that log and blame use",
+		Description: `The index lives in the store's git directory (aiwg/index), outside the
+versioned tree. Every write keeps it current, and commits it does not know
+(made with plain git, fetched) are indexed when a query first meets them,
+so reindex is only needed after deleting it or to pay that cost up front.
+Progress goes to standard error.
+
+Examples:
+   aiwg-state reindex
+   aiwg-state reindex --json`,
+		Flags:  commonFlags(),
+		Action: command(runReindex),
+	}
+}
+
+func runReindex(s *session) error {
+	if _, err := args(s.c, 0, 0); err != nil {
+		return err
+	}
+	errw := s.c.App.ErrWriter
+	t0 := time.Now()
+	last := time.Time{}
+	st, err := s.store.Reindex(s.c.Context, func(done, total int) {
+		if s.json {
+			return // stderr is for JSON then; the result says how many
+		}
+		if done == total || time.Since(last) > 200*time.Millisecond {
+			last = time.Now()
+			fmt.Fprintf(errw, "indexing commits: %d/%d\r", done, total)
+			if done == total {
+				fmt.Fprintln(errw)
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	return s.done(st, "indexed %d commits, %d key paths, in %s", st.Commits, st.Keys, time.Since(t0).Round(time.Millisecond))
+}

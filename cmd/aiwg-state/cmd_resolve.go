@@ -1,0 +1,74 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	aiwgstate "github.com/aiwg/aiwg-state"
+)
+
+func newResolveCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "resolve",
+		Usage:     "settle a conflict of the merge in progress",
+		ArgsUsage: "FILE [KEYPATH]",
+		Description: `Settles the conflict at KEYPATH of FILE, or all of FILE's conflicts
+without KEYPATH, with one of --ours, --theirs, --base or --value JSON (with
+no KEYPATH, --value replaces the whole document). A side on which the key
+does not exist deletes it. Once nothing is left, merge --continue commits.
+merge --verify later accepts what was settled at conflicted keys; a whole
+document given with --value that also changes other keys fails it, as any
+change the merge did not make.
+
+Examples:
+   aiwg-state resolve plan.json risk.level --theirs
+   aiwg-state resolve plan.json owner --value '"ops"'
+   aiwg-state resolve plan.json --ours          # every conflict of plan.json
+   aiwg-state merge --continue`,
+		Flags: append(writeFlags(),
+			&cli.StringFlag{Name: "into", Usage: "the branch with the merge in progress (default: --branch, else HEAD)"},
+			&cli.BoolFlag{Name: "ours", Usage: "keep the value of the branch merged into"},
+			&cli.BoolFlag{Name: "theirs", Usage: "take the value of the branch merged in"},
+			&cli.BoolFlag{Name: "base", Usage: "go back to the merge base's value"},
+			&cli.StringFlag{Name: "value", Usage: "put this JSON there instead"},
+		),
+		Action: command(runResolve),
+	}
+}
+
+func runResolve(s *session) error {
+	a, err := args(s.c, 1, 2)
+	if err != nil {
+		return err
+	}
+	var how aiwgstate.Resolution
+	n := 0
+	for _, side := range []string{"ours", "theirs", "base"} {
+		if s.c.Bool(side) {
+			how.Take = side
+			n++
+		}
+	}
+	if s.c.IsSet("value") {
+		how.Value = []byte(s.c.String("value"))
+		n++
+	}
+	if n != 1 {
+		return usagef("resolve takes exactly one of --ours, --theirs, --base, --value JSON")
+	}
+	key := argAt(a, 1)
+	left, err := s.store.ResolveConflict(s.c.Context, s.c.String("into"), a[0], key, how, s.writeOptions())
+	if err != nil {
+		return err
+	}
+	if s.json {
+		return printJSON(s.out, map[string]any{"file": a[0], "key": key, "remaining_files": left})
+	}
+	if left == 0 {
+		fmt.Fprintln(s.out, "resolved; no conflicts left: run aiwg-state merge --continue")
+	} else {
+		fmt.Fprintf(s.out, "resolved; %d file(s) still have conflicts\n", left)
+	}
+	return nil
+}

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"github.com/urfave/cli/v2"
+
+	aiwgstate "github.com/aiwg/aiwg-state"
+)
+
+func rollbackCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "rollback",
+		Usage:     "restore a state to a checkpoint as one new commit (history stays)",
+		ArgsUsage: "NAME",
+		Description: `The state's files become byte-identical to the checkpoint's, in one commit
+with the trailers Operation: rollback and Checkpoint: ckpt-…; other states are
+untouched. Restored: states/<id>/, temp/<id>/, and the state's session and
+tree unless another state shares them; --shared restores those too. A
+rollback whose only changes since the checkpoint are in a shared session
+or tree is refused (exit 2) rather than reported as no change.
+--hard moves the branch back to the checkpoint's commit instead, dropping
+every later commit of every state from the branch; it needs --yes.
+
+Examples:
+   aiwg-state rollback before_decomposition
+   aiwg-state rollback initial_state --hard --yes`,
+		Flags: append(rlmWriteFlags(),
+			&cli.BoolFlag{Name: "shared", Usage: "also restore the session and tree when other states share them"},
+			&cli.BoolFlag{Name: "hard", Usage: "move the branch to the checkpoint (drops later commits)"},
+			&cli.BoolFlag{Name: "yes", Usage: "confirm --hard"}),
+		Action: command(runRollback),
+	}
+}
+
+func runRollback(s *session) error {
+	a, err := args(s.c, 1, 1)
+	if err != nil {
+		return err
+	}
+	if s.c.Bool("hard") {
+		if err := s.confirm("rollback --hard drops every commit after the checkpoint from the branch, for all states"); err != nil {
+			return err
+		}
+		from, to, ck, err := s.store.RollbackHard(s.c.Context, s.c.String("state"), a[0], s.c.String("branch"))
+		if err != nil {
+			return err
+		}
+		return s.done(map[string]any{"from": from.String(), "to": to.String(), "checkpoint_id": ck.ID}, "branch moved %s -> %s (%s %s)", shortHash(from.String()), shortHash(to.String()), ck.ID, ck.Name)
+	}
+	m, _, err := s.store.Rollback(s.c.Context, s.c.String("state"), a[0], aiwgstate.RollbackOptions{Shared: s.c.Bool("shared")}, s.writeOptions())
+	return s.report(m, err)
+}

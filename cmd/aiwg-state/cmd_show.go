@@ -1,0 +1,70 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	aiwgstate "github.com/aiwg/aiwg-state"
+)
+
+func newShowCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "show",
+		Usage:     "show one mutation: its trailers and its diff",
+		ArgsUsage: "[REV|mut-xxxxxxxx]",
+		Description: `REV is a commit, branch, tag, HEAD~N or RFC 3339 time (default HEAD); a
+mutation id is looked up in the changed-paths index among the commits
+reachable from the branch.
+
+Examples:
+   aiwg-state show
+   aiwg-state show HEAD~3 --json
+   aiwg-state show mut-1a2b3c4d
+   aiwg-state show --verify                        # with its signature: good, bad, none, unknown-key`,
+		Flags:  append(commonFlags(), verifyFlag()),
+		Action: command(runShow),
+	}
+}
+
+func runShow(s *session) error {
+	a, err := args(s.c, 0, 1)
+	if err != nil {
+		return err
+	}
+	sigs, err := s.signatures()
+	if err != nil {
+		return err
+	}
+	rev := "HEAD"
+	if len(a) == 1 {
+		rev = a[0]
+	}
+	m, err := s.store.Show(s.c.Context, rev, s.c.String("branch"))
+	if err != nil {
+		return err
+	}
+	if sigs != nil {
+		if err := sigs.Mark(m); err != nil {
+			return err
+		}
+	}
+	diffs, _, _, err := s.store.Diff(s.c.Context, aiwgstate.DiffOptions{From: m.Commit})
+	if err != nil {
+		return err
+	}
+	if s.json {
+		return printJSON(s.out, map[string]any{"mutation": m, "diff": nonNil(diffs)})
+	}
+	fmt.Fprintf(s.out, "commit %s\nagent  %s\ntime   %s\n", m.Commit, m.Agent, m.Time.UTC().Format(time.RFC3339))
+	if v := m.Signature; v != nil {
+		fmt.Fprintf(s.out, "signature %s\n", signatureLine(v))
+	}
+	fmt.Fprintf(s.out, "\n    %s\n\n", m.Subject)
+	for _, t := range m.Trailers {
+		fmt.Fprintf(s.out, "    %s: %s\n", t.Key, t.Value)
+	}
+	fmt.Fprintln(s.out)
+	return writeDiffs(s, diffs, "text")
+}

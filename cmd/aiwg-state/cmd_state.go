@@ -1,0 +1,294 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	aiwgstate "github.com/aiwg/aiwg-state"
+)
+
+func stateCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "state",
+		Usage: "RLM states: init, ls, show, status, end, export, import, on-complete",
+		Description: `An RLM state (seed 000) is a prompt, a Final answer and named variables.
+Its header is states/<id>/state.json; every variable is its own file, so
+git log -- <file> is that variable's history.
+
+Examples:
+   aiwg-state state init --prompt "summarise the incident"
+   aiwg-state state status
+   aiwg-state state export > state.json`,
+		Subcommands: []*cli.Command{
+			{
+				Name:      "init",
+				Usage:     "create a state: header, read-only prompt, Final = null, initial checkpoint (one commit)",
+				ArgsUsage: " ",
+				Description: `Examples:
+   aiwg-state state init --prompt "Analyze security risks in the auth module"
+   aiwg-state state init --prompt "Summarize" --session sess-1 --tree tree-1a2b3c4d
+   aiwg-state state init --prompt "Sub-task" --parent state-a1b2c3d4   # a child in a task tree
+   aiwg-state state init --prompt "Triage" --model claude --temperature 0 --seed 7 --execution-mode seeded`,
+				Flags: append(writeFlags(),
+					&cli.StringFlag{Name: "prompt", Usage: "the original input (read-only afterwards)", Required: true},
+					&cli.StringFlag{Name: "session", Usage: "session id (default: the parent's, else a session of the state's own)"},
+					&cli.StringFlag{Name: "tree", Usage: "task tree id, tree-xxxxxxxx (default: the parent's)"},
+					&cli.StringFlag{Name: "parent", Usage: "parent state id in a task tree"},
+					&cli.StringFlag{Name: "model", Usage: "execution_config.model: the default model, for reproducibility"},
+					&cli.Float64Flag{Name: "temperature", Usage: "execution_config.temperature (0 to 2)"},
+					&cli.Int64Flag{Name: "seed", Usage: "execution_config.seed: the random seed"},
+					&cli.StringFlag{Name: "execution-mode", Usage: "execution_config.execution_mode: strict, seeded, logged or default"},
+					&cli.Int64Flag{Name: "context-window", Usage: "execution_config.context_window_tokens (at least 1000)"}),
+				Action: command(runStateInit),
+			},
+			{
+				Name:  "ls",
+				Usage: "list the states on the branch, oldest first",
+				Description: `Examples:
+   aiwg-state state ls            # id, status, variable count, created, parent
+   aiwg-state state ls --json`,
+				Flags:  readFlags(),
+				Action: command(runStateLs),
+			},
+			{
+				Name:      "show",
+				Usage:     "show a state's header, status and children",
+				ArgsUsage: "[ID]",
+				Description: `Examples:
+   aiwg-state state show                   # the newest state
+   aiwg-state state show state-a1b2c3d4
+   aiwg-state state show --at HEAD~3 --json`,
+				Flags:  rlmReadFlags(),
+				Action: command(runStateShow),
+			},
+			{
+				Name:      "end",
+				Usage:     "end a state without a Final: --status error or cancelled (one commit)",
+				ArgsUsage: "[ID]",
+				Description: `Seed 000's completion statuses besides complete: the state's header records
+the status, when and --reason. Its variables are read-only from then on
+(exit 3); a rollback to a checkpoint taken before reopens it. A state
+whose Final is set is complete and cannot end otherwise.
+
+Examples:
+   aiwg-state state end --status cancelled --reason "user stopped the run"
+   aiwg-state state end state-a1b2c3d4 --status error --reason "tool timed out" --json`,
+				Flags: append(rlmWriteFlags(),
+					&cli.StringFlag{Name: "status", Usage: "error or cancelled", Required: true},
+					&cli.StringFlag{Name: "reason", Usage: "why the state ended"}),
+				Action: command(runStateEnd),
+			},
+			{
+				Name:      "status",
+				Usage:     "complete, incomplete, error or cancelled (exit 0 either way)",
+				ArgsUsage: "[ID]",
+				Description: `Examples:
+   aiwg-state state status                 # state-a1b2c3d4 incomplete
+   aiwg-state state status state-a1b2c3d4 --json`,
+				Flags:  rlmReadFlags(),
+				Action: command(runStateStatus),
+			},
+			{
+				Name:      "export",
+				Usage:     "print a state as one document of the seed's schema (validated)",
+				ArgsUsage: "[ID]",
+				Description: `History is derived from the commits, checkpoints from the tags, metadata is
+counted. An export carries at most 10,000 mutations (the seed's limit): page 1
+is the newest 10,000, --page 2 the 10,000 before, and so on; history.page and
+history.pages say where a page sits. Nothing is ever dropped from git.
+
+Examples:
+   aiwg-state state export > state.json
+   aiwg-state state export state-a1b2c3d4 --page 2`,
+				Flags:  append(rlmReadFlags(), &cli.IntFlag{Name: "page", Usage: "history page (1 = newest)", Value: 1}),
+				Action: command(runStateExport),
+			},
+			{
+				Name:      "import",
+				Usage:     "turn a state document into history: one commit per mutation, checkpoints as tags",
+				ArgsUsage: "FILE|-",
+				Description: `FILE is a document of the seed's schema, as state export prints it. A
+state the store already holds is refused (exit 3), unless:
+   --as NEW-ID    imports it beside the one there, as a new state (checkpoints get new ids)
+   --replace      makes the one there what the file says, in one commit: the
+                  file's variables set, the state's own (state and temporary
+                  scope) that the file lacks removed; history and checkpoints stay
+
+Examples:
+   aiwg-state state import state.json --agent importer
+   aiwg-state state export --store a.git | aiwg-state state import - --store b.git
+   aiwg-state state export state-1a2b3c4d > s.json
+   aiwg-state state import s.json --replace        # back to what s.json says
+   aiwg-state state import s.json --as state-5e6f7a8b`,
+				Flags: append(writeFlags(),
+					&cli.StringFlag{Name: "as", Usage: "import as a new state of this id (state- and 8 hex digits)"},
+					&cli.BoolFlag{Name: "replace", Usage: "make the state the store holds what FILE says (one commit)"}),
+				Action: command(runStateImport),
+			},
+			{
+				Name:      "on-complete",
+				Usage:     "list, set or clear the command run once when a state's Final turns non-null",
+				ArgsUsage: "[COMMAND]",
+				Description: `The command runs through sh -c with AIWG_STATE_ID, AIWG_STATE_COMMIT and
+AIWG_STATE_STORE set and Final's value (one line of JSON) on standard input, once per completion,
+in the process whose write completed the state. It is kept in the store
+manifest (.aiwg/store.json, section rlm.on_complete), versioned like the rest.
+A handler runs only on machines that trust it: setting it here trusts it
+here; a handler that arrives by pull or clone is skipped, with a warning,
+until 'aiwg-state trust' (see its help).
+
+Examples:
+   aiwg-state state on-complete 'echo "$AIWG_STATE_ID done" >> completed.log'
+   aiwg-state state on-complete            # list
+   aiwg-state state on-complete --clear`,
+				Flags:  append(writeFlags(), &cli.BoolFlag{Name: "clear", Usage: "remove the handlers"}),
+				Action: command(runStateOnComplete),
+			},
+		},
+	}
+}
+
+func runStateInit(s *session) error {
+	if _, err := args(s.c, 0, 0); err != nil {
+		return err
+	}
+	config := map[string]any{}
+	for flag, key := range map[string]string{"model": "model", "temperature": "temperature", "seed": "seed", "execution-mode": "execution_mode", "context-window": "context_window_tokens"} {
+		if s.c.IsSet(flag) {
+			config[key] = s.c.Value(flag)
+		}
+	}
+	if len(config) == 0 {
+		config = nil
+	}
+	info, m, err := s.store.InitState(s.c.Context, aiwgstate.StateInit{Prompt: s.c.String("prompt"), Session: s.c.String("session"),
+		Tree: s.c.String("tree"), Parent: s.c.String("parent"), ExecutionConfig: config}, s.writeOptions())
+	if err != nil {
+		return err
+	}
+	return s.done(map[string]any{"state": info, "mutation": m}, "%s %s created %s (session %s)", shortHash(m.Commit), m.MutationID, info.StateID, info.SessionID)
+}
+
+func runStateLs(s *session) error {
+	if _, err := args(s.c, 0, 0); err != nil {
+		return err
+	}
+	sts, err := s.store.States(s.c.Context, s.readOptions())
+	if err != nil {
+		return err
+	}
+	if s.json {
+		return printJSON(s.out, sts)
+	}
+	for _, st := range sts {
+		parent := ""
+		if st.ParentStateID != "" {
+			parent = " parent " + st.ParentStateID
+		}
+		fmt.Fprintf(s.out, "%s  %-10s  %3d vars  %s%s\n", st.StateID, st.CompletionStatus, st.VariableCount, st.CreatedAt, parent)
+	}
+	return nil
+}
+
+func runStateShow(s *session) error {
+	info, err := stateOfArg(s)
+	if err != nil {
+		return err
+	}
+	return s.printDocument(info)
+}
+
+func runStateEnd(s *session) error {
+	a, err := args(s.c, 0, 1)
+	if err != nil {
+		return err
+	}
+	info, m, err := s.store.EndState(s.c.Context, stateArg(s, a), s.c.String("status"), s.c.String("reason"), s.writeOptions())
+	if err != nil {
+		return err
+	}
+	return s.done(map[string]any{"state_id": info.StateID, "completion_status": info.CompletionStatus, "mutation": m},
+		"%s %s, commit %s", info.StateID, info.CompletionStatus, shortHash(m.Commit))
+}
+
+func runStateStatus(s *session) error {
+	info, err := stateOfArg(s)
+	if err != nil {
+		return err
+	}
+	out := map[string]any{"state_id": info.StateID, "completion_status": info.CompletionStatus, "final": info.Final}
+	if info.EndedAt != "" {
+		out["ended_at"], out["end_reason"] = info.EndedAt, info.EndReason
+	}
+	return s.done(out, "%s %s", info.StateID, info.CompletionStatus)
+}
+
+func runStateExport(s *session) error {
+	a, err := args(s.c, 0, 1)
+	if err != nil {
+		return err
+	}
+	if s.c.Int("page") < 1 {
+		return usagef("--page %d: pages count from 1 (the newest)", s.c.Int("page"))
+	}
+	out, err := s.store.ExportState(s.c.Context, stateArg(s, a), aiwgstate.ExportOptions{ReadOptions: s.readOptions(), Page: s.c.Int("page")})
+	if err != nil {
+		return err
+	}
+	_, err = s.out.Write(out)
+	return err
+}
+
+func runStateImport(s *session) error {
+	a, err := args(s.c, 1, 1)
+	if err != nil {
+		return err
+	}
+	data, err := readFileArg(s.c, a[0])
+	if err != nil {
+		return usagef("%v", err)
+	}
+	info, err := s.store.ImportStateWith(s.c.Context, data, aiwgstate.ImportStateOptions{As: s.c.String("as"), Replace: s.c.Bool("replace")}, s.writeOptions())
+	if errors.Is(err, aiwgstate.ErrNoChange) {
+		return s.report(nil, err)
+	}
+	if err != nil {
+		return err
+	}
+	return s.done(info, "imported %s", info.StateID)
+}
+
+func runStateOnComplete(s *session) error {
+	a, err := args(s.c, 0, 1)
+	if err != nil {
+		return err
+	}
+	if len(a) == 0 && !s.c.Bool("clear") {
+		hs, err := s.store.CompletionHandlers(s.c.Context, s.readOptions())
+		if err != nil {
+			return err
+		}
+		if s.json {
+			return printJSON(s.out, hs)
+		}
+		trust, err := s.store.HandlerTrust(s.c.Context, s.readOptions())
+		if err != nil {
+			return err
+		}
+		for _, h := range trust {
+			note := ""
+			if !h.Trusted {
+				note = "  (not trusted here, does not run: aiwg-state trust --list)"
+			}
+			fmt.Fprintf(s.out, "%s: %s%s\n", h.Name, aiwgstate.CommandLine(h.Command), note)
+		}
+		return nil
+	}
+	var hs []aiwgstate.CompletionHandler
+	if len(a) == 1 {
+		hs = append(hs, aiwgstate.CompletionHandler{Name: "on-complete", Command: []string{"sh", "-c", a[0]}})
+	}
+	return s.report(s.store.SetCompletionHandlers(s.c.Context, hs, s.writeOptions()))
+}

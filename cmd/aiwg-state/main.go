@@ -210,7 +210,9 @@ func newAppFor(name string, stdin io.Reader, stdout, stderr io.Writer) *cli.App 
 			}
 		}
 	}
-	return newApp(stdin, stdout, stderr)
+	app := newApp(stdin, stdout, stderr)
+	app.Version, app.HideVersion = buildVersion(), false
+	return app
 }
 
 func appWith(cmds []*cli.Command, stdin io.Reader, stdout, stderr io.Writer) *cli.App {

@@ -14,7 +14,7 @@ import (
 func newLeaseCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "lease",
-		Usage: "leases: locks with a time to live that agents take on a resource (seed 003)",
+		Usage: "leases: locks with a time to live that agents take on a resource (swarm shared state)",
 		Description: `A lease is held by an agent (--agent or AIWG_AGENT), exclusive or shared,
 until it runs out or is released. Each acquire, renew and release is one
 commit to leases/<resource>.json on the branch, so log and blame of that
@@ -83,7 +83,7 @@ Examples:
 				Description: `Without --id: your lease on RESOURCE, or, holding none, your waiting
 request. --id names a lease or a waiting request (req-…). --force
 releases another agent's lease or request (--id), or every lease and
-request on the resource, as seed 003's coordinator does; --reason is
+request on the resource, as the swarm shared state coordinator does; --reason is
 recorded in the commit; the commit names who did. When the store has an
 access policy, forcing another agent's lease or wait is for agents of its
 "lease_admin" role (and the server's hook holds pushed lease files to the

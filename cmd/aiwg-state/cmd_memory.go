@@ -17,12 +17,12 @@ import (
 func newMemoryCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "memory",
-		Usage: "memory records: JSON payloads keyed by namespace, kind and id, with timestamps and a time to live (seed 002)",
-		Description: `Seed 002's durable memory tier. A record is memory/<namespace>/<kind>/<id>.json
+		Usage: "memory records: JSON payloads keyed by namespace, kind and id, with timestamps and a time to live (tiered state)",
+		Description: `The durable memory tier of tiered state. A record is memory/<namespace>/<kind>/<id>.json
 in the store: its payload, created_at, updated_at and, with --ttl,
 ttl_seconds and expires_at. Every put, append, delete and prune is one
 commit, so log and blame of a record are its history. Expired records are
-gone for get and ls; prune removes them. Seed 002's namespaces are
+gone for get and ls; prune removes them. Tiered state's namespaces are
 session, long_term, daily_log and workflow (any identifier is allowed).
 A cache across runs is a record with --ttl (whole seconds). Two ids of
 one kind may not differ only in letter case (Alice, alice): the store's
@@ -113,7 +113,7 @@ Examples:
 			},
 			{
 				Name:      "export",
-				Usage:     "print live records as JSON Lines (seed 002's bridge), under NAMESPACE [KIND]",
+				Usage:     "print live records as JSON Lines (the tiered state bridge), under NAMESPACE [KIND]",
 				ArgsUsage: "[NAMESPACE [KIND]]",
 				Description: `One record a line, as memory import reads them.
 

@@ -22,7 +22,7 @@ pushed commit. Rules are read in order; the first that names the agent (by
 id, glob or role) and matches the path (gitattributes patterns, {agent} for
 the agent's own id) decides; otherwise "default" (deny).
 
-Example policy (seed 003's permission matrix):
+Example policy (the swarm shared state permission matrix):
    {"roles": {"coordinator": ["conductor"], "workers": ["pulse", "heartbeat"]},
     "rules": [
       {"name": "coordinator writes all", "roles": ["coordinator"], "paths": ["**"]},

@@ -12,8 +12,8 @@ import (
 func newQueueCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "queue",
-		Usage: "queues of JSON messages: producers put, consumers take each message once, in order (seed 002)",
-		Description: `Seed 002's coordination tier. A message is queues/<name>/<seq>-<id>.json;
+		Usage: "queues of JSON messages: producers put, consumers take each message once, in order (tiered state)",
+		Description: `The coordination tier of tiered state. A message is queues/<name>/<seq>-<id>.json;
 put adds one (one commit), take removes the first (one commit), so two
 consumers taking at once each get a different message, and the history
 keeps every message and who took it. A queue name is identifiers joined

@@ -13,7 +13,7 @@ import (
 func newSchemaCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "schema",
-		Usage: "JSON Schemas the documents at given paths must meet, checked on every write (seed 003)",
+		Usage: "JSON Schemas the documents at given paths must meet, checked on every write (swarm shared state)",
 		Description: `A schema rules the documents at its paths (gitattributes patterns, as the
 access policy's): every write that would leave one of them breaking it is
 refused (exit 3), naming the file and the first field at fault, and so is

@@ -13,7 +13,7 @@ func stateCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "state",
 		Usage: "RLM states: init, ls, show, status, end, export, import, on-complete",
-		Description: `An RLM state (seed 000) is a prompt, a Final answer and named variables.
+		Description: `An RLM state is a prompt, a Final answer and named variables.
 Its header is states/<id>/state.json; every variable is its own file, so
 git log -- <file> is that variable's history.
 
@@ -67,8 +67,8 @@ Examples:
 				Name:      "end",
 				Usage:     "end a state without a Final: --status error or cancelled (one commit)",
 				ArgsUsage: "[ID]",
-				Description: `Seed 000's completion statuses besides complete: the state's header records
-the status, when and --reason. Its variables are read-only from then on
+				Description: `The completion statuses of RLM state besides complete: the state's
+header records the status, when and --reason. Its variables are read-only from then on
 (exit 3); a rollback to a checkpoint taken before reopens it. A state
 whose Final is set is complete and cannot end otherwise.
 
@@ -92,10 +92,10 @@ Examples:
 			},
 			{
 				Name:      "export",
-				Usage:     "print a state as one document of the seed's schema (validated)",
+				Usage:     "print a state as one document of the RLM state schema (validated)",
 				ArgsUsage: "[ID]",
 				Description: `History is derived from the commits, checkpoints from the tags, metadata is
-counted. An export carries at most 10,000 mutations (the seed's limit): page 1
+counted. An export carries at most 10,000 mutations (the RLM state limit): page 1
 is the newest 10,000, --page 2 the 10,000 before, and so on; history.page and
 history.pages say where a page sits. Nothing is ever dropped from git.
 
@@ -109,7 +109,7 @@ Examples:
 				Name:      "import",
 				Usage:     "turn a state document into history: one commit per mutation, checkpoints as tags",
 				ArgsUsage: "FILE|-",
-				Description: `FILE is a document of the seed's schema, as state export prints it. A
+				Description: `FILE is a document of the RLM state schema, as state export prints it. A
 state the store already holds is refused (exit 3), unless:
    --as NEW-ID    imports it beside the one there, as a new state (checkpoints get new ids)
    --replace      makes the one there what the file says, in one commit: the

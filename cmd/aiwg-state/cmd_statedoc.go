@@ -190,7 +190,7 @@ Examples:
 					Description: `A JSON array is a JSON Patch whose paths address the resolved document
 (they reach into shards; the shards are written, the refs kept). Any other
 JSON value replaces the document. Keys must already be verbiage keys (exit
-2); a result that breaks the seed's shape, or a patch that does not apply,
+2); a result that breaks the state document's shape, or a patch that does not apply,
 exits 3 and writes nothing.
 
 Examples:
@@ -200,7 +200,7 @@ Examples:
 					Action: command(runDocApply),
 				},
 				{
-					Name: "reset", Usage: "put the document back to the seed's default shape (one commit; shards are unmounted, not deleted)",
+					Name: "reset", Usage: "put the document back to the state document's default shape (one commit; shards are unmounted, not deleted)",
 					Description: `Every goal, event, request, item and note goes from the document (history
 keeps them): it needs --yes, or a yes typed at a terminal.
 
@@ -534,7 +534,7 @@ func runStateDocCheck(s *session) error {
 	return s.done(map[string]any{"file": d.Path(), "valid": true, "files": d.Files()}, "%s is valid (%d files)", d.Path(), len(d.Files()))
 }
 
-// The seed-004 state document: domain verbs (goal, event, latest, request,
+// The state document: domain verbs (goal, event, latest, request,
 // item, project, doc) and key access through shards (state-doc).
 
 func docFlag() cli.Flag {
@@ -555,7 +555,7 @@ func (s *session) edit(subject string, verb aiwgstate.StateEdit) error {
 }
 
 // stateValue reads VALUE: JSON when it parses, else the text as a string
-// (seed 004's json-or-string); --string forces text.
+// (the state document's json-or-string); --string forces text.
 func (s *session) stateValue(arg string) (any, error) {
 	data, err := readValue(s.c, arg)
 	if err != nil {

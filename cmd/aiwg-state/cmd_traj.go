@@ -17,12 +17,12 @@ import (
 func newTrajCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "traj",
-		Usage: "record, complete, report and learn from agent runs (RLM trajectories, seed 001)",
+		Usage: "record, complete, report and learn from agent runs (RLM trajectories)",
 		Description: `A trajectory is one agent run as Thought-Action-Observation iterations.
 It lives in trajectories/<id>/: trajectory.json (task context, outcome,
 metadata, quality metrics), iterations/0001.json, 0002.json, ... (one file and
 one commit per iteration) and report.md. Every iteration and every completed
-trajectory is validated against the seed's JSON Schema (exit 3 names the
+trajectory is validated against the RLM trajectory JSON Schema (exit 3 names the
 field). Limits: 100 iterations and 10 MB per trajectory.
 
 Examples:
@@ -104,7 +104,7 @@ func trajIterCommand() *cli.Command {
 		Description: `Adds trajectories/TRAJ/iterations/NNNN.json. The store numbers iterations
 1, 2, 3... without gaps, even with many writers at once; an iteration_number
 given in the JSON must be the next one (else exit 6), so a retried write is
-not recorded twice. "-" reads the iteration as a JSON object (the seed's
+not recorded twice. "-" reads the iteration as a JSON object (the RLM trajectory
 TAOIteration) from standard input; flags override its fields. Without
 --description the action is described as "call TOOL". The 101st iteration
 is refused (exit 3), as is one that would take the trajectory past 10 MB.
@@ -250,9 +250,9 @@ func runTrajComplete(s *session) error {
 func trajShowCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "show",
-		Usage:     "show a trajectory: a timeline, or with --json the seed's document",
+		Usage:     "show a trajectory: a timeline, or with --json the RLM trajectory document",
 		ArgsUsage: "TRAJ",
-		Description: `--json prints one document conforming to the seed's schema, iterations
+		Description: `--json prints one document conforming to the RLM trajectory schema, iterations
 included (assembled from the iteration files).
 
 Examples:
@@ -284,7 +284,7 @@ func trajListCommand() *cli.Command {
 	return &cli.Command{
 		Name:    "ls",
 		Aliases: []string{"list"},
-		Usage:   "list trajectories (the seed's index, derived from the store)",
+		Usage:   "list trajectories (the RLM trajectory index, derived from the store)",
 		Description: `One line per trajectory, oldest start first: id, start, task type,
 status (an outcome, or running), iterations, cost, prompt.
 
@@ -429,7 +429,7 @@ func trajPruneCommand() *cli.Command {
 		Usage: "remove old trajectories in one commit (history keeps them)",
 		Description: `Removes every trajectory whose last activity (completion, start or
 iteration time; else its last commit) is older than --older-than (default
-90d, the seed's retention) in one commit. History keeps them:
+90d, the RLM trajectories' retention) in one commit. History keeps them:
 git show REV:trajectories/<id>/trajectory.json.
 
 Examples:
@@ -472,7 +472,7 @@ func runTrajPrune(s *session) error {
 func trajImportCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "import",
-		Usage:     "import trajectory JSON files of the seed's format (one commit each)",
+		Usage:     "import trajectory JSON files of the RLM trajectory format (one commit each)",
 		ArgsUsage: "FILE...",
 		Description: `Each file is one trajectory document (iterations included). It is
 validated against the schema, split into trajectory.json and one file per

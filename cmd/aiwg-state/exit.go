@@ -24,7 +24,7 @@ import (
 	"github.com/aiwg/aiwg-state/verbiage"
 )
 
-// Exit codes (DESIGN.md §8; seed 004's codes where they apply).
+// Exit codes (the state document's codes where they apply).
 const (
 	exitOK         = 0
 	exitUnexpected = 1

@@ -166,7 +166,7 @@ func TestRLMFinalRaceRunsHandlerOnce(t *testing.T) {
 	}
 }
 
-// TestStateInitExecutionConfig: seed 000's execution settings, "for
+// TestStateInitExecutionConfig: the RLM state's execution settings, "for
 // reproducibility", are set at init and exported; out-of-range ones are
 // refused before anything is written.
 func TestStateInitExecutionConfig(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// TestStateDocCLI walks the seed-004 verbs end to end, checking exit codes
+// TestStateDocCLI walks the state document's verbs end to end, checking exit codes
 // and, after every step, that git finds the store sound.
 func TestStateDocCLI(t *testing.T) {
 	s := newStore(t)

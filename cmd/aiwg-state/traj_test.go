@@ -16,7 +16,7 @@ import (
 	"github.com/aiwg/aiwg-state/trajectory"
 )
 
-func seedExample(t *testing.T, name string) map[string]any {
+func specExample(t *testing.T, name string) map[string]any {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "trajectories", name+".json"))
 	if err != nil {
@@ -79,24 +79,24 @@ func loadTrajSchema(t *testing.T) *trajectory.Schema {
 	return s
 }
 
-// TestTrajSeedExamplesRecordedIterationByIteration: the seed's two
-// examples, recorded through the CLI one iteration at a time, come back
-// from `traj show --json` as the example documents (modulo ids and times)
-// and validate.
-func TestTrajSeedExamplesRecordedIterationByIteration(t *testing.T) {
+// TestTrajSpecExamplesRecordedIterationByIteration: the two examples of
+// the RLM trajectories specification, recorded through the CLI one
+// iteration at a time, come back from `traj show --json` as the example
+// documents (modulo ids and times) and validate.
+func TestTrajSpecExamplesRecordedIterationByIteration(t *testing.T) {
 	sch := loadTrajSchema(t)
 	for _, name := range []string{"successful_trajectory", "failed_trajectory"} {
 		t.Run(name, func(t *testing.T) {
 			s := newStore(t)
-			seed := seedExample(t, name)
-			tc := seed["task_context"].(map[string]any)
+			example := specExample(t, name)
+			tc := example["task_context"].(map[string]any)
 			startExtra := map[string]any{"task_context": map[string]any{}, "metadata": map[string]any{}}
 			for _, k := range []string{"context_size_tokens", "depth"} {
 				if v, ok := tc[k]; ok {
 					startExtra["task_context"].(map[string]any)[k] = v
 				}
 			}
-			md, _ := seed["metadata"].(map[string]any)
+			md, _ := example["metadata"].(map[string]any)
 			for _, k := range []string{"temperature", "execution_mode", "environment"} {
 				if v, ok := md[k]; ok {
 					startExtra["metadata"].(map[string]any)[k] = v
@@ -115,15 +115,15 @@ func TestTrajSeedExamplesRecordedIterationByIteration(t *testing.T) {
 			if !strings.HasPrefix(id, "traj-") {
 				t.Fatalf("start printed %q", id)
 			}
-			for i, it := range seed["iterations"].([]any) {
+			for i, it := range example["iterations"].([]any) {
 				out := mustCLI(t, s, trajEncode(t, it), "traj", "iter", id, "-", "--json")
 				var r struct{ Iteration int }
 				if err := json.Unmarshal([]byte(out), &r); err != nil || r.Iteration != i+1 {
 					t.Fatalf("iteration %d: %s", i+1, out)
 				}
 			}
-			outcome := seed["outcome"].(map[string]any)
-			extra := map[string]any{"outcome": outcome, "quality_metrics": seed["quality_metrics"]}
+			outcome := example["outcome"].(map[string]any)
+			extra := map[string]any{"outcome": outcome, "quality_metrics": example["quality_metrics"]}
 			mustCLI(t, s, trajEncode(t, extra), "traj", "complete", id, "--status", outcome["status"].(string), "-")
 
 			got := trajDecode(t, mustCLI(t, s, "", "traj", "show", id, "--json"))
@@ -133,12 +133,12 @@ func TestTrajSeedExamplesRecordedIterationByIteration(t *testing.T) {
 			if got["trajectory_id"] != id {
 				t.Fatalf("trajectory_id = %v", got["trajectory_id"])
 			}
-			want := trajWithoutIDsAndTimes(seedExample(t, name))
+			want := trajWithoutIDsAndTimes(specExample(t, name))
 			if g := trajWithoutIDsAndTimes(got); !objects.Equal(g, want) {
-				t.Fatalf("recorded document differs from the seed's example:\n%s\nwant:\n%s", trajEncode(t, g), trajEncode(t, want))
+				t.Fatalf("recorded document differs from the specification's example:\n%s\nwant:\n%s", trajEncode(t, g), trajEncode(t, want))
 			}
 			// One commit per iteration, each one file, with the link trailers.
-			n := len(seed["iterations"].([]any))
+			n := len(example["iterations"].([]any))
 			for i := 1; i <= n; i++ {
 				msg := gitOut(t, s, "log", "-1", "--format=%B", fmt.Sprintf("main~%d", n-i+1))
 				if !strings.Contains(msg, "Trajectory: "+id+"\n") || !strings.Contains(msg, fmt.Sprintf("Iteration: %d\n", i)) {
@@ -303,7 +303,7 @@ func TestTrajImportAnalyzeReportPrune(t *testing.T) {
 	}
 	// Imported as stored here: the document comes back unchanged.
 	got := trajDecode(t, mustCLI(t, s, "", "traj", "show", "traj-a1b2c3d4", "--json"))
-	if !objects.Equal(got, seedExample(t, "successful_trajectory")) {
+	if !objects.Equal(got, specExample(t, "successful_trajectory")) {
 		t.Fatalf("imported document differs:\n%s", trajEncode(t, got))
 	}
 	if _, errOut, code := runCLI(t, s, "", "traj", "import", files[0]); code != exitDomain || !strings.Contains(errOut, "already") {

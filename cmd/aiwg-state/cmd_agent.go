@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+
 	"github.com/urfave/cli/v2"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
@@ -32,8 +34,12 @@ Examples:
    aiwg-state agent start planner          # agents/planner/main
    aiwg-state agent start planner task-42 --from origin/main
    aiwg-state sync                         # then, in a loop`,
-			Flags:  append(commonFlags(), &cli.StringFlag{Name: "from", Usage: "where a new branch starts (default: the store's HEAD)"}),
-			Action: command(runAgentStart),
+			Flags: append(commonFlags(), &cli.StringFlag{Name: "from", Usage: "where a new branch starts (default: the store's HEAD)"}),
+			Action: command(func(s *session) error {
+				return runAgentStart(s.c.Context, s, agentStartOptions{
+					From: s.c.String("from"),
+				})
+			}),
 		}, {
 			Name:  "status",
 			Usage: "say which agent this store's writes are authored by, and why, and the branch they go to",
@@ -45,24 +51,29 @@ Examples:
    aiwg-state agent status
    AIWG_AGENT=reviewer aiwg-state agent status --json`,
 			Flags:  append(commonFlags(), &cli.StringFlag{Name: "agent", Usage: "the agent a write would name", EnvVars: []string{"AIWG_AGENT"}}),
-			Action: command(runAgentStatus),
+			Action: command(func(s *session) error { return runAgentStatus(s.c.Context, s) }),
 		}},
 	}
 }
 
-func runAgentStart(s *session) error {
+// agentStartOptions are the flags runAgentStart reads.
+type agentStartOptions struct {
+	From string // --from
+}
+
+func runAgentStart(ctx context.Context, s *session, opts agentStartOptions) error {
 	a, err := args(s.c, 1, 2)
 	if err != nil {
 		return err
 	}
-	branch, err := s.store.StartAgent(s.c.Context, a[0], second(a, ""), s.c.String("from"))
+	branch, err := s.store.StartAgent(ctx, a[0], second(a, ""), opts.From)
 	if err != nil {
 		return err
 	}
 	return s.done(map[string]any{"branch": branch, "agent": a[0]}, "on branch %s; writes here are authored by %s (--agent or AIWG_AGENT overrides)", branch, a[0])
 }
 
-func runAgentStatus(s *session) error {
+func runAgentStatus(ctx context.Context, s *session) error {
 	if _, err := args(s.c, 0, 0); err != nil {
 		return err
 	}

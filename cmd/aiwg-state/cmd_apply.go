@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 
@@ -27,12 +28,21 @@ failure. Blank lines and lines starting with # are skipped.
 Examples:
    aiwg-state apply ops.jsonl --agent importer
    generate-ops | aiwg-state apply - --commit-each`,
-		Flags:  append(writeFlags(), &cli.BoolFlag{Name: "commit-each", Usage: "one commit per operation"}),
-		Action: command(runApply),
+		Flags: append(writeFlags(), &cli.BoolFlag{Name: "commit-each", Usage: "one commit per operation"}),
+		Action: command(func(s *session) error {
+			return runApply(s.c.Context, s, applyOptions{
+				CommitEach: s.c.Bool("commit-each"),
+			})
+		}),
 	}
 }
 
-func runApply(s *session) error {
+// applyOptions are the flags runApply reads.
+type applyOptions struct {
+	CommitEach bool // --commit-each
+}
+
+func runApply(ctx context.Context, s *session, opts applyOptions) error {
 	a, err := args(s.c, 0, 1)
 	if err != nil {
 		return err
@@ -45,11 +55,11 @@ func runApply(s *session) error {
 	if err != nil {
 		return err
 	}
-	if !s.c.Bool("commit-each") {
-		return s.report(s.store.Apply(s.c.Context, ops, s.writeOptions()))
+	if !opts.CommitEach {
+		return s.report(s.store.Apply(ctx, ops, s.writeOptions()))
 	}
 	for i, op := range ops {
-		m, err := s.store.Apply(s.c.Context, []aiwgstate.Op{op}, s.writeOptions())
+		m, err := s.store.Apply(ctx, []aiwgstate.Op{op}, s.writeOptions())
 		if err != nil && !errors.Is(err, aiwgstate.ErrNoChange) {
 			return fmt.Errorf("line %d: %w (the %d lines before it were committed)", i+1, err, i)
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
@@ -31,15 +32,30 @@ Examples:
 			&cli.StringFlag{Name: "good", Usage: "a revision where the predicate is false (default: before the first commit)"},
 			&cli.StringFlag{Name: "bad", Usage: "a revision where the predicate is true (default: HEAD)"},
 		),
-		Action: command(runBisect),
+		Action: command(func(s *session) error {
+			return runBisect(s.c.Context, s, bisectOptions{
+				Pred:   s.c.String("pred"),
+				Good:   s.c.String("good"),
+				Bad:    s.c.String("bad"),
+				Branch: s.c.String("branch"),
+			})
+		}),
 	}
 }
 
-func runBisect(s *session) error {
+// bisectOptions are the flags runBisect reads.
+type bisectOptions struct {
+	Pred   string // --pred
+	Good   string // --good
+	Bad    string // --bad
+	Branch string // --branch
+}
+
+func runBisect(ctx context.Context, s *session, opts bisectOptions) error {
 	if _, err := args(s.c, 0, 0); err != nil {
 		return err
 	}
-	res, err := s.store.Bisect(s.c.Context, aiwgstate.BisectOptions{Predicate: s.c.String("pred"), Good: s.c.String("good"), Bad: s.c.String("bad"), Branch: s.c.String("branch")})
+	res, err := s.store.Bisect(ctx, aiwgstate.BisectOptions{Predicate: opts.Pred, Good: opts.Good, Bad: opts.Bad, Branch: opts.Branch})
 	if err != nil {
 		return err
 	}

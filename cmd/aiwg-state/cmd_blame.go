@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
@@ -33,11 +34,22 @@ Examples:
 			&cli.BoolFlag{Name: "all-parents", Usage: "follow keys merged in from a branch into that branch's history"},
 			verifyFlag(),
 		),
-		Action: command(runBlame),
+		Action: command(func(s *session) error {
+			return runBlame(s.c.Context, s, blameOptions{
+				Lines:      s.c.Bool("lines"),
+				AllParents: s.c.Bool("all-parents"),
+			})
+		}),
 	}
 }
 
-func runBlame(s *session) error {
+// blameOptions are the flags runBlame reads.
+type blameOptions struct {
+	Lines      bool // --lines
+	AllParents bool // --all-parents
+}
+
+func runBlame(ctx context.Context, s *session, opts blameOptions) error {
 	a, err := args(s.c, 1, 1)
 	if err != nil {
 		return err
@@ -46,11 +58,11 @@ func runBlame(s *session) error {
 	if err != nil {
 		return err
 	}
-	if s.c.Bool("lines") {
-		if s.c.Bool("all-parents") {
+	if opts.Lines {
+		if opts.AllParents {
 			return usagef("--all-parents blames keys; --lines blames text along first parents")
 		}
-		lines, err := s.store.BlameLines(s.c.Context, a[0], s.readOptions())
+		lines, err := s.store.BlameLines(ctx, a[0], s.readOptions())
 		if err != nil {
 			return err
 		}
@@ -68,7 +80,7 @@ func runBlame(s *session) error {
 		}
 		return nil
 	}
-	entries, err := s.store.Blame(s.c.Context, a[0], s.readOptions(), aiwgstate.BlameOptions{AllParents: s.c.Bool("all-parents")})
+	entries, err := s.store.Blame(ctx, a[0], s.readOptions(), aiwgstate.BlameOptions{AllParents: opts.AllParents})
 	if err != nil {
 		return err
 	}

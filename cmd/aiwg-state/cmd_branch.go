@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+
 	"github.com/urfave/cli/v2"
 )
 
@@ -25,33 +27,48 @@ Examples:
 			&cli.BoolFlag{Name: "delete", Aliases: []string{"d"}, Usage: "delete the branch NAME (refused if HEAD does not contain it, or it has a merge in progress)"},
 			&cli.BoolFlag{Name: "force", Usage: "with -d: delete even unmerged commits and a merge in progress"},
 		),
-		Action: command(runBranch),
+		Action: command(func(s *session) error {
+			return runBranch(s.c.Context, s, branchOptions{
+				Delete:  s.c.Bool("delete"),
+				FromSet: s.c.IsSet("from"),
+				Force:   s.c.Bool("force"),
+				From:    s.c.String("from"),
+			})
+		}),
 	}
 }
 
-func runBranch(s *session) error {
+// branchOptions are the flags runBranch reads.
+type branchOptions struct {
+	Delete  bool   // --delete
+	FromSet bool   // --from was given
+	Force   bool   // --force
+	From    string // --from
+}
+
+func runBranch(ctx context.Context, s *session, opts branchOptions) error {
 	a, err := args(s.c, 0, 1)
 	if err != nil {
 		return err
 	}
 	switch {
-	case len(a) == 0 && s.c.Bool("delete"):
+	case len(a) == 0 && opts.Delete:
 		return usagef("branch -d needs a branch NAME")
-	case len(a) == 0 || (a[0] == "ls" && !s.c.Bool("delete") && !s.c.IsSet("from")):
+	case len(a) == 0 || (a[0] == "ls" && !opts.Delete && !opts.FromSet):
 		// "branch ls" lists too; it is a positional word rather than
 		// a subcommand so flags may come anywhere on the line.
 		return listBranches(s)
-	case s.c.Bool("delete"):
-		if err := s.store.DeleteBranch(s.c.Context, a[0], s.c.Bool("force")); err != nil {
+	case opts.Delete:
+		if err := s.store.DeleteBranch(ctx, a[0], opts.Force); err != nil {
 			return err
 		}
 		return s.done(map[string]any{"deleted": a[0]}, "deleted branch %s", a[0])
 	}
-	from := s.c.String("from")
+	from := opts.From
 	if from == "" {
 		from = s.store.Branch()
 	}
-	b, err := s.store.CreateBranch(s.c.Context, a[0], from)
+	b, err := s.store.CreateBranch(ctx, a[0], from)
 	if err != nil {
 		return err
 	}

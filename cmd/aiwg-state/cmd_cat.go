@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -21,11 +22,11 @@ Examples:
    aiwg-state cat state/state.json      # mounts stay "ref file://..."
    aiwg-state cat trajectories/traj-1a2b3c4d/report.md`,
 		Flags:  readFlags(),
-		Action: command(runCat),
+		Action: command(func(s *session) error { return runCat(s.c.Context, s) }),
 	}
 }
 
-func runCat(s *session) error {
+func runCat(ctx context.Context, s *session) error {
 	a, err := args(s.c, 1, 1)
 	if err != nil {
 		return err
@@ -33,7 +34,7 @@ func runCat(s *session) error {
 	if !strings.HasSuffix(a[0], ".json") {
 		// Not a document (a trajectory's report.md): its
 		// bytes, as git show prints them.
-		data, err := s.store.ReadRaw(s.c.Context, a[0], s.readOptions())
+		data, err := s.store.ReadRaw(ctx, a[0], s.readOptions())
 		if err != nil {
 			return err
 		}
@@ -43,7 +44,7 @@ func runCat(s *session) error {
 		_, err = s.out.Write(data)
 		return err
 	}
-	v, err := s.store.Cat(s.c.Context, a[0], s.readOptions())
+	v, err := s.store.Cat(ctx, a[0], s.readOptions())
 	if err != nil {
 		return err
 	}

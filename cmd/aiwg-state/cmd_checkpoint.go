@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -31,8 +32,13 @@ Examples:
 				ArgsUsage: "NAME",
 				Description: `Examples:
    aiwg-state checkpoint create before_decomposition -m "plan agreed, about to split"`,
-				Flags:  append(cpFlags(), &cli.StringFlag{Name: "message", Aliases: []string{"m"}, Usage: "what happened at this checkpoint"}),
-				Action: command(runCheckpointCreate),
+				Flags: append(cpFlags(), &cli.StringFlag{Name: "message", Aliases: []string{"m"}, Usage: "what happened at this checkpoint"}),
+				Action: command(func(s *session) error {
+					return runCheckpointCreate(s.c.Context, s, checkpointCreateOptions{
+						State:   s.c.String("state"),
+						Message: s.c.String("message"),
+					})
+				}),
 			},
 			{
 				Name:  "ls",
@@ -40,8 +46,12 @@ Examples:
 				Description: `Examples:
    aiwg-state checkpoint ls                # the newest state's
    aiwg-state checkpoint ls --state state-a1b2c3d4 --json`,
-				Flags:  cpFlags(),
-				Action: command(runCheckpointLs),
+				Flags: cpFlags(),
+				Action: command(func(s *session) error {
+					return runCheckpointLs(s.c.Context, s, checkpointLsOptions{
+						State: s.c.String("state"),
+					})
+				}),
 			},
 			{
 				Name:      "show",
@@ -50,8 +60,12 @@ Examples:
 				Description: `Examples:
    aiwg-state checkpoint show before_decomposition
    aiwg-state checkpoint show initial_state --state state-a1b2c3d4 --json`,
-				Flags:  cpFlags(),
-				Action: command(runCheckpointShow),
+				Flags: cpFlags(),
+				Action: command(func(s *session) error {
+					return runCheckpointShow(s.c.Context, s, checkpointShowOptions{
+						State: s.c.String("state"),
+					})
+				}),
 			},
 			{
 				Name:      "rm",
@@ -60,8 +74,12 @@ Examples:
 				Description: `Examples:
    aiwg-state checkpoint rm before_decomposition
    aiwg-state checkpoint rm initial_state --state state-a1b2c3d4`,
-				Flags:  cpFlags(),
-				Action: command(runCheckpointRm),
+				Flags: cpFlags(),
+				Action: command(func(s *session) error {
+					return runCheckpointRm(s.c.Context, s, checkpointRmOptions{
+						State: s.c.String("state"),
+					})
+				}),
 			},
 			{
 				Name:  "prune",
@@ -69,27 +87,43 @@ Examples:
 				Description: `Examples:
    aiwg-state checkpoint prune --keep 10
    aiwg-state checkpoint prune --keep 3 --state state-a1b2c3d4`,
-				Flags:  append(cpFlags(), &cli.IntFlag{Name: "keep", Usage: "how many to keep", Required: true}),
-				Action: command(runCheckpointPrune),
+				Flags: append(cpFlags(), &cli.IntFlag{Name: "keep", Usage: "how many to keep", Required: true}),
+				Action: command(func(s *session) error {
+					return runCheckpointPrune(s.c.Context, s, checkpointPruneOptions{
+						State: s.c.String("state"),
+						Keep:  s.c.Int("keep"),
+					})
+				}),
 			},
 		},
 	}
 }
 
-func runCheckpointCreate(s *session) error {
+// checkpointCreateOptions are the flags runCheckpointCreate reads.
+type checkpointCreateOptions struct {
+	State   string // --state
+	Message string // --message
+}
+
+func runCheckpointCreate(ctx context.Context, s *session, opts checkpointCreateOptions) error {
 	a, err := args(s.c, 1, 1)
 	if err != nil {
 		return err
 	}
-	ck, err := s.store.CreateCheckpoint(s.c.Context, s.c.String("state"), a[0], s.c.String("message"), s.agentWrite())
+	ck, err := s.store.CreateCheckpoint(ctx, opts.State, a[0], opts.Message, s.agentWrite())
 	if err != nil {
 		return err
 	}
 	return s.done(ck, "%s %s %s -> %s", ck.ID, ck.Name, strings.TrimPrefix(ck.Ref, "refs/tags/"), shortHash(ck.Commit.String()))
 }
 
-func runCheckpointLs(s *session) error {
-	cks, err := s.store.Checkpoints(s.c.Context, s.c.String("state"), aiwgstate.ReadOptions{})
+// checkpointLsOptions are the flags runCheckpointLs reads.
+type checkpointLsOptions struct {
+	State string // --state
+}
+
+func runCheckpointLs(ctx context.Context, s *session, opts checkpointLsOptions) error {
+	cks, err := s.store.Checkpoints(ctx, opts.State, aiwgstate.ReadOptions{})
 	if err != nil {
 		return err
 	}
@@ -102,12 +136,17 @@ func runCheckpointLs(s *session) error {
 	return nil
 }
 
-func runCheckpointShow(s *session) error {
+// checkpointShowOptions are the flags runCheckpointShow reads.
+type checkpointShowOptions struct {
+	State string // --state
+}
+
+func runCheckpointShow(ctx context.Context, s *session, opts checkpointShowOptions) error {
 	a, err := args(s.c, 1, 1)
 	if err != nil {
 		return err
 	}
-	c, err := s.store.Checkpoint(s.c.Context, s.c.String("state"), a[0], aiwgstate.ReadOptions{})
+	c, err := s.store.Checkpoint(ctx, opts.State, a[0], aiwgstate.ReadOptions{})
 	if err != nil {
 		return err
 	}
@@ -116,20 +155,31 @@ func runCheckpointShow(s *session) error {
 	return s.printDocument(out)
 }
 
-func runCheckpointRm(s *session) error {
+// checkpointRmOptions are the flags runCheckpointRm reads.
+type checkpointRmOptions struct {
+	State string // --state
+}
+
+func runCheckpointRm(ctx context.Context, s *session, opts checkpointRmOptions) error {
 	a, err := args(s.c, 1, 1)
 	if err != nil {
 		return err
 	}
-	c, err := s.store.DeleteCheckpoint(s.c.Context, s.c.String("state"), a[0], aiwgstate.ReadOptions{})
+	c, err := s.store.DeleteCheckpoint(ctx, opts.State, a[0], aiwgstate.ReadOptions{})
 	if err != nil {
 		return err
 	}
 	return s.done(map[string]any{"removed": c.ID, "name": c.Name}, "removed %s %s", c.ID, c.Name)
 }
 
-func runCheckpointPrune(s *session) error {
-	rm, err := s.store.PruneCheckpoints(s.c.Context, s.c.String("state"), s.c.Int("keep"), aiwgstate.ReadOptions{})
+// checkpointPruneOptions are the flags runCheckpointPrune reads.
+type checkpointPruneOptions struct {
+	State string // --state
+	Keep  int    // --keep
+}
+
+func runCheckpointPrune(ctx context.Context, s *session, opts checkpointPruneOptions) error {
+	rm, err := s.store.PruneCheckpoints(ctx, opts.State, opts.Keep, aiwgstate.ReadOptions{})
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+
 	"github.com/urfave/cli/v2"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
@@ -18,20 +20,20 @@ Examples:
    aiwg-state config limits.max_document_bytes 1048576
    aiwg-state config sync false                        # skip fsync for every user of a scratch store`,
 		Flags:  writeFlags(),
-		Action: command(runConfig),
+		Action: command(func(s *session) error { return runConfig(s.c.Context, s) }),
 	}
 }
 
-func runConfig(s *session) error {
+func runConfig(ctx context.Context, s *session) error {
 	a, err := args(s.c, 0, 2)
 	if err != nil {
 		return err
 	}
 	if len(a) == 2 {
-		return s.report(s.store.SetConfig(s.c.Context, a[0], []byte(a[1]), s.writeOptions()))
+		return s.report(s.store.SetConfig(ctx, a[0], []byte(a[1]), s.writeOptions()))
 	}
 	key := argAt(a, 0)
-	v, err := s.store.Config(s.c.Context, key, s.readOptions())
+	v, err := s.store.Config(ctx, key, s.readOptions())
 	if err != nil {
 		return err
 	}

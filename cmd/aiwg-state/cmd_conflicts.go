@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -20,13 +21,22 @@ whole-file conflict (not JSON, or not mergeable key by key) has no KEYPATH.
 Examples:
    aiwg-state conflicts
    aiwg-state conflicts --into feature --json`,
-		Flags:  append(commonFlags(), &cli.StringFlag{Name: "into", Usage: "the branch with the merge in progress (default: --branch, else HEAD)"}),
-		Action: command(runConflicts),
+		Flags: append(commonFlags(), &cli.StringFlag{Name: "into", Usage: "the branch with the merge in progress (default: --branch, else HEAD)"}),
+		Action: command(func(s *session) error {
+			return runConflicts(s.c.Context, s, conflictsOptions{
+				Into: s.c.String("into"),
+			})
+		}),
 	}
 }
 
-func runConflicts(s *session) error {
-	cs, err := s.store.Conflicts(s.c.Context, s.c.String("into"))
+// conflictsOptions are the flags runConflicts reads.
+type conflictsOptions struct {
+	Into string // --into
+}
+
+func runConflicts(ctx context.Context, s *session, opts conflictsOptions) error {
+	cs, err := s.store.Conflicts(ctx, opts.Into)
 	if errors.Is(err, aiwgstate.ErrNotFound) {
 		// No merge in progress: nothing to resolve, which an
 		// agent polling this must not read as a failure.

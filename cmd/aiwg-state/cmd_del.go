@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+
 	"github.com/urfave/cli/v2"
 )
 
@@ -17,11 +19,11 @@ Examples:
    aiwg-state del plan.json items.0             # an array element; later ones shift down
    aiwg-state del notes.json --agent cleaner    # the whole document`,
 		Flags:  writeFlags(),
-		Action: command(runDel),
+		Action: command(func(s *session) error { return runDel(s.c.Context, s) }),
 	}
 }
 
-func runDel(s *session) error {
+func runDel(ctx context.Context, s *session) error {
 	a, err := args(s.c, 1, 2)
 	if err != nil {
 		return err
@@ -30,5 +32,5 @@ func runDel(s *session) error {
 	if err != nil {
 		return err
 	}
-	return s.report(s.store.Delete(s.c.Context, a[0], key, s.writeOptions()))
+	return s.report(s.store.Delete(ctx, a[0], key, s.writeOptions()))
 }

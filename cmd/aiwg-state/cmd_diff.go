@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -34,16 +35,25 @@ Examples:
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "text, json, patch or markdown"},
 			&cli.BoolFlag{Name: "color", Usage: "force colour in text output"},
 		),
-		Action: command(runDiff),
+		Action: command(func(s *session) error {
+			return runDiff(s.c.Context, s, diffOptions{
+				Format: s.c.String("format"),
+			})
+		}),
 	}
 }
 
-func runDiff(s *session) error {
+// diffOptions are the flags runDiff reads.
+type diffOptions struct {
+	Format string // --format
+}
+
+func runDiff(ctx context.Context, s *session, opts diffOptions) error {
 	a, err := args(s.c, 0, 4)
 	if err != nil {
 		return err
 	}
-	format := s.c.String("format")
+	format := opts.Format
 	if !slices.Contains([]string{"text", "json", "patch", "markdown"}, format) {
 		return usagef("unknown --format %q: want text, json, patch or markdown", format)
 	}
@@ -73,7 +83,7 @@ func runDiff(s *session) error {
 	if len(a) > 2 {
 		return usagef("diff: too many arguments")
 	}
-	diffs, _, _, err := s.store.Diff(s.c.Context, o)
+	diffs, _, _, err := s.store.Diff(ctx, o)
 	if err != nil {
 		return err
 	}

@@ -23,25 +23,36 @@ Examples:
 		Flags: append(commonFlags(),
 			&cli.IntFlag{Name: "deepen", Usage: "in a shallow clone, fetch `N` more commits of history"},
 			&cli.BoolFlag{Name: "unshallow", Usage: "in a shallow clone, fetch all the history it lacks"}),
-		Action: command(runFetch),
+		Action: command(func(s *session) error {
+			return runFetch(s.c.Context, s, fetchOptions{
+				Deepen:    s.c.Int("deepen"),
+				Unshallow: s.c.Bool("unshallow"),
+			})
+		}),
 	}
 }
 
-func runFetch(s *session) error {
+// fetchOptions are the flags runFetch reads.
+type fetchOptions struct {
+	Deepen    int  // --deepen
+	Unshallow bool // --unshallow
+}
+
+func runFetch(ctx context.Context, s *session, opts fetchOptions) error {
 	a, err := args(s.c, 0, 1)
 	if err != nil {
 		return err
 	}
 	fetch := s.store.Fetch
-	switch n := s.c.Int("deepen"); {
-	case n < 0 || (n > 0 && s.c.Bool("unshallow")):
+	switch n := opts.Deepen; {
+	case n < 0 || (n > 0 && opts.Unshallow):
 		return usagef("--deepen takes a positive number of commits, and not with --unshallow")
-	case n > 0 || s.c.Bool("unshallow"):
+	case n > 0 || opts.Unshallow:
 		fetch = func(ctx context.Context, remote string) ([]repo.RefUpdate, error) {
 			return s.store.Deepen(ctx, remote, n)
 		}
 	}
-	ups, err := fetch(s.c.Context, first(a))
+	ups, err := fetch(ctx, first(a))
 	if err != nil {
 		return err
 	}

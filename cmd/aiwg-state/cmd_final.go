@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+
 	"github.com/urfave/cli/v2"
 )
 
@@ -18,11 +20,11 @@ Examples:
    aiwg-state final "Found 2 TypeScript errors. Both fixed."
    aiwg-state final '{"risks": 3}' --state state-a1b2c3d4`,
 		Flags:  append(rlmWriteFlags(), &cli.StringFlag{Name: "type", Usage: "the value's type (default: inferred)"}),
-		Action: command(runFinal),
+		Action: command(func(s *session) error { return runFinal(s.c.Context, s) }),
 	}
 }
 
-func runFinal(s *session) error {
+func runFinal(ctx context.Context, s *session) error {
 	a, err := args(s.c, 1, 1)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -24,12 +25,12 @@ Examples:
    aiwg-state fsck
    aiwg-state fsck --json          # {"ok", "checks", "problems": [{check, file, problem, repair}]}`,
 		Flags:  commonFlags(),
-		Action: command(runFsck),
+		Action: command(func(s *session) error { return runFsck(s.c.Context, s) }),
 	}
 }
 
-func runFsck(s *session) error {
-	rep, err := s.store.Fsck(s.c.Context)
+func runFsck(ctx context.Context, s *session) error {
+	rep, err := s.store.Fsck(ctx)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -29,20 +30,29 @@ Examples:
 
 The sizes are of the objects (packs, their indexes, loose objects); what
 git gc adds to speed reads up (bitmaps, the commit-graph) is not counted.`,
-		Flags:  append(writeFlags(), &cli.BoolFlag{Name: "full", Usage: "repack everything into one pack (git gc)"}),
-		Action: command(runGc),
+		Flags: append(writeFlags(), &cli.BoolFlag{Name: "full", Usage: "repack everything into one pack (git gc)"}),
+		Action: command(func(s *session) error {
+			return runGc(s.c.Context, s, gcOptions{
+				Full: s.c.Bool("full"),
+			})
+		}),
 	}
 }
 
-func runGc(s *session) error {
-	_, removed, err := s.store.RemoveExpired(s.c.Context, s.writeOptions())
+// gcOptions are the flags runGc reads.
+type gcOptions struct {
+	Full bool // --full
+}
+
+func runGc(ctx context.Context, s *session, opts gcOptions) error {
+	_, removed, err := s.store.RemoveExpired(ctx, s.writeOptions())
 	if err != nil && !errors.Is(err, aiwgstate.ErrNoChange) && !(s.store.WorkTree() != "" && errors.Is(err, aiwgstate.ErrReadOnly)) {
 		// (A git clone's checked-out branch is not written:
 		// expiry is the store's to do; packing is not.)
 		return err
 	}
 	before, _ := s.store.ObjectBytes()
-	if err := s.store.GC(s.c.Context, s.c.Bool("full")); err != nil {
+	if err := s.store.GC(ctx, opts.Full); err != nil {
 		return err
 	}
 	after, _ := s.store.ObjectBytes()

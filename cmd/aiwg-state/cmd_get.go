@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+
 	"github.com/urfave/cli/v2"
 )
 
@@ -20,11 +22,20 @@ func newGetCommand() *cli.Command {
 		Flags: append(readFlags(),
 			&cli.BoolFlag{Name: "raw", Usage: "print a string value as plain text"},
 			&cli.BoolFlag{Name: "no-resolve", Usage: "show a state document's \"ref file://\" mounts as stored, not the shards inlined"}),
-		Action: command(runGet),
+		Action: command(func(s *session) error {
+			return runGet(s.c.Context, s, getOptions{
+				NoResolve: s.c.Bool("no-resolve"),
+			})
+		}),
 	}
 }
 
-func runGet(s *session) error {
+// getOptions are the flags runGet reads.
+type getOptions struct {
+	NoResolve bool // --no-resolve
+}
+
+func runGet(ctx context.Context, s *session, opts getOptions) error {
 	a, err := args(s.c, 1, 2)
 	if err != nil {
 		return err
@@ -34,8 +45,8 @@ func runGet(s *session) error {
 		return err
 	}
 	ro := s.readOptions()
-	ro.NoResolve = s.c.Bool("no-resolve")
-	v, err := s.store.Get(s.c.Context, a[0], key, ro)
+	ro.NoResolve = opts.NoResolve
+	v, err := s.store.Get(ctx, a[0], key, ro)
 	if err != nil {
 		return err
 	}

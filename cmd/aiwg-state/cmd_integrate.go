@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -29,16 +30,27 @@ Examples:
 		Flags: append(remoteMergeFlags(),
 			&cli.StringFlag{Name: "into", Usage: "the branch agents are merged into", Value: "main"},
 			&cli.BoolFlag{Name: "no-push", Usage: "integrate locally only"}),
-		Action: command(runIntegrate),
+		Action: command(func(s *session) error {
+			return runIntegrate(s.c.Context, s, integrateOptions{
+				Into:   s.c.String("into"),
+				NoPush: s.c.Bool("no-push"),
+			})
+		}),
 	}
 }
 
-func runIntegrate(s *session) error {
+// integrateOptions are the flags runIntegrate reads.
+type integrateOptions struct {
+	Into   string // --into
+	NoPush bool   // --no-push
+}
+
+func runIntegrate(ctx context.Context, s *session, opts integrateOptions) error {
 	a, err := args(s.c, 0, 1)
 	if err != nil {
 		return err
 	}
-	res, err := s.store.Integrate(s.c.Context, first(a), aiwgstate.IntegrateOptions{Into: s.c.String("into"), NoPush: s.c.Bool("no-push"), Merge: mergeOptions(s)})
+	res, err := s.store.Integrate(ctx, first(a), aiwgstate.IntegrateOptions{Into: opts.Into, NoPush: opts.NoPush, Merge: mergeOptions(s)})
 	if err == nil && len(res.Conflicted()) > 0 {
 		err = fmt.Errorf("%w: not integrated: %s", aiwgstate.ErrConflict, strings.Join(res.Conflicted(), ", "))
 	}

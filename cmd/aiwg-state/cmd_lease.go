@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -59,7 +60,16 @@ Examples:
 					&cli.StringFlag{Name: "priority", Value: "normal", Usage: "the wait's priority: critical, high, normal or low"},
 					&cli.StringFlag{Name: "id", Usage: "a lease you hold on RESOURCE, to renew it with this type (an upgrade or downgrade)"},
 				),
-				Action: command(runLeaseAcquire),
+				Action: command(func(s *session) error {
+					return runLeaseAcquire(s.c.Context, s, leaseAcquireOptions{
+						Shared:   s.c.Bool("shared"),
+						Ttl:      s.c.Duration("ttl"),
+						Id:       s.c.String("id"),
+						TtlSet:   s.c.IsSet("ttl"),
+						Wait:     s.c.Duration("wait"),
+						Priority: s.c.String("priority"),
+					})
+				}),
 			},
 			{
 				Name:      "renew",
@@ -74,7 +84,12 @@ Examples:
 					&cli.DurationFlag{Name: "ttl", Value: 30 * time.Second, Usage: "the fresh time to live, from now"},
 					&cli.StringFlag{Name: "id", Usage: "the lease to renew (default: yours on RESOURCE)"},
 				),
-				Action: command(runLeaseRenew),
+				Action: command(func(s *session) error {
+					return runLeaseRenew(s.c.Context, s, leaseRenewOptions{
+						Id:  s.c.String("id"),
+						Ttl: s.c.Duration("ttl"),
+					})
+				}),
 			},
 			{
 				Name:      "release",
@@ -97,7 +112,13 @@ Examples:
 					&cli.BoolFlag{Name: "force", Usage: "release another agent's lease"},
 					&cli.StringFlag{Name: "reason", Usage: "why, for a forced release (Reason trailer)"},
 				),
-				Action: command(runLeaseRelease),
+				Action: command(func(s *session) error {
+					return runLeaseRelease(s.c.Context, s, leaseReleaseOptions{
+						Id:     s.c.String("id"),
+						Force:  s.c.Bool("force"),
+						Reason: s.c.String("reason"),
+					})
+				}),
 			},
 			{
 				Name:      "ls",
@@ -111,27 +132,37 @@ Examples:
    aiwg-state lease ls tasks --json
    aiwg-state lease ls --at HEAD~5      # who held what five commits ago`,
 				Flags:  readFlags(),
-				Action: command(runLeaseLs),
+				Action: command(func(s *session) error { return runLeaseLs(s.c.Context, s) }),
 			},
 		},
 	}
 }
 
-func runLeaseAcquire(s *session) error {
+// leaseAcquireOptions are the flags runLeaseAcquire reads.
+type leaseAcquireOptions struct {
+	Shared   bool          // --shared
+	Ttl      time.Duration // --ttl
+	Id       string        // --id
+	TtlSet   bool          // --ttl was given
+	Wait     time.Duration // --wait
+	Priority string        // --priority
+}
+
+func runLeaseAcquire(ctx context.Context, s *session, opts leaseAcquireOptions) error {
 	a, err := args(s.c, 1, 1)
 	if err != nil {
 		return err
 	}
 	typ := lease.Exclusive
-	if s.c.Bool("shared") {
+	if opts.Shared {
 		typ = lease.Shared
 	}
-	ttl := s.c.Duration("ttl")
-	if s.c.String("id") != "" && !s.c.IsSet("ttl") {
+	ttl := opts.Ttl
+	if opts.Id != "" && !opts.TtlSet {
 		ttl = 0 // a renewal keeps the lease's own time to live
 	}
-	res, err := s.store.Acquire(s.c.Context, a[0], aiwgstate.LeaseOptions{
-		Type: typ, TTL: ttl, ID: s.c.String("id"), Wait: s.c.Duration("wait"), Priority: s.c.String("priority"),
+	res, err := s.store.Acquire(ctx, a[0], aiwgstate.LeaseOptions{
+		Type: typ, TTL: ttl, ID: opts.Id, Wait: opts.Wait, Priority: opts.Priority,
 	}, s.writeOptions())
 	if err != nil {
 		return err
@@ -140,12 +171,18 @@ func runLeaseAcquire(s *session) error {
 		res.Lease.ExpiresAt.UTC().Format(time.RFC3339), shortHash(res.Mutation.Commit))
 }
 
-func runLeaseRenew(s *session) error {
+// leaseRenewOptions are the flags runLeaseRenew reads.
+type leaseRenewOptions struct {
+	Id  string        // --id
+	Ttl time.Duration // --ttl
+}
+
+func runLeaseRenew(ctx context.Context, s *session, opts leaseRenewOptions) error {
 	a, err := args(s.c, 1, 1)
 	if err != nil {
 		return err
 	}
-	res, err := s.store.Renew(s.c.Context, a[0], s.c.String("id"), s.c.Duration("ttl"), s.writeOptions())
+	res, err := s.store.Renew(ctx, a[0], opts.Id, opts.Ttl, s.writeOptions())
 	if err != nil {
 		return err
 	}
@@ -153,13 +190,20 @@ func runLeaseRenew(s *session) error {
 		res.Lease.ExpiresAt.UTC().Format(time.RFC3339), shortHash(res.Mutation.Commit))
 }
 
-func runLeaseRelease(s *session) error {
+// leaseReleaseOptions are the flags runLeaseRelease reads.
+type leaseReleaseOptions struct {
+	Id     string // --id
+	Force  bool   // --force
+	Reason string // --reason
+}
+
+func runLeaseRelease(ctx context.Context, s *session, opts leaseReleaseOptions) error {
 	a, err := args(s.c, 1, 1)
 	if err != nil {
 		return err
 	}
-	rel, err := s.store.Release(s.c.Context, a[0], aiwgstate.ReleaseOptions{
-		ID: s.c.String("id"), Force: s.c.Bool("force"), Reason: s.c.String("reason"),
+	rel, err := s.store.Release(ctx, a[0], aiwgstate.ReleaseOptions{
+		ID: opts.Id, Force: opts.Force, Reason: opts.Reason,
 	}, s.writeOptions())
 	if err != nil {
 		return err
@@ -174,12 +218,12 @@ func runLeaseRelease(s *session) error {
 	return s.done(rel, "released %s %s, commit %s", a[0], strings.Join(what, ", "), shortHash(rel.Mutation.Commit))
 }
 
-func runLeaseLs(s *session) error {
+func runLeaseLs(ctx context.Context, s *session) error {
 	a, err := args(s.c, 0, 1)
 	if err != nil {
 		return err
 	}
-	infos, err := s.store.Leases(s.c.Context, argAt(a, 0), s.readOptions())
+	infos, err := s.store.Leases(ctx, argAt(a, 0), s.readOptions())
 	if err != nil {
 		return err
 	}

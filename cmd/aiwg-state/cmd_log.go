@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -45,11 +46,36 @@ Examples:
 			&cli.BoolFlag{Name: "all-parents", Usage: "follow merges into all parents (default: first parents, as git log --first-parent)"},
 			verifyFlag(),
 		),
-		Action: command(runLog),
+		Action: command(func(s *session) error {
+			return runLog(s.c.Context, s, logOptions{
+				Agent:       s.c.String("agent"),
+				Op:          s.c.String("op"),
+				N:           s.c.Int("n"),
+				Source:      s.c.String("source"),
+				Correlation: s.c.String("correlation"),
+				Follow:      s.c.Bool("follow"),
+				AllParents:  s.c.Bool("all-parents"),
+				Since:       s.c.String("since"),
+				Until:       s.c.String("until"),
+			})
+		}),
 	}
 }
 
-func runLog(s *session) error {
+// logOptions are the flags runLog reads.
+type logOptions struct {
+	Agent       string // --agent
+	Op          string // --op
+	N           int    // --n
+	Source      string // --source
+	Correlation string // --correlation
+	Follow      bool   // --follow
+	AllParents  bool   // --all-parents
+	Since       string // --since
+	Until       string // --until
+}
+
+func runLog(ctx context.Context, s *session, opts logOptions) error {
 	a, err := args(s.c, 0, 1)
 	if err != nil {
 		return err
@@ -58,23 +84,23 @@ func runLog(s *session) error {
 	if err != nil {
 		return err
 	}
-	lo := aiwgstate.LogOptions{ReadOptions: s.readOptions(), Agent: s.c.String("agent"), Op: s.c.String("op"), Limit: s.c.Int("n"),
-		Source: s.c.String("source"), Correlation: s.c.String("correlation"),
-		Follow: s.c.Bool("follow"), AllParents: s.c.Bool("all-parents")}
+	lo := aiwgstate.LogOptions{ReadOptions: s.readOptions(), Agent: opts.Agent, Op: opts.Op, Limit: opts.N,
+		Source: opts.Source, Correlation: opts.Correlation,
+		Follow: opts.Follow, AllParents: opts.AllParents}
 	if len(a) == 1 {
 		lo.File, lo.Key, _ = strings.Cut(a[0], "#")
 	} else if lo.Follow {
 		return usagef("log --follow needs a FILE")
 	}
-	if lo.Since, err = parseTime("since", s.c.String("since")); err != nil {
+	if lo.Since, err = parseTime("since", opts.Since); err != nil {
 		return err
 	}
-	if lo.Until, err = parseTime("until", s.c.String("until")); err != nil {
+	if lo.Until, err = parseTime("until", opts.Until); err != nil {
 		return err
 	}
 	var all []*aiwgstate.Mutation
 	var verr error
-	err = s.store.Log(s.c.Context, lo, func(m *aiwgstate.Mutation) bool {
+	err = s.store.Log(ctx, lo, func(m *aiwgstate.Mutation) bool {
 		if sigs != nil {
 			if verr = sigs.Mark(m); verr != nil {
 				return false

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
@@ -16,17 +17,17 @@ func newLsCommand() *cli.Command {
    aiwg-state ls docs
    aiwg-state ls states --at HEAD~5 --json`,
 		Flags:  readFlags(),
-		Action: command(runLs),
+		Action: command(func(s *session) error { return runLs(s.c.Context, s) }),
 	}
 }
 
-func runLs(s *session) error {
+func runLs(ctx context.Context, s *session) error {
 	a, err := args(s.c, 0, 1)
 	if err != nil {
 		return err
 	}
 	dir := argAt(a, 0)
-	es, err := s.store.List(s.c.Context, dir, s.readOptions())
+	es, err := s.store.List(ctx, dir, s.readOptions())
 	if err != nil {
 		return err
 	}

@@ -75,7 +75,7 @@ Examples:
    aiwg-state memory get session context ctx1 --json
    aiwg-state memory get long_term preference theme --at HEAD~3`,
 				Flags:  readFlags(),
-				Action: command(runMemoryGet),
+				Action: command(func(s *session) error { return runMemoryGet(s.c.Context, s) }),
 			},
 			{
 				Name:      "ls",
@@ -88,7 +88,7 @@ Examples:
    aiwg-state memory ls daily_log --json
    aiwg-state memory ls session cooldown --expired`,
 				Flags:  append(readFlags(), &cli.BoolFlag{Name: "expired", Usage: "include records that have run out"}),
-				Action: command(runMemoryLs),
+				Action: command(func(s *session) error { return runMemoryLs(s.c.Context, s) }),
 			},
 			{
 				Name:      "rm",
@@ -97,7 +97,7 @@ Examples:
 				Description: `Examples:
    aiwg-state memory rm session context ctx1`,
 				Flags:  writeFlags(),
-				Action: command(runMemoryRm),
+				Action: command(func(s *session) error { return runMemoryRm(s.c.Context, s) }),
 			},
 			{
 				Name:      "prune",
@@ -109,7 +109,7 @@ Examples:
    aiwg-state memory prune
    aiwg-state memory prune session --json`,
 				Flags:  writeFlags(),
-				Action: command(runMemoryPrune),
+				Action: command(func(s *session) error { return runMemoryPrune(s.c.Context, s) }),
 			},
 			{
 				Name:      "export",
@@ -121,7 +121,7 @@ Examples:
    aiwg-state memory export > memory.jsonl
    aiwg-state memory export long_term --at v1.0 > long_term.jsonl`,
 				Flags:  append(readFlags(), &cli.BoolFlag{Name: "expired", Usage: "include records that have run out"}),
-				Action: command(runMemoryExport),
+				Action: command(func(s *session) error { return runMemoryExport(s.c.Context, s) }),
 			},
 			{
 				Name:      "import",
@@ -134,18 +134,18 @@ Examples:
    aiwg-state memory import memory.jsonl
    other-tool export | aiwg-state memory import -`,
 				Flags:  writeFlags(),
-				Action: command(runMemoryImport),
+				Action: command(func(s *session) error { return runMemoryImport(s.c.Context, s) }),
 			},
 		},
 	}
 }
 
-func runMemoryGet(s *session) error {
+func runMemoryGet(ctx context.Context, s *session) error {
 	a, err := args(s.c, 3, 3)
 	if err != nil {
 		return err
 	}
-	r, err := s.store.GetMemory(s.c.Context, memoryKey(a), s.readOptions())
+	r, err := s.store.GetMemory(ctx, memoryKey(a), s.readOptions())
 	if err != nil {
 		return err
 	}
@@ -155,12 +155,12 @@ func runMemoryGet(s *session) error {
 	return s.printDocument(json.RawMessage(r.Payload))
 }
 
-func runMemoryLs(s *session) error {
+func runMemoryLs(ctx context.Context, s *session) error {
 	lo, err := s.memoryList()
 	if err != nil {
 		return err
 	}
-	recs, err := s.store.ListMemory(s.c.Context, lo)
+	recs, err := s.store.ListMemory(ctx, lo)
 	if err != nil {
 		return err
 	}
@@ -185,24 +185,24 @@ func runMemoryLs(s *session) error {
 	return nil
 }
 
-func runMemoryRm(s *session) error {
+func runMemoryRm(ctx context.Context, s *session) error {
 	a, err := args(s.c, 3, 3)
 	if err != nil {
 		return err
 	}
-	m, err := s.store.DeleteMemory(s.c.Context, memoryKey(a), s.writeOptions())
+	m, err := s.store.DeleteMemory(ctx, memoryKey(a), s.writeOptions())
 	if err != nil {
 		return err
 	}
 	return s.done(m, "%s %s", shortHash(m.Commit), m.Subject)
 }
 
-func runMemoryPrune(s *session) error {
+func runMemoryPrune(ctx context.Context, s *session) error {
 	a, err := args(s.c, 0, 1)
 	if err != nil {
 		return err
 	}
-	keys, m, err := s.store.PruneMemory(s.c.Context, argAt(a, 0), s.writeOptions())
+	keys, m, err := s.store.PruneMemory(ctx, argAt(a, 0), s.writeOptions())
 	if errors.Is(err, aiwgstate.ErrNoChange) {
 		return s.done(map[string]any{"pruned": []memory.Key{}}, "nothing has expired")
 	}
@@ -212,12 +212,12 @@ func runMemoryPrune(s *session) error {
 	return s.done(map[string]any{"pruned": keys, "mutation": m}, "%s %s", shortHash(m.Commit), m.Subject)
 }
 
-func runMemoryExport(s *session) error {
+func runMemoryExport(ctx context.Context, s *session) error {
 	lo, err := s.memoryList()
 	if err != nil {
 		return err
 	}
-	recs, err := s.store.ListMemory(s.c.Context, lo)
+	recs, err := s.store.ListMemory(ctx, lo)
 	if err != nil {
 		return err
 	}
@@ -229,7 +229,7 @@ func runMemoryExport(s *session) error {
 	return nil
 }
 
-func runMemoryImport(s *session) error {
+func runMemoryImport(ctx context.Context, s *session) error {
 	a, err := args(s.c, 1, 1)
 	if err != nil {
 		return err
@@ -245,7 +245,7 @@ func runMemoryImport(s *session) error {
 	if len(recs) == 0 {
 		return usagef("memory import: %s holds no records", a[0])
 	}
-	res, err := s.store.ImportMemory(s.c.Context, recs, s.writeOptions())
+	res, err := s.store.ImportMemory(ctx, recs, s.writeOptions())
 	if errors.Is(err, aiwgstate.ErrNoChange) {
 		return s.done(res, "nothing to import: the %d records are as the store has them", res.Unchanged)
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+
 	"github.com/urfave/cli/v2"
 )
 
@@ -14,14 +16,14 @@ func newMvCommand() *cli.Command {
    aiwg-state mv draft.json docs/plan.json   # exit 3: docs/plan.json exists
    aiwg-state log docs/plan.json --follow    # the history across the move`,
 		Flags:  writeFlags(),
-		Action: command(runMv),
+		Action: command(func(s *session) error { return runMv(s.c.Context, s) }),
 	}
 }
 
-func runMv(s *session) error {
+func runMv(ctx context.Context, s *session) error {
 	a, err := args(s.c, 2, 2)
 	if err != nil {
 		return err
 	}
-	return s.report(s.store.Move(s.c.Context, a[0], a[1], s.writeOptions()))
+	return s.report(s.store.Move(ctx, a[0], a[1], s.writeOptions()))
 }

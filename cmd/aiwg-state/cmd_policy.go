@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -55,7 +56,12 @@ Examples:
    aiwg-state policy check --pusher alice      # as the server would take alice's push`,
 				Flags: append(commonFlags(), &cli.StringFlag{Name: "policy-from", Usage: "the revision whose policy is in force (default: HEAD)"},
 					&cli.StringFlag{Name: "pusher", Usage: "check the commits' agents as the server would for this authenticated pusher (policy pushers)"}),
-				Action: command(runPolicyCheck),
+				Action: command(func(s *session) error {
+					return runPolicyCheck(s.c.Context, s, policyCheckOptions{
+						PolicyFrom: s.c.String("policy-from"),
+						Pusher:     s.c.String("pusher"),
+					})
+				}),
 			},
 			{
 				Name:      "set",
@@ -67,8 +73,12 @@ force denies is refused (exit 3), so no agent can grant itself a path.
 Examples:
    aiwg-state policy set policy.json --agent conductor
    aiwg-state policy show --json | jq '.rules += [{"name": "reviewers", "agents": ["reviewer"], "paths": ["reviews/**"]}]' | aiwg-state policy set - --agent conductor`,
-				Flags:  writeFlags(),
-				Action: command(runPolicySet),
+				Flags: writeFlags(),
+				Action: command(func(s *session) error {
+					return runPolicySet(s.c.Context, s, policySetOptions{
+						Branch: s.c.String("branch"),
+					})
+				}),
 			},
 			{
 				Name:  "show",
@@ -76,14 +86,24 @@ Examples:
 				Description: `Examples:
    aiwg-state policy show
    aiwg-state policy show --at HEAD~5 --json   # the policy as it was then`,
-				Flags:  readFlags(),
-				Action: command(runPolicyShow),
+				Flags: readFlags(),
+				Action: command(func(s *session) error {
+					return runPolicyShow(s.c.Context, s, policyShowOptions{
+						Branch: s.c.String("branch"),
+					})
+				}),
 			},
 		},
 	}
 }
 
-func runPolicyCheck(s *session) error {
+// policyCheckOptions are the flags runPolicyCheck reads.
+type policyCheckOptions struct {
+	PolicyFrom string // --policy-from
+	Pusher     string // --pusher
+}
+
+func runPolicyCheck(ctx context.Context, s *session, opts policyCheckOptions) error {
 	revs := s.c.Args().Slice()
 	if len(revs) == 0 {
 		revs = []string{s.store.Branch()}
@@ -106,7 +126,7 @@ func runPolicyCheck(s *session) error {
 	if len(revs) == 1 && !strings.Contains(revs[0], "..") {
 		revs = append(revs, "--not", "--remotes")
 	}
-	err := hooks.CheckRevs(s.c.Context, s.store.Dir(), revs, hooks.Options{PolicyFrom: s.c.String("policy-from"), Validate: aiwgstate.ValidateKnownFile, Schemas: aiwgstate.SchemaValidator, Pusher: s.c.String("pusher")})
+	err := hooks.CheckRevs(ctx, s.store.Dir(), revs, hooks.Options{PolicyFrom: opts.PolicyFrom, Validate: aiwgstate.ValidateKnownFile, Schemas: aiwgstate.SchemaValidator, Pusher: opts.Pusher})
 	var re *hooks.RefusedError
 	if errors.As(err, &re) {
 		if s.json {
@@ -133,7 +153,12 @@ func runPolicyCheck(s *session) error {
 	return nil
 }
 
-func runPolicySet(s *session) error {
+// policySetOptions are the flags runPolicySet reads.
+type policySetOptions struct {
+	Branch string // --branch
+}
+
+func runPolicySet(ctx context.Context, s *session, opts policySetOptions) error {
 	a, err := args(s.c, 1, 1)
 	if err != nil {
 		return err
@@ -143,19 +168,24 @@ func runPolicySet(s *session) error {
 		return err
 	}
 	wo := s.writeOptions()
-	wo.Branch = s.c.String("branch")
-	return s.report(s.store.SetPolicy(s.c.Context, data, wo))
+	wo.Branch = opts.Branch
+	return s.report(s.store.SetPolicy(ctx, data, wo))
 }
 
-func runPolicyShow(s *session) error {
+// policyShowOptions are the flags runPolicyShow reads.
+type policyShowOptions struct {
+	Branch string // --branch
+}
+
+func runPolicyShow(ctx context.Context, s *session, opts policyShowOptions) error {
 	ro := s.readOptions()
-	ro.Branch = s.c.String("branch")
+	ro.Branch = opts.Branch
 	// A revision that does not exist is not a store
 	// without a policy.
 	if _, err := s.store.Resolve(ro.At, ro.Branch); err != nil {
 		return err
 	}
-	data, err := s.store.Cat(s.c.Context, aiwgstate.PolicyPath, ro)
+	data, err := s.store.Cat(ctx, aiwgstate.PolicyPath, ro)
 	if errors.Is(err, aiwgstate.ErrNotFound) {
 		return fmt.Errorf("no policy: every agent may write every path (%s is absent): %w", aiwgstate.PolicyPath, err)
 	}

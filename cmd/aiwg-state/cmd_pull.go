@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
@@ -18,17 +19,26 @@ func newPullCommand() *cli.Command {
 Examples:
    aiwg-state pull
    aiwg-state pull origin main --strategy last-write-wins`,
-		Flags:  remoteMergeFlags(),
-		Action: command(runPull),
+		Flags: remoteMergeFlags(),
+		Action: command(func(s *session) error {
+			return runPull(s.c.Context, s, pullOptions{
+				Branch: s.c.String("branch"),
+			})
+		}),
 	}
 }
 
-func runPull(s *session) error {
+// pullOptions are the flags runPull reads.
+type pullOptions struct {
+	Branch string // --branch
+}
+
+func runPull(ctx context.Context, s *session, opts pullOptions) error {
 	a, err := args(s.c, 0, 2)
 	if err != nil {
 		return err
 	}
-	res, err := s.store.Pull(s.c.Context, first(a), aiwgstate.PullOptions{Branch: second(a, s.c.String("branch")), Merge: mergeOptions(s)})
+	res, err := s.store.Pull(ctx, first(a), aiwgstate.PullOptions{Branch: second(a, opts.Branch), Merge: mergeOptions(s)})
 	if res == nil && err == nil {
 		if s.json {
 			return printJSON(s.out, map[string]any{"status": "nothing to pull"})

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+
 	"github.com/urfave/cli/v2"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
@@ -20,17 +22,28 @@ Examples:
    aiwg-state push                       # the store's branch to origin
    aiwg-state push origin agents/planner/main
    aiwg-state push --tags`,
-		Flags:  append(commonFlags(), &cli.BoolFlag{Name: "tags", Usage: "push every tag (checkpoints) too"}),
-		Action: command(runPush),
+		Flags: append(commonFlags(), &cli.BoolFlag{Name: "tags", Usage: "push every tag (checkpoints) too"}),
+		Action: command(func(s *session) error {
+			return runPush(s.c.Context, s, pushOptions{
+				Branch: s.c.String("branch"),
+				Tags:   s.c.Bool("tags"),
+			})
+		}),
 	}
 }
 
-func runPush(s *session) error {
+// pushOptions are the flags runPush reads.
+type pushOptions struct {
+	Branch string // --branch
+	Tags   bool   // --tags
+}
+
+func runPush(ctx context.Context, s *session, opts pushOptions) error {
 	a, err := args(s.c, 0, 2)
 	if err != nil {
 		return err
 	}
-	res, err := s.store.Push(s.c.Context, first(a), aiwgstate.PushOptions{Branch: second(a, s.c.String("branch")), Tags: s.c.Bool("tags")})
+	res, err := s.store.Push(ctx, first(a), aiwgstate.PushOptions{Branch: second(a, opts.Branch), Tags: opts.Tags})
 	if err != nil && len(res) == 0 {
 		return err // nothing was tried: no result to show beside the error
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+
 	"github.com/urfave/cli/v2"
 )
 
@@ -15,11 +17,11 @@ Examples:
    aiwg-state put plan.json '{"goal": "ship", "risk": {"level": "low"}}'
    aiwg-state put plan.json < plan.json`,
 		Flags:  append(writeFlags(), &cli.BoolFlag{Name: "string", Aliases: []string{"s"}, Usage: "take VALUE as raw text, stored as a JSON string"}),
-		Action: command(runPut),
+		Action: command(func(s *session) error { return runPut(s.c.Context, s) }),
 	}
 }
 
-func runPut(s *session) error {
+func runPut(ctx context.Context, s *session) error {
 	a, err := args(s.c, 1, 2)
 	if err != nil {
 		return err
@@ -32,6 +34,6 @@ func runPut(s *session) error {
 	if err != nil {
 		return err
 	}
-	m, err := s.store.Put(s.c.Context, a[0], v, s.writeOptions())
+	m, err := s.store.Put(ctx, a[0], v, s.writeOptions())
 	return s.report(m, bareTextHint(err, src))
 }

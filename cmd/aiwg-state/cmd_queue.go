@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -34,7 +35,7 @@ Examples:
    aiwg-state queue put alerts '{"level":"high"}'
    aiwg-state queue put inbox/conductor --string "task t-17 done"`,
 				Flags:  append(writeFlags(), &cli.BoolFlag{Name: "string", Aliases: []string{"s"}, Usage: "take VALUE as raw text, stored as a JSON string"}),
-				Action: command(runQueuePut),
+				Action: command(func(s *session) error { return runQueuePut(s.c.Context, s) }),
 			},
 			{
 				Name:      "take",
@@ -46,8 +47,12 @@ wait: nothing was taken).
 Examples:
    aiwg-state queue take alerts
    aiwg-state queue take inbox/pulse --wait 30s --json`,
-				Flags:  append(writeFlags(), &cli.DurationFlag{Name: "wait", Usage: "wait this long for a message when the queue is empty"}),
-				Action: command(runQueueTake),
+				Flags: append(writeFlags(), &cli.DurationFlag{Name: "wait", Usage: "wait this long for a message when the queue is empty"}),
+				Action: command(func(s *session) error {
+					return runQueueTake(s.c.Context, s, queueTakeOptions{
+						Wait: s.c.Duration("wait"),
+					})
+				}),
 			},
 			{
 				Name:      "peek",
@@ -58,8 +63,12 @@ Examples:
 Examples:
    aiwg-state queue peek alerts
    aiwg-state queue peek alerts -n 1 --json`,
-				Flags:  append(readFlags(), &cli.IntFlag{Name: "n", Usage: "at most this many (default: all)"}),
-				Action: command(runQueuePeek),
+				Flags: append(readFlags(), &cli.IntFlag{Name: "n", Usage: "at most this many (default: all)"}),
+				Action: command(func(s *session) error {
+					return runQueuePeek(s.c.Context, s, queuePeekOptions{
+						N: s.c.Int("n"),
+					})
+				}),
 			},
 			{
 				Name:  "ls",
@@ -67,13 +76,13 @@ Examples:
 				Description: `Examples:
    aiwg-state queue ls --json`,
 				Flags:  readFlags(),
-				Action: command(runQueueLs),
+				Action: command(func(s *session) error { return runQueueLs(s.c.Context, s) }),
 			},
 		},
 	}
 }
 
-func runQueuePut(s *session) error {
+func runQueuePut(ctx context.Context, s *session) error {
 	a, err := args(s.c, 2, 2)
 	if err != nil {
 		return err
@@ -82,19 +91,24 @@ func runQueuePut(s *session) error {
 	if err != nil {
 		return err
 	}
-	msg, m, err := s.store.PutMessage(s.c.Context, a[0], v, s.writeOptions())
+	msg, m, err := s.store.PutMessage(ctx, a[0], v, s.writeOptions())
 	if err != nil {
 		return bareTextHint(err, a[1])
 	}
 	return s.done(map[string]any{"message": msg, "mutation": m}, "%s %s #%d, commit %s", a[0], msg.ID, msg.Seq, shortHash(m.Commit))
 }
 
-func runQueueTake(s *session) error {
+// queueTakeOptions are the flags runQueueTake reads.
+type queueTakeOptions struct {
+	Wait time.Duration // --wait
+}
+
+func runQueueTake(ctx context.Context, s *session, opts queueTakeOptions) error {
 	a, err := args(s.c, 1, 1)
 	if err != nil {
 		return err
 	}
-	msg, m, err := s.store.TakeMessage(s.c.Context, a[0], aiwgstate.TakeOptions{Wait: s.c.Duration("wait")}, s.writeOptions())
+	msg, m, err := s.store.TakeMessage(ctx, a[0], aiwgstate.TakeOptions{Wait: opts.Wait}, s.writeOptions())
 	if err != nil {
 		return err
 	}
@@ -104,12 +118,17 @@ func runQueueTake(s *session) error {
 	return s.printDocument(msg.Payload)
 }
 
-func runQueuePeek(s *session) error {
+// queuePeekOptions are the flags runQueuePeek reads.
+type queuePeekOptions struct {
+	N int // --n
+}
+
+func runQueuePeek(ctx context.Context, s *session, opts queuePeekOptions) error {
 	a, err := args(s.c, 1, 1)
 	if err != nil {
 		return err
 	}
-	msgs, err := s.store.PeekMessages(s.c.Context, a[0], s.c.Int("n"), s.readOptions())
+	msgs, err := s.store.PeekMessages(ctx, a[0], opts.N, s.readOptions())
 	if err != nil {
 		return err
 	}
@@ -122,11 +141,11 @@ func runQueuePeek(s *session) error {
 	return nil
 }
 
-func runQueueLs(s *session) error {
+func runQueueLs(ctx context.Context, s *session) error {
 	if _, err := args(s.c, 0, 0); err != nil {
 		return err
 	}
-	qs, err := s.store.Queues(s.c.Context, s.readOptions())
+	qs, err := s.store.Queues(ctx, s.readOptions())
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -21,18 +22,18 @@ Examples:
    aiwg-state reindex
    aiwg-state reindex --json`,
 		Flags:  commonFlags(),
-		Action: command(runReindex),
+		Action: command(func(s *session) error { return runReindex(s.c.Context, s) }),
 	}
 }
 
-func runReindex(s *session) error {
+func runReindex(ctx context.Context, s *session) error {
 	if _, err := args(s.c, 0, 0); err != nil {
 		return err
 	}
 	errw := s.c.App.ErrWriter
 	t0 := time.Now()
 	last := time.Time{}
-	st, err := s.store.Reindex(s.c.Context, func(done, total int) {
+	st, err := s.store.Reindex(ctx, func(done, total int) {
 		if s.json {
 			return // stderr is for JSON then; the result says how many
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
@@ -26,41 +27,41 @@ Examples:
 				Description: `Examples:
    aiwg-state remote add origin git@github.com:org/agent-state.git
    aiwg-state remote add backup /srv/git/state.git`,
-				Action: command(runRemoteAdd),
+				Action: command(func(s *session) error { return runRemoteAdd(s.c.Context, s) }),
 			},
 			{
 				Name: "ls", Usage: "list remotes", Flags: commonFlags(),
 				Description: `Examples:
    aiwg-state remote ls           # NAME and URL; credentials in a URL show as xxxxx
    aiwg-state remote ls --json`,
-				Action: command(runRemoteLs),
+				Action: command(func(s *session) error { return runRemoteLs(s.c.Context, s) }),
 			},
 			{
 				Name: "rm", Aliases: []string{"remove"}, Usage: "remove a remote and its remote-tracking branches", ArgsUsage: "NAME", Flags: commonFlags(),
 				Description: `Examples:
    aiwg-state remote rm backup`,
-				Action: command(runRemoteRm),
+				Action: command(func(s *session) error { return runRemoteRm(s.c.Context, s) }),
 			},
 		},
 	}
 }
 
-func runRemoteAdd(s *session) error {
+func runRemoteAdd(ctx context.Context, s *session) error {
 	a, err := args(s.c, 2, 2)
 	if err != nil {
 		return err
 	}
-	if err := s.store.AddRemote(s.c.Context, a[0], a[1]); err != nil {
+	if err := s.store.AddRemote(ctx, a[0], a[1]); err != nil {
 		return err
 	}
 	return s.done(repo.Remote{Name: a[0], URL: repo.RedactURL(a[1])}, "added remote %s %s", a[0], repo.RedactURL(a[1]))
 }
 
-func runRemoteLs(s *session) error {
+func runRemoteLs(ctx context.Context, s *session) error {
 	if _, err := args(s.c, 0, 0); err != nil {
 		return err
 	}
-	rs, err := s.store.Remotes(s.c.Context)
+	rs, err := s.store.Remotes(ctx)
 	if err != nil {
 		return err
 	}
@@ -79,12 +80,12 @@ func runRemoteLs(s *session) error {
 	return nil
 }
 
-func runRemoteRm(s *session) error {
+func runRemoteRm(ctx context.Context, s *session) error {
 	a, err := args(s.c, 1, 1)
 	if err != nil {
 		return err
 	}
-	if err := s.store.RemoveRemote(s.c.Context, a[0]); err != nil {
+	if err := s.store.RemoveRemote(ctx, a[0]); err != nil {
 		return err
 	}
 	return s.done(map[string]any{"removed": a[0]}, "removed remote %s", a[0])

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
@@ -33,11 +34,24 @@ Examples:
 			&cli.BoolFlag{Name: "base", Usage: "go back to the merge base's value"},
 			&cli.StringFlag{Name: "value", Usage: "put this JSON there instead"},
 		),
-		Action: command(runResolve),
+		Action: command(func(s *session) error {
+			return runResolve(s.c.Context, s, resolveOptions{
+				ValueSet: s.c.IsSet("value"),
+				Value:    s.c.String("value"),
+				Into:     s.c.String("into"),
+			})
+		}),
 	}
 }
 
-func runResolve(s *session) error {
+// resolveOptions are the flags runResolve reads.
+type resolveOptions struct {
+	ValueSet bool   // --value was given
+	Value    string // --value
+	Into     string // --into
+}
+
+func runResolve(ctx context.Context, s *session, opts resolveOptions) error {
 	a, err := args(s.c, 1, 2)
 	if err != nil {
 		return err
@@ -50,15 +64,15 @@ func runResolve(s *session) error {
 			n++
 		}
 	}
-	if s.c.IsSet("value") {
-		how.Value = []byte(s.c.String("value"))
+	if opts.ValueSet {
+		how.Value = []byte(opts.Value)
 		n++
 	}
 	if n != 1 {
 		return usagef("resolve takes exactly one of --ours, --theirs, --base, --value JSON")
 	}
 	key := argAt(a, 1)
-	left, err := s.store.ResolveConflict(s.c.Context, s.c.String("into"), a[0], key, how, s.writeOptions())
+	left, err := s.store.ResolveConflict(ctx, opts.Into, a[0], key, how, s.writeOptions())
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+
 	"github.com/urfave/cli/v2"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
@@ -27,25 +29,40 @@ Examples:
 			&cli.BoolFlag{Name: "shared", Usage: "also restore the session and tree when other states share them"},
 			&cli.BoolFlag{Name: "hard", Usage: "move the branch to the checkpoint (drops later commits)"},
 			&cli.BoolFlag{Name: "yes", Usage: "confirm --hard"}),
-		Action: command(runRollback),
+		Action: command(func(s *session) error {
+			return runRollback(s.c.Context, s, rollbackOptions{
+				Hard:   s.c.Bool("hard"),
+				State:  s.c.String("state"),
+				Branch: s.c.String("branch"),
+				Shared: s.c.Bool("shared"),
+			})
+		}),
 	}
 }
 
-func runRollback(s *session) error {
+// rollbackOptions are the flags runRollback reads.
+type rollbackOptions struct {
+	Hard   bool   // --hard
+	State  string // --state
+	Branch string // --branch
+	Shared bool   // --shared
+}
+
+func runRollback(ctx context.Context, s *session, opts rollbackOptions) error {
 	a, err := args(s.c, 1, 1)
 	if err != nil {
 		return err
 	}
-	if s.c.Bool("hard") {
+	if opts.Hard {
 		if err := s.confirm("rollback --hard drops every commit after the checkpoint from the branch, for all states"); err != nil {
 			return err
 		}
-		from, to, ck, err := s.store.RollbackHard(s.c.Context, s.c.String("state"), a[0], s.c.String("branch"))
+		from, to, ck, err := s.store.RollbackHard(ctx, opts.State, a[0], opts.Branch)
 		if err != nil {
 			return err
 		}
 		return s.done(map[string]any{"from": from.String(), "to": to.String(), "checkpoint_id": ck.ID}, "branch moved %s -> %s (%s %s)", shortHash(from.String()), shortHash(to.String()), ck.ID, ck.Name)
 	}
-	m, _, err := s.store.Rollback(s.c.Context, s.c.String("state"), a[0], aiwgstate.RollbackOptions{Shared: s.c.Bool("shared")}, s.writeOptions())
+	m, _, err := s.store.Rollback(ctx, opts.State, a[0], aiwgstate.RollbackOptions{Shared: opts.Shared}, s.writeOptions())
 	return s.report(m, err)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -35,8 +36,12 @@ Examples:
 
 Examples:
    aiwg-state schema add agent agent.schema.json --path 'agents/*.json' --path 'agents/**/*.json'`,
-				Flags:  append(writeFlags(), &cli.StringSliceFlag{Name: "path", Usage: "a path pattern the schema rules (repeat for more)"}),
-				Action: command(runSchemaAdd),
+				Flags: append(writeFlags(), &cli.StringSliceFlag{Name: "path", Usage: "a path pattern the schema rules (repeat for more)"}),
+				Action: command(func(s *session) error {
+					return runSchemaAdd(s.c.Context, s, schemaAddOptions{
+						Path: s.c.StringSlice("path"),
+					})
+				}),
 			},
 			{
 				Name:  "ls",
@@ -44,7 +49,7 @@ Examples:
 				Description: `Examples:
    aiwg-state schema ls --json`,
 				Flags:  readFlags(),
-				Action: command(runSchemaLs),
+				Action: command(func(s *session) error { return runSchemaLs(s.c.Context, s) }),
 			},
 			{
 				Name:      "rm",
@@ -56,8 +61,12 @@ refuse every write until they go.
 Examples:
    aiwg-state schema rm agent
    aiwg-state schema rm --all`,
-				Flags:  append(writeFlags(), &cli.BoolFlag{Name: "all", Usage: "drop every rule and schema"}),
-				Action: command(runSchemaRm),
+				Flags: append(writeFlags(), &cli.BoolFlag{Name: "all", Usage: "drop every rule and schema"}),
+				Action: command(func(s *session) error {
+					return runSchemaRm(s.c.Context, s, schemaRmOptions{
+						All: s.c.Bool("all"),
+					})
+				}),
 			},
 			{
 				Name:  "check",
@@ -69,18 +78,23 @@ Examples:
    aiwg-state schema check
    aiwg-state schema check --at main~5 --json`,
 				Flags:  readFlags(),
-				Action: command(runSchemaCheck),
+				Action: command(func(s *session) error { return runSchemaCheck(s.c.Context, s) }),
 			},
 		},
 	}
 }
 
-func runSchemaAdd(s *session) error {
+// schemaAddOptions are the flags runSchemaAdd reads.
+type schemaAddOptions struct {
+	Path []string // --path
+}
+
+func runSchemaAdd(ctx context.Context, s *session, opts schemaAddOptions) error {
 	a, err := args(s.c, 2, 2)
 	if err != nil {
 		return err
 	}
-	paths := s.c.StringSlice("path")
+	paths := opts.Path
 	if len(paths) == 0 {
 		return usagef("schema add: name the documents it rules with --path PATTERN")
 	}
@@ -88,14 +102,14 @@ func runSchemaAdd(s *session) error {
 	if err != nil {
 		return err
 	}
-	return s.report(s.store.AddSchema(s.c.Context, a[0], paths, data, s.writeOptions()))
+	return s.report(s.store.AddSchema(ctx, a[0], paths, data, s.writeOptions()))
 }
 
-func runSchemaLs(s *session) error {
+func runSchemaLs(ctx context.Context, s *session) error {
 	if _, err := args(s.c, 0, 0); err != nil {
 		return err
 	}
-	rules, err := s.store.SchemaRules(s.c.Context, s.readOptions())
+	rules, err := s.store.SchemaRules(ctx, s.readOptions())
 	if err != nil {
 		return err
 	}
@@ -108,22 +122,27 @@ func runSchemaLs(s *session) error {
 	return nil
 }
 
-func runSchemaRm(s *session) error {
+// schemaRmOptions are the flags runSchemaRm reads.
+type schemaRmOptions struct {
+	All bool // --all
+}
+
+func runSchemaRm(ctx context.Context, s *session, opts schemaRmOptions) error {
 	a, err := args(s.c, 0, 1)
 	if err != nil {
 		return err
 	}
-	if (len(a) == 1) == s.c.Bool("all") {
+	if (len(a) == 1) == opts.All {
 		return usagef("schema rm: name one schema, or give --all")
 	}
-	return s.report(s.store.RemoveSchema(s.c.Context, argAt(a, 0), s.writeOptions()))
+	return s.report(s.store.RemoveSchema(ctx, argAt(a, 0), s.writeOptions()))
 }
 
-func runSchemaCheck(s *session) error {
+func runSchemaCheck(ctx context.Context, s *session) error {
 	if _, err := args(s.c, 0, 0); err != nil {
 		return err
 	}
-	bad, err := s.store.CheckSchemas(s.c.Context, s.readOptions())
+	bad, err := s.store.CheckSchemas(ctx, s.readOptions())
 	if err != nil {
 		return err
 	}

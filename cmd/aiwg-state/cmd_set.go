@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+
 	"github.com/urfave/cli/v2"
 )
 
@@ -22,11 +24,11 @@ Examples:
    echo '{"a": 1}' | aiwg-state set plan.json extra -
    aiwg-state set plan.json owner '"ops"' --expect HEAD   # exit 6 if someone wrote first`,
 		Flags:  append(writeFlags(), &cli.BoolFlag{Name: "string", Aliases: []string{"s"}, Usage: "take VALUE as raw text, stored as a JSON string"}),
-		Action: command(runSet),
+		Action: command(func(s *session) error { return runSet(s.c.Context, s) }),
 	}
 }
 
-func runSet(s *session) error {
+func runSet(ctx context.Context, s *session) error {
 	a, err := args(s.c, 3, 3)
 	if err != nil {
 		return err
@@ -39,6 +41,6 @@ func runSet(s *session) error {
 	if err != nil {
 		return err
 	}
-	m, err := s.store.Set(s.c.Context, a[0], key, v, s.writeOptions())
+	m, err := s.store.Set(ctx, a[0], key, v, s.writeOptions())
 	return s.report(m, bareTextHint(err, a[2]))
 }

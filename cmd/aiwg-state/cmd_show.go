@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -23,12 +24,21 @@ Examples:
    aiwg-state show HEAD~3 --json
    aiwg-state show mut-1a2b3c4d
    aiwg-state show --verify                        # with its signature: good, bad, none, unknown-key`,
-		Flags:  append(commonFlags(), verifyFlag()),
-		Action: command(runShow),
+		Flags: append(commonFlags(), verifyFlag()),
+		Action: command(func(s *session) error {
+			return runShow(s.c.Context, s, showOptions{
+				Branch: s.c.String("branch"),
+			})
+		}),
 	}
 }
 
-func runShow(s *session) error {
+// showOptions are the flags runShow reads.
+type showOptions struct {
+	Branch string // --branch
+}
+
+func runShow(ctx context.Context, s *session, opts showOptions) error {
 	a, err := args(s.c, 0, 1)
 	if err != nil {
 		return err
@@ -41,7 +51,7 @@ func runShow(s *session) error {
 	if len(a) == 1 {
 		rev = a[0]
 	}
-	m, err := s.store.Show(s.c.Context, rev, s.c.String("branch"))
+	m, err := s.store.Show(ctx, rev, opts.Branch)
 	if err != nil {
 		return err
 	}
@@ -50,7 +60,7 @@ func runShow(s *session) error {
 			return err
 		}
 	}
-	diffs, _, _, err := s.store.Diff(s.c.Context, aiwgstate.DiffOptions{From: m.Commit})
+	diffs, _, _, err := s.store.Diff(ctx, aiwgstate.DiffOptions{From: m.Commit})
 	if err != nil {
 		return err
 	}

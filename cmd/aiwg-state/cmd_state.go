@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -41,7 +42,15 @@ Examples:
 					&cli.Int64Flag{Name: "seed", Usage: "execution_config.seed: the random seed"},
 					&cli.StringFlag{Name: "execution-mode", Usage: "execution_config.execution_mode: strict, seeded, logged or default"},
 					&cli.Int64Flag{Name: "context-window", Usage: "execution_config.context_window_tokens (at least 1000)"}),
-				Action: command(runStateInit),
+				Action: command(func(s *session) error {
+					return runStateInit(s.c.Context, s, stateInitOptions{
+						Prompt:          s.c.String("prompt"),
+						Session:         s.c.String("session"),
+						Tree:            s.c.String("tree"),
+						Parent:          s.c.String("parent"),
+						ExecutionConfig: executionConfig(s.c),
+					})
+				}),
 			},
 			{
 				Name:  "ls",
@@ -50,7 +59,7 @@ Examples:
    aiwg-state state ls            # id, status, variable count, created, parent
    aiwg-state state ls --json`,
 				Flags:  readFlags(),
-				Action: command(runStateLs),
+				Action: command(func(s *session) error { return runStateLs(s.c.Context, s) }),
 			},
 			{
 				Name:      "show",
@@ -61,7 +70,7 @@ Examples:
    aiwg-state state show state-a1b2c3d4
    aiwg-state state show --at HEAD~3 --json`,
 				Flags:  rlmReadFlags(),
-				Action: command(runStateShow),
+				Action: command(func(s *session) error { return runStateShow(s.c.Context, s) }),
 			},
 			{
 				Name:      "end",
@@ -78,7 +87,12 @@ Examples:
 				Flags: append(rlmWriteFlags(),
 					&cli.StringFlag{Name: "status", Usage: "error or cancelled", Required: true},
 					&cli.StringFlag{Name: "reason", Usage: "why the state ended"}),
-				Action: command(runStateEnd),
+				Action: command(func(s *session) error {
+					return runStateEnd(s.c.Context, s, stateEndOptions{
+						Status: s.c.String("status"),
+						Reason: s.c.String("reason"),
+					})
+				}),
 			},
 			{
 				Name:      "status",
@@ -88,7 +102,7 @@ Examples:
    aiwg-state state status                 # state-a1b2c3d4 incomplete
    aiwg-state state status state-a1b2c3d4 --json`,
 				Flags:  rlmReadFlags(),
-				Action: command(runStateStatus),
+				Action: command(func(s *session) error { return runStateStatus(s.c.Context, s) }),
 			},
 			{
 				Name:      "export",
@@ -102,8 +116,12 @@ history.pages say where a page sits. Nothing is ever dropped from git.
 Examples:
    aiwg-state state export > state.json
    aiwg-state state export state-a1b2c3d4 --page 2`,
-				Flags:  append(rlmReadFlags(), &cli.IntFlag{Name: "page", Usage: "history page (1 = newest)", Value: 1}),
-				Action: command(runStateExport),
+				Flags: append(rlmReadFlags(), &cli.IntFlag{Name: "page", Usage: "history page (1 = newest)", Value: 1}),
+				Action: command(func(s *session) error {
+					return runStateExport(s.c.Context, s, stateExportOptions{
+						Page: s.c.Int("page"),
+					})
+				}),
 			},
 			{
 				Name:      "import",
@@ -125,7 +143,12 @@ Examples:
 				Flags: append(writeFlags(),
 					&cli.StringFlag{Name: "as", Usage: "import as a new state of this id (state- and 8 hex digits)"},
 					&cli.BoolFlag{Name: "replace", Usage: "make the state the store holds what FILE says (one commit)"}),
-				Action: command(runStateImport),
+				Action: command(func(s *session) error {
+					return runStateImport(s.c.Context, s, stateImportOptions{
+						As:      s.c.String("as"),
+						Replace: s.c.Bool("replace"),
+					})
+				}),
 			},
 			{
 				Name:      "on-complete",
@@ -143,39 +166,61 @@ Examples:
    aiwg-state state on-complete 'echo "$AIWG_STATE_ID done" >> completed.log'
    aiwg-state state on-complete            # list
    aiwg-state state on-complete --clear`,
-				Flags:  append(writeFlags(), &cli.BoolFlag{Name: "clear", Usage: "remove the handlers"}),
-				Action: command(runStateOnComplete),
+				Flags: append(writeFlags(), &cli.BoolFlag{Name: "clear", Usage: "remove the handlers"}),
+				Action: command(func(s *session) error {
+					return runStateOnComplete(s.c.Context, s, stateOnCompleteOptions{
+						Clear: s.c.Bool("clear"),
+					})
+				}),
 			},
 		},
 	}
 }
 
-func runStateInit(s *session) error {
-	if _, err := args(s.c, 0, 0); err != nil {
-		return err
-	}
+// stateInitOptions are the flags runStateInit reads.
+type stateInitOptions struct {
+	Prompt  string // --prompt
+	Session string // --session
+	Tree    string // --tree
+	Parent  string // --parent
+	// ExecutionConfig holds the execution settings given (--model,
+	// --temperature, --seed, --execution-mode, --context-window) under
+	// their execution_config keys; nil when none is.
+	ExecutionConfig map[string]any
+}
+
+// executionConfig is the execution settings given on the command line,
+// under their execution_config keys; nil when none is.
+func executionConfig(c *cli.Context) map[string]any {
 	config := map[string]any{}
 	for flag, key := range map[string]string{"model": "model", "temperature": "temperature", "seed": "seed", "execution-mode": "execution_mode", "context-window": "context_window_tokens"} {
-		if s.c.IsSet(flag) {
-			config[key] = s.c.Value(flag)
+		if c.IsSet(flag) {
+			config[key] = c.Value(flag)
 		}
 	}
 	if len(config) == 0 {
-		config = nil
+		return nil
 	}
-	info, m, err := s.store.InitState(s.c.Context, aiwgstate.StateInit{Prompt: s.c.String("prompt"), Session: s.c.String("session"),
-		Tree: s.c.String("tree"), Parent: s.c.String("parent"), ExecutionConfig: config}, s.writeOptions())
+	return config
+}
+
+func runStateInit(ctx context.Context, s *session, opts stateInitOptions) error {
+	if _, err := args(s.c, 0, 0); err != nil {
+		return err
+	}
+	info, m, err := s.store.InitState(ctx, aiwgstate.StateInit{Prompt: opts.Prompt, Session: opts.Session,
+		Tree: opts.Tree, Parent: opts.Parent, ExecutionConfig: opts.ExecutionConfig}, s.writeOptions())
 	if err != nil {
 		return err
 	}
 	return s.done(map[string]any{"state": info, "mutation": m}, "%s %s created %s (session %s)", shortHash(m.Commit), m.MutationID, info.StateID, info.SessionID)
 }
 
-func runStateLs(s *session) error {
+func runStateLs(ctx context.Context, s *session) error {
 	if _, err := args(s.c, 0, 0); err != nil {
 		return err
 	}
-	sts, err := s.store.States(s.c.Context, s.readOptions())
+	sts, err := s.store.States(ctx, s.readOptions())
 	if err != nil {
 		return err
 	}
@@ -192,7 +237,7 @@ func runStateLs(s *session) error {
 	return nil
 }
 
-func runStateShow(s *session) error {
+func runStateShow(ctx context.Context, s *session) error {
 	info, err := stateOfArg(s)
 	if err != nil {
 		return err
@@ -200,12 +245,18 @@ func runStateShow(s *session) error {
 	return s.printDocument(info)
 }
 
-func runStateEnd(s *session) error {
+// stateEndOptions are the flags runStateEnd reads.
+type stateEndOptions struct {
+	Status string // --status
+	Reason string // --reason
+}
+
+func runStateEnd(ctx context.Context, s *session, opts stateEndOptions) error {
 	a, err := args(s.c, 0, 1)
 	if err != nil {
 		return err
 	}
-	info, m, err := s.store.EndState(s.c.Context, stateArg(s, a), s.c.String("status"), s.c.String("reason"), s.writeOptions())
+	info, m, err := s.store.EndState(ctx, stateArg(s, a), opts.Status, opts.Reason, s.writeOptions())
 	if err != nil {
 		return err
 	}
@@ -213,7 +264,7 @@ func runStateEnd(s *session) error {
 		"%s %s, commit %s", info.StateID, info.CompletionStatus, shortHash(m.Commit))
 }
 
-func runStateStatus(s *session) error {
+func runStateStatus(ctx context.Context, s *session) error {
 	info, err := stateOfArg(s)
 	if err != nil {
 		return err
@@ -225,15 +276,20 @@ func runStateStatus(s *session) error {
 	return s.done(out, "%s %s", info.StateID, info.CompletionStatus)
 }
 
-func runStateExport(s *session) error {
+// stateExportOptions are the flags runStateExport reads.
+type stateExportOptions struct {
+	Page int // --page
+}
+
+func runStateExport(ctx context.Context, s *session, opts stateExportOptions) error {
 	a, err := args(s.c, 0, 1)
 	if err != nil {
 		return err
 	}
-	if s.c.Int("page") < 1 {
-		return usagef("--page %d: pages count from 1 (the newest)", s.c.Int("page"))
+	if opts.Page < 1 {
+		return usagef("--page %d: pages count from 1 (the newest)", opts.Page)
 	}
-	out, err := s.store.ExportState(s.c.Context, stateArg(s, a), aiwgstate.ExportOptions{ReadOptions: s.readOptions(), Page: s.c.Int("page")})
+	out, err := s.store.ExportState(ctx, stateArg(s, a), aiwgstate.ExportOptions{ReadOptions: s.readOptions(), Page: opts.Page})
 	if err != nil {
 		return err
 	}
@@ -241,7 +297,13 @@ func runStateExport(s *session) error {
 	return err
 }
 
-func runStateImport(s *session) error {
+// stateImportOptions are the flags runStateImport reads.
+type stateImportOptions struct {
+	As      string // --as
+	Replace bool   // --replace
+}
+
+func runStateImport(ctx context.Context, s *session, opts stateImportOptions) error {
 	a, err := args(s.c, 1, 1)
 	if err != nil {
 		return err
@@ -250,7 +312,7 @@ func runStateImport(s *session) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
-	info, err := s.store.ImportStateWith(s.c.Context, data, aiwgstate.ImportStateOptions{As: s.c.String("as"), Replace: s.c.Bool("replace")}, s.writeOptions())
+	info, err := s.store.ImportStateWith(ctx, data, aiwgstate.ImportStateOptions{As: opts.As, Replace: opts.Replace}, s.writeOptions())
 	if errors.Is(err, aiwgstate.ErrNoChange) {
 		return s.report(nil, err)
 	}
@@ -260,20 +322,25 @@ func runStateImport(s *session) error {
 	return s.done(info, "imported %s", info.StateID)
 }
 
-func runStateOnComplete(s *session) error {
+// stateOnCompleteOptions are the flags runStateOnComplete reads.
+type stateOnCompleteOptions struct {
+	Clear bool // --clear
+}
+
+func runStateOnComplete(ctx context.Context, s *session, opts stateOnCompleteOptions) error {
 	a, err := args(s.c, 0, 1)
 	if err != nil {
 		return err
 	}
-	if len(a) == 0 && !s.c.Bool("clear") {
-		hs, err := s.store.CompletionHandlers(s.c.Context, s.readOptions())
+	if len(a) == 0 && !opts.Clear {
+		hs, err := s.store.CompletionHandlers(ctx, s.readOptions())
 		if err != nil {
 			return err
 		}
 		if s.json {
 			return printJSON(s.out, hs)
 		}
-		trust, err := s.store.HandlerTrust(s.c.Context, s.readOptions())
+		trust, err := s.store.HandlerTrust(ctx, s.readOptions())
 		if err != nil {
 			return err
 		}
@@ -290,5 +357,5 @@ func runStateOnComplete(s *session) error {
 	if len(a) == 1 {
 		hs = append(hs, aiwgstate.CompletionHandler{Name: "on-complete", Command: []string{"sh", "-c", a[0]}})
 	}
-	return s.report(s.store.SetCompletionHandlers(s.c.Context, hs, s.writeOptions()))
+	return s.report(s.store.SetCompletionHandlers(ctx, hs, s.writeOptions()))
 }

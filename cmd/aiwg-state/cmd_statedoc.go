@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"io"
 	"strings"
@@ -41,8 +42,12 @@ Examples:
 					Description: `Examples:
    aiwg-state goal create "ship it" --summary "release 1.0"   # key SHIP-IT
    aiwg-state goal create "fix login" --agent planner`,
-					Flags:  stateWriteFlags(summary),
-					Action: command(runGoalCreate),
+					Flags: stateWriteFlags(summary),
+					Action: command(func(s *session) error {
+						return runGoalCreate(s.c.Context, s, goalCreateOptions{
+							Summary: s.c.String("summary"),
+						})
+					}),
 				},
 				{
 					Name: "sub", Usage: "sub-goals",
@@ -55,8 +60,12 @@ Examples:
 Examples:
    aiwg-state goal sub create SHIP-IT "write docs"   # the key WRITE-DOCS
    aiwg-state goal sub create SHIP-IT TESTS --summary "cover the merge drivers"`,
-						Flags:  stateWriteFlags(summary),
-						Action: command(runGoalSubCreate),
+						Flags: stateWriteFlags(summary),
+						Action: command(func(s *session) error {
+							return runGoalSubCreate(s.c.Context, s, goalSubCreateOptions{
+								Summary: s.c.String("summary"),
+							})
+						}),
 					}},
 				},
 				{
@@ -64,16 +73,24 @@ Examples:
 					Description: `Examples:
    aiwg-state goal status SHIP-IT blocked
    aiwg-state goal status SHIP-IT done --sub WRITE-DOCS`,
-					Flags:  stateWriteFlags(subFlag),
-					Action: command(runGoalStatus),
+					Flags: stateWriteFlags(subFlag),
+					Action: command(func(s *session) error {
+						return runGoalStatus(s.c.Context, s, goalStatusOptions{
+							Sub: s.c.String("sub"),
+						})
+					}),
 				},
 				{
 					Name: "note", Usage: "append to the NOTES of a goal or sub-goal", ArgsUsage: "GOAL TEXT",
 					Description: `Examples:
    aiwg-state goal note SHIP-IT "waiting on review"
    aiwg-state goal note SHIP-IT "draft ready" --sub WRITE-DOCS`,
-					Flags:  stateWriteFlags(subFlag),
-					Action: command(runGoalNote),
+					Flags: stateWriteFlags(subFlag),
+					Action: command(func(s *session) error {
+						return runGoalNote(s.c.Context, s, goalNoteOptions{
+							Sub: s.c.String("sub"),
+						})
+					}),
 				},
 			},
 		},
@@ -90,7 +107,13 @@ Examples:
    aiwg-state latest`,
 				Flags: stateWriteFlags(stringFlag("type", "the event's TYPE"), stringFlag("body", "the event's BODY"),
 					stringFlag("id", "the event's ID (default: a new evt-XXXXXXXX)")),
-				Action: command(runEventAdd),
+				Action: command(func(s *session) error {
+					return runEventAdd(s.c.Context, s, eventAddOptions{
+						Type: s.c.String("type"),
+						Body: s.c.String("body"),
+						Id:   s.c.String("id"),
+					})
+				}),
 			}},
 		},
 		{
@@ -103,8 +126,12 @@ writes nothing.
 Examples:
    aiwg-state latest
    aiwg-state latest --json`,
-			Flags:  stateWriteFlags(),
-			Action: command(runLatest),
+			Flags: stateWriteFlags(),
+			Action: command(func(s *session) error {
+				return runLatest(s.c.Context, s, latestOptions{
+					Doc: s.c.String("doc"),
+				})
+			}),
 		},
 		{
 			Name:      "request",
@@ -117,8 +144,13 @@ Examples:
    aiwg-state request SHIP-IT WRITE-DOCS "draft the README"
    aiwg-state request SHIP-IT WRITE-DOCS "again"      # exit 4: in flight
    aiwg-state request SHIP-IT WRITE-DOCS --done --note "answered"`,
-			Flags:  stateWriteFlags(&cli.BoolFlag{Name: "done", Usage: "clear IN-FLIGHT"}, stringFlag("note", "with --done: a REQUEST-NOTES entry")),
-			Action: command(runRequest),
+			Flags: stateWriteFlags(&cli.BoolFlag{Name: "done", Usage: "clear IN-FLIGHT"}, stringFlag("note", "with --done: a REQUEST-NOTES entry")),
+			Action: command(func(s *session) error {
+				return runRequest(s.c.Context, s, requestOptions{
+					Done: s.c.Bool("done"),
+					Note: s.c.String("note"),
+				})
+			}),
 		},
 		{
 			Name:  "item",
@@ -142,7 +174,7 @@ Examples:
    aiwg-state item set notes.todo "call the owner"           # not JSON: a string
    aiwg-state item set --project p1 --chat c1 mood '"calm"'`,
 					Flags:  stateWriteFlags(append(scope, stringValue)...),
-					Action: command(runItemSet),
+					Action: command(func(s *session) error { return runItemSet(s.c.Context, s) }),
 				},
 				{
 					Name: "get", Usage: "print an item", ArgsUsage: "PATH",
@@ -150,8 +182,12 @@ Examples:
    aiwg-state item get ALPHA/BETA
    aiwg-state item get notes.todo --raw        # a string without quotes
    aiwg-state item get --project p1 --chat c1 mood`,
-					Flags:  stateReadFlags(append(scope, &cli.BoolFlag{Name: "raw", Usage: "print a string value as plain text"})...),
-					Action: command(runItemGet),
+					Flags: stateReadFlags(append(scope, &cli.BoolFlag{Name: "raw", Usage: "print a string value as plain text"})...),
+					Action: command(func(s *session) error {
+						return runItemGet(s.c.Context, s, itemGetOptions{
+							Doc: s.c.String("doc"),
+						})
+					}),
 				},
 				{
 					Name: "del", Aliases: []string{"rm"}, Usage: "delete an item (one commit)", ArgsUsage: "PATH",
@@ -159,7 +195,7 @@ Examples:
    aiwg-state item del alpha/beta/inner
    aiwg-state item del --project p1 owner --meta`,
 					Flags:  stateWriteFlags(scope...),
-					Action: command(runItemDel),
+					Action: command(func(s *session) error { return runItemDel(s.c.Context, s) }),
 				},
 			},
 		},
@@ -173,8 +209,12 @@ Examples:
 				Description: `Examples:
    aiwg-state project select p1 --title "Website"
    aiwg-state item set --chat c1 topic '"pricing"'   # chat c1 of p1`,
-				Flags:  stateWriteFlags(stringFlag("title", "the project's TITLE")),
-				Action: command(runProjectSelect),
+				Flags: stateWriteFlags(stringFlag("title", "the project's TITLE")),
+				Action: command(func(s *session) error {
+					return runProjectSelect(s.c.Context, s, projectSelectOptions{
+						Title: s.c.String("title"),
+					})
+				}),
 			}},
 		},
 		{
@@ -197,7 +237,7 @@ Examples:
    aiwg-state doc apply patch.json
    echo '[{"op":"replace","path":"/GOALS/SHIP-IT/STATUS","value":"done"}]' | aiwg-state doc apply -`,
 					Flags:  stateWriteFlags(),
-					Action: command(runDocApply),
+					Action: command(func(s *session) error { return runDocApply(s.c.Context, s) }),
 				},
 				{
 					Name: "reset", Usage: "put the document back to the state document's default shape (one commit; shards are unmounted, not deleted)",
@@ -207,8 +247,12 @@ keeps them): it needs --yes, or a yes typed at a terminal.
 Examples:
    aiwg-state doc reset --yes
    aiwg-state doc reset --yes --agent admin -m "start over"`,
-					Flags:  append(stateWriteFlags(), &cli.BoolFlag{Name: "yes", Usage: "confirm: the document loses every goal, event, request, item and note"}),
-					Action: command(runDocReset),
+					Flags: append(stateWriteFlags(), &cli.BoolFlag{Name: "yes", Usage: "confirm: the document loses every goal, event, request, item and note"}),
+					Action: command(func(s *session) error {
+						return runDocReset(s.c.Context, s, docResetOptions{
+							Doc: s.c.String("doc"),
+						})
+					}),
 				},
 			},
 		},
@@ -235,7 +279,12 @@ Examples:
    aiwg-state state-doc get GOALS.SHIP-IT.STATUS --raw`,
 					Flags: stateReadFlags(&cli.BoolFlag{Name: "no-resolve", Usage: "show refs as stored"},
 						&cli.BoolFlag{Name: "raw", Usage: "print a string value as plain text"}),
-					Action: command(runStateDocGet),
+					Action: command(func(s *session) error {
+						return runStateDocGet(s.c.Context, s, stateDocGetOptions{
+							Doc:       s.c.String("doc"),
+							NoResolve: s.c.Bool("no-resolve"),
+						})
+					}),
 				},
 				{
 					Name: "set", Usage: "set a key (one commit)", ArgsUsage: "KEYPATH VALUE",
@@ -244,7 +293,7 @@ Examples:
    aiwg-state state-doc set GOALS.OPS.QUEUE '[]'                             # written to the shard
    aiwg-state state-doc set GOALS.SHIP-IT.OWNER 42 --string                  # "42", not 42`,
 					Flags:  stateWriteFlags(stringValue),
-					Action: command(runStateDocSet),
+					Action: command(func(s *session) error { return runStateDocSet(s.c.Context, s) }),
 				},
 				{
 					Name: "del", Aliases: []string{"rm"}, Usage: "delete a key (one commit)", ArgsUsage: "KEYPATH",
@@ -252,78 +301,113 @@ Examples:
    aiwg-state state-doc del GOALS.OPS.QUEUE
    aiwg-state state-doc del GOALS.SHIP-IT.OWNER --agent planner`,
 					Flags:  stateWriteFlags(),
-					Action: command(runStateDocDel),
+					Action: command(func(s *session) error { return runStateDocDel(s.c.Context, s) }),
 				},
 				{
 					Name: "locate", Usage: "print the file and key path that store KEYPATH", ArgsUsage: "KEYPATH",
 					Description: `Examples:
    aiwg-state state-doc locate GOALS.OPS.QUEUE     # state/OPS/GOALS.json QUEUE
    aiwg-state state-doc locate GOALS.SHIP-IT --json`,
-					Flags:  stateReadFlags(),
-					Action: command(runStateDocLocate),
+					Flags: stateReadFlags(),
+					Action: command(func(s *session) error {
+						return runStateDocLocate(s.c.Context, s, stateDocLocateOptions{
+							Doc: s.c.String("doc"),
+						})
+					}),
 				},
 				{
 					Name: "check", Usage: "validate the document and its shards (exit 3 when invalid)",
 					Description: `Examples:
    aiwg-state state-doc check                      # state/state.json is valid (2 files)
    aiwg-state state-doc check --at HEAD~1 --json`,
-					Flags:  stateReadFlags(),
-					Action: command(runStateDocCheck),
+					Flags: stateReadFlags(),
+					Action: command(func(s *session) error {
+						return runStateDocCheck(s.c.Context, s, stateDocCheckOptions{
+							Doc: s.c.String("doc"),
+						})
+					}),
 				},
 			},
 		},
 	}
 }
 
-func runGoalCreate(s *session) error {
+// goalCreateOptions are the flags runGoalCreate reads.
+type goalCreateOptions struct {
+	Summary string // --summary
+}
+
+func runGoalCreate(ctx context.Context, s *session, opts goalCreateOptions) error {
 	a, err := args(s.c, 1, 1)
 	if err != nil {
 		return err
 	}
 	return s.edit("goal create "+a[0], func(doc any) (any, []verbiage.Path, error) {
-		return statedoc.CreateGoal(doc, a[0], s.c.String("summary"))
+		return statedoc.CreateGoal(doc, a[0], opts.Summary)
 	})
 }
 
-func runGoalSubCreate(s *session) error {
+// goalSubCreateOptions are the flags runGoalSubCreate reads.
+type goalSubCreateOptions struct {
+	Summary string // --summary
+}
+
+func runGoalSubCreate(ctx context.Context, s *session, opts goalSubCreateOptions) error {
 	a, err := args(s.c, 2, 2)
 	if err != nil {
 		return err
 	}
 	return s.edit("goal sub create "+a[0]+" "+a[1], func(doc any) (any, []verbiage.Path, error) {
-		return statedoc.CreateSubGoal(doc, a[0], a[1], s.c.String("summary"))
+		return statedoc.CreateSubGoal(doc, a[0], a[1], opts.Summary)
 	})
 }
 
-func runGoalStatus(s *session) error {
+// goalStatusOptions are the flags runGoalStatus reads.
+type goalStatusOptions struct {
+	Sub string // --sub
+}
+
+func runGoalStatus(ctx context.Context, s *session, opts goalStatusOptions) error {
 	a, err := args(s.c, 2, 2)
 	if err != nil {
 		return err
 	}
 	return s.edit("goal status "+a[0]+" "+a[1], func(doc any) (any, []verbiage.Path, error) {
-		return statedoc.SetStatus(doc, a[0], s.c.String("sub"), a[1])
+		return statedoc.SetStatus(doc, a[0], opts.Sub, a[1])
 	})
 }
 
-func runGoalNote(s *session) error {
+// goalNoteOptions are the flags runGoalNote reads.
+type goalNoteOptions struct {
+	Sub string // --sub
+}
+
+func runGoalNote(ctx context.Context, s *session, opts goalNoteOptions) error {
 	a, err := args(s.c, 2, 2)
 	if err != nil {
 		return err
 	}
 	return s.edit("goal note "+a[0], func(doc any) (any, []verbiage.Path, error) {
-		return statedoc.AddNote(doc, a[0], s.c.String("sub"), a[1])
+		return statedoc.AddNote(doc, a[0], opts.Sub, a[1])
 	})
 }
 
-func runEventAdd(s *session) error {
+// eventAddOptions are the flags runEventAdd reads.
+type eventAddOptions struct {
+	Type string // --type
+	Body string // --body
+	Id   string // --id
+}
+
+func runEventAdd(ctx context.Context, s *session, opts eventAddOptions) error {
 	a, err := args(s.c, 2, 2)
 	if err != nil {
 		return err
 	}
-	if s.c.String("type") == "" && s.c.String("body") == "" {
+	if opts.Type == "" && opts.Body == "" {
 		return usagef("event add: an event needs --type or --body (or both)")
 	}
-	ev := statedoc.Event{ID: s.c.String("id"), Type: s.c.String("type"), Body: s.c.String("body"), CreatedAt: time.Now()}
+	ev := statedoc.Event{ID: opts.Id, Type: opts.Type, Body: opts.Body, CreatedAt: time.Now()}
 	if ev.ID == "" {
 		ev.ID = objects.NewID("evt")
 	}
@@ -332,12 +416,17 @@ func runEventAdd(s *session) error {
 	})
 }
 
-func runLatest(s *session) error {
+// latestOptions are the flags runLatest reads.
+type latestOptions struct {
+	Doc string // --doc
+}
+
+func runLatest(ctx context.Context, s *session, opts latestOptions) error {
 	if _, err := args(s.c, 0, 0); err != nil {
 		return err
 	}
 	var b *statedoc.Briefing
-	m, err := s.store.EditState(s.c.Context, s.c.String("doc"), s.writeOptions(), "latest", func(doc any) (any, []verbiage.Path, error) {
+	m, err := s.store.EditState(ctx, opts.Doc, s.writeOptions(), "latest", func(doc any) (any, []verbiage.Path, error) {
 		out, paths, br, err := statedoc.Latest(doc)
 		b = br
 		return out, paths, err
@@ -356,14 +445,20 @@ func runLatest(s *session) error {
 	return err
 }
 
-func runRequest(s *session) error {
-	if s.c.Bool("done") {
+// requestOptions are the flags runRequest reads.
+type requestOptions struct {
+	Done bool   // --done
+	Note string // --note
+}
+
+func runRequest(ctx context.Context, s *session, opts requestOptions) error {
+	if opts.Done {
 		a, err := args(s.c, 2, 2)
 		if err != nil {
 			return err
 		}
 		return s.edit("request done "+a[0]+"/"+a[1], func(doc any) (any, []verbiage.Path, error) {
-			return statedoc.FinishRequest(doc, a[0], a[1], s.c.String("note"))
+			return statedoc.FinishRequest(doc, a[0], a[1], opts.Note)
 		})
 	}
 	a, err := args(s.c, 2, 3)
@@ -378,7 +473,7 @@ func runRequest(s *session) error {
 	})
 }
 
-func runItemSet(s *session) error {
+func runItemSet(ctx context.Context, s *session) error {
 	a, err := args(s.c, 2, 2)
 	if err != nil {
 		return err
@@ -396,7 +491,12 @@ func runItemSet(s *session) error {
 	})
 }
 
-func runItemGet(s *session) error {
+// itemGetOptions are the flags runItemGet reads.
+type itemGetOptions struct {
+	Doc string // --doc
+}
+
+func runItemGet(ctx context.Context, s *session, opts itemGetOptions) error {
 	a, err := args(s.c, 1, 1)
 	if err != nil {
 		return err
@@ -405,7 +505,7 @@ func runItemGet(s *session) error {
 	if err != nil {
 		return err
 	}
-	d, err := s.store.StateDoc(s.c.Context, s.c.String("doc"), s.readOptions())
+	d, err := s.store.StateDoc(ctx, opts.Doc, s.readOptions())
 	if err != nil {
 		return err
 	}
@@ -420,7 +520,7 @@ func runItemGet(s *session) error {
 	return s.printValue(d.Path(), p.String(), data)
 }
 
-func runItemDel(s *session) error {
+func runItemDel(ctx context.Context, s *session) error {
 	a, err := args(s.c, 1, 1)
 	if err != nil {
 		return err
@@ -434,17 +534,22 @@ func runItemDel(s *session) error {
 	})
 }
 
-func runProjectSelect(s *session) error {
+// projectSelectOptions are the flags runProjectSelect reads.
+type projectSelectOptions struct {
+	Title string // --title
+}
+
+func runProjectSelect(ctx context.Context, s *session, opts projectSelectOptions) error {
 	a, err := args(s.c, 1, 1)
 	if err != nil {
 		return err
 	}
 	return s.edit("project select "+a[0], func(doc any) (any, []verbiage.Path, error) {
-		return statedoc.SelectProject(doc, a[0], s.c.String("title"))
+		return statedoc.SelectProject(doc, a[0], opts.Title)
 	})
 }
 
-func runDocApply(s *session) error {
+func runDocApply(ctx context.Context, s *session) error {
 	a, err := args(s.c, 1, 1)
 	if err != nil {
 		return err
@@ -459,30 +564,41 @@ func runDocApply(s *session) error {
 	})
 }
 
-func runDocReset(s *session) error {
+// docResetOptions are the flags runDocReset reads.
+type docResetOptions struct {
+	Doc string // --doc
+}
+
+func runDocReset(ctx context.Context, s *session, opts docResetOptions) error {
 	if _, err := args(s.c, 0, 0); err != nil {
 		return err
 	}
 	if err := s.confirm("doc reset empties the state document: every goal, event, request, item and note goes (history keeps them)"); err != nil {
 		return err
 	}
-	return s.report(s.store.ResetState(s.c.Context, s.c.String("doc"), s.writeOptions()))
+	return s.report(s.store.ResetState(ctx, opts.Doc, s.writeOptions()))
 }
 
-func runStateDocGet(s *session) error {
+// stateDocGetOptions are the flags runStateDocGet reads.
+type stateDocGetOptions struct {
+	Doc       string // --doc
+	NoResolve bool   // --no-resolve
+}
+
+func runStateDocGet(ctx context.Context, s *session, opts stateDocGetOptions) error {
 	a, err := args(s.c, 0, 1)
 	if err != nil {
 		return err
 	}
 	key := argAt(a, 0)
-	v, err := s.store.GetState(s.c.Context, s.c.String("doc"), key, s.readOptions(), s.c.Bool("no-resolve"))
+	v, err := s.store.GetState(ctx, opts.Doc, key, s.readOptions(), opts.NoResolve)
 	if err != nil {
 		return err
 	}
 	return s.printValue(s.docName(), key, v)
 }
 
-func runStateDocSet(s *session) error {
+func runStateDocSet(ctx context.Context, s *session) error {
 	a, err := args(s.c, 2, 2)
 	if err != nil {
 		return err
@@ -500,7 +616,7 @@ func runStateDocSet(s *session) error {
 	})
 }
 
-func runStateDocDel(s *session) error {
+func runStateDocDel(ctx context.Context, s *session) error {
 	a, err := args(s.c, 1, 1)
 	if err != nil {
 		return err
@@ -514,20 +630,30 @@ func runStateDocDel(s *session) error {
 	})
 }
 
-func runStateDocLocate(s *session) error {
+// stateDocLocateOptions are the flags runStateDocLocate reads.
+type stateDocLocateOptions struct {
+	Doc string // --doc
+}
+
+func runStateDocLocate(ctx context.Context, s *session, opts stateDocLocateOptions) error {
 	a, err := args(s.c, 1, 1)
 	if err != nil {
 		return err
 	}
-	f, k, err := s.store.LocateState(s.c.Context, s.c.String("doc"), a[0], s.readOptions())
+	f, k, err := s.store.LocateState(ctx, opts.Doc, a[0], s.readOptions())
 	if err != nil {
 		return err
 	}
 	return s.done(map[string]string{"file": f, "key": k}, "%s %s", f, k)
 }
 
-func runStateDocCheck(s *session) error {
-	d, err := s.store.StateDoc(s.c.Context, s.c.String("doc"), s.readOptions())
+// stateDocCheckOptions are the flags runStateDocCheck reads.
+type stateDocCheckOptions struct {
+	Doc string // --doc
+}
+
+func runStateDocCheck(ctx context.Context, s *session, opts stateDocCheckOptions) error {
+	d, err := s.store.StateDoc(ctx, opts.Doc, s.readOptions())
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -32,7 +33,7 @@ Examples:
    aiwg-state strategy ls
    aiwg-state strategy ls --at HEAD~3 --json`,
 				Flags:  readFlags(),
-				Action: command(runStrategyLs),
+				Action: command(func(s *session) error { return runStrategyLs(s.c.Context, s) }),
 			},
 			{
 				Name: "set", Usage: "make STRATEGY the merge strategy of the paths PATTERN matches (one commit editing .gitattributes)",
@@ -58,7 +59,12 @@ Examples:
 					&cli.StringFlag{Name: "keys", Usage: "KEY:STRATEGY,… strategies of object keys, at any depth"},
 					&cli.StringFlag{Name: "fallback", Usage: "what settles a clash merge-objects or merge-arrays cannot (default: a conflict)"},
 				),
-				Action: command(runStrategySet),
+				Action: command(func(s *session) error {
+					return runStrategySet(s.c.Context, s, strategySetOptions{
+						Keys:     s.c.String("keys"),
+						Fallback: s.c.String("fallback"),
+					})
+				}),
 			},
 			{
 				Name: "explain", Usage: "say which strategy settles a clash at FILE#KEY, and which lines of .gitattributes decide it",
@@ -67,17 +73,17 @@ Examples:
    aiwg-state strategy explain plan.json
    aiwg-state strategy explain state/run.json#NOTES.3 --json`,
 				Flags:  readFlags(),
-				Action: command(runStrategyExplain),
+				Action: command(func(s *session) error { return runStrategyExplain(s.c.Context, s) }),
 			},
 		},
 	}
 }
 
-func runStrategyLs(s *session) error {
+func runStrategyLs(ctx context.Context, s *session) error {
 	if _, err := args(s.c, 0, 0); err != nil {
 		return err
 	}
-	rules, err := s.store.StrategyRules(s.c.Context, s.readOptions())
+	rules, err := s.store.StrategyRules(ctx, s.readOptions())
 	if err != nil {
 		return err
 	}
@@ -90,25 +96,31 @@ func runStrategyLs(s *session) error {
 	return nil
 }
 
-func runStrategySet(s *session) error {
+// strategySetOptions are the flags runStrategySet reads.
+type strategySetOptions struct {
+	Keys     string // --keys
+	Fallback string // --fallback
+}
+
+func runStrategySet(ctx context.Context, s *session, opts strategySetOptions) error {
 	a, err := args(s.c, 2, 2)
 	if err != nil {
 		return err
 	}
-	opts, err := strategyOptions(a[1], s.c.String("keys"), s.c.String("fallback"))
+	mo, err := strategyOptions(a[1], opts.Keys, opts.Fallback)
 	if err != nil {
 		return err
 	}
-	return s.report(s.store.SetStrategy(s.c.Context, a[0], opts, s.writeOptions()))
+	return s.report(s.store.SetStrategy(ctx, a[0], mo, s.writeOptions()))
 }
 
-func runStrategyExplain(s *session) error {
+func runStrategyExplain(ctx context.Context, s *session) error {
 	a, err := args(s.c, 1, 1)
 	if err != nil {
 		return err
 	}
 	file, key, _ := strings.Cut(a[0], "#")
-	e, err := s.store.ExplainStrategy(s.c.Context, file, key, s.readOptions())
+	e, err := s.store.ExplainStrategy(ctx, file, key, s.readOptions())
 	if err != nil {
 		return err
 	}

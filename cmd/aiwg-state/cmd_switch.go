@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+
 	"github.com/urfave/cli/v2"
 )
 
@@ -13,16 +15,16 @@ func newSwitchCommand() *cli.Command {
    aiwg-state switch agents/planner/try-1
    aiwg-state set plan.json risk.level '"low"'   # now writes that branch`,
 		Flags:  commonFlags(),
-		Action: command(runSwitch),
+		Action: command(func(s *session) error { return runSwitch(s.c.Context, s) }),
 	}
 }
 
-func runSwitch(s *session) error {
+func runSwitch(ctx context.Context, s *session) error {
 	a, err := args(s.c, 1, 1)
 	if err != nil {
 		return err
 	}
-	if err := s.store.Switch(s.c.Context, a[0]); err != nil {
+	if err := s.store.Switch(ctx, a[0]); err != nil {
 		return err
 	}
 	return s.done(map[string]any{"head": a[0]}, "HEAD is now %s", a[0])

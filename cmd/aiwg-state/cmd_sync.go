@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
@@ -21,17 +22,28 @@ branch with the strategies, then pushes it; a lost push race starts over
 Examples:
    aiwg-state sync
    aiwg-state sync origin --upstream main --branch agents/planner/main`,
-		Flags:  append(remoteMergeFlags(), &cli.StringFlag{Name: "upstream", Usage: "the remote branch merged in", Value: "main"}),
-		Action: command(runSync),
+		Flags: append(remoteMergeFlags(), &cli.StringFlag{Name: "upstream", Usage: "the remote branch merged in", Value: "main"}),
+		Action: command(func(s *session) error {
+			return runSync(s.c.Context, s, syncOptions{
+				Branch:   s.c.String("branch"),
+				Upstream: s.c.String("upstream"),
+			})
+		}),
 	}
 }
 
-func runSync(s *session) error {
+// syncOptions are the flags runSync reads.
+type syncOptions struct {
+	Branch   string // --branch
+	Upstream string // --upstream
+}
+
+func runSync(ctx context.Context, s *session, opts syncOptions) error {
 	a, err := args(s.c, 0, 1)
 	if err != nil {
 		return err
 	}
-	res, err := s.store.Sync(s.c.Context, first(a), aiwgstate.SyncOptions{Branch: s.c.String("branch"), Upstream: s.c.String("upstream"), Merge: mergeOptions(s)})
+	res, err := s.store.Sync(ctx, first(a), aiwgstate.SyncOptions{Branch: opts.Branch, Upstream: opts.Upstream, Merge: mergeOptions(s)})
 	if res == nil || err != nil && res.Fetched == nil && res.Merged == nil && res.Pushed == nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -65,11 +66,32 @@ Examples:
 			&cli.StringFlag{Name: "parent", Usage: "parent task id, for a subtask"},
 			&cli.StringFlag{Name: "model", Usage: "the model that runs the task"},
 		),
-		Action: command(runTrajStart),
+		Action: command(func(s *session) error {
+			return runTrajStart(s.c.Context, s, trajStartOptions{
+				TaskType: s.c.String("task-type"),
+				Prompt:   s.c.String("prompt"),
+				Task:     s.c.String("task"),
+				Tree:     s.c.String("tree"),
+				State:    s.c.String("state"),
+				Parent:   s.c.String("parent"),
+				Model:    s.c.String("model"),
+			})
+		}),
 	}
 }
 
-func runTrajStart(s *session) error {
+// trajStartOptions are the flags runTrajStart reads.
+type trajStartOptions struct {
+	TaskType string // --task-type
+	Prompt   string // --prompt
+	Task     string // --task
+	Tree     string // --tree
+	State    string // --state
+	Parent   string // --parent
+	Model    string // --model
+}
+
+func runTrajStart(ctx context.Context, s *session, opts trajStartOptions) error {
 	a, err := args(s.c, 0, 1)
 	if err != nil {
 		return err
@@ -78,13 +100,13 @@ func runTrajStart(s *session) error {
 	if err != nil {
 		return err
 	}
-	if extra == nil && (s.c.String("task-type") == "" || s.c.String("prompt") == "") {
+	if extra == nil && (opts.TaskType == "" || opts.Prompt == "") {
 		return usagef("traj start needs --task-type and --prompt")
 	}
-	id, m, err := s.store.StartTrajectory(s.c.Context, aiwgstate.TrajectoryStart{
-		TaskType: s.c.String("task-type"), Prompt: s.c.String("prompt"), Task: s.c.String("task"),
-		Tree: s.c.String("tree"), State: s.c.String("state"), Parent: s.c.String("parent"),
-		Model: s.c.String("model"), Extra: extra,
+	id, m, err := s.store.StartTrajectory(ctx, aiwgstate.TrajectoryStart{
+		TaskType: opts.TaskType, Prompt: opts.Prompt, Task: opts.Task,
+		Tree: opts.Tree, State: opts.State, Parent: opts.Parent,
+		Model: opts.Model, Extra: extra,
 	}, s.writeOptions())
 	if err != nil {
 		return err
@@ -139,11 +161,50 @@ Examples:
 			&cli.StringFlag{Name: "duration-ms", Usage: "the iteration's duration in milliseconds"},
 			&cli.StringFlag{Name: "state-snapshot", Usage: "a revision of the store whose state this iteration saw (HEAD, a commit)"},
 		),
-		Action: command(runTrajIter),
+		Action: command(func(s *session) error {
+			return runTrajIter(s.c.Context, s, trajIterOptions{
+				ThoughtType:   s.c.String("thought-type"),
+				Thought:       s.c.String("thought"),
+				Confidence:    s.c.String("confidence"),
+				Tool:          s.c.String("tool"),
+				Description:   s.c.String("description"),
+				Rationale:     s.c.String("rationale"),
+				Status:        s.c.String("status"),
+				Result:        s.c.String("result"),
+				ResultType:    s.c.String("result-type"),
+				Extraction:    s.c.String("extraction"),
+				Learned:       s.c.String("learned"),
+				ErrorType:     s.c.String("error-type"),
+				ErrorMessage:  s.c.String("error-message"),
+				Cost:          s.c.String("cost"),
+				Params:        s.c.String("params"),
+				StateSnapshot: s.c.String("state-snapshot"),
+			})
+		}),
 	}
 }
 
-func runTrajIter(s *session) error {
+// trajIterOptions are the flags runTrajIter reads.
+type trajIterOptions struct {
+	ThoughtType   string // --thought-type
+	Thought       string // --thought
+	Confidence    string // --confidence
+	Tool          string // --tool
+	Description   string // --description
+	Rationale     string // --rationale
+	Status        string // --status
+	Result        string // --result
+	ResultType    string // --result-type
+	Extraction    string // --extraction
+	Learned       string // --learned
+	ErrorType     string // --error-type
+	ErrorMessage  string // --error-message
+	Cost          string // --cost
+	Params        string // --params
+	StateSnapshot string // --state-snapshot
+}
+
+func runTrajIter(ctx context.Context, s *session, opts trajIterOptions) error {
 	a, err := args(s.c, 1, 2)
 	if err != nil {
 		return err
@@ -153,14 +214,14 @@ func runTrajIter(s *session) error {
 		return err
 	}
 	f := trajectory.IterationFields{
-		ThoughtType: s.c.String("thought-type"), Thought: s.c.String("thought"), Confidence: s.c.String("confidence"),
-		Tool: s.c.String("tool"), Description: s.c.String("description"), Rationale: s.c.String("rationale"),
-		Status: s.c.String("status"), Result: s.c.String("result"), ResultType: s.c.String("result-type"),
-		Extraction: s.c.String("extraction"), Learned: s.c.String("learned"),
-		ErrorType: s.c.String("error-type"), ErrorMsg: s.c.String("error-message"),
-		CostUSD: s.c.String("cost"),
+		ThoughtType: opts.ThoughtType, Thought: opts.Thought, Confidence: opts.Confidence,
+		Tool: opts.Tool, Description: opts.Description, Rationale: opts.Rationale,
+		Status: opts.Status, Result: opts.Result, ResultType: opts.ResultType,
+		Extraction: opts.Extraction, Learned: opts.Learned,
+		ErrorType: opts.ErrorType, ErrorMsg: opts.ErrorMessage,
+		CostUSD: opts.Cost,
 	}
-	if p := s.c.String("params"); p != "" {
+	if p := opts.Params; p != "" {
 		v, err := objects.Decode([]byte(p))
 		if err != nil {
 			return fmt.Errorf("--params: %w", err)
@@ -195,7 +256,7 @@ func runTrajIter(s *session) error {
 		}
 		return usagef("traj iter needs the iteration: flags (--thought-type, --thought, --tool, --status, --result, ...) or \"-\" with a JSON object on standard input")
 	}
-	n, m, err := s.store.RecordIteration(s.c.Context, a[0], aiwgstate.IterationInput{JSON: base, Fields: f, StateSnapshot: s.c.String("state-snapshot")}, s.writeOptions())
+	n, m, err := s.store.RecordIteration(ctx, a[0], aiwgstate.IterationInput{JSON: base, Fields: f, StateSnapshot: opts.StateSnapshot}, s.writeOptions())
 	if err != nil {
 		return err
 	}
@@ -228,11 +289,24 @@ Examples:
 			&cli.StringFlag{Name: "final", Usage: "the final result"},
 			&cli.StringFlag{Name: "reason", Usage: "task_complete, max_iterations, timeout, error, user_cancel or Final_set"},
 		),
-		Action: command(runTrajComplete),
+		Action: command(func(s *session) error {
+			return runTrajComplete(s.c.Context, s, trajCompleteOptions{
+				Status: s.c.String("status"),
+				Final:  s.c.String("final"),
+				Reason: s.c.String("reason"),
+			})
+		}),
 	}
 }
 
-func runTrajComplete(s *session) error {
+// trajCompleteOptions are the flags runTrajComplete reads.
+type trajCompleteOptions struct {
+	Status string // --status
+	Final  string // --final
+	Reason string // --reason
+}
+
+func runTrajComplete(ctx context.Context, s *session, opts trajCompleteOptions) error {
 	a, err := args(s.c, 1, 2)
 	if err != nil {
 		return err
@@ -241,8 +315,8 @@ func runTrajComplete(s *session) error {
 	if err != nil {
 		return err
 	}
-	m, err := s.store.CompleteTrajectory(s.c.Context, a[0], aiwgstate.TrajectoryCompletion{
-		Status: s.c.String("status"), Final: s.c.String("final"), Reason: s.c.String("reason"), Extra: extra,
+	m, err := s.store.CompleteTrajectory(ctx, a[0], aiwgstate.TrajectoryCompletion{
+		Status: opts.Status, Final: opts.Final, Reason: opts.Reason, Extra: extra,
 	}, s.writeOptions())
 	return s.report(m, err)
 }
@@ -260,16 +334,16 @@ Examples:
    aiwg-state traj show $T --json | jq '.iterations | length'
    aiwg-state traj show $T --at HEAD~3`,
 		Flags:  readFlags(),
-		Action: command(runTrajShow),
+		Action: command(func(s *session) error { return runTrajShow(s.c.Context, s) }),
 	}
 }
 
-func runTrajShow(s *session) error {
+func runTrajShow(ctx context.Context, s *session) error {
 	a, err := args(s.c, 1, 1)
 	if err != nil {
 		return err
 	}
-	doc, err := s.store.Trajectory(s.c.Context, a[0], s.readOptions())
+	doc, err := s.store.Trajectory(ctx, a[0], s.readOptions())
 	if err != nil {
 		return err
 	}
@@ -297,19 +371,32 @@ Examples:
 			&cli.StringFlag{Name: "status", Usage: "only this outcome status, or running"},
 			&cli.StringFlag{Name: "since", Usage: "only trajectories started since an RFC 3339 time or an age (7d)"},
 		),
-		Action: command(runTrajListLs),
+		Action: command(func(s *session) error {
+			return runTrajListLs(s.c.Context, s, trajListLsOptions{
+				Since:    s.c.String("since"),
+				TaskType: s.c.String("task-type"),
+				Status:   s.c.String("status"),
+			})
+		}),
 	}
 }
 
-func runTrajListLs(s *session) error {
+// trajListLsOptions are the flags runTrajListLs reads.
+type trajListLsOptions struct {
+	Since    string // --since
+	TaskType string // --task-type
+	Status   string // --status
+}
+
+func runTrajListLs(ctx context.Context, s *session, opts trajListLsOptions) error {
 	if _, err := args(s.c, 0, 0); err != nil {
 		return err
 	}
-	since, err := trajSince(s.c.String("since"), time.Now())
+	since, err := trajSince(opts.Since, time.Now())
 	if err != nil {
 		return err
 	}
-	list, err := s.store.Trajectories(s.c.Context, aiwgstate.TrajectoryFilter{TaskType: s.c.String("task-type"), Status: s.c.String("status"), Since: since}, s.readOptions())
+	list, err := s.store.Trajectories(ctx, aiwgstate.TrajectoryFilter{TaskType: opts.TaskType, Status: opts.Status, Since: since}, s.readOptions())
 	if err != nil {
 		return err
 	}
@@ -339,18 +426,27 @@ Examples:
    aiwg-state traj report $T
    aiwg-state traj report $T --no-write > report.md
    git --git-dir .aiwg/state.git show main:trajectories/$T/report.md`,
-		Flags:  append(writeFlags(), &cli.BoolFlag{Name: "no-write", Usage: "print the report without committing it"}),
-		Action: command(runTrajReport),
+		Flags: append(writeFlags(), &cli.BoolFlag{Name: "no-write", Usage: "print the report without committing it"}),
+		Action: command(func(s *session) error {
+			return runTrajReport(s.c.Context, s, trajReportOptions{
+				NoWrite: s.c.Bool("no-write"),
+			})
+		}),
 	}
 }
 
-func runTrajReport(s *session) error {
+// trajReportOptions are the flags runTrajReport reads.
+type trajReportOptions struct {
+	NoWrite bool // --no-write
+}
+
+func runTrajReport(ctx context.Context, s *session, opts trajReportOptions) error {
 	a, err := args(s.c, 1, 1)
 	if err != nil {
 		return err
 	}
-	if s.c.Bool("no-write") {
-		doc, err := s.store.Trajectory(s.c.Context, a[0], aiwgstate.ReadOptions{})
+	if opts.NoWrite {
+		doc, err := s.store.Trajectory(ctx, a[0], aiwgstate.ReadOptions{})
 		if err != nil {
 			return err
 		}
@@ -361,7 +457,7 @@ func runTrajReport(s *session) error {
 		_, err = s.out.Write(report)
 		return err
 	}
-	report, m, err := s.store.WriteTrajectoryReport(s.c.Context, a[0], s.writeOptions())
+	report, m, err := s.store.WriteTrajectoryReport(ctx, a[0], s.writeOptions())
 	if err != nil && !trajNoChange(err) {
 		return err
 	}
@@ -395,23 +491,38 @@ Examples:
 			&cli.IntFlag{Name: "ngram", Value: 3, Usage: "length of the tool sequences counted"},
 			&cli.IntFlag{Name: "top", Value: 10, Usage: "how many failure patterns and tool sequences to list"},
 		),
-		Action: command(runTrajAnalyze),
+		Action: command(func(s *session) error {
+			return runTrajAnalyze(s.c.Context, s, trajAnalyzeOptions{
+				Since:    s.c.String("since"),
+				Ngram:    s.c.Int("ngram"),
+				Top:      s.c.Int("top"),
+				TaskType: s.c.String("task-type"),
+			})
+		}),
 	}
 }
 
-func runTrajAnalyze(s *session) error {
+// trajAnalyzeOptions are the flags runTrajAnalyze reads.
+type trajAnalyzeOptions struct {
+	Since    string // --since
+	Ngram    int    // --ngram
+	Top      int    // --top
+	TaskType string // --task-type
+}
+
+func runTrajAnalyze(ctx context.Context, s *session, opts trajAnalyzeOptions) error {
 	if _, err := args(s.c, 0, 0); err != nil {
 		return err
 	}
-	since, err := trajSince(s.c.String("since"), time.Now())
+	since, err := trajSince(opts.Since, time.Now())
 	if err != nil {
 		return err
 	}
-	if s.c.Int("ngram") < 1 || s.c.Int("top") < 1 {
+	if opts.Ngram < 1 || opts.Top < 1 {
 		return usagef("--ngram and --top must be at least 1")
 	}
-	an, err := s.store.AnalyzeTrajectories(s.c.Context, trajectory.AnalyzeOptions{
-		TaskType: s.c.String("task-type"), Since: since, NGram: s.c.Int("ngram"), Top: s.c.Int("top"),
+	an, err := s.store.AnalyzeTrajectories(ctx, trajectory.AnalyzeOptions{
+		TaskType: opts.TaskType, Since: since, NGram: opts.Ngram, Top: opts.Top,
 	}, s.readOptions())
 	if err != nil {
 		return err
@@ -435,25 +546,34 @@ git show REV:trajectories/<id>/trajectory.json.
 Examples:
    aiwg-state traj prune
    aiwg-state traj prune --older-than 30d --json`,
-		Flags:  append(writeFlags(), &cli.StringFlag{Name: "older-than", Value: fmt.Sprintf("%dd", trajectory.RetentionDays), Usage: "age: days (90d), weeks (2w) or a duration (36h)"}),
-		Action: command(runTrajPrune),
+		Flags: append(writeFlags(), &cli.StringFlag{Name: "older-than", Value: fmt.Sprintf("%dd", trajectory.RetentionDays), Usage: "age: days (90d), weeks (2w) or a duration (36h)"}),
+		Action: command(func(s *session) error {
+			return runTrajPrune(s.c.Context, s, trajPruneOptions{
+				OlderThan: s.c.String("older-than"),
+			})
+		}),
 	}
 }
 
-func runTrajPrune(s *session) error {
+// trajPruneOptions are the flags runTrajPrune reads.
+type trajPruneOptions struct {
+	OlderThan string // --older-than
+}
+
+func runTrajPrune(ctx context.Context, s *session, opts trajPruneOptions) error {
 	if _, err := args(s.c, 0, 0); err != nil {
 		return err
 	}
-	age, err := trajectory.ParseAge(s.c.String("older-than"))
+	age, err := trajectory.ParseAge(opts.OlderThan)
 	if err != nil || age <= 0 {
-		return usagef("--older-than: want an age like 90d, 2w or 36h, got %q", s.c.String("older-than"))
+		return usagef("--older-than: want an age like 90d, 2w or 36h, got %q", opts.OlderThan)
 	}
-	ids, m, err := s.store.PruneTrajectories(s.c.Context, age, s.writeOptions())
+	ids, m, err := s.store.PruneTrajectories(ctx, age, s.writeOptions())
 	if trajNoChange(err) {
 		if s.json {
 			return printJSON(s.out, map[string]any{"pruned": []string{}, "no_change": true})
 		}
-		fmt.Fprintln(s.out, "nothing to prune: no trajectory is older than "+s.c.String("older-than"))
+		fmt.Fprintln(s.out, "nothing to prune: no trajectory is older than "+opts.OlderThan)
 		return nil
 	}
 	if err != nil {
@@ -484,12 +604,21 @@ are imported in order; the first failure stops the run and names the file.
 Examples:
    aiwg-state traj import old-runs/*.json
    aiwg-state traj import --new-id successful_trajectory.json`,
-		Flags:  append(writeFlags(), &cli.BoolFlag{Name: "new-id", Usage: "give each imported trajectory a new id"}),
-		Action: command(runTrajImport),
+		Flags: append(writeFlags(), &cli.BoolFlag{Name: "new-id", Usage: "give each imported trajectory a new id"}),
+		Action: command(func(s *session) error {
+			return runTrajImport(s.c.Context, s, trajImportOptions{
+				NewId: s.c.Bool("new-id"),
+			})
+		}),
 	}
 }
 
-func runTrajImport(s *session) error {
+// trajImportOptions are the flags runTrajImport reads.
+type trajImportOptions struct {
+	NewId bool // --new-id
+}
+
+func runTrajImport(ctx context.Context, s *session, opts trajImportOptions) error {
 	a, err := args(s.c, 1, -1)
 	if err != nil {
 		return err
@@ -505,7 +634,7 @@ func runTrajImport(s *session) error {
 		if err != nil {
 			return err
 		}
-		id, m, err := s.store.ImportTrajectory(s.c.Context, data, aiwgstate.TrajectoryImport{Name: file, NewID: s.c.Bool("new-id")}, s.writeOptions())
+		id, m, err := s.store.ImportTrajectory(ctx, data, aiwgstate.TrajectoryImport{Name: file, NewID: opts.NewId}, s.writeOptions())
 		if err != nil {
 			if len(done) > 0 {
 				return fmt.Errorf("%s (after importing %d file(s)): %w", file, len(done), err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
@@ -35,15 +36,28 @@ Examples:
 			&cli.BoolFlag{Name: "list", Usage: "list the handlers and the trust recorded here; change nothing"},
 			&cli.BoolFlag{Name: "revoke", Usage: "withdraw the trust of the named handlers (every one when none is named)"},
 		),
-		Action: command(runTrust),
+		Action: command(func(s *session) error {
+			return runTrust(s.c.Context, s, trustOptions{
+				List:   s.c.Bool("list"),
+				Revoke: s.c.Bool("revoke"),
+				Branch: s.c.String("branch"),
+			})
+		}),
 	}
 }
 
-func runTrust(s *session) error {
+// trustOptions are the flags runTrust reads.
+type trustOptions struct {
+	List   bool   // --list
+	Revoke bool   // --revoke
+	Branch string // --branch
+}
+
+func runTrust(ctx context.Context, s *session, opts trustOptions) error {
 	match := s.c.Args().Slice()
-	list, revoke := s.c.Bool("list"), s.c.Bool("revoke")
+	list, revoke := opts.List, opts.Revoke
 	ro := s.readOptions()
-	ro.Branch = s.c.String("branch")
+	ro.Branch = opts.Branch
 	switch {
 	case list && revoke:
 		return usagef("trust: --list and --revoke do not go together")
@@ -53,7 +67,7 @@ func runTrust(s *session) error {
 		}
 		return trustList(s, ro)
 	case revoke:
-		gone, err := s.store.Revoke(s.c.Context, match)
+		gone, err := s.store.Revoke(ctx, match)
 		if err != nil {
 			return err
 		}
@@ -68,7 +82,7 @@ func runTrust(s *session) error {
 		}
 		return nil
 	}
-	done, err := s.store.Trust(s.c.Context, ro, match)
+	done, err := s.store.Trust(ctx, ro, match)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
@@ -46,7 +47,7 @@ Examples:
 					&cli.Int64Flag{Name: "ttl", Usage: "seconds until a temporary variable expires"},
 					&cli.BoolFlag{Name: "read-only", Usage: "refuse later writes"},
 					&cli.StringFlag{Name: "description", Usage: "what the variable is for"}),
-				Action: command(runVarSet),
+				Action: command(func(s *session) error { return runVarSet(s.c.Context, s) }),
 			},
 			{
 				Name:      "get",
@@ -60,7 +61,14 @@ Examples:
 					&cli.BoolFlag{Name: "meta", Usage: "print the whole variable with metadata"},
 					&cli.BoolFlag{Name: "raw", Usage: "a large value's reference instead of its content; strings unquoted"},
 					&cli.StringFlag{Name: "scope", Usage: "read one scope only"}),
-				Action: command(runVarGet),
+				Action: command(func(s *session) error {
+					return runVarGet(s.c.Context, s, varGetOptions{
+						State: s.c.String("state"),
+						Scope: s.c.String("scope"),
+						Raw:   s.c.Bool("raw"),
+						Meta:  s.c.Bool("meta"),
+					})
+				}),
 			},
 			{
 				Name:      "rm",
@@ -70,8 +78,13 @@ Examples:
    aiwg-state var rm scratch
    aiwg-state var rm endpoints --scope global
    aiwg-state var rm draft --state state-a1b2c3d4`,
-				Flags:  append(rlmWriteFlags(), &cli.StringFlag{Name: "scope", Usage: "the scope to remove from (default: the one a read finds)"}),
-				Action: command(runVarRm),
+				Flags: append(rlmWriteFlags(), &cli.StringFlag{Name: "scope", Usage: "the scope to remove from (default: the one a read finds)"}),
+				Action: command(func(s *session) error {
+					return runVarRm(s.c.Context, s, varRmOptions{
+						State: s.c.String("state"),
+						Scope: s.c.String("scope"),
+					})
+				}),
 			},
 			{
 				Name:      "mv",
@@ -80,8 +93,13 @@ Examples:
 				Description: `Examples:
    aiwg-state var mv risk_count open_risks
    aiwg-state var mv endpoints api_endpoints --scope global`,
-				Flags:  append(rlmWriteFlags(), &cli.StringFlag{Name: "scope", Usage: "the scope of OLD (default: the one a read finds)"}),
-				Action: command(runVarMv),
+				Flags: append(rlmWriteFlags(), &cli.StringFlag{Name: "scope", Usage: "the scope of OLD (default: the one a read finds)"}),
+				Action: command(func(s *session) error {
+					return runVarMv(s.c.Context, s, varMvOptions{
+						State: s.c.String("state"),
+						Scope: s.c.String("scope"),
+					})
+				}),
 			},
 			{
 				Name:  "ls",
@@ -90,14 +108,19 @@ Examples:
    aiwg-state var ls                       # name, type, scope, value preview
    aiwg-state var ls --scope global
    aiwg-state var ls --state state-a1b2c3d4 --json`,
-				Flags:  append(rlmReadFlags(), &cli.StringFlag{Name: "scope", Usage: "one scope only"}),
-				Action: command(runVarLs),
+				Flags: append(rlmReadFlags(), &cli.StringFlag{Name: "scope", Usage: "one scope only"}),
+				Action: command(func(s *session) error {
+					return runVarLs(s.c.Context, s, varLsOptions{
+						State: s.c.String("state"),
+						Scope: s.c.String("scope"),
+					})
+				}),
 			},
 		},
 	}
 }
 
-func runVarSet(s *session) error {
+func runVarSet(ctx context.Context, s *session) error {
 	a, err := args(s.c, 2, 2)
 	if err != nil {
 		return err
@@ -105,23 +128,31 @@ func runVarSet(s *session) error {
 	return s.setVariable(a[0], a[1])
 }
 
-func runVarGet(s *session) error {
+// varGetOptions are the flags runVarGet reads.
+type varGetOptions struct {
+	State string // --state
+	Scope string // --scope
+	Raw   bool   // --raw
+	Meta  bool   // --meta
+}
+
+func runVarGet(ctx context.Context, s *session, opts varGetOptions) error {
 	a, err := args(s.c, 1, 1)
 	if err != nil {
 		return err
 	}
-	v, err := s.store.Variable(s.c.Context, s.c.String("state"), a[0], aiwgstate.GetOptions{ReadOptions: s.readOptions(),
-		Scope: rlm.Scope(s.c.String("scope")), Raw: s.c.Bool("raw")})
+	v, err := s.store.Variable(ctx, opts.State, a[0], aiwgstate.GetOptions{ReadOptions: s.readOptions(),
+		Scope: rlm.Scope(opts.Scope), Raw: opts.Raw})
 	if err != nil {
 		return err
 	}
-	if s.c.Bool("meta") || s.json {
-		if !s.c.Bool("meta") {
+	if opts.Meta || s.json {
+		if !opts.Meta {
 			return printJSON(s.out, map[string]any{"name": v.Name, "value": v.Value, "type": v.Type})
 		}
 		return printVar(s, v)
 	}
-	if str, ok := v.Value.(string); ok && s.c.Bool("raw") {
+	if str, ok := v.Value.(string); ok && opts.Raw {
 		fmt.Fprintln(s.out, str)
 		return nil
 	}
@@ -133,31 +164,49 @@ func runVarGet(s *session) error {
 	return err
 }
 
-func runVarRm(s *session) error {
+// varRmOptions are the flags runVarRm reads.
+type varRmOptions struct {
+	State string // --state
+	Scope string // --scope
+}
+
+func runVarRm(ctx context.Context, s *session, opts varRmOptions) error {
 	a, err := args(s.c, 1, 1)
 	if err != nil {
 		return err
 	}
-	return s.report(s.store.DeleteVariable(s.c.Context, s.c.String("state"), a[0], rlm.Scope(s.c.String("scope")), s.writeOptions()))
+	return s.report(s.store.DeleteVariable(ctx, opts.State, a[0], rlm.Scope(opts.Scope), s.writeOptions()))
 }
 
-func runVarMv(s *session) error {
+// varMvOptions are the flags runVarMv reads.
+type varMvOptions struct {
+	State string // --state
+	Scope string // --scope
+}
+
+func runVarMv(ctx context.Context, s *session, opts varMvOptions) error {
 	a, err := args(s.c, 2, 2)
 	if err != nil {
 		return err
 	}
-	m, err := s.store.RenameVariable(s.c.Context, s.c.String("state"), a[0], a[1], rlm.Scope(s.c.String("scope")), s.writeOptions())
+	m, err := s.store.RenameVariable(ctx, opts.State, a[0], a[1], rlm.Scope(opts.Scope), s.writeOptions())
 	if err == nil {
 		s.warnNaming(a[1])
 	}
 	return s.report(m, err)
 }
 
-func runVarLs(s *session) error {
+// varLsOptions are the flags runVarLs reads.
+type varLsOptions struct {
+	State string // --state
+	Scope string // --scope
+}
+
+func runVarLs(ctx context.Context, s *session, opts varLsOptions) error {
 	if _, err := args(s.c, 0, 0); err != nil {
 		return err
 	}
-	vs, err := s.store.Variables(s.c.Context, s.c.String("state"), rlm.Scope(s.c.String("scope")), s.readOptions())
+	vs, err := s.store.Variables(ctx, opts.State, rlm.Scope(opts.Scope), s.readOptions())
 	if err != nil {
 		return err
 	}

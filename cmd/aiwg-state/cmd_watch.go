@@ -40,22 +40,45 @@ Examples:
 			&cli.IntFlag{Name: "n", Usage: "stop after this many mutations (default: run until interrupted)"},
 			&cli.DurationFlag{Name: "poll", Value: 100 * time.Millisecond, Usage: "how often the branch is read"},
 		),
-		Action: command(runWatch),
+		Action: command(func(s *session) error {
+			return runWatch(s.c.Context, s, watchOptions{
+				N:           s.c.Int("n"),
+				Branch:      s.c.String("branch"),
+				From:        s.c.String("from"),
+				Agent:       s.c.String("agent"),
+				Op:          s.c.String("op"),
+				Source:      s.c.String("source"),
+				Correlation: s.c.String("correlation"),
+				Poll:        s.c.Duration("poll"),
+			})
+		}),
 	}
 }
 
-func runWatch(s *session) error {
+// watchOptions are the flags runWatch reads.
+type watchOptions struct {
+	N           int           // --n
+	Branch      string        // --branch
+	From        string        // --from
+	Agent       string        // --agent
+	Op          string        // --op
+	Source      string        // --source
+	Correlation string        // --correlation
+	Poll        time.Duration // --poll
+}
+
+func runWatch(ctx context.Context, s *session, opts watchOptions) error {
 	a, err := args(s.c, 0, 1)
 	if err != nil {
 		return err
 	}
-	limit := s.c.Int("n")
+	limit := opts.N
 	if limit < 0 {
 		return usagef("-n %d: want a count of mutations (0: no limit)", limit)
 	}
-	wo := aiwgstate.WatchOptions{Branch: s.c.String("branch"), From: s.c.String("from"), Path: argAt(a, 0),
-		Agent: s.c.String("agent"), Op: s.c.String("op"), Source: s.c.String("source"), Correlation: s.c.String("correlation"),
-		Poll: s.c.Duration("poll")}
+	wo := aiwgstate.WatchOptions{Branch: opts.Branch, From: opts.From, Path: argAt(a, 0),
+		Agent: opts.Agent, Op: opts.Op, Source: opts.Source, Correlation: opts.Correlation,
+		Poll: opts.Poll}
 	n := 0
 	var werr error
 	wo.OnReset = func(from, to string) bool {
@@ -66,7 +89,7 @@ func runWatch(s *session) error {
 		}
 		return werr == nil
 	}
-	err = s.store.Watch(s.c.Context, wo, func(m *aiwgstate.Mutation) bool {
+	err = s.store.Watch(ctx, wo, func(m *aiwgstate.Mutation) bool {
 		if s.json {
 			werr = printJSON(s.out, m)
 		} else {

@@ -158,7 +158,7 @@ func (s *Store) Switch(ctx context.Context, name string) error {
 	}
 	ref := branchRef(name)
 	if _, err := s.repo.Ref(ref); errors.Is(err, repo.ErrNotFound) {
-		return errkind.Errorf(ErrNotFound, "branch %s does not exist (aiwg-state branch lists the branches; aiwg-state branch %s creates it)", name, name)
+		return &BranchMissingError{Name: name}
 	} else if err != nil {
 		return fmt.Errorf("branch %s: %w", name, err)
 	}

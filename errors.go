@@ -2,6 +2,7 @@ package aiwgstate
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/aiwg/aiwg-state/repo"
 )
@@ -58,3 +59,64 @@ var (
 	// missing argument).
 	ErrUsage = errors.New("invalid request")
 )
+
+// The typed errors below say what happened and nothing of what to run
+// next: a Go program has no commands or flags. The CLI adds its hints,
+// keyed by type.
+
+// StoreMissingError: no store where one was looked for. It is
+// ErrNotFound.
+type StoreMissingError struct {
+	// Dir is the store directory named; "" when the store was searched
+	// for from a working directory up (FindStore).
+	Dir string
+}
+
+func (e *StoreMissingError) Error() string {
+	if e.Dir == "" {
+		return "no store here or in any parent directory"
+	}
+	return "no store at " + e.Dir
+}
+
+func (e *StoreMissingError) Unwrap() error { return ErrNotFound }
+
+// BranchMissingError: a branch named to read, write or switch to does not
+// exist. It is ErrNotFound.
+type BranchMissingError struct{ Name string }
+
+func (e *BranchMissingError) Error() string { return "branch " + e.Name + " does not exist" }
+
+func (e *BranchMissingError) Unwrap() error { return ErrNotFound }
+
+// MergeInProgressError: a branch has a merge waiting for its conflicts to
+// be resolved, so nothing else merges into it (or, Pushing, leaves it)
+// until the merge is continued or aborted. It is ErrConflict.
+type MergeInProgressError struct {
+	Branch  string
+	Pushing bool // refused a push, rather than a merge
+}
+
+func (e *MergeInProgressError) Error() string {
+	return ErrConflict.Error() + ": " + e.Branch + " has a merge in progress"
+}
+
+func (e *MergeInProgressError) Unwrap() error { return ErrConflict }
+
+// ConflictsError: a merge stopped on conflicts, recorded for resolution
+// (Left: those still unresolved when it was continued). It is ErrConflict;
+// the MergeResult returned with it lists them.
+type ConflictsError struct {
+	Conflicts, Files int
+	Left             bool
+}
+
+func (e *ConflictsError) Error() string {
+	left := ""
+	if e.Left {
+		left = " left"
+	}
+	return fmt.Sprintf("%v: %d conflict(s)%s in %d file(s)", ErrConflict, e.Conflicts, left, e.Files)
+}
+
+func (e *ConflictsError) Unwrap() error { return ErrConflict }

@@ -189,8 +189,7 @@ func (s *Store) checkConflicts(tx *repo.Tx, wo WriteOptions, changes []Change) e
 			}
 		}
 	}
-	return fmt.Errorf("%w: %s has a merge in progress; resolve it (aiwg-state conflicts, resolve, merge --continue) or abort it (merge --abort)",
-		ErrConflict, strings.TrimPrefix(ref, "refs/heads/"))
+	return &MergeInProgressError{Branch: strings.TrimPrefix(ref, "refs/heads/")}
 }
 
 // HasConflicts reports whether branch ("" = the default branch) has a merge
@@ -326,7 +325,7 @@ func (s *Store) Merge(ctx context.Context, from string, mo MergeOptions) (*Merge
 		if err := s.startMerge(ctx, intoRef, from, ours, theirs, bases, mo, tr); err != nil {
 			return nil, err
 		}
-		return res, fmt.Errorf("%w: %d conflict(s) in %d file(s); see aiwg-state conflicts", ErrConflict, len(res.Conflicts), len(tr.Conflicts))
+		return res, &ConflictsError{Conflicts: len(res.Conflicts), Files: len(tr.Conflicts)}
 	}
 	res.Status = MergeCommitted
 	if mo.DryRun {
@@ -1238,7 +1237,7 @@ func (s *Store) Continue(ctx context.Context, branch string, wo WriteOptions) (*
 	res := &MergeResult{Into: st.Into, From: st.From, Ours: st.Ours, Theirs: st.Theirs, Bases: st.Bases, Files: []MergedPath{}, Conflicts: conflictEntries(recs)}
 	if len(recs) > 0 {
 		res.Status = MergeConflicts
-		return res, fmt.Errorf("%w: %d conflict(s) left in %d file(s); see aiwg-state conflicts", ErrConflict, len(res.Conflicts), len(recs))
+		return res, &ConflictsError{Conflicts: len(res.Conflicts), Files: len(recs), Left: true}
 	}
 	ref := s.ref(branch)
 	ours, theirs := plumbing.NewHash(st.Ours), plumbing.NewHash(st.Theirs)

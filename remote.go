@@ -82,8 +82,7 @@ func (s *Store) Push(ctx context.Context, remote string, po PushOptions) ([]repo
 	if busy, err := s.HasConflicts(ref); err != nil {
 		return nil, err
 	} else if busy {
-		return nil, fmt.Errorf("%w: %s has a merge in progress; resolve it (aiwg-state conflicts, resolve, merge --continue) or abort it before pushing",
-			ErrConflict, shortBranch(ref))
+		return nil, &MergeInProgressError{Branch: shortBranch(ref), Pushing: true}
 	}
 	if _, err := s.repo.Ref(ref); err != nil {
 		return nil, fmt.Errorf("branch %s: %w", shortBranch(ref), err)

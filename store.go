@@ -84,7 +84,7 @@ func FindStore(start string) (string, error) {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errkind.Errorf(ErrNotFound, "no store here or in any parent directory (run `aiwg-state init`, or pass --store)")
+			return "", &StoreMissingError{}
 		}
 		dir = parent
 	}
@@ -190,7 +190,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 		if _, err := os.Stat(filepath.Join(dir, DefaultDir, "HEAD")); err == nil {
 			return nil, errkind.Errorf(ErrNotFound, "no store at %s: it is a project directory, whose store is %s", dir, filepath.Join(dir, DefaultDir))
 		}
-		return nil, errkind.Errorf(ErrNotFound, "no store at %s: check the path, or create one there with `aiwg-state init --store %s`", dir, dir)
+		return nil, &StoreMissingError{Dir: dir}
 	} else if err != nil {
 		return nil, err
 	}

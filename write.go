@@ -564,7 +564,7 @@ func (s *Store) commit(ctx context.Context, wo WriteOptions, subject string, bui
 				if other := s.otherRefNamed(name); other != "" {
 					return nil, errkind.Errorf(ErrReadOnly, "%s is %s, not a branch to write: make one of your own (aiwg-state branch NAME --from %s)", name, other, name)
 				}
-				return nil, errkind.Errorf(ErrNotFound, "branch %s does not exist (aiwg-state branch %s creates it)", name, name)
+				return nil, &BranchMissingError{Name: name}
 			}
 		}
 		rec = recorder{}

@@ -79,7 +79,7 @@ type ShallowError struct {
 }
 
 func (e *ShallowError) Error() string {
-	return fmt.Sprintf("%s is beyond this shallow clone's history (`aiwg-state fetch --deepen N` / git fetch --deepen N)", e.Rev)
+	return fmt.Sprintf("%s is beyond this shallow clone's history", e.Rev)
 }
 
 func (e *ShallowError) Unwrap() error { return ErrShallow }
@@ -106,8 +106,8 @@ func short(h plumbing.Hash) string {
 
 // ErrCorrupt: the store's files are damaged (a pack or its index fails its
 // checksum, an object does not inflate or decode). Nothing is written on
-// such a base; the message names the damaged file and `aiwg-state fsck`
-// says what repairs it.
+// such a base; the message names the damaged file, and a check of the
+// store says what repairs it.
 var ErrCorrupt = errors.New("damaged")
 
 // ErrUnsupported: a repository format this package does not read (SHA-256
@@ -121,7 +121,7 @@ type CorruptError struct {
 }
 
 func (e *CorruptError) Error() string {
-	return fmt.Sprintf("the store's %s is damaged (%s): run `aiwg-state fsck`", e.File, e.Reason)
+	return fmt.Sprintf("the store's %s is damaged (%s)", e.File, e.Reason)
 }
 
 func (e *CorruptError) Unwrap() error { return ErrCorrupt }

@@ -112,7 +112,7 @@ func exitCode(err error) int {
 // reportError prints one line (or, with --json, one object) for err.
 func reportError(w io.Writer, err error, asJSON bool) {
 	code := exitCode(err)
-	msg := oneLine(err.Error())
+	msg := oneLine(withAdvice(err))
 	if asJSON {
 		details := map[string]any{}
 		var se *repo.StaleError

@@ -434,7 +434,7 @@ func TestBranchFlagNamesRemoteTracking(t *testing.T) {
 	}
 	for b, want := range map[string]string{
 		"origin/main": "aiwg-state: origin/main is a remote-tracking branch (fetch moves it), not a branch to write: make one of your own (aiwg-state branch NAME --from origin/main)\n",
-		"nosuch":      "aiwg-state: branch nosuch does not exist (aiwg-state branch nosuch creates it)\n",
+		"nosuch":      "aiwg-state: branch nosuch does not exist (aiwg-state branch lists the branches; aiwg-state branch nosuch creates it)\n",
 	} {
 		_, errOut, code := runCLI(t, s, "", "set", "a.json", "v", "3", "--branch", b)
 		if code != exitDomain || errOut != want {

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"errors"
+
+	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/repo"
+)
+
+// adviceTable adds to a library error the hint a person at the command
+// line needs: what to run next, as git's advise() does. The library's
+// errors say what happened and name no command or flag (a Go program has
+// neither); the hints live here, keyed by the error's type. The first
+// match wins; the hint is appended to the error's one line (and to --json's
+// "error").
+var adviceTable = []func(error) (string, bool){
+	func(err error) (string, bool) {
+		var e *aiwgstate.StoreMissingError
+		if !errors.As(err, &e) {
+			return "", false
+		}
+		if e.Dir == "" {
+			return " (run `aiwg-state init`, or pass --store)", true
+		}
+		return ": check the path, or create one there with `aiwg-state init --store " + e.Dir + "`", true
+	},
+	func(err error) (string, bool) {
+		var e *aiwgstate.BranchMissingError
+		if !errors.As(err, &e) {
+			return "", false
+		}
+		return " (aiwg-state branch lists the branches; aiwg-state branch " + e.Name + " creates it)", true
+	},
+	func(err error) (string, bool) {
+		var e *aiwgstate.MergeInProgressError
+		if !errors.As(err, &e) {
+			return "", false
+		}
+		if e.Pushing {
+			return "; resolve it (aiwg-state conflicts, resolve, merge --continue) or abort it before pushing", true
+		}
+		return "; resolve it (aiwg-state conflicts, resolve, merge --continue) or abort it (merge --abort)", true
+	},
+	func(err error) (string, bool) {
+		var e *aiwgstate.ConflictsError
+		return "; see aiwg-state conflicts", errors.As(err, &e)
+	},
+	func(err error) (string, bool) {
+		var e *repo.ShallowError
+		return " (`aiwg-state fetch --deepen N` / git fetch --deepen N)", errors.As(err, &e)
+	},
+	func(err error) (string, bool) {
+		var e *repo.CorruptError
+		return ": run `aiwg-state fsck`", errors.As(err, &e)
+	},
+}
+
+// withAdvice is err's message with the hint adviceTable has for it.
+func withAdvice(err error) string {
+	for _, advise := range adviceTable {
+		if hint, ok := advise(err); ok {
+			return err.Error() + hint
+		}
+	}
+	return err.Error()
+}

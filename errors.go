@@ -120,3 +120,41 @@ func (e *ConflictsError) Error() string {
 }
 
 func (e *ConflictsError) Unwrap() error { return ErrConflict }
+
+// MissingKind is what a MissingError found missing.
+type MissingKind int
+
+const (
+	MissingState          MissingKind = iota // the branch has no RLM state yet
+	MissingTrajectory                        // no trajectory of that id on the branch
+	MissingSchema                            // no schema rule of that name
+	MissingHandler                           // no completion handler of that name in the manifest
+	MissingTrustedHandler                    // no trusted completion handler of that name
+)
+
+// MissingError: a named thing of the store does not exist. It is
+// ErrNotFound.
+type MissingError struct {
+	Kind MissingKind
+	// Name is what was asked for ("" for MissingState; several names
+	// are comma-separated).
+	Name string
+}
+
+func (e *MissingError) Error() string {
+	switch e.Kind {
+	case MissingState:
+		return "no state on this branch yet"
+	case MissingTrajectory:
+		return "trajectory " + e.Name + ": no such trajectory on this branch"
+	case MissingSchema:
+		return "no schema " + e.Name
+	case MissingHandler:
+		return "no completion handler named " + e.Name
+	case MissingTrustedHandler:
+		return "no trusted handler named " + e.Name
+	}
+	return e.Name + ": " + ErrNotFound.Error()
+}
+
+func (e *MissingError) Unwrap() error { return ErrNotFound }

@@ -298,7 +298,7 @@ func (s *Store) stateAt(root plumbing.Hash, id string) (*rlm.Header, error) {
 		return nil, err
 	}
 	if len(hs) == 0 {
-		return nil, errkind.Errorf(ErrNotFound, "no state on this branch yet (create one with `aiwg-state state init --prompt TEXT`)")
+		return nil, &MissingError{Kind: MissingState}
 	}
 	return hs[len(hs)-1], nil
 }

@@ -326,7 +326,7 @@ func (s *Store) RemoveSchema(ctx context.Context, name string, wo WriteOptions) 
 			rules.Rules = slices.DeleteFunc(rules.Rules, func(r docschema.Rule) bool { return r.Schema == file })
 		}
 		if rules == nil || len(rules.Rules) == n {
-			return errkind.Errorf(ErrNotFound, "no schema %s (aiwg-state schema ls lists them)", name)
+			return &MissingError{Kind: MissingSchema, Name: name}
 		}
 		return s.writeRules(tx, rec, rules, func() error {
 			if ok, _ := tx.Exists(file); ok {

@@ -14,7 +14,6 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/aiwg/aiwg-state/internal/errkind"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/trajectory"
@@ -91,7 +90,7 @@ func checkTrajectoryLink(tx *repo.Tx, wo WriteOptions, _ []Change) error {
 			continue
 		}
 		if _, err := tx.ReadFile(trajHeaderPath(t.Value)); errors.Is(err, repo.ErrNotFound) {
-			return errkind.Errorf(ErrNotFound, "trajectory %s: no such trajectory on this branch (aiwg-state traj start makes one)", t.Value)
+			return &MissingError{Kind: MissingTrajectory, Name: t.Value}
 		} else if err != nil {
 			return err
 		}

@@ -128,7 +128,7 @@ func (s *Store) Trust(ctx context.Context, ro ReadOptions, match []string) ([]Tr
 		if len(hs) == 0 {
 			return nil, errkind.Errorf(ErrNotFound, "the store has no completion handlers to trust (%s, rlm.on_complete)", ManifestPath)
 		}
-		return nil, errkind.Errorf(ErrNotFound, "no completion handler named %s (aiwg-state trust --list shows them)", strings.Join(match, ", "))
+		return nil, &MissingError{Kind: MissingHandler, Name: strings.Join(match, ", ")}
 	}
 	return s.trust(pick)
 }
@@ -149,7 +149,7 @@ func (s *Store) Revoke(ctx context.Context, match []string) ([]TrustedHandler, e
 		return keep, nil
 	})
 	if err == nil && len(gone) == 0 && len(match) > 0 {
-		err = errkind.Errorf(ErrNotFound, "no trusted handler named %s (aiwg-state trust --list shows them)", strings.Join(match, ", "))
+		err = &MissingError{Kind: MissingTrustedHandler, Name: strings.Join(match, ", ")}
 	}
 	return gone, err
 }

@@ -125,3 +125,12 @@ func (e *CorruptError) Error() string {
 }
 
 func (e *CorruptError) Unwrap() error { return ErrCorrupt }
+
+// RemoteMissingError: no remote of that name. It is ErrNotFound.
+type RemoteMissingError struct{ Name string }
+
+func (e *RemoteMissingError) Error() string {
+	return fmt.Sprintf("remote %q: %v", e.Name, ErrNotFound)
+}
+
+func (e *RemoteMissingError) Unwrap() error { return ErrNotFound }

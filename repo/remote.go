@@ -113,7 +113,7 @@ func (r *Repo) RemoteURL(ctx context.Context, name string) (string, error) {
 			return rm.URL, nil
 		}
 	}
-	return "", fmt.Errorf("remote %q: %w (see `aiwg-state remote ls`)", name, ErrNotFound)
+	return "", &RemoteMissingError{Name: name}
 }
 
 // AddRemote configures a remote whose branches are fetched to

@@ -46,6 +46,24 @@ var adviceTable = []func(error) (string, bool){
 		return "; see aiwg-state conflicts", errors.As(err, &e)
 	},
 	func(err error) (string, bool) {
+		var e *aiwgstate.MissingError
+		if !errors.As(err, &e) {
+			return "", false
+		}
+		hint, ok := map[aiwgstate.MissingKind]string{
+			aiwgstate.MissingState:          " (create one with `aiwg-state state init --prompt TEXT`)",
+			aiwgstate.MissingTrajectory:     " (aiwg-state traj start makes one)",
+			aiwgstate.MissingSchema:         " (aiwg-state schema ls lists them)",
+			aiwgstate.MissingHandler:        " (aiwg-state trust --list shows them)",
+			aiwgstate.MissingTrustedHandler: " (aiwg-state trust --list shows them)",
+		}[e.Kind]
+		return hint, ok
+	},
+	func(err error) (string, bool) {
+		var e *repo.RemoteMissingError
+		return " (see `aiwg-state remote ls`)", errors.As(err, &e)
+	},
+	func(err error) (string, bool) {
 		var e *repo.ShallowError
 		return " (`aiwg-state fetch --deepen N` / git fetch --deepen N)", errors.As(err, &e)
 	},

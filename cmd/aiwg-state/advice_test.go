@@ -1,0 +1,47 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/repo"
+)
+
+// TestAdvice: the library's typed errors name no command or flag; the CLI
+// prints each with its hint, as one line, with its exit code.
+func TestAdvice(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		says string
+		code int
+	}{
+		{&aiwgstate.StoreMissingError{}, "no store here or in any parent directory (run `aiwg-state init`, or pass --store)", exitDomain},
+		{&aiwgstate.StoreMissingError{Dir: "/x/s.git"}, "no store at /x/s.git: check the path, or create one there with `aiwg-state init --store /x/s.git`", exitDomain},
+		{&aiwgstate.BranchMissingError{Name: "b"}, "branch b does not exist (aiwg-state branch lists the branches; aiwg-state branch b creates it)", exitDomain},
+		{&aiwgstate.MergeInProgressError{Branch: "main"}, "unresolved merge conflicts: main has a merge in progress; resolve it (aiwg-state conflicts, resolve, merge --continue) or abort it (merge --abort)", exitConflict},
+		{&aiwgstate.MergeInProgressError{Branch: "main", Pushing: true}, "unresolved merge conflicts: main has a merge in progress; resolve it (aiwg-state conflicts, resolve, merge --continue) or abort it before pushing", exitConflict},
+		{&aiwgstate.ConflictsError{Conflicts: 3, Files: 2}, "unresolved merge conflicts: 3 conflict(s) in 2 file(s); see aiwg-state conflicts", exitConflict},
+		{&aiwgstate.ConflictsError{Conflicts: 1, Files: 1, Left: true}, "unresolved merge conflicts: 1 conflict(s) left in 1 file(s); see aiwg-state conflicts", exitConflict},
+		{&aiwgstate.MissingError{Kind: aiwgstate.MissingState}, "no state on this branch yet (create one with `aiwg-state state init --prompt TEXT`)", exitDomain},
+		{&aiwgstate.MissingError{Kind: aiwgstate.MissingTrajectory, Name: "traj-1"}, "trajectory traj-1: no such trajectory on this branch (aiwg-state traj start makes one)", exitDomain},
+		{&aiwgstate.MissingError{Kind: aiwgstate.MissingSchema, Name: "s"}, "no schema s (aiwg-state schema ls lists them)", exitDomain},
+		{&aiwgstate.MissingError{Kind: aiwgstate.MissingHandler, Name: "h"}, "no completion handler named h (aiwg-state trust --list shows them)", exitDomain},
+		{&aiwgstate.MissingError{Kind: aiwgstate.MissingTrustedHandler, Name: "h"}, "no trusted handler named h (aiwg-state trust --list shows them)", exitDomain},
+		{&repo.RemoteMissingError{Name: "o"}, `remote "o": not found (see ` + "`aiwg-state remote ls`)", exitDomain},
+		{&repo.ShallowError{Rev: "HEAD~9"}, "HEAD~9 is beyond this shallow clone's history (`aiwg-state fetch --deepen N` / git fetch --deepen N)", exitDomain},
+		{&repo.CorruptError{File: "objects/pack/p.idx", Reason: "bad checksum"}, "the store's objects/pack/p.idx is damaged (bad checksum): run `aiwg-state fsck`", exitDomain},
+	} {
+		if strings.Contains(c.err.Error(), "aiwg-state") || strings.Contains(c.err.Error(), "--") {
+			t.Errorf("%T names a command or flag: %s", c.err, c.err)
+		}
+		wrapped := fmt.Errorf("read: %w", c.err)
+		if got := withAdvice(wrapped); got != "read: "+c.says {
+			t.Errorf("%T:\n got %s\nwant read: %s", c.err, got, c.says)
+		}
+		if got := exitCode(wrapped); got != c.code {
+			t.Errorf("%T: exit %d, want %d", c.err, got, c.code)
+		}
+	}
+}

@@ -117,19 +117,17 @@ func (s *Store) DeleteBranch(ctx context.Context, name string, force bool) error
 	}
 	head, _ := s.repo.Head()
 	if head == ref {
-		// Name a branch that exists: main unless that is this one.
-		other := "OTHER-BRANCH"
+		// Name a branch that exists to switch to: main unless that is
+		// this one.
+		other := ""
 		if bs, err := s.Branches(ctx); err == nil {
 			for _, b := range bs {
-				if b.Name != name && (other == "OTHER-BRANCH" || b.Name == "main") {
+				if b.Name != name && (other == "" || b.Name == "main") {
 					other = b.Name
 				}
 			}
 		}
-		if other == "OTHER-BRANCH" {
-			return errkind.Errorf(ErrReadOnly, "%s is the store's only branch, and the one it is on (its HEAD): make another and switch to it first: aiwg-state branch NEW && aiwg-state switch NEW && aiwg-state branch -d %s", name, name)
-		}
-		return errkind.Errorf(ErrReadOnly, "%s is the branch the store is on (its HEAD): switch to another first, then delete it: aiwg-state switch %s && aiwg-state branch -d %s", name, other, name)
+		return &BranchInUseError{Name: name, Other: other}
 	}
 	if !force {
 		if merging, err := s.HasConflicts(name); err == nil && merging {

@@ -158,3 +158,42 @@ func (e *MissingError) Error() string {
 }
 
 func (e *MissingError) Unwrap() error { return ErrNotFound }
+
+// BranchInUseError: a delete of the branch the store is on (its HEAD).
+// It is ErrReadOnly.
+type BranchInUseError struct {
+	Name string
+	// Other is a branch to switch to first (main when it is not Name);
+	// "" when Name is the store's only branch.
+	Other string
+}
+
+func (e *BranchInUseError) Error() string {
+	if e.Other == "" {
+		return e.Name + " is the store's only branch, and the one it is on (its HEAD)"
+	}
+	return e.Name + " is the branch the store is on (its HEAD)"
+}
+
+func (e *BranchInUseError) Unwrap() error { return ErrReadOnly }
+
+// NoMergeError: a continue, abort or resolve on a branch with no merge in
+// progress. It is ErrNotFound.
+type NoMergeError struct{ Branch string }
+
+func (e *NoMergeError) Error() string {
+	return e.Branch + " has no merge in progress, so there is nothing to continue, abort or resolve"
+}
+
+func (e *NoMergeError) Unwrap() error { return ErrNotFound }
+
+// StrategiesFileError: a document operation on the store's merge
+// strategies (.gitattributes), which only the strategy operations
+// change. It is ErrReadOnly.
+type StrategiesFileError struct{ Path string }
+
+func (e *StrategiesFileError) Error() string {
+	return ErrReadOnly.Error() + ": " + e.Path + " is the store's merge strategies, not a document"
+}
+
+func (e *StrategiesFileError) Unwrap() error { return ErrReadOnly }

@@ -838,7 +838,7 @@ func (s *Store) inProgress(branch string) (plumbing.Hash, *repo.Commit, error) {
 	ref := s.ref(branch)
 	h, err := s.repo.Ref(mergeRef(ref))
 	if errors.Is(err, repo.ErrNotFound) {
-		return h, nil, errkind.Errorf(ErrNotFound, "%s has no merge in progress, so there is nothing to continue, abort or resolve (aiwg-state merge BRANCH starts one)", shortBranch(ref))
+		return h, nil, &NoMergeError{Branch: shortBranch(ref)}
 	}
 	if err != nil {
 		return h, nil, err

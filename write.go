@@ -304,7 +304,7 @@ func documentPath(file string) (string, error) {
 		return "", err
 	}
 	if clean == AttributesPath {
-		return "", fmt.Errorf("%w: %s is the store's merge strategies, not a document: aiwg-state strategy set PATTERN STRATEGY changes them (strategy ls lists them)", ErrReadOnly, clean)
+		return "", &StrategiesFileError{Path: clean}
 	}
 	if !strings.HasSuffix(clean, ".json") {
 		return "", fmt.Errorf("%w: %s: documents are .json files", verbiage.ErrInvalidPath, file)

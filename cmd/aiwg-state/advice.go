@@ -46,6 +46,24 @@ var adviceTable = []func(error) (string, bool){
 		return "; see aiwg-state conflicts", errors.As(err, &e)
 	},
 	func(err error) (string, bool) {
+		var e *aiwgstate.BranchInUseError
+		if !errors.As(err, &e) {
+			return "", false
+		}
+		if e.Other == "" {
+			return ": make another and switch to it first: aiwg-state branch NEW && aiwg-state switch NEW && aiwg-state branch -d " + e.Name, true
+		}
+		return ": switch to another first, then delete it: aiwg-state switch " + e.Other + " && aiwg-state branch -d " + e.Name, true
+	},
+	func(err error) (string, bool) {
+		var e *aiwgstate.NoMergeError
+		return " (aiwg-state merge BRANCH starts one)", errors.As(err, &e)
+	},
+	func(err error) (string, bool) {
+		var e *aiwgstate.StrategiesFileError
+		return ": aiwg-state strategy set PATTERN STRATEGY changes them (strategy ls lists them)", errors.As(err, &e)
+	},
+	func(err error) (string, bool) {
 		var e *aiwgstate.MissingError
 		if !errors.As(err, &e) {
 			return "", false

@@ -244,8 +244,9 @@ func TestBrokenManifestIsRepairedByConfig(t *testing.T) {
 	c := plainCommit(t, st, aiwgstate.ManifestPath, "{ not json")
 	git(t, st, "update-ref", "refs/heads/main", c)
 	_, err := st.Set(ctx, "docs/a.json", "k", []byte("2"), aiwgstate.WriteOptions{Agent: "a"})
-	if !errors.Is(err, aiwgstate.ErrBadManifest) || !strings.Contains(err.Error(), "aiwg-state config") {
-		t.Fatalf("write on a broken manifest: %v, want ErrBadManifest naming the repair", err)
+	var be *aiwgstate.BrokenFileError
+	if !errors.Is(err, aiwgstate.ErrBadManifest) || !errors.As(err, &be) || be.Kind != aiwgstate.BrokenManifest {
+		t.Fatalf("write on a broken manifest: %v, want ErrBadManifest, a BrokenFileError of the manifest", err)
 	}
 	if _, err := st.Config(ctx, "", aiwgstate.ReadOptions{}); !errors.Is(err, aiwgstate.ErrBadManifest) {
 		t.Fatalf("config read: %v, want ErrBadManifest", err)

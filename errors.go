@@ -197,3 +197,32 @@ func (e *StrategiesFileError) Error() string {
 }
 
 func (e *StrategiesFileError) Unwrap() error { return ErrReadOnly }
+
+// BrokenKind is the kind of file a BrokenFileError found broken.
+type BrokenKind int
+
+const (
+	BrokenQueueHead     BrokenKind = iota // a queue's next message, which stops the queue
+	BrokenQueueMessage                    // a queue message
+	BrokenSchemaRules                     // the schema rules (docschema.Path)
+	BrokenSchemaMissing                   // the rules name a schema the store does not hold
+	BrokenSchema                          // a schema the store holds (Name)
+	BrokenPolicy                          // the policy (policy.Path)
+	BrokenTrust                           // the machine's trust file
+	BrokenManifest                        // the manifest (ManifestPath)
+)
+
+// BrokenFileError: a file the store keeps, written by plain git, by hand
+// or by a merge, does not read as what it should be. It wraps the error
+// that says why, whose kind (ErrInvalidRecord, ErrBadManifest,
+// policy.ErrInvalid) it keeps.
+type BrokenFileError struct {
+	Kind BrokenKind
+	File string // the file at fault
+	Name string // BrokenSchema: the schema's name
+	Err  error
+}
+
+func (e *BrokenFileError) Error() string { return e.Err.Error() }
+
+func (e *BrokenFileError) Unwrap() error { return e.Err }

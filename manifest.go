@@ -104,8 +104,7 @@ func parseManifest(data []byte) (Manifest, error) {
 		return m, nil
 	}
 	if err := json.Unmarshal(data, &m); err != nil {
-		return m, fmt.Errorf("%s: %w (%v): repair it with `aiwg-state config KEY VALUE`, which writes a manifest of the defaults and that setting, or commit a fixed %s",
-			ManifestPath, ErrBadManifest, err, ManifestPath)
+		return m, &BrokenFileError{Kind: BrokenManifest, File: ManifestPath, Err: fmt.Errorf("%s: %w (%v)", ManifestPath, ErrBadManifest, err)}
 	}
 	if m.Limits.MaxDocumentBytes <= 0 {
 		m.Limits.MaxDocumentBytes = defaultLimits.MaxDocumentBytes

@@ -163,7 +163,7 @@ func (s *Store) policyAt(commit plumbing.Hash) (*policy.Policy, error) {
 	}
 	p, err := policy.Parse(data)
 	if err != nil {
-		return nil, fmt.Errorf("%w (aiwg-state policy set FILE repairs it)", err)
+		return nil, &BrokenFileError{Kind: BrokenPolicy, File: policy.Path, Err: err}
 	}
 	return p, nil
 }

@@ -130,7 +130,7 @@ func (s *Store) TakeMessage(ctx context.Context, name string, to TakeOptions, wo
 				return err
 			}
 			if msg, err = queue.Decode(file, data); err != nil {
-				return errkind.Errorf(ErrInvalidRecord, "%v: it stops the queue; remove it (aiwg-state rm %s)", err, file)
+				return &BrokenFileError{Kind: BrokenQueueHead, File: file, Err: errkind.Errorf(ErrInvalidRecord, "%v: it stops the queue", err)}
 			}
 			if err := tx.Remove(file); err != nil {
 				return err
@@ -207,7 +207,7 @@ func (s *Store) PeekMessages(ctx context.Context, name string, n int, ro ReadOpt
 		}
 		m, err := queue.Decode(file, data)
 		if err != nil {
-			return nil, errkind.Errorf(ErrInvalidRecord, "%v: remove it (aiwg-state rm %s)", err, file)
+			return nil, &BrokenFileError{Kind: BrokenQueueMessage, File: file, Err: errkind.Errorf(ErrInvalidRecord, "%v", err)}
 		}
 		out = append(out, *m)
 	}

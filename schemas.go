@@ -132,7 +132,7 @@ func rulesIn(read func(string) ([]byte, error)) (*docschema.Rules, error) {
 func parseStoredRules(data []byte) (*docschema.Rules, error) {
 	r, err := docschema.Parse(data)
 	if err != nil {
-		return nil, errkind.Errorf(ErrInvalidRecord, "the store's schema rules are broken: %v (aiwg-state schema rm --all clears them)", err)
+		return nil, &BrokenFileError{Kind: BrokenSchemaRules, File: docschema.Path, Err: errkind.Errorf(ErrInvalidRecord, "the store's schema rules are broken: %v", err)}
 	}
 	return r, nil
 }
@@ -194,7 +194,7 @@ func (s *Store) validateRuled(rules *docschema.Rules, read func(string) ([]byte,
 func (s *Store) schema(read func(string) ([]byte, error), file string) (*docschema.Schema, error) {
 	data, err := read(file)
 	if errors.Is(err, repo.ErrNotFound) {
-		return nil, errkind.Errorf(ErrInvalidRecord, "%s names the schema %s, which is not in the store (aiwg-state schema rm --all clears the rules)", docschema.Path, file)
+		return nil, &BrokenFileError{Kind: BrokenSchemaMissing, File: docschema.Path, Err: errkind.Errorf(ErrInvalidRecord, "%s names the schema %s, which is not in the store", docschema.Path, file)}
 	}
 	if err != nil {
 		return nil, err
@@ -217,7 +217,7 @@ func (s *Store) schema(read func(string) ([]byte, error), file string) (*docsche
 	if err != nil {
 		// A schema the store holds (schema add compiles its own first).
 		name := strings.TrimSuffix(strings.TrimPrefix(file, docschema.Dir+"/"), ".schema.json")
-		return nil, errkind.Errorf(ErrInvalidRecord, "%v: the store's schema is broken (aiwg-state schema rm %s, or schema rm --all)", err, name)
+		return nil, &BrokenFileError{Kind: BrokenSchema, File: file, Name: name, Err: errkind.Errorf(ErrInvalidRecord, "%v: the store's schema is broken", err)}
 	}
 	s.schemas.Store(key, sch)
 	return sch, nil

@@ -185,7 +185,8 @@ func TestBrokenSchemaRulesHaveAWayOut(t *testing.T) {
 	st := newStore(t)
 	ctx := context.Background()
 	git(t, st, "update-ref", "refs/heads/main", plainCommit(t, st, ".aiwg/schemas.json", `{"rules":[{"paths":["x/*"],"schema":"nope.json"}]}`))
-	if _, err := st.Put(ctx, "y.json", []byte(`1`), aiwgstate.WriteOptions{}); !errors.Is(err, aiwgstate.ErrInvalidRecord) || !strings.Contains(err.Error(), "schema rm --all") {
+	var be *aiwgstate.BrokenFileError
+	if _, err := st.Put(ctx, "y.json", []byte(`1`), aiwgstate.WriteOptions{}); !errors.Is(err, aiwgstate.ErrInvalidRecord) || !errors.As(err, &be) || be.Kind != aiwgstate.BrokenSchemaRules {
 		t.Fatalf("a write under broken rules: %v", err)
 	}
 	if _, err := st.RemoveSchema(ctx, "", aiwgstate.WriteOptions{}); err != nil {

@@ -197,7 +197,7 @@ func (s *Store) readTrust() ([]TrustedHandler, error) {
 	if err := json.Unmarshal(data, &doc); err != nil {
 		// Local, written by this program: a damaged file trusts nothing,
 		// and says so, rather than run anything.
-		return nil, errkind.Errorf(ErrInvalidRecord, "%s: %v (aiwg-state trust --revoke clears it)", filepath.Join(s.repo.Dir(), trustFile), err)
+		return nil, &BrokenFileError{Kind: BrokenTrust, File: filepath.Join(s.repo.Dir(), trustFile), Err: errkind.Errorf(ErrInvalidRecord, "%s: %v", filepath.Join(s.repo.Dir(), trustFile), err)}
 	}
 	if doc.Handlers == nil {
 		doc.Handlers = []TrustedHandler{}

@@ -64,6 +64,31 @@ var adviceTable = []func(error) (string, bool){
 		return ": aiwg-state strategy set PATTERN STRATEGY changes them (strategy ls lists them)", errors.As(err, &e)
 	},
 	func(err error) (string, bool) {
+		var e *aiwgstate.BrokenFileError
+		if !errors.As(err, &e) {
+			return "", false
+		}
+		switch e.Kind {
+		case aiwgstate.BrokenQueueHead:
+			return "; remove it (aiwg-state rm " + e.File + ")", true
+		case aiwgstate.BrokenQueueMessage:
+			return ": remove it (aiwg-state rm " + e.File + ")", true
+		case aiwgstate.BrokenSchemaRules:
+			return " (aiwg-state schema rm --all clears them)", true
+		case aiwgstate.BrokenSchemaMissing:
+			return " (aiwg-state schema rm --all clears the rules)", true
+		case aiwgstate.BrokenSchema:
+			return " (aiwg-state schema rm " + e.Name + ", or schema rm --all)", true
+		case aiwgstate.BrokenPolicy:
+			return " (aiwg-state policy set FILE repairs it)", true
+		case aiwgstate.BrokenTrust:
+			return " (aiwg-state trust --revoke clears it)", true
+		case aiwgstate.BrokenManifest:
+			return ": repair it with `aiwg-state config KEY VALUE`, which writes a manifest of the defaults and that setting, or commit a fixed " + e.File, true
+		}
+		return "", false
+	},
+	func(err error) (string, bool) {
 		var e *aiwgstate.MissingError
 		if !errors.As(err, &e) {
 			return "", false

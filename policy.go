@@ -60,7 +60,7 @@ func (s *Store) checkPolicy(tx *repo.Tx, wo WriteOptions, changes []Change) erro
 func (s *Store) checkPolicyRepair(tx *repo.Tx, wo WriteOptions, broken error) error {
 	for _, path := range tx.Changed() {
 		if path != policy.Path {
-			return errkind.Errorf(ErrInvalidRecord, "%v; until then no other write is accepted", broken)
+			return &BrokenFileError{Kind: BrokenPolicy, File: policy.Path, Err: errkind.Errorf(ErrInvalidRecord, "%v; until then no other write is accepted", broken)}
 		}
 	}
 	last, err := s.lastValidPolicy(tx.Parent())

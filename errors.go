@@ -210,6 +210,7 @@ const (
 	BrokenPolicy                          // the policy (policy.Path)
 	BrokenTrust                           // the machine's trust file
 	BrokenManifest                        // the manifest (ManifestPath)
+	BrokenMemoryRecord                    // a file under memory/ that is not a memory record
 )
 
 // BrokenFileError: a file the store keeps, written by plain git, by hand
@@ -226,3 +227,17 @@ type BrokenFileError struct {
 func (e *BrokenFileError) Error() string { return e.Err.Error() }
 
 func (e *BrokenFileError) Unwrap() error { return e.Err }
+
+// VariableLimitError: creating a variable would give a state more
+// variables than rlm.MaxVariables. It is ErrLimit.
+type VariableLimitError struct {
+	State       string
+	Seen, Limit int
+	Creating    string // the variable that was to be created
+}
+
+func (e *VariableLimitError) Error() string {
+	return fmt.Sprintf("%v: %s sees %d variables, the limit is %d", ErrLimit, e.State, e.Seen, e.Limit)
+}
+
+func (e *VariableLimitError) Unwrap() error { return ErrLimit }

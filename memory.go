@@ -98,11 +98,8 @@ func readMemoryTx(tx *repo.Tx, file string) (*memory.Record, error) {
 func decodeMemory(file string, data []byte) (*memory.Record, error) {
 	r, err := memory.Decode(file, data)
 	if err != nil {
-		hint := "aiwg-state mv " + file + " OTHER/PLACE.json"
-		if k, ok := memory.KeyOf(file); ok {
-			hint += ", or remove it with aiwg-state memory rm " + k.Namespace + " " + k.Kind + " " + k.ID
-		}
-		return nil, errkind.Errorf(ErrInvalidRecord, "%v: %s/ holds memory records only; move it out (%s)", err, memory.Dir, hint)
+		return nil, &BrokenFileError{Kind: BrokenMemoryRecord, File: file,
+			Err: errkind.Errorf(ErrInvalidRecord, "%v: %s/ holds memory records only; move it out", err, memory.Dir)}
 	}
 	return r, nil
 }

@@ -752,8 +752,7 @@ func checkVariableLimit(tx *repo.Tx, h *rlm.Header, dir, name string) error {
 	}
 	for _, st := range states {
 		if n := sees(st); n >= rlm.MaxVariables {
-			return fmt.Errorf("%w: %s sees %d variables, the limit is %d; remove some (`aiwg-state var rm NAME`) before creating %s",
-				ErrLimit, st.StateID, n, rlm.MaxVariables, name)
+			return &VariableLimitError{State: st.StateID, Seen: n, Limit: rlm.MaxVariables, Creating: name}
 		}
 	}
 	return nil

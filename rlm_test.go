@@ -347,7 +347,8 @@ func TestRLMCheckpointsAndRollback(t *testing.T) {
 		}
 	}
 	_, err = st.CreateCheckpoint(ctx, id, "one_too_many", "", aiwgstate.WriteOptions{})
-	if !errors.Is(err, aiwgstate.ErrLimit) || !strings.Contains(err.Error(), "aiwg-state checkpoint rm ") || !strings.Contains(err.Error(), "prune") {
+	var le *checkpoint.LimitError
+	if !errors.Is(err, aiwgstate.ErrLimit) || !errors.As(err, &le) || len(le.Oldest) == 0 || !strings.Contains(err.Error(), le.Oldest[0]) {
 		t.Fatalf("101st checkpoint: %v", err)
 	}
 	removed, err := st.PruneCheckpoints(ctx, id, 90, aiwgstate.ReadOptions{})

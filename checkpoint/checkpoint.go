@@ -134,8 +134,7 @@ func Create(ctx context.Context, r *repo.Repo, c *Checkpoint) error {
 		for _, e := range existing[:min(3, len(existing))] {
 			oldest = append(oldest, e.Name)
 		}
-		return fmt.Errorf("%w: %s has %d checkpoints, the limit is %d; remove old ones first (oldest: %s), e.g. `aiwg-state checkpoint rm %s` or `aiwg-state checkpoint prune --keep %d`",
-			ErrLimit, c.State, len(existing), MaxPerState, strings.Join(oldest, ", "), oldest[0], MaxPerState-10)
+		return &LimitError{State: c.State, Count: len(existing), Oldest: oldest}
 	}
 	if c.Time.IsZero() {
 		c.Time = time.Now()
@@ -309,3 +308,18 @@ func dirHash(r *repo.Repo, root plumbing.Hash, dir string) plumbing.Hash {
 	}
 	return e.Hash
 }
+
+// LimitError: a state has MaxPerState checkpoints, and a new one would
+// pass the limit. It is ErrLimit.
+type LimitError struct {
+	State  string
+	Count  int
+	Oldest []string // the oldest checkpoints' names, oldest first (up to 3)
+}
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("%v: %s has %d checkpoints, the limit is %d; remove old ones first (oldest: %s)",
+		ErrLimit, e.State, e.Count, MaxPerState, strings.Join(e.Oldest, ", "))
+}
+
+func (e *LimitError) Unwrap() error { return ErrLimit }

@@ -2,8 +2,11 @@ package main
 
 import (
 	"errors"
+	"fmt"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/checkpoint"
+	"github.com/aiwg/aiwg-state/memory"
 	"github.com/aiwg/aiwg-state/repo"
 )
 
@@ -83,10 +86,30 @@ var adviceTable = []func(error) (string, bool){
 			return " (aiwg-state policy set FILE repairs it)", true
 		case aiwgstate.BrokenTrust:
 			return " (aiwg-state trust --revoke clears it)", true
+		case aiwgstate.BrokenMemoryRecord:
+			hint := " (aiwg-state mv " + e.File + " OTHER/PLACE.json"
+			if k, ok := memory.KeyOf(e.File); ok {
+				hint += ", or remove it with aiwg-state memory rm " + k.Namespace + " " + k.Kind + " " + k.ID
+			}
+			return hint + ")", true
 		case aiwgstate.BrokenManifest:
 			return ": repair it with `aiwg-state config KEY VALUE`, which writes a manifest of the defaults and that setting, or commit a fixed " + e.File, true
 		}
 		return "", false
+	},
+	func(err error) (string, bool) {
+		var e *aiwgstate.VariableLimitError
+		if !errors.As(err, &e) {
+			return "", false
+		}
+		return "; remove some (`aiwg-state var rm NAME`) before creating " + e.Creating, true
+	},
+	func(err error) (string, bool) {
+		var e *checkpoint.LimitError
+		if !errors.As(err, &e) || len(e.Oldest) == 0 {
+			return "", false
+		}
+		return fmt.Sprintf(", e.g. `aiwg-state checkpoint rm %s` or `aiwg-state checkpoint prune --keep %d`", e.Oldest[0], checkpoint.MaxPerState-10), true
 	},
 	func(err error) (string, bool) {
 		var e *aiwgstate.MissingError

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/checkpoint"
 	"github.com/aiwg/aiwg-state/repo"
 )
 
@@ -36,6 +37,9 @@ func TestAdvice(t *testing.T) {
 		{&aiwgstate.BrokenFileError{Kind: aiwgstate.BrokenQueueHead, File: "queues/q/1.json", Err: fmt.Errorf("queues/q/1.json: bad: %w", aiwgstate.ErrInvalidRecord)}, "queues/q/1.json: bad: invalid record; remove it (aiwg-state rm queues/q/1.json)", exitDomain},
 		{&aiwgstate.BrokenFileError{Kind: aiwgstate.BrokenSchema, Name: "plan", Err: aiwgstate.ErrInvalidRecord}, "invalid record (aiwg-state schema rm plan, or schema rm --all)", exitDomain},
 		{&aiwgstate.BrokenFileError{Kind: aiwgstate.BrokenManifest, File: ".aiwg/store.json", Err: fmt.Errorf(".aiwg/store.json: %w (EOF)", aiwgstate.ErrBadManifest)}, ".aiwg/store.json: the store's manifest is damaged (EOF): repair it with `aiwg-state config KEY VALUE`, which writes a manifest of the defaults and that setting, or commit a fixed .aiwg/store.json", exitDomain},
+		{&aiwgstate.VariableLimitError{State: "s1", Seen: 500, Limit: 500, Creating: "x"}, "over limit: s1 sees 500 variables, the limit is 500; remove some (`aiwg-state var rm NAME`) before creating x", exitDomain},
+		{fmt.Errorf("%w: %w", aiwgstate.ErrLimit, &checkpoint.LimitError{State: "s1", Count: checkpoint.MaxPerState, Oldest: []string{"a", "b"}}), fmt.Sprintf("over limit: too many checkpoints: s1 has %d checkpoints, the limit is %d; remove old ones first (oldest: a, b), e.g. `aiwg-state checkpoint rm a` or `aiwg-state checkpoint prune --keep %d`", checkpoint.MaxPerState, checkpoint.MaxPerState, checkpoint.MaxPerState-10), exitDomain},
+		{&aiwgstate.BrokenFileError{Kind: aiwgstate.BrokenMemoryRecord, File: "memory/ns/k/x.json", Err: aiwgstate.ErrInvalidRecord}, "invalid record (aiwg-state mv memory/ns/k/x.json OTHER/PLACE.json, or remove it with aiwg-state memory rm ns k x)", exitDomain},
 		{&repo.RemoteMissingError{Name: "o"}, `remote "o": not found (see ` + "`aiwg-state remote ls`)", exitDomain},
 		{&repo.ShallowError{Rev: "HEAD~9"}, "HEAD~9 is beyond this shallow clone's history (`aiwg-state fetch --deepen N` / git fetch --deepen N)", exitDomain},
 		{&repo.CorruptError{File: "objects/pack/p.idx", Reason: "bad checksum"}, "the store's objects/pack/p.idx is damaged (bad checksum): run `aiwg-state fsck`", exitDomain},

@@ -104,7 +104,8 @@ func parseManifest(data []byte) (Manifest, error) {
 		return m, nil
 	}
 	if err := json.Unmarshal(data, &m); err != nil {
-		return m, fmt.Errorf("%s: %w: %v", ManifestPath, objects.ErrInvalidJSON, err)
+		return m, fmt.Errorf("%s: %w (%v): repair it with `aiwg-state config KEY VALUE`, which writes a manifest of the defaults and that setting, or commit a fixed %s",
+			ManifestPath, ErrBadManifest, err, ManifestPath)
 	}
 	if m.Limits.MaxDocumentBytes <= 0 {
 		m.Limits.MaxDocumentBytes = defaultLimits.MaxDocumentBytes

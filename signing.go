@@ -136,7 +136,8 @@ func (s *Store) gitConfig() (*gitconfig.Config, error) {
 	cfg := gitconfig.New()
 	if err := gitconfig.NewDecoder(bytes.NewReader(data)).Decode(cfg); err != nil {
 		// A config valid to git that the decoder does not follow:
-		// ask git itself for the few keys signing reads.
+		// ask git itself for the few keys the store reads (its agent, its
+		// signing keys).
 		if cfg, err = s.gitConfigByGit(); err != nil {
 			return nil, err
 		}
@@ -146,7 +147,7 @@ func (s *Store) gitConfig() (*gitconfig.Config, error) {
 }
 
 func (s *Store) gitConfigByGit() (*gitconfig.Config, error) {
-	out, err := exec.Command("git", "--git-dir", s.Dir(), "config", "--null", "--get-regexp", `^(aiwg\..*\.signingkey|gpg\.format|user\.signingkey)$`).Output()
+	out, err := exec.Command("git", "--git-dir", s.Dir(), "config", "--null", "--get-regexp", `^(aiwg\.agent|aiwg\..*\.signingkey|gpg\.format|user\.signingkey)$`).Output()
 	cfg := gitconfig.New()
 	if err != nil {
 		if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 1 {

@@ -226,6 +226,19 @@ func Check(ctx context.Context, gitDir string, updates []Update, opts Options) e
 		if err := c.checkCommits(ctx, u.Ref, commits); err != nil {
 			return err
 		}
+		// Checked after the commits, so that a forged merge is refused
+		// for what it writes too, not only for how it moves the branch.
+		if !u.Old.IsZero() && u.Ref == c.defaultRef(ctx) {
+			detail, err := c.firstParentMove(ctx, u)
+			if err != nil {
+				return err
+			}
+			if detail != "" {
+				if err := c.add(Violation{Ref: u.Ref, Commit: u.New.String(), Rule: RuleRef, Detail: detail}); err != nil {
+					break
+				}
+			}
+		}
 	}
 	return c.result()
 }
@@ -252,9 +265,6 @@ func (c *checker) refMove(ctx context.Context, u Update) (string, error) {
 				return "a push may not rewrite history: " + short(u.Old.String()) + " is not an ancestor of " + short(u.New.String()), nil
 			}
 			return "", fmt.Errorf("git merge-base: %w", err)
-		}
-		if u.Ref == c.defaultRef(ctx) {
-			return c.firstParentMove(ctx, u)
 		}
 	}
 	return "", nil

@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/internal/testutil"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/verbiage"
@@ -30,16 +30,12 @@ func newStore(t testing.TB) *aiwgstate.Store {
 // git runs the git CLI against the store: the oracle of these tests.
 func git(t testing.TB, st *aiwgstate.Store, args ...string) string {
 	t.Helper()
-	out, err := exec.Command("git", append([]string{"--git-dir", st.Dir()}, args...)...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
+	return testutil.RunGit(t, st.Dir(), args...)
 }
 
 func fsck(t testing.TB, st *aiwgstate.Store) {
 	t.Helper()
-	git(t, st, "fsck", "--strict", "--no-dangling")
+	testutil.Fsck(t, st.Dir())
 }
 
 func TestEveryMutationIsOneCommitWithTrailers(t *testing.T) {

@@ -3,7 +3,6 @@ package hooks_test
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/aiwg/aiwg-state/hooks"
 	"github.com/aiwg/aiwg-state/internal/cputime"
 	"github.com/aiwg/aiwg-state/internal/signtest"
+	"github.com/aiwg/aiwg-state/internal/testutil"
 )
 
 // BenchmarkCheckSignedPush100 is the hook's check of a push of 100 commits by
@@ -30,9 +30,7 @@ func BenchmarkCheckSignedPush100(b *testing.B) {
 			policy := `{"default": "allow", "rules": []}`
 			if signed {
 				policy = `{"default": "allow", "require_signed": ["alice"], "signers": {"alice": ["` + key.Public + `"]}, "rules": []}`
-				if out, err := exec.Command("git", "--git-dir", st.Dir(), "config", "aiwg.alice.signingKey", key.Path).CombinedOutput(); err != nil {
-					b.Fatalf("git config: %v %s", err, out)
-				}
+				testutil.RunGit(b, st.Dir(), "config", "aiwg.alice.signingKey", key.Path)
 			}
 			base, err := st.SetPolicy(ctx, []byte(policy), aiwgstate.WriteOptions{Agent: "admin"})
 			if err != nil {

@@ -3,7 +3,6 @@ package aiwgstate_test
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/internal/cputime"
 	"github.com/aiwg/aiwg-state/internal/signtest"
+	"github.com/aiwg/aiwg-state/internal/testutil"
 )
 
 // seed1000 makes a store of 1,000 documents in one directory: the shape
@@ -57,9 +57,7 @@ func BenchmarkSetSigned(b *testing.B) {
 		b.Run(fmt.Sprintf("sync=%v", sync), func(b *testing.B) {
 			st := seed1000(b, sync)
 			key := signtest.NewKey(b, b.TempDir(), "bench")
-			if out, err := exec.Command("git", "--git-dir", st.Dir(), "config", "aiwg.bench.signingKey", key.Path).CombinedOutput(); err != nil {
-				b.Fatalf("git config: %v %s", err, out)
-			}
+			testutil.RunGit(b, st.Dir(), "config", "aiwg.bench.signingKey", key.Path)
 			ctx := context.Background()
 			b.ResetTimer()
 			defer cputime.Start(b)()

@@ -3,7 +3,6 @@ package aiwgstate_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/internal/cputime"
 	"github.com/aiwg/aiwg-state/internal/signtest"
+	"github.com/aiwg/aiwg-state/internal/storetest"
 	"github.com/aiwg/aiwg-state/internal/testutil"
 )
 
@@ -18,11 +18,7 @@ import (
 // whose ~40 KB directory tree every mutation must rewrite.
 func seed1000(b *testing.B, sync bool) *aiwgstate.Store {
 	b.Helper()
-	st, err := aiwgstate.Init(context.Background(), filepath.Join(b.TempDir(), "s.git"), aiwgstate.InitOptions{Options: aiwgstate.Options{NoSync: !sync}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { st.Close() })
+	st := storetest.NewWith(b, aiwgstate.Options{NoSync: !sync})
 	ops := make([]aiwgstate.Op, 1000)
 	for i := range ops {
 		ops[i] = aiwgstate.Op{Op: "put", File: fmt.Sprintf("docs/doc-%04d.json", i), Value: []byte(fmt.Sprintf(`{"id":%d,"status":{"value":0}}`, i))}

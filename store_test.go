@@ -11,6 +11,7 @@ import (
 	"time"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/internal/storetest"
 	"github.com/aiwg/aiwg-state/internal/testutil"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/repo"
@@ -19,12 +20,7 @@ import (
 
 func newStore(t testing.TB) *aiwgstate.Store {
 	t.Helper()
-	st, err := aiwgstate.Init(context.Background(), filepath.Join(t.TempDir(), "state.git"), aiwgstate.InitOptions{Options: aiwgstate.Options{NoSync: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
+	return storetest.New(t)
 }
 
 // git runs the git CLI against the store: the oracle of these tests.

@@ -11,6 +11,7 @@ import (
 
 	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/audit"
+	"github.com/aiwg/aiwg-state/internal/storetest"
 	"github.com/aiwg/aiwg-state/internal/testutil"
 	"github.com/aiwg/aiwg-state/verbiage"
 )
@@ -42,11 +43,7 @@ func gitLog(t *testing.T, st *aiwgstate.Store, file string) []string {
 // format and a deleted index all give the same answers as git.
 func TestIndexSurvivesDamage(t *testing.T) {
 	ctx := context.Background()
-	st, err := aiwgstate.Init(ctx, filepath.Join(t.TempDir(), "s.git"), aiwgstate.InitOptions{Options: aiwgstate.Options{NoSync: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := storetest.New(t)
 	seq := 0
 	write := func(n int) {
 		for i := 0; i < n; i++ {

@@ -3,13 +3,13 @@ package hooks_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/hooks"
 	"github.com/aiwg/aiwg-state/internal/cputime"
 	"github.com/aiwg/aiwg-state/internal/signtest"
+	"github.com/aiwg/aiwg-state/internal/storetest"
 	"github.com/aiwg/aiwg-state/internal/testutil"
 )
 
@@ -21,11 +21,7 @@ func BenchmarkCheckSignedPush100(b *testing.B) {
 	for _, signed := range []bool{false, true} {
 		b.Run(fmt.Sprintf("signed=%v", signed), func(b *testing.B) {
 			ctx := context.Background()
-			st, err := aiwgstate.Init(ctx, filepath.Join(b.TempDir(), "s.git"), aiwgstate.InitOptions{Options: aiwgstate.Options{NoSync: true}})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer st.Close()
+			st := storetest.New(b)
 			key := signtest.NewKey(b, b.TempDir(), "alice")
 			policy := `{"default": "allow", "rules": []}`
 			if signed {

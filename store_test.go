@@ -458,3 +458,32 @@ func TestUnchangedSinceIsPerFile(t *testing.T) {
 		t.Error("the refused write moved the branch")
 	}
 }
+
+// TestDiscover: $AIWG_STATE_STORE wins; without it the nearest store is
+// found from a subdirectory, as git finds .git, and a git clone of a store
+// counts as one; with none anywhere above, ErrNotFound.
+func TestDiscover(t *testing.T) {
+	root := t.TempDir()
+	for _, f := range []string{".aiwg/state.git/HEAD", "a/b/x", "clone/.git/HEAD", "clone/.aiwg/store.json", "clone/sub/x"} {
+		path := filepath.Join(root, filepath.FromSlash(f))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("AIWG_STATE_STORE", "/elsewhere/state.git")
+	if got, err := aiwgstate.Discover(filepath.Join(root, "a", "b")); err != nil || got != "/elsewhere/state.git" {
+		t.Fatalf("with AIWG_STATE_STORE: %q, %v", got, err)
+	}
+	t.Setenv("AIWG_STATE_STORE", "")
+	for dir, want := range map[string]string{"a/b": ".aiwg/state.git", "clone/sub": "clone/.git", ".": ".aiwg/state.git"} {
+		if got, err := aiwgstate.Discover(filepath.Join(root, dir)); err != nil || got != filepath.Join(root, want) {
+			t.Errorf("from %s: %q, %v; want %s", dir, got, err, want)
+		}
+	}
+	if got, err := aiwgstate.Discover(t.TempDir()); !errors.Is(err, aiwgstate.ErrNotFound) {
+		t.Errorf("with no store above: %q, %v", got, err)
+	}
+}

@@ -1,17 +1,12 @@
 package aiwgstate
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"time"
-
-	gitconfig "github.com/go-git/go-git/v5/plumbing/format/config"
 
 	"github.com/aiwg/aiwg-state/repo"
 )
@@ -36,39 +31,12 @@ const (
 // would refuse to run in the store, and a write must not fail on a setting
 // it can do without.
 func (s *Store) DefaultAgent() string {
-	path := filepath.Join(s.Dir(), "config")
-	fi, err := os.Stat(path)
-	if err != nil {
+	cfg, err := s.gitConfig() // cached by the file's content
+	if err != nil || cfg == nil {
 		return ""
 	}
-	c := &s.agent
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.read && fi.ModTime().Equal(c.mod) && fi.Size() == c.size {
-		return c.name // unchanged: no need to decode it again (BenchmarkDefaultAgent)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	name := ""
-	cfg := gitconfig.New()
-	if err := gitconfig.NewDecoder(bytes.NewReader(data)).Decode(cfg); err == nil {
-		section, key, _ := strings.Cut(AgentConfigKey, ".")
-		name = strings.TrimSpace(cfg.Section(section).Options.Get(key))
-	}
-	c.read, c.mod, c.size, c.name = true, fi.ModTime(), fi.Size(), name
-	return name
-}
-
-// agentCache is the default agent as last read from the store's config,
-// and the config file's time and size then.
-type agentCache struct {
-	mu   sync.Mutex
-	read bool
-	mod  time.Time
-	size int64
-	name string
+	section, key, _ := strings.Cut(AgentConfigKey, ".")
+	return strings.TrimSpace(cfg.Section(section).Option(key))
 }
 
 // SetDefaultAgent records agent in the store's config as the author of

@@ -28,6 +28,9 @@ func (s *Store) Config(ctx context.Context, key string, ro ReadOptions) ([]byte,
 	} else if err != nil {
 		return nil, err
 	}
+	if _, err := parseManifest(data); err != nil {
+		return nil, err
+	}
 	p, err := verbiage.ParsePath(key)
 	if err != nil {
 		return nil, err
@@ -57,6 +60,14 @@ func (s *Store) SetConfig(ctx context.Context, key string, value []byte, wo Writ
 		data, err := tx.ReadFile(ManifestPath)
 		if errors.Is(err, repo.ErrNotFound) {
 			data = defaultManifest()
+		} else if err == nil {
+			if _, perr := parseManifest(data); perr != nil {
+				// A manifest that does not read (committed by plain git)
+				// is replaced by the defaults with this setting: the one
+				// way to repair it from here, and nothing of it could be
+				// read anyway.
+				data = defaultManifest()
+			}
 		} else if err != nil {
 			return err
 		}

@@ -50,6 +50,10 @@ var (
 	// memory record or a queue message that does not read as one
 	// (written by hand, or by plain git).
 	ErrInvalidRecord = errors.New("invalid record")
+	// ErrBadManifest: the store's manifest (.aiwg/store.json), committed
+	// by plain git or by hand, does not read as one; writes refuse until
+	// `aiwg-state config KEY VALUE` rewrites it (see SetConfig).
+	ErrBadManifest = errors.New("the store's manifest is damaged")
 	// ErrUsage: a request that is malformed as a whole (unknown operation,
 	// missing argument).
 	ErrUsage = errors.New("invalid request")

@@ -52,10 +52,9 @@ type Store struct {
 	workTree string
 	// schemas caches compiled document schemas by file and content.
 	schemas sync.Map
-	// signing caches the git config and keys that sign writes.
+	// signing caches the store's git config (its agent, its signing
+	// keys) by content, and the keys that sign writes.
 	signing signingConfig
-	// agent caches the store's default agent (see DefaultAgent).
-	agent agentCache
 }
 
 // Discover finds the store for a working directory: $AIWG_STATE_STORE when

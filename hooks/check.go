@@ -226,6 +226,19 @@ func Check(ctx context.Context, gitDir string, updates []Update, opts Options) e
 		if err := c.checkCommits(ctx, u.Ref, commits); err != nil {
 			return err
 		}
+		// Checked after the commits, so that a forged merge is refused
+		// for what it writes too, not only for how it moves the branch.
+		if !u.Old.IsZero() && u.Ref == c.defaultRef(ctx) {
+			detail, err := c.firstParentMove(ctx, u)
+			if err != nil {
+				return err
+			}
+			if detail != "" {
+				if err := c.add(Violation{Ref: u.Ref, Commit: u.New.String(), Rule: RuleRef, Detail: detail}); err != nil {
+					break
+				}
+			}
+		}
 	}
 	return c.result()
 }
@@ -252,9 +265,6 @@ func (c *checker) refMove(ctx context.Context, u Update) (string, error) {
 				return "a push may not rewrite history: " + short(u.Old.String()) + " is not an ancestor of " + short(u.New.String()), nil
 			}
 			return "", fmt.Errorf("git merge-base: %w", err)
-		}
-		if u.Ref == c.defaultRef(ctx) {
-			return c.firstParentMove(ctx, u)
 		}
 	}
 	return "", nil
@@ -334,7 +344,7 @@ type checker struct {
 	cat        *catFile
 	policy     *policy.Policy
 	maxDoc     int64
-	ruled      []verbiage.Pattern // verbiage-ruled documents (seed 004)
+	ruled      []verbiage.Pattern // verbiage-ruled documents (the state document specification)
 	validate   func(path string, body []byte) (string, string)
 	schemas    func(read func(path string) ([]byte, error)) (func(path string, body []byte) (string, string), error)
 	ruledBy    func(path string, body []byte) (string, string) // the schema check in force
@@ -581,7 +591,7 @@ func (c *checker) hasPath(rev, path string) bool {
 }
 
 // checkRuled validates the verbiage-ruled documents a commit may have
-// changed, shards included (seed 004): a document matching a ruled pattern
+// changed, shards included (the state document specification): a document matching a ruled pattern
 // that the commit wrote, and any ruled document in a directory above a
 // JSON file the commit wrote or deleted, since that file may be one of its
 // shards (a shard lives beside or below its document).

@@ -279,7 +279,7 @@ func TestInstall(t *testing.T) {
 	}
 }
 
-// stateDoc is a seed-004 state document with the given GOALS.
+// stateDoc is a state document with the given GOALS.
 func stateDoc(goals string) string {
 	return `{"ACTIVE-PROJECT": {"TITLE": null, "PROJECT-ID": null}, "GOALS": ` + goals + `, "ITEMS": {"GLOBAL": {"META": {}, "CONTENT": {}}, "PROJECTS": []}}`
 }

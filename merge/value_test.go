@@ -315,7 +315,7 @@ func TestMergeObjects(t *testing.T) {
 	}})
 }
 
-// subGoal is a seed-004 sub-goal whose EVENTS log two agents append to.
+// subGoal is a state document sub-goal whose EVENTS log two agents append to.
 const subGoalBase = `{"GOALS": {"LAUNCH": {"TITLE": "LAUNCH", "SUB-GOALS": {"DOCS": {
 	"TITLE": "DOCS", "STATUS": "open", "NOTES": ["draft outline"],
 	"EVENTS": [
@@ -428,7 +428,7 @@ func TestMergeArrays(t *testing.T) {
 	}})
 }
 
-// tasks carry seed 003's priority.
+// tasks carry the swarm shared state specification's priority.
 func TestHigherPriorityWins(t *testing.T) {
 	hpw := Options{Strategy: HigherPriorityWins}
 	runCases(t, []mergeCase{{

@@ -103,3 +103,25 @@ func short(h plumbing.Hash) string {
 	}
 	return h.String()[:12]
 }
+
+// ErrCorrupt: the store's files are damaged (a pack or its index fails its
+// checksum, an object does not inflate or decode). Nothing is written on
+// such a base; the message names the damaged file and `aiwg-state fsck`
+// says what repairs it.
+var ErrCorrupt = errors.New("damaged")
+
+// ErrUnsupported: a repository format this package does not read (SHA-256
+// object names), refused when the store is opened rather than misread.
+var ErrUnsupported = errors.New("unsupported repository format")
+
+// CorruptError names a damaged file of the object database.
+type CorruptError struct {
+	File   string // relative to the git directory, e.g. objects/pack/pack-….idx
+	Reason string
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("the store's %s is damaged (%s): run `aiwg-state fsck`", e.File, e.Reason)
+}
+
+func (e *CorruptError) Unwrap() error { return ErrCorrupt }

@@ -100,23 +100,30 @@ func TestLiveLockIsNeverBroken(t *testing.T) {
 }
 
 // TestStrayTempFilesAreSwept: temporary files of killed writers are
-// removed once old; a fresh one (a live writer's) and locks themselves are
-// left alone.
+// removed once old, or at once when no live writer holds the lock they
+// belong to; a fresh one under a live writer's lock, and locks themselves,
+// are left alone.
 func TestStrayTempFilesAreSwept(t *testing.T) {
 	r := newRepo(t)
+	live, err := r.acquire(context.Background(), filepath.Join(r.dir, "HEAD.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.release()
 	old := time.Now().Add(-2 * time.Hour)
 	paths := map[string]bool{ // path -> should survive
 		filepath.Join(r.dir, "refs", "heads", "main.lock.k3j.lock"): false,
 		filepath.Join(r.dir, "packed-refs.lock.a1.lock"):            false,
-		filepath.Join(r.dir, "HEAD.lock.zz.lock"):                   true, // fresh
-		filepath.Join(r.dir, "refs", "heads", "topic.lock"):         true, // a lock: git's business
+		filepath.Join(r.dir, "HEAD.lock.zz.lock"):                   true,  // fresh, its lock held
+		filepath.Join(r.dir, "refs", "heads", "fresh.lock.zz.lock"): false, // fresh, no lock: a dead writer's
+		filepath.Join(r.dir, "refs", "heads", "topic.lock"):         true,  // a lock: git's business
 		filepath.Join(r.dir, "refs", "heads", "x.lock.y"):           true,
 	}
-	for p, keep := range paths {
+	for p := range paths {
 		if err := os.WriteFile(p, nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if !strings.HasSuffix(p, "zz.lock") || !keep {
+		if !strings.HasSuffix(p, "zz.lock") {
 			os.Chtimes(p, old, old)
 		}
 	}

@@ -44,7 +44,8 @@ func (r *Repo) MaybeMaintain(limit int) {
 	}
 }
 
-// PackCount is the number of packs in the object database.
+// PackCount is the number of packs in the object database, superseded
+// tails (see supersede) left out: they go without a roll-up.
 func (r *Repo) PackCount() (int, error) {
 	es, err := os.ReadDir(filepath.Join(r.dir, "objects", "pack"))
 	if err != nil {
@@ -52,9 +53,15 @@ func (r *Repo) PackCount() (int, error) {
 	}
 	n := 0
 	for _, e := range es {
-		if strings.HasSuffix(e.Name(), ".pack") {
-			n++
+		if !strings.HasSuffix(e.Name(), ".idx") {
+			continue
 		}
+		if fi, err := e.Info(); err == nil {
+			if marked, _ := isSuperseded(fi); marked {
+				continue
+			}
+		}
+		n++
 	}
 	return n, nil
 }
@@ -127,8 +134,14 @@ func (r *Repo) Maintain(ctx context.Context, full bool) error {
 		return err
 	}
 	defer unlock()
+	r.sweepLockFiles() // first: the lock files left are live writers' (see removeStaleTemp)
 	r.removeStaleTemp()
-	r.sweepLockFiles()
+	// A multi-pack-index naming a pack that is gone (left so by an older
+	// writer) fails every git read through it, git gc's included.
+	if _, err := repairMidx(filepath.Join(r.dir, "objects", "pack")); err != nil {
+		return fmt.Errorf("maintenance: %w", err)
+	}
+	r.sweepSupersededPacks()
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err = cmd.Start()
@@ -139,9 +152,26 @@ func (r *Repo) Maintain(ctx context.Context, full bool) error {
 		err = cmd.Wait()
 	}
 	if err != nil {
-		return fmt.Errorf("git %s: %v: %s", strings.Join(cmd.Args[3:], " "), err, strings.TrimSpace(out.String()))
+		msg := strings.TrimSpace(out.String())
+		if strings.Contains(msg, "already running") {
+			// A git gc started by hand, or one a killed process left:
+			// busy, as our own lock would say.
+			return fmt.Errorf("maintenance: a git gc is already running on this store (wait for it, or remove %s if no git runs): %w",
+				filepath.Join(r.dir, "gc.pid"), ErrLocked)
+		}
+		return fmt.Errorf("git %s: %v: %s", strings.Join(cmd.Args[3:], " "), err, msg)
 	}
 	return nil
+}
+
+// sweepSupersededPacks removes the superseded tails whose grace is over
+// and that the tail holds (see findTail); it runs holding the maintenance
+// lock, before any repack starts. Those it cannot prove redundant are
+// rolled up by the repack.
+func (r *Repo) sweepSupersededPacks() {
+	r.packMu.Lock()
+	defer r.packMu.Unlock()
+	r.findTail(true)
 }
 
 // nameInLock rewrites the maintenance lock to name the git it started
@@ -313,6 +343,14 @@ func (r *Repo) maintenanceCmd(ctx context.Context, full bool) (*exec.Cmd, func()
 		}
 	}
 	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir", r.dir}, args...)...)
+	// git in a process group of its own, killed with this process (the
+	// kernel's parent-death signal) and, on cancellation, with everything
+	// it started: a killed gc must not leave a git gc running, which would
+	// make the next one fail with git's "gc is already running". What
+	// git's children outlive a kill of git itself is ended when the next
+	// maintenance breaks the stale lock (see endGroup).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	return cmd, func() { os.Remove(lockPath) }, nil
 }
 
@@ -331,7 +369,62 @@ func (r *Repo) breakMaintenanceLock(lockPath string) bool {
 	if err != nil || !maintenanceLockStale(f, judged) {
 		return false
 	}
+	if pids := lockPids(f); len(pids) == 2 {
+		endGroup(pids[1])
+	}
 	return r.removeJudged(lockPath, judged)
+}
+
+// lockPids reads the pids a maintenance lock names.
+func lockPids(f *os.File) []int {
+	data, err := io.ReadAll(io.NewSectionReader(f, 0, 64))
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, w := range strings.Fields(string(data)) {
+		pid, err := strconv.Atoi(w)
+		if err != nil || pid <= 0 {
+			return nil
+		}
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+// endGroup kills what is left of the process group of a git that
+// maintenance started and whose starter died (git itself is gone: the
+// lock is stale): its own children, a repack or pack-objects, which the
+// parent-death signal does not reach. Only git processes of the group
+// are killed, so a group id reused since by an unrelated process group
+// is spared.
+func endGroup(pgid int) {
+	es, err := os.ReadDir("/proc")
+	if err != nil {
+		return
+	}
+	for _, e := range es {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp ...
+		i := bytes.LastIndexByte(stat, ')')
+		j := bytes.IndexByte(stat, '(')
+		if i < 0 || j < 0 || j > i {
+			continue
+		}
+		comm := string(stat[j+1 : i])
+		f := strings.Fields(string(stat[i+1:]))
+		if len(f) < 3 || f[2] != strconv.Itoa(pgid) || !strings.HasPrefix(comm, "git") {
+			continue
+		}
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
 }
 
 // maintenanceLockStale: every process named in the lock (the one that
@@ -362,20 +455,30 @@ func maintenanceLockStale(f *os.File, fi os.FileInfo) bool {
 	return true
 }
 
-// removeStaleTemp deletes what a killed writer left behind: half-written
-// packs, indexes without a pack, and lock files never linked into place
-// (<ref>.lock.<random>.lock), older than an hour (a live writer finishes
-// with them within milliseconds).
+// removeStaleTemp deletes what killed writers left behind: half-written
+// packs, indexes and .keep files without a pack, and lock files never
+// linked into place (<ref>.lock.<random>.lock). What is provably a dead
+// process's goes at once: a temporary file whose name carries the pid of
+// a process that is gone (see writeTemp), a ref's temporary file when no
+// live writer holds the ref's lock. The rest (git's own temporary packs,
+// files of a process that may still run) goes once older than an hour: a
+// live writer finishes with them within milliseconds.
 func (r *Repo) removeStaleTemp() {
+	old := func(d fs.DirEntry, age time.Duration) bool {
+		fi, err := d.Info()
+		return err == nil && time.Since(fi.ModTime()) > age
+	}
 	// Temporary lock and ref-value files (see tempName) of writers killed
 	// in their first or last microseconds: under refs/, and beside HEAD
 	// and packed-refs at the top.
 	strayTemp := func(p string, d fs.DirEntry) {
 		n := d.Name()
-		if i := strings.Index(n, ".lock."); i >= 0 && strings.HasSuffix(n, ".lock") && len(n) > i+len(".lock.")+len(".lock") {
-			if fi, err := d.Info(); err == nil && time.Since(fi.ModTime()) > time.Hour {
-				os.Remove(p)
-			}
+		i := strings.Index(n, ".lock.")
+		if i < 0 || !strings.HasSuffix(n, ".lock") || len(n) <= i+len(".lock.")+len(".lock") {
+			return
+		}
+		if old(d, time.Hour) || !lockHeld(filepath.Join(filepath.Dir(p), n[:i+len(".lock")])) {
+			os.Remove(p)
 		}
 	}
 	filepath.WalkDir(filepath.Join(r.dir, "refs"), func(p string, d fs.DirEntry, err error) error {
@@ -392,31 +495,128 @@ func (r *Repo) removeStaleTemp() {
 		}
 	}
 	dir := filepath.Join(r.dir, "objects", "pack")
+	// Our .keep is written before its pack appears, by a writer holding
+	// packMu and, in another process, a lock file of aiwg/locks: with
+	// neither held, a .keep without its pack is a dead writer's.
+	r.packMu.Lock()
+	defer r.packMu.Unlock()
 	es, err := os.ReadDir(dir)
 	if err != nil {
 		return
 	}
+	writers := -1 // unknown until a .keep asks
 	for _, e := range es {
 		n := e.Name()
-		orphan := false
-		if ext := filepath.Ext(n); strings.HasPrefix(n, "pack-") && (ext == ".idx" || ext == ".keep") {
-			// An index or our .keep whose pack is gone: a crash between
-			// the unlinks of a replaced tail. git ignores them; readers
-			// would keep trying the index.
-			_, err := os.Stat(filepath.Join(dir, strings.TrimSuffix(n, ext)+".pack"))
-			orphan = errors.Is(err, os.ErrNotExist)
-			if ext == ".keep" {
-				_, ours := readKeep(filepath.Join(dir, n))
-				orphan = orphan && ours
+		age := time.Hour
+		switch ext := filepath.Ext(n); {
+		case strings.HasPrefix(n, "tmp_pack_") || strings.HasPrefix(n, "tmp_idx_") || strings.HasPrefix(n, "tmp_keep_"):
+			if pid, ok := tempPid(n); ok && !processAlive(pid) {
+				age = 0
 			}
-		}
-		if !orphan && !strings.HasPrefix(n, "tmp_pack_") && !strings.HasPrefix(n, "tmp_idx_") && !strings.HasPrefix(n, "tmp_keep_") {
+		case strings.HasPrefix(n, "pack-") && (ext == ".idx" || ext == ".keep"):
+			// An index or a .keep whose pack is gone: a crash between the
+			// unlinks of a replaced tail, or before a kept tail's pack
+			// appeared. git ignores them; readers would keep trying the
+			// index.
+			if _, err := os.Stat(filepath.Join(dir, strings.TrimSuffix(n, ext)+".pack")); !errors.Is(err, os.ErrNotExist) {
+				continue
+			}
+			if ext == ".keep" {
+				if _, ours := readKeep(filepath.Join(dir, n)); ours {
+					if writers < 0 {
+						writers = r.otherWriters()
+					}
+					age = time.Minute // a live writer renames its pack in place milliseconds after
+					if writers == 0 {
+						age = 0
+					}
+				} else if keepOfDeadProcess(filepath.Join(dir, n)) {
+					age = 0
+				}
+			}
+		default:
 			continue
 		}
-		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > time.Hour {
+		if old(e, age) {
 			os.Remove(filepath.Join(dir, n))
 		}
 	}
+}
+
+// otherWriters counts the lock files of aiwg/locks that another live Repo
+// holds (one of them may be writing a pack), this Repo's own left out.
+func (r *Repo) otherWriters() int {
+	dir := filepath.Join(r.dir, "aiwg", "locks")
+	es, _ := os.ReadDir(dir)
+	r.lockMu.Lock()
+	own := r.lockPath
+	r.lockMu.Unlock()
+	n := 0
+	for _, e := range es {
+		p := filepath.Join(dir, e.Name())
+		if !strings.HasPrefix(e.Name(), "held-") || p == own {
+			continue
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			continue
+		}
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB) != nil {
+			n++
+		} else {
+			syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		}
+		f.Close()
+	}
+	return n
+}
+
+// tempPid reads the pid that writeTemp puts in a temporary file's name
+// (<prefix><pid>-<random>); git's own names carry none.
+func tempPid(name string) (int, bool) {
+	rest := name[strings.IndexByte(name[4:], '_')+5:]
+	p, _, ok := strings.Cut(rest, "-")
+	if !ok {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(p)
+	return pid, err == nil && pid > 0
+}
+
+// keepOfDeadProcess: a .keep git's receive-pack or fetch-pack wrote
+// ("receive-pack <pid> on <host>") naming a process of this host that is
+// gone.
+func keepOfDeadProcess(path string) bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 4 || f[2] != "on" {
+		return false
+	}
+	host, _ := os.Hostname()
+	pid, err := strconv.Atoi(f[1])
+	return err == nil && pid > 0 && f[3] == host && !processAlive(pid)
+}
+
+// lockHeld reports whether a live aiwg-state writer holds the lock file at
+// path (its flock is taken), or cannot tell (true): a ref's temporary
+// files are only written under its lock.
+func lockHeld(path string) bool {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	if err != nil {
+		return true
+	}
+	defer f.Close()
+	if syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB) != nil {
+		return true
+	}
+	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return !hasMarker(f) // git's lock (no marker, never flocked): its holder may be alive
 }
 
 // processAlive reports whether pid runs. A zombie (exited, not yet

@@ -205,7 +205,7 @@ func keptTailSetup(t *testing.T) (*Repo, *tailPack, []string) {
 	}
 	write(t, r, map[string]string{"k1.json": "1\n"})
 	write(t, r, map[string]string{"k2.json": "2\n"})
-	kept := r.currentTail()
+	kept, _ := r.currentTail()
 	if kept == nil || !r.ourKeep(kept.hash) {
 		t.Fatal("commits during a repack did not go to a kept pack")
 	}

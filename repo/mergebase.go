@@ -257,7 +257,7 @@ func (r *Repo) WriteTree(base plumbing.Hash, changes map[string]*[]byte) (plumbi
 func (r *Repo) anyNew(objs []rawObject) bool {
 	r.packMu.Lock()
 	defer r.packMu.Unlock()
-	tail := r.currentTail()
+	tail, _ := r.currentTail() // a damaged tail: the write that follows refuses
 	for _, o := range objs {
 		if tail == nil {
 			return true

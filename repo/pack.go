@@ -48,7 +48,10 @@ type rawObject struct {
 func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, durable func() error, err error) {
 	r.packMu.Lock()
 	defer r.packMu.Unlock()
-	tail := r.currentTail()
+	tail, err := r.currentTail()
+	if err != nil {
+		return plumbing.ZeroHash, plumbing.ZeroHash, nil, err
+	}
 	repacking := r.maintaining()
 	if tail != nil && repacking && !r.ourKeep(tail.hash) {
 		// git repack may be reading the tail, so it must stay; a copy
@@ -222,15 +225,15 @@ func (r *Repo) writePackFiles(dir, base string, idx []byte, pack ...[]byte) (dur
 func noWait() error { return nil }
 
 // writeObjects writes objects that need no commit to be published (trees
-// of a virtual merge base): the replaced tail goes at once, since the new
-// pack holds everything it did.
+// of a virtual merge base): the replaced tail is superseded at once, since
+// the new pack holds everything it did.
 func (r *Repo) writeObjects(objs []rawObject) error {
 	newPack, oldTail, durable, err := r.writePack(objs)
 	if err == nil {
 		err = durable()
 	}
 	if err == nil && !oldTail.IsZero() && oldTail != newPack && !r.repackMayRead(oldTail) {
-		r.removePack(oldTail)
+		r.supersede(oldTail)
 	}
 	return err
 }
@@ -281,28 +284,31 @@ func (r *Repo) cachedBody(h plumbing.Hash, t plumbing.ObjectType) ([]byte, bool)
 // currentTail is the tail pack to extend: this process's last one while
 // its file is still there, else the newest small pack on disk; nil (start
 // a new pack) right after this process filled a tail.
-func (r *Repo) currentTail() *tailPack {
+func (r *Repo) currentTail() (*tailPack, error) {
 	r.tailMu.Lock()
 	t, filled := r.tail, r.tailFilled
 	r.tailMu.Unlock()
 	if t != nil {
 		if _, err := os.Stat(filepath.Join(r.dir, "objects", "pack", "pack-"+t.hash.String()+".pack")); err == nil {
-			return t
+			return t, nil
 		}
 	} else if filled {
 		// Searching now would pick some other nearly full pack (an old
 		// tail that maintenance left), copy it whole into a pack that is
 		// full again, and search again on the next commit.
-		return nil
+		return nil, nil
 	}
-	t = r.findTail()
+	t, err := r.findTail(false)
+	if err != nil {
+		return nil, err
+	}
 	r.setTail(t)
 	if t != nil {
 		r.tailMu.Lock()
 		r.foundTail = t.hash
 		r.tailMu.Unlock()
 	}
-	return t
+	return t, nil
 }
 
 // setTail caches t as the tail to extend; nil means search the disk.
@@ -421,7 +427,9 @@ func (r *Repo) writeFileAtomic(dir, prefix, dst string, perm os.FileMode, data .
 // writeTemp writes the chunks of data to a new temporary file in dir,
 // synced when the repo is durable, and returns its name.
 func (r *Repo) writeTemp(dir, prefix string, perm os.FileMode, data ...[]byte) (string, error) {
-	tmp := filepath.Join(dir, prefix+strconv.FormatUint(rand.Uint64(), 36))
+	// The pid in the name lets maintenance tell a killed writer's file
+	// from a live one's (see removeStaleTemp).
+	tmp := filepath.Join(dir, prefix+strconv.Itoa(os.Getpid())+"-"+strconv.FormatUint(rand.Uint64(), 36))
 	if err := sysfile.WriteNew(tmp, perm, true, r.syncing(), data...); err != nil {
 		os.Remove(tmp)
 		return "", err

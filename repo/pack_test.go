@@ -75,7 +75,7 @@ func TestTailPacksStayReadable(t *testing.T) {
 			}
 		}
 	}
-	packs, _ := filepath.Glob(filepath.Join(r.Dir(), "objects", "pack", "*.pack"))
+	packs := livePacks(t, r.Dir())
 	if len(packs) > writers*commits/10 {
 		t.Errorf("%d packs after %d commits: the tail pack is not being extended", len(packs), writers*commits)
 	}

@@ -39,7 +39,12 @@ type packIndex struct {
 	idx    []byte // nil until the first lookup in this pack
 	n      int
 	broken bool // the index is unreadable or truncated: skipped
-	pack   []byte
+	// damage says why an index that is there was skipped (bad header,
+	// truncated): a miss then reads as corruption, not as absence.
+	damage string
+	// verified: the index's checksums were checked (see damaged).
+	verified bool
+	pack     []byte
 	// heapIdx: idx is the index this process wrote, kept in memory, not
 	// a mapping (see objReader.wrote).
 	heapIdx bool
@@ -64,16 +69,21 @@ func (p *packIndex) load(dir string) bool {
 	p.broken = true
 	data, err := mapFile(filepath.Join(dir, "pack", p.name+".idx"))
 	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			p.damage = err.Error()
+		}
 		return false
 	}
 	if len(data) < 8+1024+40 || !bytes.Equal(data[:8], []byte{0xff, 't', 'O', 'c', 0, 0, 0, 2}) {
 		syscall.Munmap(data)
+		p.damage = "not a version 2 pack index"
 		return false
 	}
 	count := int(binary.BigEndian.Uint32(data[8+255*4:]))
 	if count < 0 || len(data) < 8+1024+28*count+40 {
 		syscall.Munmap(data)
-		return false // truncated: skipped, as git skips a bad index
+		p.damage = "truncated"
+		return false // skipped, as git skips a bad index
 	}
 	p.idx, p.n, p.broken = data, count, false
 	return true
@@ -177,6 +187,9 @@ func (o *objReader) scan() {
 		}
 		if fi, err := e.Info(); err == nil {
 			mtime[p] = fi.ModTime().UnixNano()
+			if marked, _ := isSuperseded(fi); marked {
+				mtime[p] = -1 // a copy of what a newer pack holds: tried last
+			}
 		}
 		packs = append(packs, p)
 	}
@@ -286,14 +299,19 @@ func (o *objReader) readDepth(h plumbing.Hash, depth int) (plumbing.ObjectType, 
 	found := o.lookup(h, func(p *packIndex, off int64) bool {
 		var err error
 		if t, body, err = o.readAt(p, off, depth); err != nil {
-			broken = fmt.Errorf("%s: %w", p.name, err)
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrCorrupt) || errors.Is(err, errNotHere) {
+				broken = fmt.Errorf("%s: %w", p.name, err) // removed meanwhile, or a base's damage
+			} else {
+				broken = &CorruptError{File: "objects/pack/" + p.name + ".pack", Reason: fmt.Sprintf("object %s: %v", h, err)}
+			}
 			return false
 		}
 		return true
 	}, func() bool {
 		var err error
 		if t, body, err = o.readLoose(h); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			broken = err
+			s := h.String()
+			broken = &CorruptError{File: "objects/" + s[:2] + "/" + s[2:], Reason: err.Error()}
 		}
 		return err == nil
 	})
@@ -566,8 +584,79 @@ func (o *objReader) inflate(r *bytes.Reader, body []byte) error {
 	} else if err := o.zr.(zlib.Resetter).Reset(r, nil); err != nil {
 		return err
 	}
-	_, err := io.ReadFull(o.zr, body)
-	return err
+	if _, err := io.ReadFull(o.zr, body); err != nil {
+		return err
+	}
+	// One more read reaches the stream's end, where zlib checks its
+	// Adler-32: without it a flipped byte in a stored (uncompressed)
+	// block, the level the store writes, would read as the object.
+	var one [1]byte
+	switch n, err := o.zr.Read(one[:]); {
+	case n > 0:
+		return errors.New("object longer than its header says")
+	case err != io.EOF:
+		if err == nil {
+			err = errors.New("stream does not end")
+		}
+		return err
+	}
+	return nil
+}
+
+// damaged returns the first damage found in the listed packs' indexes
+// (one that could not be loaded, or whose checksums fail), or nil. It is
+// asked when an object was found nowhere: a flipped bit in an object name
+// of an index hides that object, and the miss must then read as the
+// damage it is, not as absence. Each index is checked once per process.
+func (o *objReader) damaged() error {
+	for _, p := range o.packs {
+		if !p.load(o.dir) {
+			if p.damage != "" {
+				return &CorruptError{File: "objects/pack/" + p.name + ".idx", Reason: p.damage}
+			}
+			continue
+		}
+		if p.verified || p.heapIdx {
+			continue
+		}
+		if err := checkIdxSum(p.idx); err != nil {
+			return &CorruptError{File: "objects/pack/" + p.name + ".idx", Reason: err.Error()}
+		}
+		if err := checkPackTrailer(filepath.Join(o.dir, "pack", p.name+".pack"), p.idx[len(p.idx)-40:len(p.idx)-20]); err != nil {
+			return err
+		}
+		p.verified = true
+	}
+	return nil
+}
+
+// checkPackTrailer compares a pack's trailing checksum with its index's
+// copy of it (want), reading only the pack's last 20 bytes.
+func checkPackTrailer(path string, want []byte) error {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // removed meanwhile: not damage
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	rel := "objects/pack/" + filepath.Base(path)
+	if fi.Size() < 32 {
+		return &CorruptError{File: rel, Reason: "truncated"}
+	}
+	var got [20]byte
+	if _, err := f.ReadAt(got[:], fi.Size()-20); err != nil {
+		return err
+	}
+	if !bytes.Equal(got[:], want) {
+		return &CorruptError{File: rel, Reason: "truncated or rewritten: its checksum is not the one its index names"}
+	}
+	return nil
 }
 
 // hashOfBase makes a cache key for a pack offset.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -92,6 +93,11 @@ type Repo struct {
 	// git may have written it, with files beside it (see removePack).
 	foundTail plumbing.Hash
 
+	// superseded are the tails this process replaced, oldest first,
+	// waiting out supersededGrace before they are removed.
+	supMu      sync.Mutex
+	superseded []supersededTail
+
 	lockMu   sync.Mutex
 	lockF    *os.File // see lockFile
 	lockPath string
@@ -129,12 +135,35 @@ func Init(ctx context.Context, dir, branch string, opts Options) (*Repo, error) 
 	return Open(ctx, dir, opts)
 }
 
+// checkObjectFormat refuses a repository whose objects are named by
+// SHA-256 (`git init --object-format=sha256`): this package reads and
+// writes SHA-1 names, and would misread every object of such a store.
+func checkObjectFormat(dir string) error {
+	b, err := os.ReadFile(filepath.Join(dir, "config"))
+	if err != nil {
+		return nil // no config: git's defaults, SHA-1
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, "=")
+		if !ok || !strings.EqualFold(strings.TrimSpace(k), "objectformat") {
+			continue
+		}
+		if f := strings.ToLower(strings.Trim(strings.TrimSpace(v), `"`)); f != "sha1" {
+			return fmt.Errorf("%w: %s names its objects by %s (git init --object-format=%s); aiwg-state reads SHA-1 repositories: make the store with `aiwg-state init`, or clone it into a SHA-1 repository", ErrUnsupported, dir, strings.ToUpper(f), f)
+		}
+	}
+	return nil
+}
+
 // Open opens the bare repository at dir.
 func Open(_ context.Context, dir string, opts Options) (*Repo, error) {
 	opts.fill()
 	fi, err := os.Stat(filepath.Join(dir, "objects"))
 	if err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("%w: %s has no git object database", ErrNotStore, dir)
+	}
+	if err := checkObjectFormat(dir); err != nil {
+		return nil, err
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -238,6 +267,9 @@ func (r *Repo) readObjectLocked(h plumbing.Hash) (plumbing.ObjectType, []byte, e
 		prev = sig
 	}
 	if errors.Is(lastErr, errNotHere) {
+		if err := r.objs.damaged(); err != nil {
+			return 0, nil, fmt.Errorf("object %s not found, and %w", h, err)
+		}
 		// Not "not found": whatever named h (a ref, a commit, a tree)
 		// says it exists. A partial clone fetches it (without r.mu: the
 		// fetch takes a while); elsewhere it is damage.

@@ -70,16 +70,34 @@ func (t *tailPack) find(h plumbing.Hash) (packEntry, bool) {
 	return t.objs[i], true
 }
 
-// findTail picks the newest pack small enough to extend, or nil.
-func (r *Repo) findTail() *tailPack {
+// findTail picks the newest pack small enough to extend, or nil. A
+// candidate that fails its checksums is an error (ErrCorrupt): rewriting
+// it would copy the damage into a pack under a new name and remove the
+// only other evidence of what it held.
+//
+// Superseded tails past their grace that the tail holds are removed on
+// the way; locked says the caller holds the maintenance lock (see
+// removeSuperseded).
+func (r *Repo) findTail(locked bool) (*tailPack, error) {
 	dir := filepath.Join(r.dir, "objects", "pack")
 	es, err := os.ReadDir(dir)
 	if err != nil {
-		return nil
+		return nil, nil
+	}
+	names := make(map[string]bool, len(es))
+	midx := false
+	for _, e := range es {
+		names[e.Name()] = true
+		midx = midx || strings.HasPrefix(e.Name(), "multi-pack-index")
+	}
+	var cover midxCover
+	if midx {
+		cover = readMidxCover(dir)
 	}
 	var best os.FileInfo
 	bestKept := false
 	packs := 0
+	var stale []plumbing.Hash // superseded tails past their grace
 	defer func() { r.packsSeen.Store(int64(packs)) }()
 	for _, e := range es {
 		n := e.Name()
@@ -91,12 +109,30 @@ func (r *Repo) findTail() *tailPack {
 		if err != nil || fi.Size() >= tailPackMax {
 			continue
 		}
-		base := filepath.Join(dir, strings.TrimSuffix(n, ".pack"))
-		kept, ours := readKeep(base + ".keep")
-		if kept && !ours {
-			continue // kept by someone else
+		stem := strings.TrimSuffix(n, ".pack")
+		base := filepath.Join(dir, stem)
+		// A superseded tail (always small) is a copy of what a newer
+		// pack holds: not counted, not extended, and removed below once
+		// its grace is over (the process that marked it may be gone).
+		if ifi, err := os.Lstat(base + ".idx"); err == nil {
+			if marked, age := isSuperseded(ifi); marked {
+				packs--
+				if h := strings.TrimPrefix(stem, "pack-"); age >= supersededGrace && plumbing.IsHash(h) && !cover.covers(stem) {
+					stale = append(stale, plumbing.NewHash(h))
+				}
+				continue
+			}
 		}
-		if exists(base+".mtimes") || exists(base+".promisor") {
+		if cover.covers(stem) {
+			continue // a multi-pack-index names it: it must stay as it is
+		}
+		kept, ours := false, false
+		if names[stem+".keep"] {
+			if kept, ours = readKeep(base + ".keep"); kept && !ours {
+				continue // kept by someone else
+			}
+		}
+		if names[stem+".mtimes"] || names[stem+".promisor"] {
 			continue // git's cruft pack, or a partial clone's: not ours to extend
 		}
 		if best == nil || fi.ModTime().After(best.ModTime()) {
@@ -104,18 +140,53 @@ func (r *Repo) findTail() *tailPack {
 		}
 	}
 	if best == nil {
-		return nil
+		return nil, nil
 	}
 	name := strings.TrimSuffix(strings.TrimPrefix(best.Name(), "pack-"), ".pack")
 	if !plumbing.IsHash(name) {
-		return nil
+		return nil, nil
 	}
 	t, err := readTail(dir, plumbing.NewHash(name))
+	if errors.Is(err, ErrCorrupt) {
+		return nil, err
+	}
 	if err != nil {
-		return nil // being removed, or not ours to understand: start a new tail
+		return nil, nil // being removed, or not ours to understand: start a new tail
 	}
 	t.kept = bestKept
-	return t
+	r.sweepStale(dir, t, stale, cover, locked)
+	return t, nil
+}
+
+// sweepStale removes the superseded tails in stale that the tail t holds
+// whole. The mark is only a hint: a clone made by `git clone` of a local
+// path shares the store's pack files by hard link, mode bits and all, so
+// a pack this store superseded reads as superseded in the clone too, where
+// nothing may hold its objects. Checked against the tail (read and
+// verified anyway), a mark never removes the only copy of an object. One
+// that the tail does not hold (the tail filled up since, and a new one
+// began) is left to the next roll-up.
+func (r *Repo) sweepStale(dir string, t *tailPack, stale []plumbing.Hash, cover midxCover, locked bool) {
+	for _, h := range stale {
+		idx, err := sysfile.ReadFile(filepath.Join(dir, "pack-"+h.String()+".idx"), 0)
+		if err != nil {
+			continue
+		}
+		objs, err := parseIdx(idx)
+		if err != nil || len(objs) > len(t.objs) {
+			continue
+		}
+		held := true
+		for _, e := range objs {
+			if _, ok := t.find(e.hash); !ok {
+				held = false
+				break
+			}
+		}
+		if held {
+			r.removeSuperseded(h, cover, locked)
+		}
+	}
 }
 
 func readTail(dir string, h plumbing.Hash) (*tailPack, error) {
@@ -132,14 +203,53 @@ func readTail(dir string, h plumbing.Hash) (*tailPack, error) {
 		!bytes.Equal(pack[len(pack)-20:], h[:]) {
 		return nil, errors.New("not a version 2 pack")
 	}
-	objs, err := parseIdx(idx)
-	if err != nil {
+	// The checksums, before the pack is trusted for a rewrite: a flipped
+	// bit in an object name of the index would otherwise be copied into
+	// the new pack's index, and the old pack, the only intact record,
+	// removed. Read once per process (a writer then extends its tail in
+	// memory), so a commit pays this only when it starts cold.
+	if err := checkPackSums(base, idx, pack); err != nil {
 		return nil, err
 	}
+	objs, err := parseIdx(idx)
+	if err != nil {
+		return nil, &CorruptError{File: "objects/pack/" + filepath.Base(base) + ".idx", Reason: err.Error()}
+	}
 	if uint32(len(objs)) != binary.BigEndian.Uint32(pack[8:]) {
-		return nil, errors.New("index and pack disagree")
+		return nil, &CorruptError{File: "objects/pack/" + filepath.Base(base) + ".idx", Reason: "its object count differs from the pack's"}
 	}
 	return &tailPack{hash: h, data: pack[:len(pack)-20], objs: objs}, nil
+}
+
+// checkPackSums verifies a pack and its index, given whole: the pack's
+// trailing SHA-1 of its contents, the index's own, and the index's copy of
+// the pack's. base is the path without extension.
+func checkPackSums(base string, idx, pack []byte) error {
+	name := "objects/pack/" + filepath.Base(base)
+	if len(pack) < 32 {
+		return &CorruptError{File: name + ".pack", Reason: "truncated"}
+	}
+	if sum := sha1.Sum(pack[:len(pack)-20]); !bytes.Equal(sum[:], pack[len(pack)-20:]) {
+		return &CorruptError{File: name + ".pack", Reason: "its checksum does not match its contents"}
+	}
+	if err := checkIdxSum(idx); err != nil {
+		return &CorruptError{File: name + ".idx", Reason: err.Error()}
+	}
+	if !bytes.Equal(idx[len(idx)-40:len(idx)-20], pack[len(pack)-20:]) {
+		return &CorruptError{File: name + ".idx", Reason: "it indexes another pack (its copy of the pack's checksum differs)"}
+	}
+	return nil
+}
+
+// checkIdxSum verifies an index's trailing SHA-1 of its contents.
+func checkIdxSum(idx []byte) error {
+	if len(idx) < 8+1024+40 {
+		return errors.New("truncated")
+	}
+	if sum := sha1.Sum(idx[:len(idx)-20]); !bytes.Equal(sum[:], idx[len(idx)-20:]) {
+		return errors.New("its checksum does not match its contents")
+	}
+	return nil
 }
 
 // tailRoom is the spare capacity a tail read from disk gets: most commits

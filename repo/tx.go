@@ -242,8 +242,10 @@ func (r *Repo) Commit(ctx context.Context, branch string, fn func(*Tx) (*CommitI
 				r.setTail(nil)
 			case !oldTail.IsZero() && !r.repackMayRead(oldTail):
 				// A tail a running repack may be reading stays: the
-				// repack removes it when it rolls it up.
-				r.removePack(oldTail)
+				// repack removes it when it rolls it up. Others are
+				// superseded, and removed once plain git readers that
+				// listed them have had time to open them.
+				r.supersede(oldTail)
 			}
 		}
 		r.remember(b.objs, b.trees)

@@ -256,7 +256,7 @@ func TestInlineInit(t *testing.T) {
 			t.Errorf("%s: err = %v, want %v", c.name, err, c.want)
 		}
 	}
-	// An unmounted file may be initialized again (the seed overwrites it).
+	// An unmounted file may be initialized again (the specification overwrites it).
 	_, after = mustUpdate(t, after, func(doc any) (any, []verbiage.Path, error) {
 		return DeletePath(doc, verbiage.MustParsePath("ITEMS.GLOBAL.CONTENT.BIG"))
 	})

@@ -97,7 +97,7 @@ func main() {
 }
 
 // seed makes a store with one state holding vars variables (prompt and
-// Final included, as the seed's limit counts them), written with muts
+// Final included, as the specification's limit counts them), written with muts
 // mutations in all (one commit each after the init, which makes two).
 func seed(ctx context.Context, work, name string, vars, muts int) (string, string) {
 	dir := filepath.Join(work, name+".git")

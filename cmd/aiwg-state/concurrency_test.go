@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -213,9 +214,10 @@ func TestSIGKILLLeavesAStoreGitAccepts(t *testing.T) {
 		if b, err := os.ReadFile(filepath.Join(s, "refs", "heads", "main.lock")); err == nil && !strings.HasPrefix(string(b), "aiwg-state lock held by pid ") {
 			t.Fatalf("trial %d: the killed writer left a lock no writer can recognise: %q", trial, b)
 		}
-		// A background roll-up the victim started outlives it (git is
-		// its own process); git fsck run beside it sees packs vanish
-		// under it. Wait for the processes the maintenance lock names.
+		// A background roll-up the victim started dies with it, but
+		// may take a moment; git fsck run beside it would see packs
+		// vanish under it. Wait for the processes the maintenance lock
+		// names.
 		waitForMaintenance(t, s)
 		gitOut(t, s, "fsck", "--strict", "--no-dangling")
 		head := strings.TrimSpace(gitOut(t, s, "rev-parse", "main^{commit}"))
@@ -241,6 +243,34 @@ func TestSIGKILLLeavesAStoreGitAccepts(t *testing.T) {
 	mustCLI(t, s, "", "set", "after.json", "ok", "true")
 	if d := time.Since(start); d > 5*time.Second {
 		t.Fatalf("a writer after the kills waited %s", d)
+	}
+	// gc sweeps what the killed writers left: their temporary packs,
+	// indexes and .keep files, .keep files without a pack, and their
+	// refs' temporary files.
+	mustCLI(t, s, "", "gc")
+	var left []string
+	filepath.WalkDir(s, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		n := d.Name()
+		rel, _ := filepath.Rel(s, p)
+		ours := strings.HasPrefix(n, "tmp_") && strings.Contains(n, "-") // tmp_<kind>_<pid>-<random>
+		if i := strings.Index(n, ".lock."); i >= 0 && strings.HasSuffix(n, ".lock") {
+			ours = true
+		}
+		if strings.HasSuffix(n, ".keep") {
+			if _, err := os.Stat(strings.TrimSuffix(p, ".keep") + ".pack"); err != nil {
+				ours = true
+			}
+		}
+		if ours {
+			left = append(left, rel)
+		}
+		return nil
+	})
+	if len(left) > 0 {
+		t.Fatalf("gc left what killed writers left: %v", left)
 	}
 	t.Logf("%d trials, %d acknowledged mutations survived", trials, len(acked))
 }

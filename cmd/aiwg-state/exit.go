@@ -62,6 +62,7 @@ var exitTable = []struct {
 	{docschema.ErrRules, exitUsage},
 	{policy.ErrInvalid, exitDomain}, // a policy that does not parse: refused data, whoever wrote it
 	{statedoc.ErrInFlight, exitConflict}, {statedoc.ErrInvalidState, exitDomain}, {statedoc.ErrExists, exitDomain},
+	{aiwgstate.ErrBadManifest, exitDomain},  // before ErrInvalidJSON: the store's state, not the caller's input
 	{aiwgstate.ErrInvalidState, exitDomain}, // rlm: a state document that breaks the schema
 	{verbiage.ErrInvalidPath, exitUsage},
 	{verbiage.ErrInvalidKey, exitUsage},
@@ -81,6 +82,8 @@ var exitTable = []struct {
 	{aiwgstate.ErrReadOnly, exitDomain},
 	{objects.ErrNotContainer, exitDomain},
 	{objects.ErrNotFound, exitDomain},
+	{repo.ErrCorrupt, exitDomain}, // before ErrNotFound: a miss explained by damage is damage
+	{repo.ErrUnsupported, exitDomain},
 	{repo.ErrNotFound, exitDomain},
 	{repo.ErrObjectMissing, exitDomain},
 	{repo.ErrShallow, exitDomain},

@@ -15,6 +15,7 @@ import (
 
 	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/internal/errkind"
+	"github.com/aiwg/aiwg-state/repo"
 )
 
 func storeCommands() []*cli.Command {
@@ -75,7 +76,9 @@ gc removes their files in one commit (history keeps them). Then objects are
 packed: writes extend a small tail pack and roll full ones up geometrically
 once there are more than 50; gc --full packs everything into one pack with
 git gc, for the smallest store. Both are safe while agents write. Packing
-needs the git CLI.
+needs the git CLI. gc also removes what killed processes left (temporary
+packs, stray lock files) and a multi-pack-index naming a pack that is gone;
+another gc running, ours or git's, is exit 5.
 
 Examples:
    aiwg-state gc
@@ -104,6 +107,44 @@ git gc adds to speed reads up (bitmaps, the commit-graph) is not counted.`,
 					fmt.Fprintf(s.out, "removed %d expired temporary variables\n", len(removed))
 				}
 				fmt.Fprintf(s.out, "objects: %d bytes -> %d bytes\n", before, after)
+				return nil
+			}),
+		},
+		{
+			Name:  "fsck",
+			Usage: "check the store for damage and say what repairs it (exit 3 when something is wrong)",
+			Description: `Runs git fsck --strict (objects, connectivity, names), checks every pack
+and its index against their checksums, the history index, and on the
+default branch the manifest (.aiwg/store.json), the access policy
+(.aiwg/policy.json), the schemas and the documents they rule. Each problem
+is printed with the file at fault and its repair. Nothing is changed.
+
+Examples:
+   aiwg-state fsck
+   aiwg-state fsck --json          # {"ok", "checks", "problems": [{check, file, problem, repair}]}`,
+			Flags: commonFlags(),
+			Action: command(func(s *session) error {
+				rep, err := s.store.Fsck(s.c.Context)
+				if err != nil {
+					return err
+				}
+				if s.json {
+					printJSON(s.out, map[string]any{"ok": len(rep.Problems) == 0, "checks": rep.Checks, "problems": rep.Problems})
+				} else {
+					for _, p := range rep.Problems {
+						where := p.Check
+						if p.File != "" {
+							where += ": " + p.File
+						}
+						fmt.Fprintf(s.out, "damaged: %s: %s\n  repair: %s\n", where, oneLine(p.Problem), p.Repair)
+					}
+					if len(rep.Problems) == 0 {
+						fmt.Fprintf(s.out, "ok: %s\n", strings.Join(rep.Checks, ", "))
+					}
+				}
+				if len(rep.Problems) > 0 {
+					return errkind.Errorf(repo.ErrCorrupt, "the store is damaged: fsck found %d problem(s), each printed with its repair", len(rep.Problems))
+				}
 				return nil
 			}),
 		},

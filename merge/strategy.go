@@ -53,10 +53,8 @@ func Strategies() []Strategy {
 // command line. Names are matched exactly: a typo must not silently become
 // another strategy.
 func ParseStrategy(s string) (Strategy, error) {
-	for _, st := range Strategies() {
-		if string(st) == s {
-			return st, nil
-		}
+	if st := Strategy(s); st.valid() {
+		return st, nil
 	}
 	return "", fmt.Errorf("%w: %q (want one of %s)", ErrUnknownStrategy, s, strategyNames())
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/internal/testutil"
 )
 
 // TestInstallMergeDrivers: every strategy's driver lands in the clone's
@@ -15,9 +16,7 @@ import (
 func TestInstallMergeDrivers(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
-		t.Fatalf("%v %s", err, out)
-	}
+	testutil.Git{}.Run(t, "init", "-q", dir)
 	ds, err := aiwgstate.InstallMergeDrivers(ctx, dir, "/opt/aiwg state/bin/aiwg-state")
 	if err != nil || len(ds) < 5 {
 		t.Fatalf("%+v %v", ds, err)

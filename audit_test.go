@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/internal/testutil"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/verbiage"
 )
@@ -54,17 +54,10 @@ func (h *auditHistory) gitEnv(args ...string) string {
 
 func (h *auditHistory) gitIn(env []string, stdin string, args ...string) string {
 	h.t.Helper()
-	cmd := exec.Command("git", append([]string{"--git-dir", h.st.Dir()}, args...)...)
 	stamp := fmt.Sprintf("%d +0000", h.clock.Unix())
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=human", "GIT_AUTHOR_EMAIL=h@example.com", "GIT_COMMITTER_NAME=human",
-		"GIT_COMMITTER_EMAIL=h@example.com", "GIT_AUTHOR_DATE="+stamp, "GIT_COMMITTER_DATE="+stamp)
-	cmd.Env = append(cmd.Env, env...)
-	cmd.Stdin = strings.NewReader(stdin)
-	out, err := cmd.Output()
-	if err != nil {
-		h.t.Fatalf("git %s: %v", strings.Join(args, " "), err)
-	}
-	return strings.TrimSpace(string(out))
+	g := testutil.Git{GitDir: h.st.Dir(), Stdin: stdin, Env: append([]string{"GIT_AUTHOR_NAME=human", "GIT_AUTHOR_EMAIL=h@example.com", "GIT_COMMITTER_NAME=human",
+		"GIT_COMMITTER_EMAIL=h@example.com", "GIT_AUTHOR_DATE=" + stamp, "GIT_COMMITTER_DATE=" + stamp}, env...)}
+	return strings.TrimSpace(g.Output(h.t, args...))
 }
 
 func (h *auditHistory) write(branch string) {

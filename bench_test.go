@@ -3,8 +3,6 @@ package aiwgstate_test
 import (
 	"context"
 	"fmt"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -12,17 +10,15 @@ import (
 	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/internal/cputime"
 	"github.com/aiwg/aiwg-state/internal/signtest"
+	"github.com/aiwg/aiwg-state/internal/storetest"
+	"github.com/aiwg/aiwg-state/internal/testutil"
 )
 
 // seed1000 makes a store of 1,000 documents in one directory: the shape
 // whose ~40 KB directory tree every mutation must rewrite.
 func seed1000(b *testing.B, sync bool) *aiwgstate.Store {
 	b.Helper()
-	st, err := aiwgstate.Init(context.Background(), filepath.Join(b.TempDir(), "s.git"), aiwgstate.InitOptions{Options: aiwgstate.Options{NoSync: !sync}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { st.Close() })
+	st := storetest.NewWith(b, aiwgstate.Options{NoSync: !sync})
 	ops := make([]aiwgstate.Op, 1000)
 	for i := range ops {
 		ops[i] = aiwgstate.Op{Op: "put", File: fmt.Sprintf("docs/doc-%04d.json", i), Value: []byte(fmt.Sprintf(`{"id":%d,"status":{"value":0}}`, i))}
@@ -57,9 +53,7 @@ func BenchmarkSetSigned(b *testing.B) {
 		b.Run(fmt.Sprintf("sync=%v", sync), func(b *testing.B) {
 			st := seed1000(b, sync)
 			key := signtest.NewKey(b, b.TempDir(), "bench")
-			if out, err := exec.Command("git", "--git-dir", st.Dir(), "config", "aiwg.bench.signingKey", key.Path).CombinedOutput(); err != nil {
-				b.Fatalf("git config: %v %s", err, out)
-			}
+			testutil.RunGit(b, st.Dir(), "config", "aiwg.bench.signingKey", key.Path)
 			ctx := context.Background()
 			b.ResetTimer()
 			defer cputime.Start(b)()

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/internal/testutil"
 	"github.com/aiwg/aiwg-state/repo"
 )
 
@@ -82,15 +82,6 @@ func (a *answers) check(t *testing.T, dir, step string) {
 	}
 }
 
-func gitDir(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	out, err := exec.Command("git", append([]string{"--git-dir", dir}, args...)...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
 // TestGitMaintenanceMatrix puts a store through what stock git and its
 // users do to a repository's objects and refs, interleaved with writes
 // through a long-lived Store and a fresh one, and after every step runs
@@ -140,9 +131,9 @@ func TestGitMaintenanceMatrix(t *testing.T) {
 				t.Fatalf("%s: %v", name, err)
 			}
 		default:
-			gitDir(t, dir, step...)
+			testutil.RunGit(t, dir, step...)
 		}
-		gitDir(t, dir, "fsck", "--strict", "--no-dangling")
+		testutil.Fsck(t, dir)
 		a.check(t, dir, name)
 		// Writes after the step: through the Store that was open across
 		// it, and through a fresh one that finds its tail on disk.
@@ -153,7 +144,7 @@ func TestGitMaintenanceMatrix(t *testing.T) {
 		}
 		a.set(t, fresh, fmt.Sprintf("docs/d%d.json", (i+1)%4), "k2", fmt.Sprint(2000+i))
 		fresh.Close()
-		gitDir(t, dir, "fsck", "--strict", "--no-dangling")
+		testutil.Fsck(t, dir)
 		a.check(t, dir, name+", then writes")
 	}
 }
@@ -163,26 +154,12 @@ func TestGitMaintenanceMatrix(t *testing.T) {
 // written and audited as one aiwg-state wrote.
 func TestStoreWrittenByPlainGit(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "plain.git")
-	if out, err := exec.Command("git", "init", "-q", "--bare", "-b", "main", dir).CombinedOutput(); err != nil {
-		t.Fatalf("%v %s", err, out)
-	}
+	testutil.Git{}.Run(t, "init", "-q", "--bare", "-b", "main", dir)
 	hashIn := func(body string) string {
-		cmd := exec.Command("git", "--git-dir", dir, "hash-object", "-w", "--stdin")
-		cmd.Stdin = strings.NewReader(body)
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return strings.TrimSpace(string(out))
+		return strings.TrimSpace(testutil.Git{GitDir: dir, Stdin: body}.Output(t, "hash-object", "-w", "--stdin"))
 	}
 	mktree := func(entries string) string {
-		cmd := exec.Command("git", "--git-dir", dir, "mktree")
-		cmd.Stdin = strings.NewReader(entries)
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return strings.TrimSpace(string(out))
+		return strings.TrimSpace(testutil.Git{GitDir: dir, Stdin: entries}.Output(t, "mktree"))
 	}
 	var parent string
 	var commits []string
@@ -194,11 +171,11 @@ func TestStoreWrittenByPlainGit(t *testing.T) {
 		if parent != "" {
 			args = append(args, "-p", parent)
 		}
-		parent = strings.TrimSpace(gitDir(t, dir, args...))
+		parent = strings.TrimSpace(testutil.RunGit(t, dir, args...))
 		commits = append(commits, parent)
 	}
-	gitDir(t, dir, "update-ref", "refs/heads/main", parent)
-	gitDir(t, dir, "pack-refs", "--all")
+	testutil.RunGit(t, dir, "update-ref", "refs/heads/main", parent)
+	testutil.RunGit(t, dir, "pack-refs", "--all")
 	if packs, _ := filepath.Glob(filepath.Join(dir, "objects", "pack", "*.pack")); len(packs) != 0 {
 		t.Fatal("the store should hold loose objects only")
 	}
@@ -215,7 +192,7 @@ func TestStoreWrittenByPlainGit(t *testing.T) {
 		sets: map[string]int{"docs/a.json#k": 3}, last: map[string]string{"docs/a.json#k": commits[2]}}
 	a.check(t, dir, "plain git")
 	a.set(t, st, "docs/a.json", "k", "3")
-	gitDir(t, dir, "fsck", "--strict", "--no-dangling")
+	testutil.Fsck(t, dir)
 	a.check(t, dir, "plain git, then a write")
 }
 
@@ -223,7 +200,7 @@ func TestStoreWrittenByPlainGit(t *testing.T) {
 // refused when opened, saying why, rather than misread.
 func TestSHA256RepositoryIsRefused(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "sha256.git")
-	if out, err := exec.Command("git", "init", "-q", "--bare", "--object-format=sha256", dir).CombinedOutput(); err != nil {
+	if out, err := (testutil.Git{}).Try("init", "-q", "--bare", "--object-format=sha256", dir); err != nil {
 		t.Skipf("this git makes no SHA-256 repositories: %v %s", err, out)
 	}
 	_, err := aiwgstate.Open(context.Background(), dir, aiwgstate.Options{})

@@ -132,7 +132,7 @@ func ExampleStore_Acquire() {
 	// true
 }
 
-// Memory records (seed 002) keep a payload with its timestamps; one with
+// Memory records (the tiered state specification) keep a payload with its timestamps; one with
 // a time to live is gone for readers once it runs out.
 func ExampleStore_PutMemory() {
 	ctx := context.Background()

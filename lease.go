@@ -290,7 +290,7 @@ type ReleaseOptions struct {
 	// agent's lease on the resource, or its waiting request.
 	ID string
 	// Force releases another agent's lease or request (every lease and
-	// request on the resource when ID is ""), as seed 003's coordinator
+	// request on the resource when ID is ""), as the swarm shared state specification's coordinator
 	// does; Reason is recorded.
 	Force  bool
 	Reason string

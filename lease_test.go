@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +11,7 @@ import (
 	"time"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/internal/testutil"
 	"github.com/aiwg/aiwg-state/lease"
 )
 
@@ -498,36 +496,7 @@ func TestWatchDoesNotRestreamItsStart(t *testing.T) {
 // commit, which no ref names yet.
 func plainCommit(t testing.TB, st *aiwgstate.Store, path, body string) string {
 	t.Helper()
-	blob := strings.TrimSpace(gitIn(t, st, body, "hash-object", "-w", "--stdin"))
-	idx := filepath.Join(t.TempDir(), "index")
-	gitEnv(t, st, idx, "read-tree", "HEAD")
-	gitEnv(t, st, idx, "update-index", "--add", "--cacheinfo", "100644,"+blob+","+path)
-	tree := strings.TrimSpace(gitEnv(t, st, idx, "write-tree"))
-	return strings.TrimSpace(git(t, st, "commit-tree", "-p", "HEAD", "-m", "by hand", tree))
-}
-
-// gitIn runs git with stdin.
-func gitIn(t testing.TB, st *aiwgstate.Store, stdin string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", append([]string{"--git-dir", st.Dir()}, args...)...)
-	cmd.Stdin = strings.NewReader(stdin)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
-// gitEnv runs git with its index at idx.
-func gitEnv(t testing.TB, st *aiwgstate.Store, idx string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", append([]string{"--git-dir", st.Dir()}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_INDEX_FILE="+idx)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
+	return testutil.CommitFile(t, testutil.Git{GitDir: st.Dir()}, "HEAD", path, body, "by hand\n")
 }
 
 // TestForeignForceReleaseIsDenied: with a policy, forcing another agent's

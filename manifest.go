@@ -23,7 +23,7 @@ type Manifest struct {
 	Format int    `json:"format"`
 	Limits Limits `json:"limits"`
 	// Verbiage declares the verbiage-ruled documents (statedoc.go reads
-	// it; the seed's default state document when absent).
+	// it; the specification's default state document when absent).
 	Verbiage *VerbiageRules `json:"verbiage,omitempty"`
 	// Sync false makes the store skip fsync, as --no-sync does for one
 	// command: for scratch stores where speed beats crash durability.
@@ -33,7 +33,7 @@ type Manifest struct {
 	RLM *rlmSettings `json:"rlm,omitempty"`
 }
 
-// VerbiageRules lists the documents whose keys follow seed 004's rules,
+// VerbiageRules lists the documents whose keys follow the state document specification's rules,
 // as gitattributes-style path patterns.
 type VerbiageRules struct {
 	Documents []string `json:"documents"`

@@ -21,7 +21,7 @@ import (
 // or import.
 const TrailerMemory = "Memory"
 
-// PutMemory writes a memory record (seed 002's memory.put): payload is
+// PutMemory writes a memory record (the tiered state specification's memory.put): payload is
 // JSON; a ttl above 0 makes the record expire that long from now. One
 // commit to memory/<namespace>/<kind>/<id>.json.
 func (s *Store) PutMemory(ctx context.Context, key memory.Key, payload []byte, ttl time.Duration, wo WriteOptions) (*memory.Record, *Mutation, error) {
@@ -30,7 +30,7 @@ func (s *Store) PutMemory(ctx context.Context, key memory.Key, payload []byte, t
 	})
 }
 
-// AppendMemory adds item to the list a memory record holds (seed 002's
+// AppendMemory adds item to the list a memory record holds (the tiered state specification's
 // memory.append, for logs such as daily_log), creating the record as a
 // list of one when it is absent or expired. The record keeps its time to
 // live unless ttl is given.
@@ -148,7 +148,7 @@ type MemoryListOptions struct {
 	Expired bool
 }
 
-// ListMemory returns memory records in key order (seed 002's
+// ListMemory returns memory records in key order (the tiered state specification's
 // memory.list); expired ones only with lo.Expired.
 func (s *Store) ListMemory(ctx context.Context, lo MemoryListOptions) ([]memory.Record, error) {
 	dir := memory.Dir
@@ -196,7 +196,7 @@ func (s *Store) ListMemory(ctx context.Context, lo MemoryListOptions) ([]memory.
 	return out, nil
 }
 
-// DeleteMemory removes a memory record (seed 002's memory.delete), live
+// DeleteMemory removes a memory record (the tiered state specification's memory.delete), live
 // or expired.
 func (s *Store) DeleteMemory(ctx context.Context, key memory.Key, wo WriteOptions) (*Mutation, error) {
 	if err := key.Check(); err != nil {
@@ -216,7 +216,7 @@ func (s *Store) DeleteMemory(ctx context.Context, key memory.Key, wo WriteOption
 }
 
 // PruneMemory removes every expired record under namespace ("" = all) in
-// one commit (seed 002's memory.prune), and returns their keys; with none
+// one commit (the tiered state specification's memory.prune), and returns their keys; with none
 // expired it is ErrNoChange.
 func (s *Store) PruneMemory(ctx context.Context, namespace string, wo WriteOptions) ([]memory.Key, *Mutation, error) {
 	dir := memory.Dir
@@ -288,7 +288,7 @@ type MemoryImport struct {
 	Mutation  *Mutation `json:"mutation,omitempty"`
 }
 
-// ImportMemory writes records read from outside (seed 002's JSON Lines
+// ImportMemory writes records read from outside (the tiered state specification's JSON Lines
 // bridge) as they are, timestamps included, in one commit: all of them or,
 // when one is invalid, none. Records the store holds as they are are not
 // written; with nothing to write it is ErrNoChange.

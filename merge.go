@@ -531,6 +531,15 @@ func (s *Store) virtualBase(bases []plumbing.Hash, depth int) (plumbing.Hash, er
 	return acc, nil
 }
 
+// mergedData is a merged file's content: its data, or the blob of the
+// side it takes unchanged.
+func (s *Store) mergedData(f merge.MergedFile) ([]byte, error) {
+	if f.ID == "" {
+		return f.Data, nil
+	}
+	return s.repo.ReadBlob(plumbing.NewHash(f.ID))
+}
+
 // virtualChanges turns a merge of bases into tree changes, taking the
 // inner base's value at every conflict.
 func virtualChanges(s *Store, innerTree plumbing.Hash, tr merge.TreeResult) (map[string]*[]byte, error) {
@@ -540,12 +549,9 @@ func virtualChanges(s *Store, innerTree plumbing.Hash, tr merge.TreeResult) (map
 			changes[f.Path] = nil
 			continue
 		}
-		data := f.Data
-		if f.ID != "" {
-			var err error
-			if data, err = s.repo.ReadBlob(plumbing.NewHash(f.ID)); err != nil {
-				return nil, err
-			}
+		data, err := s.mergedData(f)
+		if err != nil {
+			return nil, err
 		}
 		changes[f.Path] = &data
 	}
@@ -778,12 +784,9 @@ func (s *Store) startMerge(ctx context.Context, intoRef, from string, ours, thei
 				st.Deleted = append(st.Deleted, f.Path)
 				continue
 			}
-			data := f.Data
-			if f.ID != "" {
-				var err error
-				if data, err = s.repo.ReadBlob(plumbing.NewHash(f.ID)); err != nil {
-					return nil, err
-				}
+			data, err := s.mergedData(f)
+			if err != nil {
+				return nil, err
 			}
 			if err := tx.WriteFile(resultDir+f.Path, data); err != nil {
 				return nil, err

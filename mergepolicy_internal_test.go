@@ -5,13 +5,14 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/aiwg/aiwg-state/internal/testutil"
 )
 
 // TestBroughtCommitsIsRevList checks the walk against git rev-list THEIRS
@@ -54,11 +55,7 @@ func TestBroughtCommitsIsRevList(t *testing.T) {
 			fmt.Fprintf(&in, "M 644 inline f%d\ndata 1\n%d\n", i, i%10)
 		}
 		marks := filepath.Join(t.TempDir(), "marks")
-		cmd := exec.Command("git", "-c", "core.fsync=none", "--git-dir", dir, "fast-import", "--quiet", "--force", "--export-marks="+marks)
-		cmd.Stdin = strings.NewReader(in.String())
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("fast-import: %v\n%s", err, out)
-		}
+		testutil.Git{Config: []string{"core.fsync=none"}, GitDir: dir, Stdin: in.String()}.Run(t, "fast-import", "--quiet", "--force", "--export-marks="+marks)
 		st.Close()
 		if st, err = Open(ctx, dir, Options{NoSync: true}); err != nil {
 			t.Fatal(err)
@@ -83,11 +80,7 @@ func TestBroughtCommitsIsRevList(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, err := exec.Command("git", "--git-dir", dir, "rev-list", theirs.String(), "--not", ours.String()).Output()
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := strings.Fields(string(out))
+			want := strings.Fields(testutil.Git{GitDir: dir}.Output(t, "rev-list", theirs.String(), "--not", ours.String()))
 			have := map[string]bool{}
 			var gotIDs []string
 			for _, c := range got {

@@ -80,29 +80,20 @@ const maxPolicyHistory = 10000
 // none (an open store).
 func (s *Store) lastValidPolicy(commit plumbing.Hash) (*policy.Policy, error) {
 	for i := 0; i < maxPolicyHistory && !commit.IsZero(); i++ {
+		p, err := s.policyAt(commit)
+		if !errors.Is(err, policy.ErrInvalid) {
+			return p, err
+		}
 		c, err := s.repo.ReadCommit(commit)
 		if err != nil {
 			return nil, err
-		}
-		data, err := s.repo.ReadFileAt(c.Tree, policy.Path)
-		if errors.Is(err, repo.ErrNotFound) {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if p, err := policy.Parse(data); err == nil {
-			return p, nil
 		}
 		commit = plumbing.ZeroHash
 		if len(c.Parents) > 0 {
 			commit = c.Parents[0]
 		}
 	}
-	if commit.IsZero() {
-		return nil, nil
-	}
-	return policy.Parse([]byte(`{"rules": []}`)) // deny
+	return nil, nil
 }
 
 // TrailerMergedCommit names the commit a merge brings in (pull, sync and

@@ -25,7 +25,7 @@ const (
 	TrailerMessageID = "Message-Id"
 )
 
-// PutMessage adds payload (JSON) to the end of queue (seed 002's
+// PutMessage adds payload (JSON) to the end of queue (the tiered state specification's
 // queue.Put): one commit adding its file, authored by the producing agent.
 func (s *Store) PutMessage(ctx context.Context, name string, payload []byte, wo WriteOptions) (*queue.Message, *Mutation, error) {
 	if err := queue.CheckName(name); err != nil {

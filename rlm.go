@@ -38,7 +38,7 @@ var ErrHandler = errors.New("completion handler failed")
 //go:embed testdata/schemas/rlm-state.schema.json
 var rlmSchemaJSON []byte
 
-// RLMSchema returns the JSON Schema (2020-12) of seed 000 that exports
+// RLMSchema returns the JSON Schema (2020-12) of the RLM state specification that exports
 // validate against.
 func RLMSchema() []byte { return append([]byte(nil), rlmSchemaJSON...) }
 
@@ -357,7 +357,7 @@ type ExportOptions struct {
 }
 
 // ExportState assembles a state ("" = the newest) as one document of the
-// seed's schema and validates it: variables with metadata and access
+// specification's schema and validates it: variables with metadata and access
 // counts, history.mutations derived from the commits (old and new values
 // read from them), history.checkpoints from the tags, metadata counted.
 func (s *Store) ExportState(ctx context.Context, stateID string, eo ExportOptions) ([]byte, error) {
@@ -760,7 +760,7 @@ func (s *Store) ImportStateWith(ctx context.Context, data []byte, io ImportState
 	if doc.History != nil {
 		muts, cks = doc.History.Mutations, doc.History.Checkpoints
 	}
-	// The seed's limits, checked before anything is written: the import
+	// The specification's limits, checked before anything is written: the import
 	// is many commits and tags, and bad input must change nothing.
 	if n := len(doc.Variables); n > rlm.MaxVariables {
 		return nil, fmt.Errorf("%w: %s has %d variables; a state holds at most %d", ErrLimit, doc.StateID, n, rlm.MaxVariables)

@@ -77,7 +77,7 @@ type StateInfo struct {
 
 // InitState creates a state in one commit: its header, prompt (read-only
 // from then on) and Final = null; then tags that commit as the state's
-// initial checkpoint (the seed's initialize_state).
+// initial checkpoint (the specification's initialize_state).
 func (s *Store) InitState(ctx context.Context, in StateInit, wo WriteOptions) (*StateInfo, *Mutation, error) {
 	id := in.ID
 	if id == "" {
@@ -230,7 +230,7 @@ func readOpenHeader(read func(string) ([]byte, error), id string) (*rlm.Header, 
 	return h, nil
 }
 
-// EndState ends a state without a Final (seed 000's completion statuses
+// EndState ends a state without a Final (the RLM state specification's completion statuses
 // error and cancelled): one commit to its header, recording when and why.
 // Its variables are read-only from then on; a rollback to a checkpoint
 // taken before restores the state as it was, open. A state with a Final
@@ -400,7 +400,7 @@ func (s *Store) info(root plumbing.Hash, h *rlm.Header, all []*rlm.Header) State
 type VarOptions struct {
 	// Type is declared, or inferred from the value when empty.
 	Type rlm.Type
-	// Scope defaults to session (the seed's default), or temporary when
+	// Scope defaults to session (the specification's default), or temporary when
 	// TTL is set. Final always lives in the state's own scope.
 	Scope rlm.Scope
 	// TTL makes a temporary variable invisible TTL after its last write.
@@ -600,7 +600,7 @@ func (s *Store) setVarTx(tx *repo.Tx, rec *recorder, slots *blobSlots, h *rlm.He
 }
 
 // checkChildrenDone refuses a parent's Final while a child of it has
-// neither completed nor ended (seed 000: "Parent can set Final when all
+// neither completed nor ended (the RLM state specification: "Parent can set Final when all
 // children complete"): its result would come back to a parent already
 // done.
 func (s *Store) checkChildrenDone(tx *repo.Tx, h *rlm.Header) error {
@@ -631,7 +631,7 @@ func (s *Store) checkChildrenDone(tx *repo.Tx, h *rlm.Header) error {
 }
 
 // propagateFinal returns a child's result to its parent, in the child's
-// commit (seed: "Leaf task sets Final → result returned to parent"): the
+// commit (the specification: "Leaf task sets Final → result returned to parent"): the
 // parent gets the variable result_<child id> in its own scope.
 func propagateFinal(tx *repo.Tx, rec *recorder, slots *blobSlots, h *rlm.Header, value any, now time.Time) error {
 	ph, err := readHeader(tx.ReadFile, h.ParentStateID)

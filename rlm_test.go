@@ -205,7 +205,7 @@ func validate(t *testing.T, doc []byte) {
 }
 
 // The converted schema accepts its own (repaired) examples and refuses
-// what the seed's defects let through.
+// what the specification's defects let through.
 func TestRLMSchemaExamples(t *testing.T) {
 	data, err := os.ReadFile("testdata/schemas/rlm-state.schema.json")
 	if err != nil {
@@ -480,7 +480,7 @@ func TestVariablesKeepTheDocumentLimit(t *testing.T) {
 	fsck(t, st)
 }
 
-// TestRLMImportRefusedChangesNothing: an import over the seed's limits is
+// TestRLMImportRefusedChangesNothing: an import over the specification's limits is
 // refused before it writes, and one that fails part way (here a
 // checkpoint named twice) takes back its commits and checkpoints.
 func TestRLMImportRefusedChangesNothing(t *testing.T) {
@@ -554,7 +554,7 @@ func TestRLMImportRefusedChangesNothing(t *testing.T) {
 
 // TestRLMImportKeepsVariableSources: a variable's source as exported
 // survives an import, even where it differs from the source of the
-// mutation that last wrote it (the seed's examples have such variables).
+// mutation that last wrote it (the specification's examples have such variables).
 func TestRLMImportKeepsVariableSources(t *testing.T) {
 	ctx := context.Background()
 	src := newStore(t)
@@ -638,7 +638,7 @@ func TestRollbackOfAParentRestoresItsSession(t *testing.T) {
 
 // TestRLMStateEnds: a state ends as error or cancelled (one commit to its
 // header), its variables are read-only afterwards, the export says so
-// (valid against the seed's schema), and a rollback to a checkpoint
+// (valid against the specification's schema), and a rollback to a checkpoint
 // taken before reopens it. A complete state cannot end otherwise.
 func TestRLMStateEnds(t *testing.T) {
 	ctx := context.Background()
@@ -732,7 +732,7 @@ func TestChildFinalOfAnEndedParent(t *testing.T) {
 }
 
 // TestParentFinalWaitsForChildren: a parent sets Final once all its
-// children have completed or ended (seed 000's completion propagation).
+// children have completed or ended (the RLM state specification's completion propagation).
 func TestParentFinalWaitsForChildren(t *testing.T) {
 	ctx := context.Background()
 	st := newStore(t)

@@ -17,7 +17,7 @@ import (
 	"github.com/aiwg/aiwg-state/verbiage"
 )
 
-// checkSchemas keeps every document a schema rule names valid (seed 003:
+// checkSchemas keeps every document a schema rule names valid (the swarm shared state specification:
 // shared state is validated on update): each file the transaction
 // leaves at a ruled path (every staged path, not only those the change
 // list names: a rollback records a directory), and, when the write

@@ -5,18 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	gitconfig "github.com/go-git/go-git/v5/plumbing/format/config"
 	"golang.org/x/crypto/ssh"
 
 	"github.com/aiwg/aiwg-state/internal/errkind"
+	"github.com/aiwg/aiwg-state/internal/sysfile"
 	"github.com/aiwg/aiwg-state/policy"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/signing"
@@ -53,12 +55,27 @@ type signingConfig struct {
 	mu      sync.Mutex
 	raw     []byte // the config file as last parsed
 	cfg     *gitconfig.Config
+	stat    configStat // the file's when raw was read
+	settled bool       // raw was read configSettle after the file last changed
 	signers map[string]signerEntry
 	// policyBlob and policy are the last policy file read and its parse:
 	// every write asks it whether its agent must sign.
 	policyBlob plumbing.Hash
 	policy     *policy.Policy
 }
+
+// configStat is what a stat tells of the config file: a change of
+// content shows in it once the file's clock has moved on.
+type configStat struct {
+	ino          uint64
+	size         int64
+	mtime, ctime int64
+}
+
+// configSettle is longer than any file system's time granularity (FAT's
+// two seconds): a file read that long after its last change shows any
+// later change in its times.
+const configSettle = 2 * time.Second
 
 type signerEntry struct {
 	raw    []byte // the key file as parsed
@@ -122,14 +139,29 @@ func (s *Store) gitConfig() (*gitconfig.Config, error) {
 	sc := &s.signing
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
-	data, err := os.ReadFile(filepath.Join(s.Dir(), "config"))
+	path := filepath.Join(s.Dir(), "config")
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err == syscall.ENOENT {
+		sc.cfg, sc.raw, sc.settled = nil, nil, false
+		return nil, nil
+	}
+	// Every write asks for the config: while its stat is what it was when
+	// read, long enough after its last change that a rewrite would show in
+	// the time (git rewrites it within one tick of the file clock, often
+	// at the same length), the parse stands; otherwise its content decides.
+	stat := configStat{ino: st.Ino, size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
+	if sc.cfg != nil && sc.settled && stat == sc.stat {
+		return sc.cfg, nil
+	}
+	data, err := sysfile.ReadFile(path, 1)
 	if errors.Is(err, fs.ErrNotExist) {
-		sc.cfg, sc.raw = nil, nil
+		sc.cfg, sc.raw, sc.settled = nil, nil, false
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
+	sc.stat, sc.settled = stat, time.Since(time.Unix(0, max(stat.mtime, stat.ctime))) > configSettle
 	if sc.cfg != nil && bytes.Equal(data, sc.raw) {
 		return sc.cfg, nil
 	}

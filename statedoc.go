@@ -19,7 +19,7 @@ import (
 	"github.com/aiwg/aiwg-state/verbiage"
 )
 
-// The verbiage-ruled state documents of seed 004 (package statedoc). Which
+// The verbiage-ruled state documents of the state document specification (package statedoc). Which
 // documents are ruled is declared in the manifest's own section,
 //
 //	"verbiage": {"documents": ["state/state.json"]}
@@ -365,7 +365,7 @@ func (s *Store) LocateState(ctx context.Context, file, keypath string, ro ReadOp
 type StateEdit func(doc any) (any, []verbiage.Path, error)
 
 // EditState runs edit on the resolved state document file ("" =
-// state/state.json; a missing document starts from the seed's default
+// state/state.json; a missing document starts from the specification's default
 // shape) and commits the result as one commit: values inside mounted
 // subtrees go to their shard files, the parents keep their refs, inits
 // write their shards. subject is the commit subject (WriteOptions.Message
@@ -381,7 +381,7 @@ func (s *Store) EditState(ctx context.Context, file string, wo WriteOptions, sub
 	})
 }
 
-// ResetState puts the document back to the seed's default shape. Shards it
+// ResetState puts the document back to the specification's default shape. Shards it
 // mounted are unmounted, not deleted.
 func (s *Store) ResetState(ctx context.Context, file string, wo WriteOptions) (*Mutation, error) {
 	// Reset is how a document broken by a plain-git commit is mended, so

@@ -4,14 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/internal/testutil"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/statedoc"
 	"github.com/aiwg/aiwg-state/verbiage"
@@ -21,18 +20,11 @@ import (
 // an index of its own; commit writes the index as a commit on main. No
 // check of the store runs.
 func plainGit(t *testing.T, st *aiwgstate.Store) (run func(stdin string, args ...string) string, commit func(msg string)) {
-	env := append(os.Environ(), "GIT_INDEX_FILE="+filepath.Join(t.TempDir(), "index"),
-		"GIT_AUTHOR_NAME=plain", "GIT_AUTHOR_EMAIL=p@x", "GIT_COMMITTER_NAME=plain", "GIT_COMMITTER_EMAIL=p@x")
+	env := []string{"GIT_INDEX_FILE=" + filepath.Join(t.TempDir(), "index"),
+		"GIT_AUTHOR_NAME=plain", "GIT_AUTHOR_EMAIL=p@x", "GIT_COMMITTER_NAME=plain", "GIT_COMMITTER_EMAIL=p@x"}
 	run = func(stdin string, args ...string) string {
 		t.Helper()
-		cmd := exec.Command("git", append([]string{"--git-dir", st.Dir()}, args...)...)
-		cmd.Env = env
-		cmd.Stdin = strings.NewReader(stdin)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
+		return strings.TrimSpace(testutil.Git{GitDir: st.Dir(), Env: env, Stdin: stdin}.Run(t, args...))
 	}
 	run("", "read-tree", "HEAD")
 	commit = func(msg string) {

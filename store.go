@@ -15,6 +15,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/aiwg/aiwg-state/internal/errkind"
+	"github.com/aiwg/aiwg-state/internal/storedir"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/statedoc"
 )
@@ -74,20 +75,10 @@ func FindStore(start string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	for {
-		cand := filepath.Join(dir, DefaultDir)
-		if _, err := os.Stat(filepath.Join(cand, "HEAD")); err == nil {
-			return cand, nil
-		}
-		if gitDir, ok := cloneGitDir(dir); ok {
-			return gitDir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", &StoreMissingError{}
-		}
-		dir = parent
+	if store := storedir.Find(dir); store != "" {
+		return store, nil
 	}
+	return "", &StoreMissingError{}
 }
 
 // InitOptions configure a new store.
@@ -160,25 +151,7 @@ func Init(ctx context.Context, dir string, opts InitOptions) (*Store, error) {
 // StoreDir is the git directory that dir names as a store: dir itself,
 // or the .git of a git clone's work tree (see FindStore), so that a
 // clone's directory works as --store does for a store.
-func StoreDir(dir string) string {
-	if _, err := os.Stat(filepath.Join(dir, "HEAD")); err != nil {
-		if gitDir, ok := cloneGitDir(dir); ok {
-			return gitDir
-		}
-	}
-	return dir
-}
-
-// cloneGitDir reports whether dir is the work tree of a git clone of a
-// store (`git clone` of a store checks its manifest out), and its .git.
-func cloneGitDir(dir string) (string, bool) {
-	gitDir := filepath.Join(dir, ".git")
-	if _, err := os.Stat(filepath.Join(gitDir, "HEAD")); err != nil {
-		return "", false
-	}
-	fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(ManifestPath)))
-	return gitDir, err == nil && fi.Mode().IsRegular()
-}
+func StoreDir(dir string) string { return storedir.Resolve(dir) }
 
 // Open opens the store at dir: a store's git directory, or the work tree
 // of a git clone of one (see FindStore). In a clone, the branch checked
@@ -195,7 +168,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	if filepath.Base(dir) == ".git" {
-		if _, ok := cloneGitDir(filepath.Dir(dir)); ok {
+		if _, ok := storedir.CloneGitDir(filepath.Dir(dir)); ok {
 			s.workTree = filepath.Dir(dir)
 		}
 	}

@@ -5,13 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/internal/storetest"
+	"github.com/aiwg/aiwg-state/internal/testutil"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/verbiage"
@@ -19,27 +20,18 @@ import (
 
 func newStore(t testing.TB) *aiwgstate.Store {
 	t.Helper()
-	st, err := aiwgstate.Init(context.Background(), filepath.Join(t.TempDir(), "state.git"), aiwgstate.InitOptions{Options: aiwgstate.Options{NoSync: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
+	return storetest.New(t)
 }
 
 // git runs the git CLI against the store: the oracle of these tests.
 func git(t testing.TB, st *aiwgstate.Store, args ...string) string {
 	t.Helper()
-	out, err := exec.Command("git", append([]string{"--git-dir", st.Dir()}, args...)...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
+	return testutil.RunGit(t, st.Dir(), args...)
 }
 
 func fsck(t testing.TB, st *aiwgstate.Store) {
 	t.Helper()
-	git(t, st, "fsck", "--strict", "--no-dangling")
+	testutil.Fsck(t, st.Dir())
 }
 
 func TestEveryMutationIsOneCommitWithTrailers(t *testing.T) {
@@ -464,5 +456,34 @@ func TestUnchangedSinceIsPerFile(t *testing.T) {
 	}
 	if git(t, st, "rev-parse", "main") != head {
 		t.Error("the refused write moved the branch")
+	}
+}
+
+// TestDiscover: $AIWG_STATE_STORE wins; without it the nearest store is
+// found from a subdirectory, as git finds .git, and a git clone of a store
+// counts as one; with none anywhere above, ErrNotFound.
+func TestDiscover(t *testing.T) {
+	root := t.TempDir()
+	for _, f := range []string{".aiwg/state.git/HEAD", "a/b/x", "clone/.git/HEAD", "clone/.aiwg/store.json", "clone/sub/x"} {
+		path := filepath.Join(root, filepath.FromSlash(f))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("AIWG_STATE_STORE", "/elsewhere/state.git")
+	if got, err := aiwgstate.Discover(filepath.Join(root, "a", "b")); err != nil || got != "/elsewhere/state.git" {
+		t.Fatalf("with AIWG_STATE_STORE: %q, %v", got, err)
+	}
+	t.Setenv("AIWG_STATE_STORE", "")
+	for dir, want := range map[string]string{"a/b": ".aiwg/state.git", "clone/sub": "clone/.git", ".": ".aiwg/state.git"} {
+		if got, err := aiwgstate.Discover(filepath.Join(root, dir)); err != nil || got != filepath.Join(root, want) {
+			t.Errorf("from %s: %q, %v; want %s", dir, got, err, want)
+		}
+	}
+	if got, err := aiwgstate.Discover(t.TempDir()); !errors.Is(err, aiwgstate.ErrNotFound) {
+		t.Errorf("with no store above: %q, %v", got, err)
 	}
 }

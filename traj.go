@@ -21,9 +21,9 @@ import (
 )
 
 // TrajectoriesDir holds one directory per trajectory: trajectory.json (the
-// seed's document without its iterations), iterations/0001.json, … (one
+// specification's document without its iterations), iterations/0001.json, … (one
 // file per iteration, so recording one adds a file and touches nothing
-// another writer touches) and report.md. The seed's index.json is not
+// another writer touches) and report.md. The specification's index.json is not
 // stored: it is derived from these on demand (Trajectories), so agents
 // recording trajectories on different branches never conflict over it.
 const TrajectoriesDir = "trajectories"
@@ -196,7 +196,7 @@ func (s *Store) StartTrajectory(ctx context.Context, st TrajectoryStart, wo Writ
 
 // IterationInput is one Thought-Action-Observation iteration to record.
 type IterationInput struct {
-	// JSON is an optional iteration object (the seed's TAOIteration); Fields
+	// JSON is an optional iteration object (the specification's TAOIteration); Fields
 	// given override its members.
 	JSON   []byte
 	Fields trajectory.IterationFields
@@ -287,7 +287,7 @@ func (s *Store) RecordIteration(ctx context.Context, id string, in IterationInpu
 		}
 		number = len(entries) + 1
 		if number > trajectory.MaxIterations {
-			return fmt.Errorf("%w: trajectory %s already has %d iterations, the most one trajectory may record (seed 001 limit)", ErrLimit, id, trajectory.MaxIterations)
+			return fmt.Errorf("%w: trajectory %s already has %d iterations, the most one trajectory may record (a limit of the RLM trajectories specification)", ErrLimit, id, trajectory.MaxIterations)
 		}
 		it, err := trajectory.BuildIteration(base, in.Fields, number, when)
 		if errors.As(err, &ne) {
@@ -376,7 +376,7 @@ func (s *Store) trajIterationEntriesAt(root plumbing.Hash, id string) ([]repo.Di
 	return out, nil
 }
 
-// checkTrajSize enforces the seed's 10 MB per trajectory over everything
+// checkTrajSize enforces the specification's 10 MB per trajectory over everything
 // stored for it: header, iterations and report, with the write in hand.
 func (s *Store) checkTrajSize(tx *repo.Tx, id string, iterations []repo.DirEntry, adding int64) error {
 	total := adding
@@ -393,7 +393,7 @@ func (s *Store) checkTrajSize(tx *repo.Tx, id string, iterations []repo.DirEntry
 		}
 	}
 	if total > trajectory.MaxBytes {
-		return fmt.Errorf("%w: trajectory %s would hold %d bytes; a trajectory holds at most %d (10 MB, seed 001 limit)", ErrLimit, id, total, trajectory.MaxBytes)
+		return fmt.Errorf("%w: trajectory %s would hold %d bytes; a trajectory holds at most %d (10 MB, a limit of the RLM trajectories specification)", ErrLimit, id, total, trajectory.MaxBytes)
 	}
 	return nil
 }
@@ -499,7 +499,7 @@ func (s *Store) CompleteTrajectory(ctx context.Context, id string, c TrajectoryC
 	})
 }
 
-// Trajectory returns the seed's document of a trajectory (header and
+// Trajectory returns the specification's document of a trajectory (header and
 // iterations assembled), as of ro.
 func (s *Store) Trajectory(ctx context.Context, id string, ro ReadOptions) (map[string]any, error) {
 	if err := checkTrajID(id); err != nil {
@@ -530,7 +530,7 @@ type TrajectoryFilter struct {
 	Since time.Time
 }
 
-// Trajectories is the seed's trajectory index, derived from the tree:
+// Trajectories is the specification's trajectory index, derived from the tree:
 // one summary per trajectory, oldest start first.
 func (s *Store) Trajectories(ctx context.Context, f TrajectoryFilter, ro ReadOptions) ([]trajectory.Summary, error) {
 	root, err := s.tree(ro)
@@ -631,7 +631,7 @@ func (s *Store) WriteTrajectoryReport(ctx context.Context, id string, wo WriteOp
 	return report, m, err
 }
 
-// AnalyzeTrajectories computes the learning patterns of seed 001 over all
+// AnalyzeTrajectories computes the learning patterns of the RLM trajectories specification over all
 // trajectories at ro.
 func (s *Store) AnalyzeTrajectories(ctx context.Context, o trajectory.AnalyzeOptions, ro ReadOptions) (trajectory.Analysis, error) {
 	root, err := s.tree(ro)
@@ -762,7 +762,7 @@ type TrajectoryImport struct {
 	NewID bool
 }
 
-// ImportTrajectory brings a seed-format trajectory document into the
+// ImportTrajectory brings a trajectory document in the specification's format document into the
 // store as one commit: trajectory.json plus one file per iteration, as if
 // it had been recorded here. The document is validated first; its own
 // times stay in it, while the commit is dated now, so first-parent
@@ -875,7 +875,7 @@ func ValidateKnownFile(path string, body []byte) (rule, detail string) {
 		return "schema", "an iteration file is named NNNN.json"
 	}
 	if n > trajectory.MaxIterations {
-		return "limit", fmt.Sprintf("iteration %d: a trajectory records at most %d (seed 001)", n, trajectory.MaxIterations)
+		return "limit", fmt.Sprintf("iteration %d: a trajectory records at most %d (the RLM trajectories specification)", n, trajectory.MaxIterations)
 	}
 	sch, err := trajectorySchema()
 	if err != nil {

@@ -253,7 +253,7 @@ func TestValidateKnownFile(t *testing.T) {
 		{"trajectories/traj-00000001/iterations/x.json", good, "schema"},
 		{"trajectories/traj-00000001/iterations/0001.json", []byte(`{"thought": 7}`), "schema"},
 	}
-	// The seed's first iteration is valid.
+	// The specification's first iteration is valid.
 	data, err := os.ReadFile("testdata/trajectories/successful_trajectory.json")
 	if err != nil {
 		t.Fatal(err)

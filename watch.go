@@ -39,7 +39,7 @@ const watchMemory = 4096
 
 // Watch calls fn with each mutation the branch gains, oldest first, as it
 // lands, until fn returns false (Watch then returns nil) or ctx ends. It
-// is seed 003's subscription made of the history: the branch is read
+// is the swarm shared state specification's subscription made of the history: the branch is read
 // every Poll, and the commits since the last one seen are walked along
 // first parents (a merge is one mutation, as log shows it). A consumer
 // that restarts passes the last commit it handled as From and misses

@@ -153,7 +153,7 @@ func (r *recorder) add(op, file, key string) {
 // replaces the document. A missing file is created. In a verbiage-ruled
 // state document the key path goes through its shards: a key inside a
 // mounted subtree is written to the shard file, the parent keeps its ref,
-// in one commit (seed 004).
+// in one commit (the state document specification).
 func (s *Store) Set(ctx context.Context, file, keypath string, value []byte, wo WriteOptions) (*Mutation, error) {
 	ruled, err := s.keyRuled(file, keypath, wo)
 	if err != nil {

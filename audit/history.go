@@ -745,19 +745,6 @@ func (ix *Index) FindMutation(ctx context.Context, id string, tips ...plumbing.H
 	return out, nil
 }
 
-// OnFirstParentChain reports whether a is b or a first-parent ancestor of b.
-func (ix *Index) OnFirstParentChain(ctx context.Context, a, b plumbing.Hash) (bool, error) {
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	v, err := ix.view(ctx, a, b)
-	if err != nil {
-		return false, err
-	}
-	na, _ := v.find(a)
-	nb, _ := v.find(b)
-	return v.onChain(na, nb), nil
-}
-
 // Bisect finds the first commit on bad's first-parent chain, after good,
 // at which holds becomes true, in O(log n) calls of holds (and O(log n)
 // index steps each). good zero means "before the first commit". It

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,6 +11,8 @@ import (
 
 	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/audit"
+	"github.com/aiwg/aiwg-state/internal/storetest"
+	"github.com/aiwg/aiwg-state/internal/testutil"
 	"github.com/aiwg/aiwg-state/verbiage"
 )
 
@@ -33,11 +34,8 @@ func logOf(t *testing.T, ix *audit.Index, st *aiwgstate.Store, file string) []st
 }
 
 func gitLog(t *testing.T, st *aiwgstate.Store, file string) []string {
-	out, err := exec.Command("git", "--git-dir", st.Dir(), "log", "--first-parent", "--format=%H", "--", file).Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.Fields(string(out))
+	t.Helper()
+	return strings.Fields(testutil.Git{GitDir: st.Dir()}.Output(t, "log", "--first-parent", "--format=%H", "--", file))
 }
 
 // TestIndexSurvivesDamage: folding the log into snapshots, a snapshot that
@@ -45,11 +43,7 @@ func gitLog(t *testing.T, st *aiwgstate.Store, file string) []string {
 // format and a deleted index all give the same answers as git.
 func TestIndexSurvivesDamage(t *testing.T) {
 	ctx := context.Background()
-	st, err := aiwgstate.Init(ctx, filepath.Join(t.TempDir(), "s.git"), aiwgstate.InitOptions{Options: aiwgstate.Options{NoSync: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := storetest.New(t)
 	seq := 0
 	write := func(n int) {
 		for i := 0; i < n; i++ {

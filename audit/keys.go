@@ -2,7 +2,6 @@ package audit
 
 import (
 	"encoding/binary"
-	"errors"
 	"strconv"
 
 	"github.com/aiwg/aiwg-state/objects"
@@ -120,28 +119,4 @@ func keyOf(file string, p verbiage.Path) string {
 		b = append(b, s.Key...)
 	}
 	return string(b)
-}
-
-var errBadKey = errors.New("malformed index key")
-
-// splitKey is the inverse of keyOf.
-func splitKey(k string) (string, verbiage.Path, error) {
-	i := 0
-	for i < len(k) && k[i] != 0 {
-		i++
-	}
-	if i == len(k) {
-		return "", nil, errBadKey
-	}
-	file, rest := k[:i], []byte(k[i+1:])
-	p := verbiage.Path{}
-	for len(rest) > 0 {
-		n, w := binary.Uvarint(rest)
-		if w <= 0 || uint64(len(rest)-w) < n {
-			return "", nil, errBadKey
-		}
-		p = append(p, verbiage.Segment{Key: string(rest[w : w+int(n)])})
-		rest = rest[w+int(n):]
-	}
-	return file, p, nil
 }

@@ -1,7 +1,9 @@
 package audit
 
 import (
+	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"math/rand/v2"
 	"testing"
 
@@ -85,6 +87,30 @@ func TestChangedKeysProperty(t *testing.T) {
 			}
 		}
 	}
+}
+
+var errBadKey = errors.New("malformed index key")
+
+// splitKey is the inverse of keyOf.
+func splitKey(k string) (string, verbiage.Path, error) {
+	i := 0
+	for i < len(k) && k[i] != 0 {
+		i++
+	}
+	if i == len(k) {
+		return "", nil, errBadKey
+	}
+	file, rest := k[:i], []byte(k[i+1:])
+	p := verbiage.Path{}
+	for len(rest) > 0 {
+		n, w := binary.Uvarint(rest)
+		if w <= 0 || uint64(len(rest)-w) < n {
+			return "", nil, errBadKey
+		}
+		p = append(p, verbiage.Segment{Key: string(rest[w : w+int(n)])})
+		rest = rest[w+int(n):]
+	}
+	return file, p, nil
 }
 
 func TestKeyEncodingRoundTrip(t *testing.T) {

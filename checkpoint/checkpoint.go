@@ -39,7 +39,7 @@ var (
 	ErrNotFound = repo.ErrNotFound
 )
 
-// MaxPerState is seed 000's limit.
+// MaxPerState is the RLM state specification's limit.
 const MaxPerState = 100
 
 // RefPrefix is where checkpoint tags live.
@@ -70,7 +70,7 @@ type Checkpoint struct {
 func Ref(state, name string) string { return RefPrefix + state + "/" + name }
 
 // CheckName refuses names that are not identifiers: they become ref names
-// and the seed's examples are identifiers (before_decomposition).
+// and the specification's examples are identifiers (before_decomposition).
 func CheckName(name string) error {
 	if err := verbiage.ValidIdentifier(name); err != nil {
 		return fmt.Errorf("checkpoint name: %w", err)

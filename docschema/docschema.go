@@ -1,7 +1,7 @@
 // Package docschema is the store's document schemas: rules that name,
 // by path pattern, the JSON Schema (2020-12 unless a schema says
 // otherwise) the documents at those paths must meet, and the validation
-// that names the first field that breaks one. Seed 003 asks that a
+// that names the first field that breaks one. The swarm shared state specification asks that a
 // swarm's shared state be validated on update; the store applies these
 // rules to every write. It knows no git: the store reads the rules and
 // the schemas from its tree.

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/aiwg/aiwg-state/internal/testutil"
 	"github.com/aiwg/aiwg-state/objects"
 )
 
@@ -21,15 +22,6 @@ func compileDocs(t testing.TB, root string, docs map[string]string) *Validator {
 		}
 		return nil, fmt.Errorf("%s: no such schema", uri)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
-func decode(t testing.TB, doc string) any {
-	t.Helper()
-	v, err := objects.Decode([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +78,7 @@ func TestValidatorNamesTheField(t *testing.T) {
 		`[]`: "got array, want object",
 	} {
 		got := ""
-		err := v.Validate(decode(t, doc))
+		err := v.Validate(testutil.DecodeJSON(t, doc))
 		if err != nil {
 			var ve *ValidationError
 			if !errors.As(err, &ve) {
@@ -122,7 +114,7 @@ func TestValidatorWords(t *testing.T) {
 		{`{"$schema":"http://json-schema.org/draft-07/schema#","properties":{"a":{"$ref":"#/definitions/s","type":"integer"}},"definitions":{"s":{"type":"string"}}}`, `{"a":1}`, "field a: got number, want string"},
 	} {
 		v := compileDocs(t, "mem:///s.json", map[string]string{"mem:///s.json": c.schema})
-		if err := v.Validate(decode(t, c.doc)); err == nil || err.Error() != c.want {
+		if err := v.Validate(testutil.DecodeJSON(t, c.doc)); err == nil || err.Error() != c.want {
 			t.Errorf("%s against %s: %v, want %q", c.doc, c.schema, err, c.want)
 		}
 	}
@@ -182,7 +174,7 @@ func TestNumbers(t *testing.T) {
 		`{"e": 2}`:                              false,
 		`{"n": 10.0001}`:                        false,
 	} {
-		if err := v.Validate(decode(t, doc)); (err == nil) != ok {
+		if err := v.Validate(testutil.DecodeJSON(t, doc)); (err == nil) != ok {
 			t.Errorf("%s: %v", doc, err)
 		}
 	}

@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/aiwg/aiwg-state/internal/testutil"
 	"github.com/aiwg/aiwg-state/policy"
 )
 
@@ -24,15 +24,7 @@ func BenchmarkCheckPush100Merges(b *testing.B) {
 	w := filepath.Join(dir, "w")
 	gitb := func(agent string, args ...string) string {
 		b.Helper()
-		cmd := exec.Command("git", append([]string{"-C", w}, args...)...)
-		cmd.Env = append(os.Environ(),
-			"GIT_AUTHOR_NAME="+agent, "GIT_AUTHOR_EMAIL="+agent+"@agents.invalid",
-			"GIT_COMMITTER_NAME="+agent, "GIT_COMMITTER_EMAIL="+agent+"@agents.invalid")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			b.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return strings.TrimSpace(string(out))
+		return strings.TrimSpace(testutil.Git{Dir: w, Env: testutil.AgentEnv(agent)}.Run(b, args...))
 	}
 	write := func(agent, path, body string) {
 		full := filepath.Join(w, path)
@@ -43,12 +35,8 @@ func BenchmarkCheckPush100Merges(b *testing.B) {
 		gitb(agent, "add", path)
 		gitb(agent, "commit", "-q", "-m", "write "+path)
 	}
-	if out, err := exec.Command("git", "init", "-q", "--bare", server).CombinedOutput(); err != nil {
-		b.Fatalf("%v\n%s", err, out)
-	}
-	if out, err := exec.Command("git", "init", "-q", "-b", "main", w).CombinedOutput(); err != nil {
-		b.Fatalf("%v\n%s", err, out)
-	}
+	testutil.Git{}.Run(b, "init", "-q", "--bare", server)
+	testutil.Git{}.Run(b, "init", "-q", "-b", "main", w)
 	write("conductor", policy.Path, testPolicy)
 	for i := 0; i < 20; i++ { // a store with some files to diff
 		write("conductor", fmt.Sprintf("global/doc%02d.json", i), fmt.Sprintf("{\n  \"n\": %d\n}\n", i))

@@ -3,7 +3,6 @@ package hooks
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/aiwg/aiwg-state/internal/testutil"
 	"github.com/aiwg/aiwg-state/policy"
 )
 
@@ -33,9 +33,7 @@ const benchPolicy = `{
 func pushOf100(b *testing.B, pol string) (string, []Update) {
 	b.Helper()
 	dir := filepath.Join(b.TempDir(), "s.git")
-	if out, err := exec.Command("git", "init", "-q", "--bare", dir).CombinedOutput(); err != nil {
-		b.Fatalf("%v: %s", err, out)
-	}
+	testutil.Git{}.Run(b, "init", "-q", "--bare", dir)
 	var in strings.Builder
 	// fast-import's data: s with a final newline.
 	blob := func(s string) string { return fmt.Sprintf("data %d\n%s\n", len(s)+1, s) }
@@ -68,18 +66,11 @@ func pushOf100(b *testing.B, pol string) (string, []Update) {
 			fmt.Fprintf(&in, "M 100644 inline leases/tasks/t.json\n%s", blob(rec))
 		}
 	}
-	cmd := exec.Command("git", "--git-dir", dir, "fast-import", "--quiet")
-	cmd.Stdin = strings.NewReader(in.String())
-	if out, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("fast-import: %v: %s", err, out)
-	}
-	tip, err := exec.Command("git", "--git-dir", dir, "rev-parse", "refs/heads/pending").Output()
-	if err != nil {
-		b.Fatal(err)
-	}
-	exec.Command("git", "--git-dir", dir, "update-ref", "-d", "refs/heads/pending").Run()
-	exec.Command("git", "--git-dir", dir, "symbolic-ref", "HEAD", "refs/heads/main").Run()
-	return dir, []Update{{New: plumbing.NewHash(strings.TrimSpace(string(tip))), Ref: "refs/heads/agents/alice/main"}}
+	testutil.Git{GitDir: dir, Stdin: in.String()}.Run(b, "fast-import", "--quiet")
+	tip := testutil.Git{GitDir: dir}.Output(b, "rev-parse", "refs/heads/pending")
+	testutil.RunGit(b, dir, "update-ref", "-d", "refs/heads/pending")
+	testutil.RunGit(b, dir, "symbolic-ref", "HEAD", "refs/heads/main")
+	return dir, []Update{{New: plumbing.NewHash(strings.TrimSpace(tip)), Ref: "refs/heads/agents/alice/main"}}
 }
 
 // BenchmarkCheckPush100 is the hook's check of a push of 100 commits: with

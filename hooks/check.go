@@ -344,7 +344,7 @@ type checker struct {
 	cat        *catFile
 	policy     *policy.Policy
 	maxDoc     int64
-	ruled      []verbiage.Pattern // verbiage-ruled documents (seed 004)
+	ruled      []verbiage.Pattern // verbiage-ruled documents (the state document specification)
 	validate   func(path string, body []byte) (string, string)
 	schemas    func(read func(path string) ([]byte, error)) (func(path string, body []byte) (string, string), error)
 	ruledBy    func(path string, body []byte) (string, string) // the schema check in force
@@ -591,7 +591,7 @@ func (c *checker) hasPath(rev, path string) bool {
 }
 
 // checkRuled validates the verbiage-ruled documents a commit may have
-// changed, shards included (seed 004): a document matching a ruled pattern
+// changed, shards included (the state document specification): a document matching a ruled pattern
 // that the commit wrote, and any ruled document in a directory above a
 // JSON file the commit wrote or deleted, since that file may be one of its
 // shards (a shard lives beside or below its document).

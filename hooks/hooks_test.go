@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/aiwg/aiwg-state/internal/gitserver"
+	"github.com/aiwg/aiwg-state/internal/testutil"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/policy"
 )
@@ -69,12 +70,7 @@ type work struct {
 }
 
 func (w *work) git(agent string, args ...string) (string, error) {
-	cmd := exec.Command("git", append([]string{"-C", w.dir}, args...)...)
-	cmd.Env = append(os.Environ(),
-		"GIT_AUTHOR_NAME="+agent, "GIT_AUTHOR_EMAIL="+agent+"@agents.invalid",
-		"GIT_COMMITTER_NAME="+agent, "GIT_COMMITTER_EMAIL="+agent+"@agents.invalid")
-	out, err := cmd.CombinedOutput()
-	return string(out), err
+	return testutil.Git{Dir: w.dir, Env: testutil.AgentEnv(agent)}.Try(args...)
 }
 
 func (w *work) must(agent string, args ...string) string {
@@ -112,9 +108,7 @@ func setup(t *testing.T, serve func(testing.TB, string) string) (string, *work) 
 	server := gitserver.Bare(t, root, "s.git")
 	url := serve(t, root) + "s.git"
 	w := &work{t: t, dir: filepath.Join(t.TempDir(), "w")}
-	if out, err := exec.Command("git", "clone", "-q", url, w.dir).CombinedOutput(); err != nil {
-		t.Fatalf("clone: %v\n%s", err, out)
-	}
+	testutil.Git{}.Run(t, "clone", "-q", url, w.dir)
 	w.must("conductor", "checkout", "-q", "-b", "main")
 	w.commit("conductor", map[string]string{
 		policy.Path:  canon(t, testPolicy),
@@ -125,16 +119,16 @@ func setup(t *testing.T, serve func(testing.TB, string) string) (string, *work) 
 		t.Fatal(err)
 	}
 	w.must("conductor", "push", "-q", "origin", "main")
-	exec.Command("git", "--git-dir", server, "symbolic-ref", "HEAD", "refs/heads/main").Run()
+	testutil.RunGit(t, server, "symbolic-ref", "HEAD", "refs/heads/main")
 	return server, w
 }
 
 func serverRefs(t *testing.T, server string) string {
-	out, err := exec.Command("git", "--git-dir", server, "show-ref").CombinedOutput()
+	out, err := testutil.Git{GitDir: server}.Try("show-ref")
 	if err != nil && len(out) > 0 {
 		t.Fatalf("show-ref: %v\n%s", err, out)
 	}
-	return string(out)
+	return out
 }
 
 func TestServerHookRefusesAndAccepts(t *testing.T) {
@@ -285,7 +279,7 @@ func TestInstall(t *testing.T) {
 	}
 }
 
-// stateDoc is a seed-004 state document with the given GOALS.
+// stateDoc is a state document with the given GOALS.
 func stateDoc(goals string) string {
 	return `{"ACTIVE-PROJECT": {"TITLE": null, "PROJECT-ID": null}, "GOALS": ` + goals + `, "ITEMS": {"GLOBAL": {"META": {}, "CONTENT": {}}, "PROJECTS": []}}`
 }
@@ -368,9 +362,7 @@ func TestServerKeepsHistoryAndItsPolicy(t *testing.T) {
 	w.must("conductor", "push", "-q", "origin", "refs/tags/ck1")
 	tree := strings.TrimSpace(w.must("x", "rev-parse", "HEAD^{tree}"))
 
-	if out, err := exec.Command("git", "--git-dir", server, "symbolic-ref", "HEAD", "refs/heads/master").CombinedOutput(); err != nil {
-		t.Fatalf("%v %s", err, out)
-	}
+	testutil.RunGit(t, server, "symbolic-ref", "HEAD", "refs/heads/master")
 	refused := []struct {
 		name, agent string
 		args        []string

@@ -2,9 +2,10 @@ package hooks
 
 import (
 	"context"
-	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/aiwg/aiwg-state/internal/testutil"
 )
 
 func TestAgentOfRef(t *testing.T) {
@@ -24,9 +25,7 @@ func TestAgentOfRef(t *testing.T) {
 
 func TestPusherSources(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "s.git")
-	if out, err := exec.Command("git", "init", "-q", "--bare", dir).CombinedOutput(); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
+	testutil.Git{}.Run(t, "init", "-q", "--bare", dir)
 	env := func(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -43,9 +42,7 @@ func TestPusherSources(t *testing.T) {
 			t.Errorf("%v: %q from %q (%v), want %q from %q", tc.env, name, from, err, tc.name, tc.from)
 		}
 	}
-	if out, err := exec.Command("git", "--git-dir", dir, "config", PusherConfig, "AIWG_PUSHER").CombinedOutput(); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
+	testutil.RunGit(t, dir, "config", PusherConfig, "AIWG_PUSHER")
 	// The named variable alone is believed.
 	if name, from, err := Pusher(ctx, dir, env(map[string]string{"REMOTE_USER": "alice"})); err != nil || name != "" || from != "AIWG_PUSHER" {
 		t.Errorf("named variable unset: %q from %q (%v)", name, from, err)

@@ -3,14 +3,14 @@ package hooks_test
 import (
 	"context"
 	"fmt"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/hooks"
 	"github.com/aiwg/aiwg-state/internal/cputime"
 	"github.com/aiwg/aiwg-state/internal/signtest"
+	"github.com/aiwg/aiwg-state/internal/storetest"
+	"github.com/aiwg/aiwg-state/internal/testutil"
 )
 
 // BenchmarkCheckSignedPush100 is the hook's check of a push of 100 commits by
@@ -21,18 +21,12 @@ func BenchmarkCheckSignedPush100(b *testing.B) {
 	for _, signed := range []bool{false, true} {
 		b.Run(fmt.Sprintf("signed=%v", signed), func(b *testing.B) {
 			ctx := context.Background()
-			st, err := aiwgstate.Init(ctx, filepath.Join(b.TempDir(), "s.git"), aiwgstate.InitOptions{Options: aiwgstate.Options{NoSync: true}})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer st.Close()
+			st := storetest.New(b)
 			key := signtest.NewKey(b, b.TempDir(), "alice")
 			policy := `{"default": "allow", "rules": []}`
 			if signed {
 				policy = `{"default": "allow", "require_signed": ["alice"], "signers": {"alice": ["` + key.Public + `"]}, "rules": []}`
-				if out, err := exec.Command("git", "--git-dir", st.Dir(), "config", "aiwg.alice.signingKey", key.Path).CombinedOutput(); err != nil {
-					b.Fatalf("git config: %v %s", err, out)
-				}
+				testutil.RunGit(b, st.Dir(), "config", "aiwg.alice.signingKey", key.Path)
 			}
 			base, err := st.SetPolicy(ctx, []byte(policy), aiwgstate.WriteOptions{Agent: "admin"})
 			if err != nil {

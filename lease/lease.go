@@ -1,4 +1,4 @@
-// Package lease is seed 003's lock registry for one resource: who holds
+// Package lease is the swarm shared state specification's lock registry for one resource: who holds
 // it (exclusive or shared, each hold with a time to live), who waits for
 // it, in what order, and what a request, renewal or release does to that.
 // It knows no git: the store keeps a Record as a file and applies these
@@ -91,8 +91,8 @@ func (e *HeldError) Error() string { return e.msg }
 
 func (e *HeldError) Unwrap() error { return ErrHeld }
 
-// Lease is one hold of a resource (seed 003's Lock). TTL is in
-// milliseconds, as the seed has it.
+// Lease is one hold of a resource (the swarm shared state specification's Lock). TTL is in
+// milliseconds, as the specification has it.
 type Lease struct {
 	ID         string    `json:"id"`
 	Type       Type      `json:"type"`
@@ -106,7 +106,7 @@ type Lease struct {
 // Expired reports whether the lease has run out at now.
 func (l Lease) Expired(now time.Time) bool { return !now.Before(l.ExpiresAt) }
 
-// Request is a wait for a resource (seed 003's LockRequest); Timeout is
+// Request is a wait for a resource (the swarm shared state specification's LockRequest); Timeout is
 // in milliseconds from RequestedAt, after which the request is dropped.
 type Request struct {
 	ID          string    `json:"id"`
@@ -225,7 +225,7 @@ type Grant struct {
 // lease it means, so that two processes of one agent asking for an
 // exclusive lease are excluded like any two agents. An agent's own
 // waiting request is removed when it is granted. ttl must be at least a
-// millisecond, the seed's unit; 0 with renew keeps the lease's own.
+// millisecond, the specification's unit; 0 with renew keeps the lease's own.
 func (r *Record) Acquire(req Request, renew, id string, ttl time.Duration, now time.Time) (Grant, error) {
 	if req.Type != Exclusive && req.Type != Shared {
 		return Grant{}, errkind.Errorf(ErrInvalid, "lease type %q", req.Type)

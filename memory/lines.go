@@ -10,7 +10,7 @@ import (
 	"github.com/aiwg/aiwg-state/internal/errkind"
 )
 
-// ReadLines reads seed 002's JSON Lines bridge: one record a line, as
+// ReadLines reads the tiered state specification's JSON Lines bridge: one record a line, as
 // memory export writes them. Blank lines are skipped; a line that is not
 // a valid record is an error naming it (ErrInvalid), and nothing is
 // returned.

@@ -1,4 +1,4 @@
-// Package memory is seed 002's durable memory tier: records keyed by
+// Package memory is the tiered state specification's durable memory tier: records keyed by
 // (namespace, record kind, record id), each a JSON payload with its
 // timestamps and an optional time to live, and what put, append and prune
 // do to them. It knows no git: the store keeps each record as a file,
@@ -28,7 +28,7 @@ var (
 	ErrNotList = errors.New("not a list")
 )
 
-// Key names a record. Seed 002's namespaces are session, long_term,
+// Key names a record. The tiered state specification's namespaces are session, long_term,
 // daily_log and workflow; any identifier is allowed.
 type Key struct {
 	Namespace string `json:"namespace"`
@@ -77,7 +77,7 @@ func KeyOf(file string) (Key, bool) {
 	return k, k.Check() == nil
 }
 
-// Record is one memory record, as seed 002's memory adapter keeps it.
+// Record is one memory record, as the tiered state specification's memory adapter keeps it.
 type Record struct {
 	Key
 	Payload   json.RawMessage `json:"payload"`

@@ -198,7 +198,7 @@ func identities(arr []any) []string {
 
 // idField picks the key that identifies an object in an array: "id", else
 // "ID", else the first key in byte order ending in "_id" or "-ID". Only a
-// string or number identifies; a null id (seed 004's template) does not.
+// string or number identifies; a null id (the state document specification's template) does not.
 func idField(obj map[string]any) (string, bool) {
 	usable := func(k string) bool {
 		switch obj[k].(type) {

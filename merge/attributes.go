@@ -157,6 +157,7 @@ func (l *attrLine) read(tok string) error {
 		l.setKeys = true
 		if !hasValue {
 			if state == "" {
+				//lint:ignore ST1005 the ellipsis is part of the syntax the message shows.
 				return fmt.Errorf("%s needs a value: %s=KEY:STRATEGY,...", AttrKeys, AttrKeys)
 			}
 			return nil

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/aiwg/aiwg-state/internal/testutil"
 )
 
 const sampleAttributes = `# comment
@@ -67,9 +69,7 @@ func TestAttributesAgreeWithGit(t *testing.T) {
 		t.Skip("no git")
 	}
 	dir := t.TempDir()
-	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
-		t.Fatalf("%v %s", err, out)
-	}
+	testutil.Git{}.Run(t, "init", "-q", dir)
 	if err := os.WriteFile(filepath.Join(dir, ".gitattributes"), []byte(sampleAttributes), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -79,13 +79,8 @@ func TestAttributesAgreeWithGit(t *testing.T) {
 	}
 	paths := []string{"plan.json", "global/variables/x.json", "a/b/variables/c.json", "state/x/y.json", "logs/a.json",
 		"logs/deep/a.json", "raw/a.json", "text/a.json", "ignored.json", "quoted dir/a.json", "docs/a.json", "x.txt", "variables/v.json"}
-	cmd := exec.Command("git", append([]string{"check-attr", "merge", "--"}, paths...)...)
-	cmd.Dir = dir
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("git check-attr: %v %s", err, out)
-	}
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+	out := testutil.Git{Dir: dir}.Output(t, append([]string{"check-attr", "merge", "--"}, paths...)...)
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		i := strings.LastIndex(line, ": merge: ")
 		if i < 0 {
 			continue // git's warning about the negative pattern

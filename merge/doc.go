@@ -1,5 +1,5 @@
 // Package merge merges agent state three ways, key by key, and settles what
-// both sides changed with the resolver strategies of seed 003.
+// both sides changed with the resolver strategies of the swarm shared state specification.
 //
 // This part of the package works on decoded JSON values (the encoding/json
 // UseNumber form: map[string]any, []any, string, json.Number, bool, nil) and

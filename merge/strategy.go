@@ -11,7 +11,7 @@ import (
 var ErrUnknownStrategy = errors.New("unknown merge strategy")
 
 // Strategy names how a clash at a key path is settled. The names are the
-// resolver names of seed 003 plus Max, Sum and Manual ("conflict"); they are the
+// resolver names of the swarm shared state specification plus Max, Sum and Manual ("conflict"); they are the
 // suffixes of the git merge drivers (merge=aiwg-<strategy>).
 type Strategy string
 
@@ -27,7 +27,7 @@ const (
 	Max Strategy = "max"
 	// Sum adds both sides' changes to a number: base + (ours - base) +
 	// (theirs - base), an absent base counting as 0, so a counter that
-	// agents increment on their branches (seed 003's metrics) keeps every
+	// agents increment on their branches (the swarm shared state specification's metrics) keeps every
 	// increment, where max or merge-objects would keep one. Unlike the
 	// others it applies even when both sides made the same change (both
 	// added one: two), as the strategy of a file or of a key; as a
@@ -53,10 +53,8 @@ func Strategies() []Strategy {
 // command line. Names are matched exactly: a typo must not silently become
 // another strategy.
 func ParseStrategy(s string) (Strategy, error) {
-	for _, st := range Strategies() {
-		if string(st) == s {
-			return st, nil
-		}
+	if st := Strategy(s); st.valid() {
+		return st, nil
 	}
 	return "", fmt.Errorf("%w: %q (want one of %s)", ErrUnknownStrategy, s, strategyNames())
 }
@@ -108,7 +106,7 @@ func (o Options) sums() bool {
 	return false
 }
 
-// priorityRank orders the named priorities of seed 003, case-insensitively;
+// priorityRank orders the named priorities of the swarm shared state specification, case-insensitively;
 // medium and normal are the same level. Unknown names have no rank.
 func priorityRank(name string) (int, bool) {
 	switch strings.ToLower(strings.TrimSpace(name)) {

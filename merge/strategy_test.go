@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/aiwg/aiwg-state/internal/testutil"
 )
 
 func TestParseStrategy(t *testing.T) {
@@ -59,8 +61,8 @@ func TestIdentity(t *testing.T) {
 		{"number literal matters", `1`, `1.0`, false},
 	}
 	for _, tc := range tests {
-		ka := identities([]any{decode(t, tc.a)})[0]
-		kb := identities([]any{decode(t, tc.b)})[0]
+		ka := identities([]any{testutil.DecodeJSON(t, tc.a)})[0]
+		kb := identities([]any{testutil.DecodeJSON(t, tc.b)})[0]
 		if (ka == kb) != tc.sameThing {
 			t.Errorf("%s: identities %q and %q, want same=%v", tc.name, ka, kb, tc.sameThing)
 		}
@@ -89,9 +91,9 @@ func TestSum(t *testing.T) {
 	} {
 		side := func(s string) Side {
 			if s == "" {
-				return Side{Value: decode(t, `{}`)} // the key absent
+				return Side{Value: testutil.DecodeJSON(t, `{}`)} // the key absent
 			}
-			return Side{Value: decode(t, `{"n":`+s+`}`)}
+			return Side{Value: testutil.DecodeJSON(t, `{"n":`+s+`}`)}
 		}
 		got, missing, cs := Values(side(tc.base), side(tc.ours), side(tc.theirs), Options{Keys: map[string]Strategy{"n": Sum}})
 		if tc.conflict {
@@ -130,7 +132,7 @@ func TestSumOfIdenticalFiles(t *testing.T) {
 // TestSumRefusesHugeExponents: 1e999999 written out exactly is a million
 // digits; sum leaves such numbers as a conflict at once.
 func TestSumRefusesHugeExponents(t *testing.T) {
-	_, _, cs := Values(Side{Value: decode(t, `{"n": 1}`)}, Side{Value: decode(t, `{"n": 1e999999}`)}, Side{Value: decode(t, `{"n": 1e-999999}`)}, Options{Strategy: Sum})
+	_, _, cs := Values(Side{Value: testutil.DecodeJSON(t, `{"n": 1}`)}, Side{Value: testutil.DecodeJSON(t, `{"n": 1e999999}`)}, Side{Value: testutil.DecodeJSON(t, `{"n": 1e-999999}`)}, Options{Strategy: Sum})
 	if len(cs) != 1 {
 		t.Errorf("conflicts %+v, want one", cs)
 	}

@@ -1,29 +1,17 @@
 package merge
 
 import (
-	"bytes"
-	"encoding/json"
 	"testing"
-)
 
-// decode reads a JSON literal in the UseNumber form the store uses.
-func decode(tb testing.TB, s string) any {
-	tb.Helper()
-	d := json.NewDecoder(bytes.NewReader([]byte(s)))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		tb.Fatalf("decode %s: %v", s, err)
-	}
-	return v
-}
+	"github.com/aiwg/aiwg-state/internal/testutil"
+)
 
 func canon(v any) string { return string(appendCanonical(nil, v)) }
 
 // sideOf is a present side written at wall time wall by agent.
 func sideOf(tb testing.TB, doc string, wall int64, agent string) Side {
 	tb.Helper()
-	return Side{Value: decode(tb, doc), Clock: Clock{Wall: wall, Agent: agent}}
+	return Side{Value: testutil.DecodeJSON(tb, doc), Clock: Clock{Wall: wall, Agent: agent}}
 }
 
 // swapped returns c as seen with ours and theirs exchanged.

@@ -125,7 +125,7 @@ func (g gen) edit(v any, depth int) any {
 }
 
 // optionsFor gives a strategy setup per index, covering every strategy and
-// the seed-004 key overrides.
+// the state document key overrides.
 func optionsFor(i int) Options {
 	all := Strategies()
 	o := Options{Strategy: all[i%len(all)]}

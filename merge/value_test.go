@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/aiwg/aiwg-state/internal/testutil"
 )
 
 // mergeCase is one three-way merge of realistic agent state. Clocks are wall
@@ -37,8 +39,8 @@ func runCases(t *testing.T, cases []mergeCase) {
 			if missing {
 				t.Fatalf("result missing")
 			}
-			if canon(got) != canon(decode(t, tc.want)) {
-				t.Errorf("result\n got %s\nwant %s", canon(got), canon(decode(t, tc.want)))
+			if canon(got) != canon(testutil.DecodeJSON(t, tc.want)) {
+				t.Errorf("result\n got %s\nwant %s", canon(got), canon(testutil.DecodeJSON(t, tc.want)))
 			}
 			if paths := conflictPaths(conflicts); !slices.Equal(paths, tc.wantConflicts) {
 				t.Errorf("conflicts at %q, want %q", paths, tc.wantConflicts)
@@ -313,7 +315,7 @@ func TestMergeObjects(t *testing.T) {
 	}})
 }
 
-// subGoal is a seed-004 sub-goal whose EVENTS log two agents append to.
+// subGoal is a state document sub-goal whose EVENTS log two agents append to.
 const subGoalBase = `{"GOALS": {"LAUNCH": {"TITLE": "LAUNCH", "SUB-GOALS": {"DOCS": {
 	"TITLE": "DOCS", "STATUS": "open", "NOTES": ["draft outline"],
 	"EVENTS": [
@@ -426,7 +428,7 @@ func TestMergeArrays(t *testing.T) {
 	}})
 }
 
-// tasks carry seed 003's priority.
+// tasks carry the swarm shared state specification's priority.
 func TestHigherPriorityWins(t *testing.T) {
 	hpw := Options{Strategy: HigherPriorityWins}
 	runCases(t, []mergeCase{{
@@ -579,7 +581,7 @@ func TestManual(t *testing.T) {
 
 func TestConflictRecord(t *testing.T) {
 	base := sideOf(t, `{"x": {"y": 1}}`, 0, "")
-	ours := Side{Value: decode(t, `{}`)}
+	ours := Side{Value: testutil.DecodeJSON(t, `{}`)}
 	theirs := sideOf(t, `{"x": {"y": 2}}`, 0, "")
 	_, _, cs := Values(base, ours, theirs, Options{})
 	if len(cs) != 1 {
@@ -614,7 +616,7 @@ func TestWholeDocuments(t *testing.T) {
 			if missing != tc.wantMissing || len(cs) != tc.wantConflicts {
 				t.Fatalf("missing=%v conflicts=%+v, want missing=%v and %d conflicts", missing, cs, tc.wantMissing, tc.wantConflicts)
 			}
-			if !missing && canon(got) != canon(decode(t, tc.want)) {
+			if !missing && canon(got) != canon(testutil.DecodeJSON(t, tc.want)) {
 				t.Errorf("got %s, want %s", canon(got), tc.want)
 			}
 			if tc.wantConflicts > 0 && cs[0].Path == nil {

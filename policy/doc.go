@@ -34,7 +34,7 @@
 // Paths are gitattributes(5) patterns (verbiage.CompilePattern), matched
 // against store file paths. The placeholder {agent} stands for the agent
 // being checked, with its glob characters escaped: "agents/{agent}/**" gives
-// every agent its own subtree and no one else's; this is seed 003's "only own
+// every agent its own subtree and no one else's; this is the swarm shared state specification's "only own
 // sessions" and "only own locks". An agent id holding '/' or being "." or
 // ".." never matches a rule with {agent}, so it cannot reach into another
 // agent's subtree.

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// seed003 is seed 003's permission matrix as a policy: the conductor writes
+// seed003 is the swarm shared state specification's permission matrix as a policy: the conductor writes
 // everything, the guardian global health, each worker only its own sessions,
 // everyone only their own locks.
 const seed003 = `{

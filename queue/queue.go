@@ -1,4 +1,4 @@
-// Package queue is seed 002's coordination tier: named queues of JSON
+// Package queue is the tiered state specification's coordination tier: named queues of JSON
 // messages that producers put and consumers take, first in, first out,
 // each message taken once. It knows no git: the store keeps a message as
 // a file, queues/<name>/<seq>-<id>.json, whose name orders the queue, and

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/aiwg/aiwg-state/internal/gitserver"
+	"github.com/aiwg/aiwg-state/internal/testutil"
 )
 
 // bin is the aiwg-state binary every attack runs, built once.
@@ -166,16 +167,13 @@ func git(t *testing.T, dir string, args ...string) string {
 // gitTry runs git with an attacker's plain identity and returns its
 // combined output and error; dir "" runs it in no repository.
 func gitTry(dir, stdin string, args ...string) (string, error) {
-	full := []string{"-c", "user.name=mallory", "-c", "user.email=mallory@example.invalid", "-c", "protocol.version=2"}
-	if dir != "" {
-		full = append(full, "-C", dir)
-	}
-	cmd := exec.Command("git", append(full, args...)...)
-	cmd.Stdin = strings.NewReader(stdin)
-	// No credential helper or prompt: a URL carries its credentials.
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=")
-	out, err := cmd.CombinedOutput()
-	return string(out), err
+	return testutil.Git{
+		Dir:    dir,
+		Config: []string{"user.name=mallory", "user.email=mallory@example.invalid", "protocol.version=2"},
+		// No credential helper or prompt: a URL carries its credentials.
+		Env:   []string{"GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS="},
+		Stdin: stdin,
+	}.Try(args...)
 }
 
 // cloneAs makes a working clone of url for an attacker using plain git.

@@ -2,12 +2,12 @@ package redteam
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/aiwg/aiwg-state/internal/signtest"
+	"github.com/aiwg/aiwg-state/internal/testutil"
 )
 
 // signedTeam is teamPolicy with signatures required of the workers,
@@ -201,22 +201,5 @@ func TestProperlySignedPushIsAccepted(t *testing.T) {
 // alone, authored by agent, unsigned; it returns the commit.
 func plumbingCommit(t *testing.T, store, agent, file, body string) string {
 	t.Helper()
-	idx := filepath.Join(t.TempDir(), "index")
-	gitEnv := func(stdin string, args ...string) string {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"--git-dir", store}, args...)...)
-		cmd.Stdin = strings.NewReader(stdin)
-		cmd.Env = append(os.Environ(), "GIT_INDEX_FILE="+idx, "GIT_AUTHOR_NAME="+agent, "GIT_AUTHOR_EMAIL="+agent+"@agents.invalid",
-			"GIT_COMMITTER_NAME="+agent, "GIT_COMMITTER_EMAIL="+agent+"@agents.invalid")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	blob := gitEnv(body, "hash-object", "-w", "--stdin")
-	gitEnv("", "read-tree", "main")
-	gitEnv("", "update-index", "--add", "--cacheinfo", "100644,"+blob+","+file)
-	tree := gitEnv("", "write-tree")
-	return gitEnv("by hand\n", "commit-tree", "-p", "main", tree)
+	return testutil.CommitFile(t, testutil.Git{GitDir: store, Env: testutil.AgentEnv(agent)}, "main", file, body, "by hand\n")
 }

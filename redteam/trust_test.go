@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/internal/testutil"
 	"github.com/aiwg/aiwg-state/repo"
 )
 
@@ -247,24 +247,9 @@ func TestMalformedSettingsPushIsRefused(t *testing.T) {
 // alone, as a user of plain git would, without aiwg-state's checks.
 func plainCommit(t *testing.T, store, path, body string) {
 	t.Helper()
-	idx := filepath.Join(t.TempDir(), "index")
-	env := append(os.Environ(), "GIT_INDEX_FILE="+idx)
-	gitEnv := func(stdin string, args ...string) string {
-		cmd := exec.Command("git", append([]string{"-c", "user.name=admin", "-c", "user.email=admin@example.invalid", "--git-dir", store}, args...)...)
-		cmd.Env = env
-		cmd.Stdin = strings.NewReader(stdin)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	blob := gitEnv(body, "hash-object", "-w", "--stdin")
-	gitEnv("", "read-tree", "HEAD")
-	gitEnv("", "update-index", "--add", "--cacheinfo", "100644,"+blob+","+path)
-	tree := gitEnv("", "write-tree")
-	commit := gitEnv("plain git\n", "commit-tree", tree, "-p", "HEAD")
-	gitEnv("", "update-ref", "HEAD", commit)
+	admin := testutil.Git{GitDir: store, Config: []string{"user.name=admin", "user.email=admin@example.invalid"}}
+	commit := testutil.CommitFile(t, admin, "HEAD", path, body, "plain git\n")
+	admin.Run(t, "update-ref", "HEAD", commit)
 }
 
 // TestBrokenSettingsAreRepairedByTheirCommand: a policy or schema rules
@@ -423,6 +408,9 @@ func TestNormalizationCollisionIsRefused(t *testing.T) {
 	r := try(st, "", "set", "agents/bob/"+nfd+".json", "n", "2")
 	if r.Code != 2 || !strings.Contains(r.Stderr, "Unicode normalization") {
 		t.Fatalf("set of the NFD name: exit %d: %s", r.Code, r.Stderr)
+	}
+	if storeRefs(t, st) != before {
+		t.Fatal("a refused set moved the store")
 	}
 	r = try(st, "", "memory", "put", "session", "note", nfc, `{"a": 1}`)
 	if r.Code != 0 {

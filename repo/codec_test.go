@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -14,6 +13,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/aiwg/aiwg-state/internal/testutil"
 )
 
 // goGitEncode is go-git's encoding of the same commit: the codec it
@@ -83,13 +84,8 @@ func TestParseCommitOfGit(t *testing.T) {
 	raw := "tree " + first.Tree.String() + "\nparent " + first.Hash.String() +
 		"\nauthor Ann Author <ann@example.org> 1700000100 -0130\ncommitter C. Ommitter <c@example.org> 1700000200 +0545" +
 		"\nencoding ISO-8859-1\ngpgsig " + sig + "\nx-unknown header\n continued\n\nsubject\n\nbody line\n"
-	cmd := exec.Command("git", "--git-dir", r.Dir(), "hash-object", "-t", "commit", "-w", "--stdin")
-	cmd.Stdin = strings.NewReader(raw)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := plumbing.NewHash(strings.TrimSpace(string(out)))
+	out := testutil.Git{GitDir: r.Dir(), Stdin: raw}.Output(t, "hash-object", "-t", "commit", "-w", "--stdin")
+	h := plumbing.NewHash(strings.TrimSpace(out))
 	c, err := r.ReadCommit(h)
 	if err != nil {
 		t.Fatal(err)
@@ -176,9 +172,7 @@ func TestAlternates(t *testing.T) {
 	src := newRepo(t)
 	c := write(t, src, map[string]string{"a.json": "1\n", "d/b.json": "2\n"})
 	dst := filepath.Join(t.TempDir(), "shared.git")
-	if out, err := exec.Command("git", "clone", "-q", "--bare", "--shared", src.Dir(), dst).CombinedOutput(); err != nil {
-		t.Fatalf("git clone --shared: %v\n%s", err, out)
-	}
+	testutil.Git{}.Run(t, "clone", "-q", "--bare", "--shared", src.Dir(), dst)
 	if _, err := os.Stat(filepath.Join(dst, "objects", "info", "alternates")); err != nil {
 		t.Fatal(err)
 	}

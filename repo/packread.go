@@ -388,11 +388,6 @@ func (o *objReader) readLoose(h plumbing.Hash) (plumbing.ObjectType, []byte, err
 	return t, data[nul+1:], nil
 }
 
-type baseKey struct {
-	pack string
-	off  int64
-}
-
 // readAt reads the pack entry at off, resolving deltas. A chain of offset
 // deltas is walked down to its whole base (or a result cached earlier) and
 // applied upwards between two buffers, and only the base and the result

@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/aiwg/aiwg-state/internal/testutil"
 )
 
 func FuzzParseShallow(f *testing.F) {
@@ -32,13 +33,8 @@ func FuzzParseShallow(f *testing.F) {
 
 func gitDo(t *testing.T, dir, stdin string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", append([]string{"--git-dir", dir, "-c", "user.name=t", "-c", "user.email=t@example.invalid"}, args...)...)
-	cmd.Stdin = strings.NewReader(stdin)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
+	g := testutil.Git{GitDir: dir, Config: []string{"user.name=t", "user.email=t@example.invalid"}, Stdin: stdin}
+	return strings.TrimSpace(g.Run(t, args...))
 }
 
 // A shallow boundary commit reads as parentless and marked; its parent is
@@ -115,17 +111,9 @@ func TestMissingBlobIsNotAbsent(t *testing.T) {
 // check is one stat of $GIT_DIR/shallow. "stored" is the read without it.
 func BenchmarkReadCommitShallowCheck(b *testing.B) {
 	dir := filepath.Join(b.TempDir(), "s.git")
-	for _, args := range [][]string{{"init", "-q", "--bare", dir}} {
-		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
-			b.Fatalf("%v %s", err, out)
-		}
-	}
-	cmd := exec.Command("git", "--git-dir", dir, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit-tree", "4b825dc642cb6eb9a060e54bf8d69288fbee4904", "-m", "one")
-	out, err := cmd.Output()
-	if err != nil {
-		b.Fatal(err)
-	}
-	h := plumbing.NewHash(strings.TrimSpace(string(out)))
+	testutil.Git{}.Run(b, "init", "-q", "--bare", dir)
+	out := testutil.Git{GitDir: dir, Config: []string{"user.name=t", "user.email=t@example.invalid"}}.Output(b, "commit-tree", "4b825dc642cb6eb9a060e54bf8d69288fbee4904", "-m", "one")
+	h := plumbing.NewHash(strings.TrimSpace(out))
 	r, err := Open(context.Background(), dir, Options{})
 	if err != nil {
 		b.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/aiwg/aiwg-state/internal/gitserver"
+	"github.com/aiwg/aiwg-state/internal/testutil"
 )
 
 // servers are the transports every remote test runs over.
@@ -272,9 +273,7 @@ func TestFetchSaysWhyARefWasRejected(t *testing.T) {
 	c := write(t, r, map[string]string{"a.json": "1\n"})
 	git(t, r.Dir(), "tag", "t1", c.Hash.String())
 	server := filepath.Join(t.TempDir(), "srv.git")
-	if out, err := exec.Command("git", "clone", "-q", "--bare", r.Dir(), server).CombinedOutput(); err != nil {
-		t.Fatalf("%v %s", err, out)
-	}
+	testutil.Git{}.Run(t, "clone", "-q", "--bare", r.Dir(), server)
 	clone, err := Clone(ctx, server, filepath.Join(t.TempDir(), "c.git"), CloneOptions{})
 	if err != nil {
 		t.Fatal(err)

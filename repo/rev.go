@@ -31,6 +31,11 @@ func (r *Repo) Resolve(rev string, head string) (plumbing.Hash, error) {
 	}
 	for suffix != "" {
 		op := suffix[0]
+		if op != '~' && op != '^' {
+			// Never a guess: main~3...main and HEAD~1x are not main~3
+			// and HEAD~1 with something ignored.
+			return plumbing.ZeroHash, errkind.Errorf(ErrNotFound, "%q is not a revision this command takes (a name or id, then ~N or ^N)", rev)
+		}
 		suffix = suffix[1:]
 		n := 1
 		j := 0

@@ -2,13 +2,14 @@ package repo
 
 import (
 	"bytes"
-	"os/exec"
 	"strings"
 	"testing"
 
-	"github.com/aiwg/aiwg-state/internal/signtest"
-	"github.com/aiwg/aiwg-state/signing"
 	"golang.org/x/crypto/ssh"
+
+	"github.com/aiwg/aiwg-state/internal/signtest"
+	"github.com/aiwg/aiwg-state/internal/testutil"
+	"github.com/aiwg/aiwg-state/signing"
 )
 
 // TestSplitSignedTakesGitsSignatureApart: a commit git itself signed
@@ -22,18 +23,9 @@ func TestSplitSignedTakesGitsSignatureApart(t *testing.T) {
 	gitDir := dir + "/r.git"
 	run := func(stdin string, args ...string) string {
 		t.Helper()
-		cmd := exec.Command("git", append([]string{"--git-dir", gitDir}, args...)...)
-		cmd.Stdin = strings.NewReader(stdin)
-		cmd.Env = append(cmd.Environ(), "GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@agents.invalid", "GIT_COMMITTER_NAME=a", "GIT_COMMITTER_EMAIL=a@agents.invalid")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return string(out)
+		return testutil.Git{GitDir: gitDir, Env: testutil.AgentEnv("a"), Stdin: stdin}.Run(t, args...)
 	}
-	if out, err := exec.Command("git", "init", "-q", "--bare", gitDir).CombinedOutput(); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	testutil.Git{}.Run(t, "init", "-q", "--bare", gitDir)
 	run("", "config", "gpg.format", "ssh")
 	run("", "config", "user.signingKey", k.Path)
 	c := strings.TrimSpace(run("subject\n\nbody\n", "commit-tree", "-S", "4b825dc642cb6eb9a060e54bf8d69288fbee4904"))

@@ -15,7 +15,7 @@ import (
 // schema.
 var ErrInvalidDocument = errors.New("invalid state document")
 
-// Document is a state as the seed's schema describes it: what `state
+// Document is a state as the specification's schema describes it: what `state
 // export` prints and `state import` reads. Everything in it is derived from
 // the store (history from commits, checkpoints from tags, metadata counted).
 type Document struct {
@@ -92,7 +92,7 @@ func (d *Document) Encode() ([]byte, error) {
 }
 
 // DecodeDocument reads a state document (numbers kept as written). It
-// accepts the seed's shorthand `"Final": null` for a state not yet
+// accepts the specification's shorthand `"Final": null` for a state not yet
 // complete.
 func DecodeDocument(data []byte) (*Document, error) {
 	var raw struct {
@@ -130,10 +130,10 @@ func DecodeDocument(data []byte) (*Document, error) {
 }
 
 // Schema validates documents against the JSON Schema converted from the
-// seed (testdata/schemas/rlm-state.schema.json).
+// specification (testdata/schemas/rlm-state.schema.json).
 type Schema struct{ s *docschema.Validator }
 
-// SchemaID is the $id of the seed's schema.
+// SchemaID is the $id of the specification's schema.
 const SchemaID = "https://aiwg.io/schemas/rlm-state/v1"
 
 // CompileSchema compiles the schema with format assertions on, so a

@@ -17,7 +17,7 @@ import (
 // Version is the schema version written into state headers and exports.
 const Version = "1.0.0"
 
-// Limits of seed 000.
+// Limits of the RLM state specification.
 const (
 	MaxVariables   = 1000
 	MaxNameLen     = verbiage.MaxIdentifierLen
@@ -36,10 +36,10 @@ var (
 	ErrScope = errors.New("invalid scope")
 )
 
-// Type is a variable's type, one of the eight of the seed.
+// Type is a variable's type, one of the eight of the specification.
 type Type string
 
-// The eight types of seed 000.
+// The eight types of the RLM state specification.
 const (
 	TypeText        Type = "text"
 	TypeNumber      Type = "number"
@@ -51,7 +51,7 @@ const (
 	TypeFileContent Type = "file_content"
 )
 
-// Types lists the eight types in the seed's order.
+// Types lists the eight types in the specification's order.
 func Types() []Type {
 	return []Type{TypeText, TypeNumber, TypeBoolean, TypeNull, TypeJSON, TypeArray, TypeFilePath, TypeFileContent}
 }
@@ -66,12 +66,12 @@ func ParseType(s string) (Type, error) {
 	return "", fmt.Errorf("%w: unknown type %q (want one of text, number, boolean, null, json, array, file_path, file_content)", ErrType, s)
 }
 
-// FileRefPrefix starts a file_path value, as in the seed's examples
+// FileRefPrefix starts a file_path value, as in the specification's examples
 // ("file:.aiwg/rlm/state-a1b2c3d4/document.txt").
 const FileRefPrefix = "file:"
 
 // InferType is the type a value has when none is declared. A string that
-// starts with "file:" is a file_path, as in the seed's examples.
+// starts with "file:" is a file_path, as in the specification's examples.
 func InferType(v any) Type {
 	switch x := v.(type) {
 	case nil:
@@ -92,7 +92,7 @@ func InferType(v any) Type {
 }
 
 // CheckType reports whether v may be stored with type t. json takes an
-// object or an array (the seed's own example stores a list as json);
+// object or an array (the specification's own example stores a list as json);
 // file_content takes any value (it is kept in a file beside the variable).
 func CheckType(t Type, v any) error {
 	ok := false
@@ -159,7 +159,7 @@ func ParseValue(arg string, t Type) (any, Type, error) {
 
 func utf8Valid(s string) bool { return strings.ToValidUTF8(s, "\uFFFD") == s }
 
-// Scope is where a variable lives. The seed's four scopes, plus the
+// Scope is where a variable lives. The specification's four scopes, plus the
 // state's own variables (prompt, Final, results propagated from child
 // states), which belong to one state and no other.
 type Scope string
@@ -173,7 +173,7 @@ const (
 	ScopeGlobal    Scope = "global"
 )
 
-// DefaultScope is the seed's default.
+// DefaultScope is the specification's default.
 const DefaultScope = ScopeSession
 
 // ResolutionOrder is the order a read looks in: the state's own variables,
@@ -414,12 +414,12 @@ func SameContent(a, b *Variable) bool {
 func Timestamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 // ResultName is the variable a child state's Final is propagated to in
-// its parent (seed: "Leaf task sets Final → result returned to parent").
+// its parent (the specification: "Leaf task sets Final → result returned to parent").
 func ResultName(childID string) string {
 	return "result_" + strings.ReplaceAll(childID, "-", "_")
 }
 
-// CheckExecutionConfig checks the fields of seed 000's ExecutionConfig
+// CheckExecutionConfig checks the fields of the RLM state specification's ExecutionConfig
 // that it constrains (model a string, temperature 0 to 2, seed and
 // context_window_tokens integers, the latter at least 1000,
 // execution_mode one of strict, seeded, logged, default); other keys pass.

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestInlineThreshold: seed 000 keeps a value of up to 10,240 bytes of
+// TestInlineThreshold: the RLM state specification keeps a value of up to 10,240 bytes of
 // canonical JSON inline and moves a larger one to a .data file; the
 // newline that ends a canonical file is not part of the value.
 func TestInlineThreshold(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 // RFC 6902 JSON Patch whose paths address the resolved document (so they
 // reach into shards); any other JSON value replaces the document. The
 // result must keep verbiage keys everywhere (checked strictly, not
-// normalized: verbiage.ErrInvalidKey) and the seed's shape
+// normalized: verbiage.ErrInvalidKey) and the specification's shape
 // (ErrInvalidState); a patch that does not apply (a failed test, a missing
 // path) is ErrInvalidState, malformed input objects.ErrInvalidJSON.
 func ApplyDocument(doc any, input []byte) (any, error) {

@@ -1,7 +1,7 @@
-// Package statedoc serves the verbiage-keyed state document of seed 004
+// Package statedoc serves the verbiage-keyed state document of the state document specification
 // ("State Schema and Rules"): its default shape and validation, shard
 // references (`ref file://<path>`) that mount other JSON files into it, and
-// the seed's domain verbs (goals, sub-goals, events, latest, requests,
+// the specification's domain verbs (goals, sub-goals, events, latest, requests,
 // items, the active project, apply and reset) as pure functions on the
 // decoded document.
 //
@@ -14,7 +14,7 @@
 // Any string value of the form "ref file://<path>" mounts the JSON file at
 // <path> at that point. <path> is relative to the directory of the file that
 // holds the ref; when that directory is named "state", a path that itself
-// starts with "state/" is taken from the directory above (the seed's
+// starts with "state/" is taken from the directory above (the specification's
 // convenience rule, so state/state.json can say "ref file://state/OPS/Q.json"
 // instead of "ref file://OPS/Q.json"). Absolute paths, ".." that climbs out
 // of the store, paths into the store's own .aiwg/ directory and files that
@@ -37,12 +37,12 @@ package statedoc
 
 import "errors"
 
-// Sentinel errors; callers map them to the seed's exit codes. Invalid keys
+// Sentinel errors; callers map them to the specification's exit codes. Invalid keys
 // and paths are verbiage.ErrInvalidKey and verbiage.ErrInvalidPath (exit 2);
 // a missing goal, sub-goal or item is objects.ErrNotFound and a deep set
 // through a scalar objects.ErrNotContainer (exit 3).
 var (
-	// ErrInvalidState: the document breaks the seed's shape or a shard rule
+	// ErrInvalidState: the document breaks the specification's shape or a shard rule
 	// (cycle, missing shard, a file mounted twice and written differently).
 	// Exit 3.
 	ErrInvalidState = errors.New("invalid state")

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aiwg/aiwg-state/internal/testutil"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/verbiage"
 )
@@ -31,15 +32,6 @@ func (m memFiles) apply(ws []FileWrite) memFiles {
 	return out
 }
 
-func decode(t testing.TB, s string) any {
-	t.Helper()
-	v, err := objects.Decode([]byte(s))
-	if err != nil {
-		t.Fatalf("decode %s: %v", s, err)
-	}
-	return v
-}
-
 func encode(t testing.TB, v any) string {
 	t.Helper()
 	b, err := objects.Encode(v)
@@ -49,7 +41,7 @@ func encode(t testing.TB, v any) string {
 	return string(b)
 }
 
-func canon(t testing.TB, s string) string { return encode(t, decode(t, s)) }
+func canon(t testing.TB, s string) string { return encode(t, testutil.DecodeJSON(t, s)) }
 
 const shardedDoc = `{
   "ACTIVE-PROJECT": {"TITLE": null, "PROJECT-ID": null},
@@ -264,7 +256,7 @@ func TestInlineInit(t *testing.T) {
 			t.Errorf("%s: err = %v, want %v", c.name, err, c.want)
 		}
 	}
-	// An unmounted file may be initialized again (the seed overwrites it).
+	// An unmounted file may be initialized again (the specification overwrites it).
 	_, after = mustUpdate(t, after, func(doc any) (any, []verbiage.Path, error) {
 		return DeletePath(doc, verbiage.MustParsePath("ITEMS.GLOBAL.CONTENT.BIG"))
 	})

@@ -49,7 +49,7 @@ type Doc struct {
 
 // Load reads the document at path and every shard it mounts, and validates
 // the result: refs (no cycle, no escape, every shard present and JSON),
-// verbiage keys everywhere, and the seed's shape.
+// verbiage keys everywhere, and the specification's shape.
 func Load(fsys Files, path string) (*Doc, error) {
 	data, err := fsys.ReadFile(path)
 	if err != nil {

@@ -89,7 +89,7 @@ func checkRefPath(s, uri string) error {
 }
 
 // Target is the store path a ref written in file from points to: relative
-// to from's directory, with the seed's state/ rule. A path that climbs out
+// to from's directory, with the specification's state/ rule. A path that climbs out
 // of the store, or into its .aiwg/ directory, is refused with
 // verbiage.ErrInvalidPath.
 func Target(from, refPath string) (string, error) {

@@ -65,7 +65,7 @@ func TestTarget(t *testing.T) {
 		escape          bool
 	}{
 		{"state/state.json", "OPS/QUEUE.json", "state/OPS/QUEUE.json", false},
-		// The seed's convenience rule: state/ from a document in state/.
+		// The specification's convenience rule: state/ from a document in state/.
 		{"state/state.json", "state/OPS/QUEUE.json", "state/OPS/QUEUE.json", false},
 		{"bin/state/state.json", "state/OPS/Q.json", "bin/state/OPS/Q.json", false},
 		// Only when the document's own directory is named state.

@@ -14,7 +14,7 @@ import (
 // DefaultPath is the state document a store declares by default.
 const DefaultPath = "state/state.json"
 
-// Keys of the seed's shape.
+// Keys of the specification's shape.
 const (
 	KeyActiveProject = "ACTIVE-PROJECT"
 	KeyGoals         = "GOALS"
@@ -43,7 +43,7 @@ const (
 	KeyCreatedAt     = "CREATED-AT"
 )
 
-// Default returns a new copy of the seed's default shape:
+// Default returns a new copy of the specification's default shape:
 //
 //	{"ACTIVE-PROJECT": {"TITLE": null, "PROJECT-ID": null},
 //	 "GOALS": {},
@@ -70,9 +70,9 @@ func DefaultStateDocument() []byte {
 	return b
 }
 
-// Validate checks a resolved document against the seed's shape. Keys the
-// seed names must hold the types it gives them (strings may be null where
-// the seed says "string|null"); other keys are allowed, so a document can
+// Validate checks a resolved document against the specification's shape. Keys the
+// specification names must hold the types it gives them (strings may be null where
+// the specification says "string|null"); other keys are allowed, so a document can
 // grow without a schema change. Verbiage keys are checked by Load, not here.
 func Validate(doc any) error {
 	root, ok := doc.(map[string]any)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aiwg/aiwg-state/internal/testutil"
 	"github.com/aiwg/aiwg-state/merge"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/verbiage"
@@ -146,7 +147,7 @@ func TestItems(t *testing.T) {
 		doc = must(t, doc, func(d any) (any, []verbiage.Path, error) { return SetItem(d, sc, p(path), v) })
 	}
 	global := Scope{}
-	set(global, "alpha/beta", decode(t, `{"inner key": {"x": 1}}`))
+	set(global, "alpha/beta", testutil.DecodeJSON(t, `{"inner key": {"x": 1}}`))
 	set(global, "alpha.beta.inner-key.leaf", "deep")
 	if v, err := GetItem(doc, global, p("ALPHA/BETA/INNER-KEY")); err != nil || encode(t, v) != canon(t, `{"LEAF": "deep", "X": 1}`) {
 		t.Fatalf("deep set: %v %v", v, err)
@@ -157,7 +158,7 @@ func TestItems(t *testing.T) {
 	if _, err := GetItem(doc, global, p("nope")); !errors.Is(err, objects.ErrNotFound) {
 		t.Fatalf("missing item: %v", err)
 	}
-	if _, _, err := SetItem(doc, global, p("x"), decode(t, `{"a b": 1, "A-B": 2}`)); !errors.Is(err, verbiage.ErrInvalidKey) {
+	if _, _, err := SetItem(doc, global, p("x"), testutil.DecodeJSON(t, `{"a b": 1, "A-B": 2}`)); !errors.Is(err, verbiage.ErrInvalidKey) {
 		t.Fatalf("colliding keys: %v", err)
 	}
 	for _, bad := range []string{"", "a..b", "a/*", "a_b", "x/1a"} {

@@ -28,7 +28,7 @@ type AnalyzeOptions struct {
 	Top int
 }
 
-// Analysis is the learning summary of seed 001 over many trajectories.
+// Analysis is the learning summary of the RLM trajectories specification over many trajectories.
 type Analysis struct {
 	Trajectories int `json:"trajectories"`
 	// Completed have an outcome; rates are over completed trajectories.
@@ -107,7 +107,7 @@ func (o AnalyzeOptions) Keep(header map[string]any, iterations []map[string]any)
 	return true
 }
 
-// Analyze computes the learning patterns of seed 001 over runs, after the
+// Analyze computes the learning patterns of the RLM trajectories specification over runs, after the
 // options' filters. Results are deterministic: ties sort by name.
 func Analyze(runs []Run, o AnalyzeOptions) Analysis {
 	if o.NGram <= 0 {

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Limits and defaults of seed 001.
+// Limits and defaults of the RLM trajectories specification.
 const (
 	// Version is the schema version written into new trajectories.
 	Version = "1.0.0"
@@ -17,7 +17,7 @@ const (
 	// MaxBytes bounds a trajectory's stored size: its header, iterations
 	// and report together.
 	MaxBytes = 10 << 20
-	// RetentionDays is the seed's retention: prune's default age.
+	// RetentionDays is the specification's retention: prune's default age.
 	RetentionDays = 90
 	// IDPrefix prefixes trajectory ids: traj-1a2b3c4d.
 	IDPrefix = "traj"
@@ -62,7 +62,7 @@ type Start struct {
 	Now   time.Time
 }
 
-// NewHeader builds the trajectory.json of a new trajectory: the seed's
+// NewHeader builds the trajectory.json of a new trajectory: the specification's
 // document without iterations, outcome or totals.
 func NewHeader(st Start) map[string]any {
 	h := cloneMap(st.Extra)
@@ -192,7 +192,7 @@ func number(s, what string) (json.Number, error) {
 	return json.Number(s), nil
 }
 
-// Assemble returns the seed's document: the header with its iterations.
+// Assemble returns the specification's document: the header with its iterations.
 func Assemble(header map[string]any, iterations []map[string]any) map[string]any {
 	doc := cloneMap(header)
 	its := make([]any, len(iterations))
@@ -203,7 +203,7 @@ func Assemble(header map[string]any, iterations []map[string]any) map[string]any
 	return doc
 }
 
-// Split is Assemble's inverse, for importing seed documents.
+// Split is Assemble's inverse, for importing documents in the specification's format.
 func Split(doc map[string]any) (header map[string]any, iterations []map[string]any, err error) {
 	header = cloneMap(doc)
 	raw, _ := header["iterations"].([]any)
@@ -228,7 +228,7 @@ func Completed(header map[string]any) bool {
 	return ok
 }
 
-// Summary is one line of the trajectory index of the seed, derived from a
+// Summary is one line of the trajectory index of the specification, derived from a
 // header and its iteration count.
 type Summary struct {
 	ID         string    `json:"trajectory_id"`

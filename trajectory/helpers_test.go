@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/aiwg/aiwg-state/internal/testutil"
 	"github.com/aiwg/aiwg-state/objects"
 )
 
@@ -36,9 +37,5 @@ func loadExample(t testing.TB, name string) map[string]any {
 
 func mustDecode(t testing.TB, s string) map[string]any {
 	t.Helper()
-	v, err := objects.Decode([]byte(s))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v.(map[string]any)
+	return testutil.DecodeJSON(t, s).(map[string]any)
 }

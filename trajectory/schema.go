@@ -9,10 +9,10 @@ import (
 )
 
 // ErrInvalid is wrapped by every error for a document that breaks the
-// schema or the seed's rules; the CLI maps it to the domain exit code.
+// schema or the specification's rules; the CLI maps it to the domain exit code.
 var ErrInvalid = errors.New("invalid trajectory")
 
-// SchemaID is the $id of the seed's schema.
+// SchemaID is the $id of the specification's schema.
 const SchemaID = "https://aiwg.io/schemas/rlm-trajectory/v1"
 
 // Schema validates trajectories and single iterations.
@@ -21,8 +21,8 @@ type Schema struct {
 	iteration  *docschema.Validator
 }
 
-// CompileSchema compiles the JSON Schema (2020-12) of seed 001, with format
-// assertions on, so a malformed date-time is refused as the seed intends.
+// CompileSchema compiles the JSON Schema (2020-12) of the RLM trajectories specification, with format
+// assertions on, so a malformed date-time is refused as the specification intends.
 func CompileSchema(data []byte) (*Schema, error) {
 	if _, err := objects.Decode(data); err != nil {
 		return nil, fmt.Errorf("trajectory schema: %w", err)

@@ -84,7 +84,7 @@ func TestTrajectoryRules(t *testing.T) {
 			t.Errorf("%s: got %v, want field %s", c.doc, err, c.field)
 		}
 	}
-	// The nullable repair: null ids are allowed, as the seed's nullable meant.
+	// The nullable repair: null ids are allowed, as the specification's nullable meant.
 	ok := `{"version": "1.0.0", "trajectory_id": "traj-00000001", "task_context": {"task_id": "task-00000001", "task_type": "t", "task_prompt": "p", "tree_id": null, "state_id": null, "parent_task_id": null}}`
 	if err := s.ValidateTrajectory(mustDecode(t, ok)); err != nil {
 		t.Errorf("null ids: %v", err)

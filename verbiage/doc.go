@@ -8,11 +8,11 @@
 //   - key paths (Path, ParsePath): the dot form a.b.0.c and the slash form
 //     a/b/0/c that address a value inside a JSON document, with array indexes,
 //     "-" for append and "*" as a wildcard;
-//   - verbiage keys (seed 004): object keys of the state document must match
+//   - verbiage keys (the state document specification): object keys of the state document must match
 //     ^[A-Z]+(-[A-Z]+)*$; ValidKey checks, NormalizeKey turns user input such
 //     as "my goal" into MY-GOAL, NormalizeKeys and ValidateKeys walk decoded
 //     JSON values;
-//   - identifiers (seed 000): variable names ^[a-zA-Z_][a-zA-Z0-9_]*$
+//   - identifiers (the RLM state specification): variable names ^[a-zA-Z_][a-zA-Z0-9_]*$
 //     (ValidIdentifier), advisory naming conventions (NamingAdvice), and
 //     generated ids such as state-a1b2c3d4 (ValidID);
 //   - store paths (CleanStorePath, CleanStoreDir): file paths inside the

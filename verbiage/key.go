@@ -15,7 +15,7 @@ import (
 
 // ErrInvalidKey is wrapped by every *KeyError: an object key that is not a
 // verbiage key and cannot be normalized into one. Callers map it to the usage
-// exit code (seed 004: 2).
+// exit code (the state document specification: 2).
 var ErrInvalidKey = errors.New("invalid key")
 
 // keyRule is appended to character errors so that the message alone tells a

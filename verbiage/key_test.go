@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"testing/quick"
+
+	"github.com/aiwg/aiwg-state/internal/testutil"
 )
 
 func TestValidKey(t *testing.T) {
@@ -145,27 +147,16 @@ func TestNormalizeKeyProperties(t *testing.T) {
 	}
 }
 
-func decode(t *testing.T, s string) any {
-	t.Helper()
-	d := json.NewDecoder(strings.NewReader(s))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
 func TestNormalizeKeys(t *testing.T) {
-	in := decode(t, `{"active project": {"title": null, "project-id": 12.50},
+	in := testutil.DecodeJSON(t, `{"active project": {"title": null, "project-id": 12.50},
 		"goals": {"my goal": {"notes": ["keep me", {"sub goal": true}]}}, "items": []}`)
-	before := decode(t, `{"active project": {"title": null, "project-id": 12.50},
+	before := testutil.DecodeJSON(t, `{"active project": {"title": null, "project-id": 12.50},
 		"goals": {"my goal": {"notes": ["keep me", {"sub goal": true}]}}, "items": []}`)
 	got, err := NormalizeKeys(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := decode(t, `{"ACTIVE-PROJECT": {"TITLE": null, "PROJECT-ID": 12.50},
+	want := testutil.DecodeJSON(t, `{"ACTIVE-PROJECT": {"TITLE": null, "PROJECT-ID": 12.50},
 		"GOALS": {"MY-GOAL": {"NOTES": ["keep me", {"SUB-GOAL": true}]}}, "ITEMS": []}`)
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("NormalizeKeys = %v\nwant %v", got, want)
@@ -192,7 +183,7 @@ func TestNormalizeKeysRefuses(t *testing.T) {
 		{`{"goals": {"goal 2": {}, "goal_1": {}}}`, "goal 2", "goals", "digit '2' at position 5"},
 		{`[{"ok": {"bad.key": 1}}]`, "bad.key", "0.ok", "character '.'"},
 	} {
-		_, err := NormalizeKeys(decode(t, c.doc))
+		_, err := NormalizeKeys(testutil.DecodeJSON(t, c.doc))
 		var ke *KeyError
 		if !errors.As(err, &ke) || !errors.Is(err, ErrInvalidKey) {
 			t.Errorf("NormalizeKeys(%s) = %v, want a *KeyError", c.doc, err)
@@ -205,7 +196,7 @@ func TestNormalizeKeysRefuses(t *testing.T) {
 }
 
 func TestValidateKeys(t *testing.T) {
-	ok := decode(t, `{"ACTIVE-PROJECT": {"TITLE": null}, "GOALS": {}, "ITEMS": {"GLOBAL": {"META": {}, "CONTENT": {}}, "PROJECTS": [{"CHATS": []}]}, "NOTES": ["free text, any keys: a_b"]}`)
+	ok := testutil.DecodeJSON(t, `{"ACTIVE-PROJECT": {"TITLE": null}, "GOALS": {}, "ITEMS": {"GLOBAL": {"META": {}, "CONTENT": {}}, "PROJECTS": [{"CHATS": []}]}, "NOTES": ["free text, any keys: a_b"]}`)
 	if err := ValidateKeys(ok); err != nil {
 		t.Errorf("ValidateKeys(valid document) = %v", err)
 	}
@@ -223,7 +214,7 @@ func TestValidateKeys(t *testing.T) {
 		{`{"A": {"x.y": {"C1": 1}}}`, "x.y", "A", "lowercase letter"},
 		{`{"OK": {"A\u00e9": 1}}`, "Aé", "OK", "non-ASCII letter 'é' at position 1"},
 	} {
-		err := ValidateKeys(decode(t, c.doc))
+		err := ValidateKeys(testutil.DecodeJSON(t, c.doc))
 		var ke *KeyError
 		if !errors.As(err, &ke) || !errors.Is(err, ErrInvalidKey) {
 			t.Errorf("ValidateKeys(%s) = %v, want a *KeyError", c.doc, err)

@@ -8,7 +8,7 @@ import (
 )
 
 // ErrInvalidName is wrapped by errors for a variable name that breaks the
-// identifier rule of seed 000. Callers map it to the usage exit code.
+// identifier rule of the RLM state specification. Callers map it to the usage exit code.
 var ErrInvalidName = errors.New("invalid name")
 
 // MaxIdentifierLen bounds a variable name. Names become file names in the
@@ -16,7 +16,7 @@ var ErrInvalidName = errors.New("invalid name")
 // 255-byte segment limit of common file systems.
 const MaxIdentifierLen = 128
 
-// Special variable names of seed 000: Final signals completion and prompt
+// Special variable names of the RLM state specification: Final signals completion and prompt
 // holds the original input. Their spelling is fixed by the spec, so naming
 // advice leaves them alone.
 const (
@@ -54,7 +54,7 @@ func isIdentByte(r rune) bool {
 }
 
 // isCommonShort lists short names that are whole words or abbreviations every
-// reader knows; the seed allows abbreviations that are common.
+// reader knows; the specification allows abbreviations that are common.
 func isCommonShort(w string) bool {
 	switch w {
 	case "id", "ids", "db", "io", "ip", "ui", "os", "url", "uri", "api", "sql", "ttl",
@@ -79,7 +79,7 @@ func isDigitWord(w string) bool {
 }
 
 // NamingAdvice returns advisory warnings for a valid variable name, from the
-// naming conventions of seed 000 (snake_case, descriptive, no unclear
+// naming conventions of the RLM state specification (snake_case, descriptive, no unclear
 // abbreviations, no numbered variables). It never refuses a name: the
 // conventions are advice, and a name the user chose must stay usable. Invalid
 // names (see ValidIdentifier) and the special names Final and prompt get none.
@@ -167,7 +167,7 @@ func splitWords(name string) []string {
 	return words
 }
 
-// Prefixes of the generated ids of the seeds (state-a1b2c3d4 and so on).
+// Prefixes of the generated ids of the specifications (state-a1b2c3d4 and so on).
 const (
 	PrefixState      = "state"
 	PrefixMutation   = "mut"
@@ -176,12 +176,12 @@ const (
 	PrefixTree       = "tree"
 	PrefixTask       = "task"
 	PrefixAlert      = "alert"
-	// PrefixMessage names a queue message (seed 002's coordination tier).
+	// PrefixMessage names a queue message (the tiered state specification's coordination tier).
 	PrefixMessage = "msg"
 )
 
 // ValidID reports whether id is prefix, a dash and eight lowercase hex
-// digits, the form every generated id of the seeds takes.
+// digits, the form every generated id of the specifications takes.
 func ValidID(prefix, id string) bool {
 	if prefix == "" || len(id) != len(prefix)+9 || !strings.HasPrefix(id, prefix) || id[len(prefix)] != '-' {
 		return false

@@ -92,7 +92,7 @@ func TestValidID(t *testing.T) {
 		{PrefixState, "statea1b2c3d4x", false},
 		{PrefixState, "mut-a1b2c3d4", false},
 		{PrefixTree, "tree-12345g78", false},
-		{PrefixTree, "tree-report001", false}, // an example in the seed that breaks its own pattern
+		{PrefixTree, "tree-report001", false}, // an example in the specification that breaks its own pattern
 		{"", "-a1b2c3d4", false},
 	} {
 		if got := ValidID(c.prefix, c.id); got != c.want {

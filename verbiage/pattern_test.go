@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/aiwg/aiwg-state/internal/testutil"
 )
 
 // gitOracle answers "does git match this path with this pattern?" by writing
@@ -28,26 +30,17 @@ func newGitOracle(t testing.TB) *gitOracle {
 	}
 	dir := t.TempDir()
 	home := t.TempDir()
-	o := &gitOracle{dir: dir, env: append(os.Environ(),
+	o := &gitOracle{dir: dir, env: []string{
 		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_ATTR_NOSYSTEM=1",
-		"HOME="+home, "XDG_CONFIG_HOME="+home, "LC_ALL=C")}
+		"HOME=" + home, "XDG_CONFIG_HOME=" + home, "LC_ALL=C"}}
 	o.run(t, nil, "init", "-q", ".")
 	return o
 }
 
 func (o *gitOracle) run(t testing.TB, stdin []byte, args ...string) []byte {
 	t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "core.ignorecase=false"}, args...)...)
-	cmd.Dir = o.dir
-	cmd.Env = o.env
-	cmd.Stdin = bytes.NewReader(stdin)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("git %v: %v: %s", args, err, stderr.String())
-	}
-	return out
+	g := testutil.Git{Dir: o.dir, Config: []string{"core.ignorecase=false"}, Env: o.env, Stdin: string(stdin)}
+	return []byte(g.Output(t, args...))
 }
 
 // matches returns, for each path, whether git sets the attribute "test" on it

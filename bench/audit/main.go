@@ -34,7 +34,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -43,13 +42,10 @@ import (
 
 	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/audit"
+	"github.com/aiwg/aiwg-state/bench/internal/benchutil"
 )
 
 const variables = 1000
-
-// cliTags builds the CLI as the README installs it: without urfave/cli's
-// man-page generator, whose package initialisation runs in every command.
-const cliTags = "urfave_cli_no_docs"
 
 func main() {
 	sizes := flag.String("sizes", "10000,100000", "commit counts of the fast-import stores")
@@ -65,13 +61,9 @@ func main() {
 		defer os.RemoveAll(work)
 	}
 	bin := filepath.Join(work, "aiwg-state")
-	if out, err := exec.Command("go", "build", "-tags", cliTags, "-o", bin, "./cmd/aiwg-state").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build (run from the repository root): %v\n%s", err, out)
-		os.Exit(1)
-	}
-	gv, _ := exec.Command("git", "version").Output()
+	benchutil.BuildCLI(bin)
 	fmt.Printf("machine: %s/%s, %d CPUs, %s; %d variables in one directory; medians of %d runs (process start included)\n\n",
-		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), strings.TrimSpace(string(gv)), variables, *runs)
+		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), benchutil.GitVersion(), variables, *runs)
 	fmt.Printf("%-9s %-40s %12s %12s %8s\n", "commits", "query", "aiwg-state", "git", "ours/git")
 	for _, s := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -228,7 +220,7 @@ func ownWritePath(bin, work string, n, runs int) {
 	git(dir, "gc", "-q")
 	git(dir, "commit-graph", "write", "--reachable", "--changed-paths")
 	fmt.Printf("\nown write path: %d variables seeded, then %d Store.Set: median write %s, of which the index hook %s\n",
-		variables, n, round(med(writes)), round(med(hooks)))
+		variables, n, round(benchutil.Median(writes)), round(benchutil.Median(hooks)))
 	total := variables + n + 1
 	compare(bin, dir, total, "own", "variables/v0042.json", 10+1, runs)
 }
@@ -241,13 +233,7 @@ func median(runs int, fn func()) time.Duration {
 		fn()
 		ds[i] = time.Since(t0)
 	}
-	return med(ds)
-}
-
-func med(ds []time.Duration) time.Duration {
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[len(s)/2]
+	return benchutil.Median(ds)
 }
 
 func run(bin string, args ...string) string {

@@ -27,11 +27,8 @@ import (
 	"time"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/bench/internal/benchutil"
 )
-
-// cliTags builds the CLI as the README installs it: without urfave/cli's
-// man-page generator, whose package initialisation runs in every command.
-const cliTags = "urfave_cli_no_docs"
 
 func main() {
 	runs := flag.Int("runs", 5, "runs per measurement")
@@ -41,12 +38,8 @@ func main() {
 	check(err)
 	defer os.RemoveAll(work)
 	bin := filepath.Join(work, "aiwg-state")
-	if out, err := exec.Command("go", "build", "-tags", cliTags, "-o", bin, "./cmd/aiwg-state").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build (run from the repository root): %v\n%s", err, out)
-		os.Exit(1)
-	}
-	gv, _ := exec.Command("git", "version").Output()
-	fmt.Printf("machine: %s/%s, %d CPUs, %s; median of %d runs\n\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), strings.TrimSpace(string(gv)), *runs)
+	benchutil.BuildCLI(bin)
+	fmt.Printf("machine: %s/%s, %d CPUs, %s; median of %d runs\n\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), benchutil.GitVersion(), *runs)
 	fmt.Printf("%-9s %-8s | %-22s | %-22s | %-22s | %s\n", "variables", "changes", "(a) API merge", "(b) CLI merge", "(c) git merge-tree", "b/c time, mem")
 	for _, size := range []int{1000, 10000} {
 		for _, changes := range []int{100, 1000} {
@@ -87,7 +80,7 @@ func main() {
 				d, rss = measure("git", "--git-dir", dir, "merge-tree", "--write-tree", "ours", "theirs")
 				gitT, gitRSS = append(gitT, d), append(gitRSS, rss)
 			}
-			a, c, g := median(api), median(cli), median(gitT)
+			a, c, g := benchutil.Median(api), benchutil.Median(cli), benchutil.Median(gitT)
 			fmt.Printf("%-9d %-8d | %8s %8.1f MB alloc | %8s %7.1f MB rss | %8s %7.1f MB rss | %.2fx, %.2fx\n",
 				size, changes, round(a), float64(medianU(alloc))/1e6, round(c), float64(medianI(cliRSS))/1024, round(g), float64(medianI(gitRSS))/1024,
 				float64(c)/float64(g), float64(medianI(cliRSS))/float64(medianI(gitRSS)))
@@ -159,12 +152,6 @@ func measure(name string, args ...string) (time.Duration, int64) {
 		fmt.Sscan(text[i+len("AIWG_RSS "):], &rss)
 	}
 	return d, rss
-}
-
-func median(ds []time.Duration) time.Duration {
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[len(s)/2]
 }
 
 func medianU(xs []uint64) uint64 {

@@ -33,6 +33,7 @@ import (
 	"time"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/bench/internal/benchutil"
 )
 
 const docs = 1000
@@ -40,10 +41,6 @@ const docs = 1000
 // interleave is the block of floor writes and in-process mutations taken
 // in turn.
 const interleave = 100
-
-// cliTags builds the CLI as the README installs it: without urfave/cli's
-// man-page generator, whose package initialisation runs in every command.
-const cliTags = "urfave_cli_no_docs"
 
 func main() {
 	n := flag.Int("n", 10000, "in-process mutations (and floor writes) per fsync setting")
@@ -55,12 +52,8 @@ func main() {
 	defer os.RemoveAll(work)
 	bin := filepath.Join(work, "aiwg-state")
 	client := filepath.Join(work, "aiwg-state-client")
-	out, err := exec.Command("go", "build", "-tags", cliTags, "-o", work, "./cmd/aiwg-state", "./cmd/aiwg-state-client").CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "build (run from the repository root): %v\n%s", err, out)
-		os.Exit(1)
-	}
-	fmt.Printf("machine: %s/%s, %d CPUs, %s; store of %d documents in one directory\n\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), gitVersion(), docs)
+	benchutil.BuildCLI(work, "./cmd/aiwg-state", "./cmd/aiwg-state-client")
+	fmt.Printf("machine: %s/%s, %d CPUs, %s; store of %d documents in one directory\n\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), benchutil.GitVersion(), docs)
 	fmt.Printf("%-34s %8s %12s %12s %10s\n", "what", "ops", "median", "p90", "vs floor")
 
 	for _, sync := range []bool{false, true} {
@@ -310,11 +303,6 @@ func dirBytes(dir string) int64 {
 		return nil
 	})
 	return n
-}
-
-func gitVersion() string {
-	out, _ := exec.Command("git", "version").Output()
-	return strings.TrimSpace(string(out))
 }
 
 func check(err error) {

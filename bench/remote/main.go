@@ -17,11 +17,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
 	"time"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/bench/internal/benchutil"
 	"github.com/aiwg/aiwg-state/internal/gitserver"
 	"github.com/aiwg/aiwg-state/objects"
 )
@@ -132,14 +132,8 @@ func main() {
 }
 
 func row(what string, a, g []time.Duration) {
-	ma, mg := median(a), median(g)
+	ma, mg := benchutil.Median(a), benchutil.Median(g)
 	fmt.Printf("%-44s %10s %10s %7.2fx\n", what, ma.Round(10*time.Microsecond), mg.Round(10*time.Microsecond), float64(ma)/float64(mg))
-}
-
-func median(d []time.Duration) time.Duration {
-	s := append([]time.Duration(nil), d...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[len(s)/2]
 }
 
 // fastImport appends n commits to main, each a canonical JSON document

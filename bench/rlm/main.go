@@ -19,15 +19,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"time"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/bench/internal/benchutil"
 )
-
-// cliTags builds the CLI as the README installs it: without urfave/cli's
-// man-page generator, whose package initialisation runs in every command.
-const cliTags = "urfave_cli_no_docs"
 
 func main() {
 	n := flag.Int("n", 1000, "in-process operations per measurement")
@@ -43,11 +39,7 @@ func main() {
 		defer os.RemoveAll(work)
 	}
 	bin := filepath.Join(work, "aiwg-state")
-	out, err := exec.Command("go", "build", "-tags", cliTags, "-o", bin, "./cmd/aiwg-state").CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "build (run from the repository root): %v\n%s", err, out)
-		os.Exit(1)
-	}
+	benchutil.BuildCLI(bin)
 	fmt.Printf("machine: %s/%s, %d CPUs\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
 
 	t0 := time.Now()
@@ -101,11 +93,11 @@ func main() {
 		size = len(out)
 	}
 	fmt.Printf("\nstate export of the big state (%.1f MB, validated against the schema): Go API median %s, CLI median %s (target < 2s)\n",
-		float64(size)/1e6, median(exp).Round(time.Millisecond), median(cliExp).Round(time.Millisecond))
+		float64(size)/1e6, benchutil.Median(exp).Round(time.Millisecond), benchutil.Median(cliExp).Round(time.Millisecond))
 }
 
 // seed makes a store with one state holding vars variables (prompt and
-// Final included, as the seed's limit counts them), written with muts
+// Final included, as the specification's limit counts them), written with muts
 // mutations in all (one commit each after the init, which makes two).
 func seed(ctx context.Context, work, name string, vars, muts int) (string, string) {
 	dir := filepath.Join(work, name+".git")
@@ -169,14 +161,8 @@ func cli(bin, dir, id string, set bool) func(int) {
 }
 
 func row(what string, small, big []time.Duration) {
-	s, b := median(small), median(big)
+	s, b := benchutil.Median(small), benchutil.Median(big)
 	fmt.Printf("%-44s %10s %10s %6.2fx\n", what, s.Round(time.Microsecond), b.Round(time.Microsecond), float64(b)/float64(s))
-}
-
-func median(ds []time.Duration) time.Duration {
-	c := append([]time.Duration(nil), ds...)
-	sort.Slice(c, func(i, j int) bool { return c[i] < c[j] })
-	return c[len(c)/2]
 }
 
 func check(err error) {

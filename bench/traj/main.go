@@ -21,12 +21,9 @@ import (
 	"time"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/bench/internal/benchutil"
 	"github.com/aiwg/aiwg-state/trajectory"
 )
-
-// cliTags builds the CLI as the README installs it: without urfave/cli's
-// man-page generator, whose package initialisation runs in every command.
-const cliTags = "urfave_cli_no_docs"
 
 func main() {
 	n := flag.Int("n", 1000, "trajectories in the full store")
@@ -38,10 +35,7 @@ func main() {
 	check(err)
 	defer os.RemoveAll(work)
 	bin := filepath.Join(work, "aiwg-state")
-	if out, err := exec.Command("go", "build", "-tags", cliTags, "-o", bin, "./cmd/aiwg-state").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build (run from the repository root): %v\n%s", err, out)
-		os.Exit(1)
-	}
+	benchutil.BuildCLI(bin)
 	fmt.Printf("machine: %s/%s, %d CPUs; no fsync\n\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
 
 	empty := open(ctx, filepath.Join(work, "empty.git"))

@@ -24,6 +24,7 @@ import (
 	"syscall"
 	"unicode/utf8"
 
+	"github.com/aiwg/aiwg-state/internal/storedir"
 	"github.com/aiwg/aiwg-state/serve"
 )
 
@@ -110,33 +111,9 @@ func findStore(args []string, wd string) string {
 		if !filepath.IsAbs(dir) {
 			dir = filepath.Join(wd, dir)
 		}
-		if _, err := os.Stat(filepath.Join(dir, "HEAD")); err != nil && isStoreClone(dir) {
-			return filepath.Join(dir, ".git") // as aiwgstate.StoreDir
-		}
-		return dir
+		return storedir.Resolve(dir)
 	}
-	for d := wd; ; d = filepath.Dir(d) {
-		cand := filepath.Join(d, ".aiwg", "state.git")
-		if _, err := os.Stat(filepath.Join(cand, "HEAD")); err == nil {
-			return cand
-		}
-		if isStoreClone(d) {
-			return filepath.Join(d, ".git")
-		}
-		if filepath.Dir(d) == d {
-			return ""
-		}
-	}
-}
-
-// isStoreClone reports whether dir is a git clone's work tree with a
-// store's manifest checked out, as aiwgstate.FindStore finds one.
-func isStoreClone(dir string) bool {
-	if _, err := os.Stat(filepath.Join(dir, ".git", "HEAD")); err != nil {
-		return false
-	}
-	fi, err := os.Stat(filepath.Join(dir, ".aiwg", "store.json"))
-	return err == nil && fi.Mode().IsRegular()
+	return storedir.Find(wd)
 }
 
 // findCLI finds aiwg-state beside this program (go install puts both in

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/aiwg/aiwg-state/internal/testutil"
 )
 
 // rfcApply is a strict, deliberately plain RFC 6902 applier (add, remove,
@@ -33,7 +35,7 @@ func rfcApply(doc any, patchJSON []byte) (any, error) {
 				return nil, fmt.Errorf("op %d: no value", n)
 			}
 			var v any
-			v, err = tryDecode(op.Value)
+			v, err = testutil.TryDecodeJSON(op.Value)
 			if err == nil {
 				doc, err = ptrSet(doc, *op.Path, v, op.Op == "replace")
 			}

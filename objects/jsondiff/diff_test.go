@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/aiwg/aiwg-state/internal/testutil"
 	"github.com/aiwg/aiwg-state/verbiage"
 )
 
@@ -80,7 +81,7 @@ func TestDiff(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := summaries(Diff(decode(t, []byte(tt.old)), decode(t, []byte(tt.new)), Options{}))
+			got := summaries(Diff(testutil.DecodeJSON(t, []byte(tt.old)), testutil.DecodeJSON(t, []byte(tt.new)), Options{}))
 			want := tt.want
 			if want == nil {
 				want = []string{}
@@ -93,8 +94,8 @@ func TestDiff(t *testing.T) {
 }
 
 func TestDiffMissingAndPrefix(t *testing.T) {
-	doc := decode(t, []byte(`{"a":{"x":1,"y":2},"b":[{"id":1,"v":"p"},{"id":2,"v":"q"}],"c":"s"}`))
-	doc2 := decode(t, []byte(`{"a":{"x":1,"y":3},"b":[{"id":1,"v":"p"},{"id":2,"v":"r"}],"d":{"n":1}}`))
+	doc := testutil.DecodeJSON(t, []byte(`{"a":{"x":1,"y":2},"b":[{"id":1,"v":"p"},{"id":2,"v":"q"}],"c":"s"}`))
+	doc2 := testutil.DecodeJSON(t, []byte(`{"a":{"x":1,"y":3},"b":[{"id":1,"v":"p"},{"id":2,"v":"r"}],"d":{"n":1}}`))
 	tests := []struct {
 		name     string
 		old, new any
@@ -142,8 +143,8 @@ func TestDiffAcceptsPlainDecodedValues(t *testing.T) {
 
 func TestChangeMarshalJSON(t *testing.T) {
 	changes := Diff(
-		decode(t, []byte(`{"a/b":{"~k":"x"},"gone":null,"m":{"deep":[1,2]}}`)),
-		decode(t, []byte(`{"a/b":{"~k":"y"},"new":null,"n":{"deep":[1,2]}}`)),
+		testutil.DecodeJSON(t, []byte(`{"a/b":{"~k":"x"},"gone":null,"m":{"deep":[1,2]}}`)),
+		testutil.DecodeJSON(t, []byte(`{"a/b":{"~k":"y"},"new":null,"n":{"deep":[1,2]}}`)),
 		Options{})
 	got, err := json.Marshal(changes)
 	if err != nil {
@@ -175,8 +176,8 @@ func TestAlignIdentityKey(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := decode(t, []byte(tt.old)).([]any)
-			n := decode(t, []byte(tt.new)).([]any)
+			o := testutil.DecodeJSON(t, []byte(tt.old)).([]any)
+			n := testutil.DecodeJSON(t, []byte(tt.new)).([]any)
 			if got := identityKey(o, n); got != tt.want {
 				t.Errorf("identityKey = %q, want %q", got, tt.want)
 			}

@@ -1,7 +1,6 @@
 package jsondiff
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,31 +11,9 @@ import (
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 
+	"github.com/aiwg/aiwg-state/internal/testutil"
 	"github.com/aiwg/aiwg-state/objects"
 )
-
-// decode parses JSON into the UseNumber form.
-func decode(t testing.TB, s []byte) any {
-	t.Helper()
-	v, err := tryDecode(s)
-	if err != nil {
-		t.Fatalf("decode %s: %v", s, err)
-	}
-	return v
-}
-
-func tryDecode(s []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(s))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("trailing data")
-	}
-	return v, nil
-}
 
 func mustJSON(t testing.TB, v any) []byte {
 	t.Helper()
@@ -54,7 +31,7 @@ func mustJSON(t testing.TB, v any) []byte {
 func checkPatch(t testing.TB, old, new any) {
 	t.Helper()
 	oldBytes, newBytes := mustJSON(t, old), mustJSON(t, new)
-	want := decode(t, newBytes)
+	want := testutil.DecodeJSON(t, newBytes)
 	ops := Patch(old, new)
 	patchBytes := mustJSON(t, ops)
 	report := func(what string, got any) {
@@ -62,7 +39,7 @@ func checkPatch(t testing.TB, old, new any) {
 		t.Fatalf("%s\nold:   %s\nnew:   %s\ngot:   %s\npatch: %s", what, oldBytes, newBytes, mustJSON(t, got), patchBytes)
 	}
 
-	got, err := rfcApply(decode(t, oldBytes), patchBytes)
+	got, err := rfcApply(testutil.DecodeJSON(t, oldBytes), patchBytes)
 	if err != nil {
 		report("strict apply: "+err.Error(), nil)
 	}
@@ -72,7 +49,7 @@ func checkPatch(t testing.TB, old, new any) {
 
 	// evanphx applies patches to objects and arrays only, and not under "".
 	container := func(v any) bool { k := kindOf(v); return k == kindObject || k == kindArray }
-	if container(want) && container(decode(t, oldBytes)) && !hasEmptyKey(want) && !hasEmptyKey(decode(t, oldBytes)) {
+	if container(want) && container(testutil.DecodeJSON(t, oldBytes)) && !hasEmptyKey(want) && !hasEmptyKey(testutil.DecodeJSON(t, oldBytes)) {
 		patch, err := jsonpatch.DecodePatch(patchBytes)
 		if err != nil {
 			report("DecodePatch: "+err.Error(), nil)
@@ -81,7 +58,7 @@ func checkPatch(t testing.TB, old, new any) {
 		if err != nil {
 			report("evanphx Apply: "+err.Error(), nil)
 		}
-		if got := decode(t, gotBytes); !reflect.DeepEqual(got, want) {
+		if got := testutil.DecodeJSON(t, gotBytes); !reflect.DeepEqual(got, want) {
 			report("evanphx: patched document differs from new", got)
 		}
 	}
@@ -328,8 +305,8 @@ func FuzzPatch(f *testing.F) {
 		if len(oldJSON) > 1<<15 || len(newJSON) > 1<<15 {
 			t.Skip("too large to be worth the time")
 		}
-		old, err1 := tryDecode(oldJSON)
-		new, err2 := tryDecode(newJSON)
+		old, err1 := testutil.TryDecodeJSON(oldJSON)
+		new, err2 := testutil.TryDecodeJSON(newJSON)
 		if err1 != nil || err2 != nil {
 			t.Skip("not JSON")
 		}

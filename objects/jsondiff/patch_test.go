@@ -3,6 +3,8 @@ package jsondiff
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/aiwg/aiwg-state/internal/testutil"
 )
 
 func TestPatch(t *testing.T) {
@@ -41,7 +43,7 @@ func TestPatch(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			old, new := decode(t, []byte(tt.old)), decode(t, []byte(tt.new))
+			old, new := testutil.DecodeJSON(t, []byte(tt.old)), testutil.DecodeJSON(t, []byte(tt.new))
 			got, err := json.Marshal(Patch(old, new))
 			if err != nil {
 				t.Fatal(err)

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/aiwg/aiwg-state/internal/testutil"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -37,7 +39,7 @@ func renderFixture(t *testing.T) []Change {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return decode(t, b)
+		return testutil.DecodeJSON(t, b)
 	}
 	return Diff(read("render_old.json"), read("render_new.json"), Options{})
 }
@@ -125,7 +127,7 @@ func TestWriteText(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var b bytes.Buffer
-			changes := Diff(decode(t, []byte(tt.old)), decode(t, []byte(tt.new)), Options{})
+			changes := Diff(testutil.DecodeJSON(t, []byte(tt.old)), testutil.DecodeJSON(t, []byte(tt.new)), Options{})
 			if err := WriteText(&b, "", changes, TextOptions{}); err != nil {
 				t.Fatal(err)
 			}
@@ -160,7 +162,7 @@ func TestWriteMarkdownCells(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var b bytes.Buffer
-			changes := Diff(decode(t, []byte(tt.old)), decode(t, []byte(tt.new)), Options{})
+			changes := Diff(testutil.DecodeJSON(t, []byte(tt.old)), testutil.DecodeJSON(t, []byte(tt.new)), Options{})
 			if err := WriteMarkdown(&b, "f.json", changes); err != nil {
 				t.Fatal(err)
 			}

@@ -241,3 +241,14 @@ func (e *VariableLimitError) Error() string {
 }
 
 func (e *VariableLimitError) Unwrap() error { return ErrLimit }
+
+// ResolvedMergeInvalidError: a merge's resolutions are settled, and the
+// result breaks a schema; the merge cannot be resolved again, only
+// aborted. It wraps the schema's error (docschema.ErrInvalid).
+type ResolvedMergeInvalidError struct{ Err error }
+
+func (e *ResolvedMergeInvalidError) Error() string {
+	return e.Err.Error() + " (the merge as resolved breaks a schema)"
+}
+
+func (e *ResolvedMergeInvalidError) Unwrap() error { return e.Err }

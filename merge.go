@@ -1274,7 +1274,7 @@ func (s *Store) Continue(ctx context.Context, branch string, wo WriteOptions) (*
 	m, err := s.commitMerge(ctx, ref, ours, theirs, st.From, files, wo, repo.Trailers{{Key: TrailerMergeRecord, Value: stateHash.String()}})
 	if errors.Is(err, docschema.ErrInvalid) {
 		// The resolutions are settled and cannot be resolved again.
-		return nil, fmt.Errorf("%w (the merge as resolved breaks a schema: abort it with aiwg-state merge --abort, fix the branches, and merge again)", err)
+		return nil, &ResolvedMergeInvalidError{Err: err}
 	}
 	if err != nil {
 		return nil, err

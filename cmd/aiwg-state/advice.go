@@ -59,6 +59,10 @@ var adviceTable = []func(error) (string, bool){
 		return ": switch to another first, then delete it: aiwg-state switch " + e.Other + " && aiwg-state branch -d " + e.Name, true
 	},
 	func(err error) (string, bool) {
+		var e *aiwgstate.ResolvedMergeInvalidError
+		return ": abort it with aiwg-state merge --abort, fix the branches, and merge again", errors.As(err, &e)
+	},
+	func(err error) (string, bool) {
 		var e *aiwgstate.NoMergeError
 		return " (aiwg-state merge BRANCH starts one)", errors.As(err, &e)
 	},

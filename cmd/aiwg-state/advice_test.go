@@ -7,6 +7,7 @@ import (
 
 	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/checkpoint"
+	"github.com/aiwg/aiwg-state/docschema"
 	"github.com/aiwg/aiwg-state/repo"
 )
 
@@ -40,6 +41,7 @@ func TestAdvice(t *testing.T) {
 		{&aiwgstate.VariableLimitError{State: "s1", Seen: 500, Limit: 500, Creating: "x"}, "over limit: s1 sees 500 variables, the limit is 500; remove some (`aiwg-state var rm NAME`) before creating x", exitDomain},
 		{fmt.Errorf("%w: %w", aiwgstate.ErrLimit, &checkpoint.LimitError{State: "s1", Count: checkpoint.MaxPerState, Oldest: []string{"a", "b"}}), fmt.Sprintf("over limit: too many checkpoints: s1 has %d checkpoints, the limit is %d; remove old ones first (oldest: a, b), e.g. `aiwg-state checkpoint rm a` or `aiwg-state checkpoint prune --keep %d`", checkpoint.MaxPerState, checkpoint.MaxPerState, checkpoint.MaxPerState-10), exitDomain},
 		{&aiwgstate.BrokenFileError{Kind: aiwgstate.BrokenMemoryRecord, File: "memory/ns/k/x.json", Err: aiwgstate.ErrInvalidRecord}, "invalid record (aiwg-state mv memory/ns/k/x.json OTHER/PLACE.json, or remove it with aiwg-state memory rm ns k x)", exitDomain},
+		{&aiwgstate.ResolvedMergeInvalidError{Err: fmt.Errorf("plan.json: %w", docschema.ErrInvalid)}, "plan.json: " + docschema.ErrInvalid.Error() + " (the merge as resolved breaks a schema): abort it with aiwg-state merge --abort, fix the branches, and merge again", exitDomain},
 		{&repo.RemoteMissingError{Name: "o"}, `remote "o": not found (see ` + "`aiwg-state remote ls`)", exitDomain},
 		{&repo.ShallowError{Rev: "HEAD~9"}, "HEAD~9 is beyond this shallow clone's history (`aiwg-state fetch --deepen N` / git fetch --deepen N)", exitDomain},
 		{&repo.CorruptError{File: "objects/pack/p.idx", Reason: "bad checksum"}, "the store's objects/pack/p.idx is damaged (bad checksum): run `aiwg-state fsck`", exitDomain},

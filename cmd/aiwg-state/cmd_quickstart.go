@@ -23,7 +23,8 @@ func newQuickstartCommand() *cli.Command {
 		ArgsUsage: "[DIR]",
 		Description: `Runs, and prints, the commands of a first session: init, a few
 mutations by two agents, a read, the log, the diff of the last change, and
-plain git reading the same store. DIR defaults to a new temporary directory.
+plain git reading the same store. DIR defaults to a new temporary directory,
+removed when the session ends unless --keep is given; a DIR you name stays.
 
 With --json, each step runs with --json, and the whole session is one
 object: dir, store, and steps, each with its command, exit code and
@@ -31,9 +32,11 @@ output (JSON where the command printed JSON).
 
 Examples:
    aiwg-state quickstart
+   aiwg-state quickstart --keep       # keep the scratch store to go on with it
    aiwg-state quickstart /tmp/tour    # the store stays in /tmp/tour/.aiwg/state.git
    aiwg-state quickstart --json | jq '.steps[] | .command'`,
-		Flags:  []cli.Flag{jsonFlag()},
+		Flags: []cli.Flag{jsonFlag(),
+			&cli.BoolFlag{Name: "keep", Usage: "keep the scratch store (a DIR you name is always kept)"}},
 		Action: quickstart,
 	}
 }
@@ -52,13 +55,18 @@ func quickstart(c *cli.Context) error {
 		return err
 	}
 	var dir string
+	keep := c.Bool("keep")
 	if len(a) == 1 {
-		dir = a[0]
+		dir, keep = a[0], true
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
 	} else if dir, err = os.MkdirTemp("", "aiwg-quickstart-"); err != nil {
 		return err
+	}
+	if !keep {
+		// A scratch store is a demonstration: it goes with the session.
+		defer os.RemoveAll(dir)
 	}
 	store := filepath.Join(dir, aiwgstate.DefaultDir)
 	if _, err := os.Stat(store); err == nil {
@@ -111,11 +119,29 @@ func quickstart(c *cli.Context) error {
 		ran = append(ran, quickstartStep{Note: "Plain git reads the same history.", Command: command, Output: jsonOrText(out)})
 	}
 	if asJSON {
-		return printJSON(c.App.Writer, map[string]any{"dir": dir, "store": store, "steps": ran})
+		return printJSON(c.App.Writer, map[string]any{"dir": dir, "store": store, "kept": keep, "steps": ran})
 	}
-	fmt.Fprintf(w, "\nNext: `aiwg-state --help`, and keep using this store with\n    export AIWG_STATE_STORE=%s\n", store)
+	fmt.Fprintf(w, "\n%s\n", nextHint(keep, store))
 	fmt.Fprintf(w, "An agent calling aiwg-state in a loop: start `aiwg-state serve &` and run\nthe same command lines as `aiwg-state-client …`: the store stays open between them.\n")
 	return nil
+}
+
+// nextHint is quickstart's last word: where to go on, in a form that works
+// whether or not aiwg-state is installed (go run leaves no program behind).
+func nextHint(kept bool, store string) string {
+	var b strings.Builder
+	if _, err := exec.LookPath("aiwg-state"); err == nil {
+		b.WriteString("Next: aiwg-state --help")
+	} else {
+		b.WriteString("Next: install it with\n    go install github.com/aiwg/aiwg-state/cmd/...@latest\n" +
+			"or, in a checkout of aiwg-state, run `go run ./cmd/aiwg-state --help`")
+	}
+	if kept {
+		fmt.Fprintf(&b, "\nGo on with this store:\n    export AIWG_STATE_STORE=%s", store)
+	} else {
+		b.WriteString("\nThe scratch store is removed; `quickstart --keep` keeps it.")
+	}
+	return b.String()
 }
 
 // quickstartStep is one command of quickstart --json.

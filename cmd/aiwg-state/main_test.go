@@ -293,6 +293,44 @@ func TestQuickstart(t *testing.T) {
 	}
 }
 
+// TestQuickstartScratchStore: without DIR, the scratch store goes with the
+// session unless --keep is given, and the closing hint says which.
+func TestQuickstartScratchStore(t *testing.T) {
+	t.Setenv("AIWG_STATE_STORE", "")
+	t.Setenv("TMPDIR", t.TempDir())
+	for _, keep := range []bool{false, true} {
+		args := []string{"aiwg-state", "quickstart", "--json"}
+		if keep {
+			args = append(args, "--keep")
+		}
+		var o, e bytes.Buffer
+		if code := run(args, strings.NewReader(""), &o, &e); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, e.String())
+		}
+		var session struct {
+			Dir, Store string
+			Kept       bool
+		}
+		if err := json.Unmarshal(o.Bytes(), &session); err != nil || session.Kept != keep {
+			t.Fatalf("%v: %v: %s", args, err, o.String())
+		}
+		_, err := os.Stat(session.Dir)
+		if keep && err != nil {
+			t.Errorf("--keep: the store is gone: %v", err)
+		}
+		if !keep && !os.IsNotExist(err) {
+			t.Errorf("without --keep the scratch directory %s is left: %v", session.Dir, err)
+		}
+	}
+	var o, e bytes.Buffer
+	if code := run([]string{"aiwg-state", "quickstart"}, strings.NewReader(""), &o, &e); code != 0 {
+		t.Fatalf("quickstart: exit %d: %s", code, e.String())
+	}
+	if !strings.Contains(o.String(), "quickstart --keep") || strings.Contains(o.String(), "Go on with this store") {
+		t.Errorf("the closing hint of a removed store:\n%s", o.String())
+	}
+}
+
 func TestReorderArgs(t *testing.T) {
 	app := newApp(nil, nil, nil)
 	cases := []struct{ in, want string }{

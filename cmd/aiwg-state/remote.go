@@ -438,6 +438,11 @@ JSON, store paths, limits, the access policy (.aiwg/policy.json at the
 server's HEAD) and no merge in progress. A refused push leaves the server's
 refs unchanged and tells the pusher the commit, path, rule and agent.
 
+It also sets receive.fsckObjects=true in the repository, so git itself
+refuses malformed objects. A push's check runs for at most 5 minutes, or
+what the repository's git config aiwg.hookTimeout says ("10m", "90s");
+out of time, the push is refused.
+
 When the policy names "pushers", the hook checks who pushes against the
 agents each commit names: the pusher is the variable the repository's git
 config aiwg.pusherVariable names, else REMOTE_USER (git http-backend behind
@@ -507,7 +512,11 @@ func runPreReceive(c *cli.Context, stdin io.Reader, stderr io.Writer) error {
 	if gitDir == "" {
 		gitDir = "."
 	}
-	err = hooks.Check(c.Context, gitDir, ups, hooks.Options{Validate: aiwgstate.ValidateKnownFile, Schemas: aiwgstate.SchemaValidator, Getenv: os.Getenv})
+	timeout, err := hooks.Timeout(c.Context, gitDir)
+	if err != nil {
+		return err
+	}
+	err = hooks.CheckWithin(c.Context, timeout, gitDir, ups, hooks.Options{Validate: aiwgstate.ValidateKnownFile, Schemas: aiwgstate.SchemaValidator, Getenv: os.Getenv})
 	var re *hooks.RefusedError
 	if errors.As(err, &re) {
 		for _, v := range re.Violations {

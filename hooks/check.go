@@ -33,7 +33,13 @@ const (
 	RuleVerbiage      = "verbiage"
 	RuleSchema        = "schema"
 	RuleSettings      = "store-settings" // a policy or manifest that does not parse and validate
+	RuleCommitFormat  = "commit-format"  // a commit git and aiwg-state read differently, or with too many parents
 )
+
+// MaxParents bounds the parents of a pushed commit: a merge's check asks
+// git for the merge bases of every pair of its parents. aiwg-state's own
+// merges have two.
+const MaxParents = 16
 
 // mergeRefPrefix is where aiwg-state keeps a merge in progress (see the
 // root package's MergeRefPrefix): its tree is a conflict record, not state.
@@ -354,6 +360,8 @@ type checker struct {
 	seen       map[string]bool
 	trees      map[string][]treeEntry
 	id         identity // who pushes (identity.go)
+	ctx        context.Context
+	bases      map[[2]string][]string // merge bases per pair of commits (diff.go)
 }
 
 var errEnough = errors.New("enough violations")
@@ -363,7 +371,7 @@ func newChecker(ctx context.Context, gitDir string, opts Options) (*checker, err
 	if err != nil {
 		return nil, err
 	}
-	c := &checker{gitDir: gitDir, cat: cat, maxDoc: defaultMaxDoc, max: opts.MaxViolations,
+	c := &checker{ctx: ctx, gitDir: gitDir, cat: cat, maxDoc: defaultMaxDoc, max: opts.MaxViolations,
 		seen: map[string]bool{}, trees: map[string][]treeEntry{}, validate: opts.Validate, schemas: opts.Schemas}
 	if c.max <= 0 {
 		c.max = 50
@@ -396,6 +404,9 @@ func (c *checker) loadSettings(rev string) error {
 	if _, _, err := c.cat.read(rev + "^{commit}"); errors.Is(err, errMissing) {
 		return nil
 	} else if err != nil {
+		return err
+	}
+	if err := c.checkSettingsTrees(rev); err != nil {
 		return err
 	}
 	if _, body, err := c.cat.read(rev + ":" + policy.Path); err == nil {
@@ -528,50 +539,75 @@ func (c *checker) checkSchemaFiles(ref, h, agent string, changes []change) error
 // own writes refuse them (repo's checkNewName); this holds plain git to
 // the same. A pair both already in the first parent is not this commit's.
 func (c *checker) checkClashes(ref, h, agent string, cm *repo.Commit, changes []change) error {
-	folded := map[string]map[string][]string{} // directory → fold key → names
+	folded := map[string]map[string][]string{} // tree → fold key → names
 	done := map[string]bool{}                  // paths whose name is checked
+	var parentTree string
+	if len(cm.Parents) > 0 {
+		p, err := c.readCommit(cm.Parents[0].String())
+		if err != nil {
+			return err
+		}
+		parentTree = p.Tree.String()
+	}
 	for _, ch := range changes {
 		if ch.deleted() {
 			continue
 		}
-		segs := strings.Split(ch.path, "/")
-		for i, seg := range segs {
-			dir := strings.Join(segs[:i], "/")
+		// A path checkPath refuses is named there; its directories are
+		// not walked (diff already stopped at the store's depth).
+		if rule, _, _ := c.checkPath(ch); rule != "" {
+			continue
+		}
+		// The trees along the path, from the commit's root: each is read
+		// once (readTree caches them), never looked up by name from the
+		// root again at every depth.
+		tree, dir := cm.Tree.String(), ""
+		for seg := range strings.SplitSeq(ch.path, "/") {
 			p := joinPath(dir, seg)
-			if done[p] {
-				continue
+			es, err := c.treeAt(tree, dir)
+			if err != nil {
+				return err
 			}
-			done[p] = true
-			keys, ok := folded[dir]
-			if !ok {
-				_, body, err := c.cat.read(h + ":" + dir)
-				if err != nil {
-					return err
+			if !done[p] {
+				done[p] = true
+				keys, ok := folded[tree]
+				if !ok {
+					keys = map[string][]string{}
+					for _, e := range es {
+						k := verbiage.FoldName(e.name)
+						keys[k] = append(keys[k], e.name)
+					}
+					folded[tree] = keys
 				}
-				es, err := parseTree(body)
-				if err != nil {
-					return err
+				for _, other := range keys[verbiage.FoldName(seg)] {
+					if other == seg || !verbiage.SameOnCheckout(other, seg) {
+						continue
+					}
+					if parentTree != "" {
+						mine, err := c.entryAt(parentTree, p)
+						if err != nil {
+							return err
+						}
+						theirs, err := c.entryAt(parentTree, joinPath(dir, other))
+						if err != nil {
+							return err
+						}
+						if mine.hash != "" && theirs.hash != "" {
+							continue
+						}
+					}
+					detail := fmt.Sprintf("%q and %q differ only in case or Unicode normalization (NFC/NFD): macOS and Windows checkouts would merge them", joinPath(dir, other), p)
+					if e := c.add(Violation{Ref: ref, Commit: h, Agent: agent, Path: p, Rule: RuleStorePath, Detail: detail}); e != nil {
+						return e
+					}
+					break
 				}
-				keys = map[string][]string{}
-				for _, e := range es {
-					k := verbiage.FoldName(e.name)
-					keys[k] = append(keys[k], e.name)
-				}
-				folded[dir] = keys
 			}
-			for _, other := range keys[verbiage.FoldName(seg)] {
-				if other == seg || !verbiage.SameOnCheckout(other, seg) {
-					continue
-				}
-				if len(cm.Parents) > 0 && c.hasPath(cm.Parents[0].String(), p) && c.hasPath(cm.Parents[0].String(), joinPath(dir, other)) {
-					continue
-				}
-				detail := fmt.Sprintf("%q and %q differ only in case or Unicode normalization (NFC/NFD): macOS and Windows checkouts would merge them", joinPath(dir, other), p)
-				if e := c.add(Violation{Ref: ref, Commit: h, Agent: agent, Path: p, Rule: RuleStorePath, Detail: detail}); e != nil {
-					return e
-				}
+			e := find(es, seg)
+			if e == nil || !e.isDir() {
 				break
 			}
+			tree, dir = e.hash, p
 		}
 	}
 	return nil
@@ -582,12 +618,6 @@ func joinPath(dir, name string) string {
 		return name
 	}
 	return dir + "/" + name
-}
-
-// hasPath says whether rev holds path.
-func (c *checker) hasPath(rev, path string) bool {
-	_, _, err := c.cat.read(rev + ":" + path)
-	return err == nil
 }
 
 // checkRuled validates the verbiage-ruled documents a commit may have
@@ -741,6 +771,17 @@ func (c *checker) checkCommit(ref, h string) error {
 	}
 	agent := cm.Author.Name
 	v := Violation{Ref: ref, Commit: h, Agent: agent}
+	// A commit read differently by git and by these checks, or one that
+	// costs a check far more than any the store writes, is refused before
+	// anything else is read of it.
+	if err := repo.CheckCommitHeaders(body); err != nil {
+		v.Rule, v.Detail = RuleCommitFormat, strings.TrimPrefix(err.Error(), repo.ErrMalformedObject.Error()+": ")
+		return c.add(v)
+	}
+	if len(cm.Parents) > MaxParents {
+		v.Rule, v.Detail = RuleCommitFormat, fmt.Sprintf("a merge of %d parents: a pushed commit has at most %d", len(cm.Parents), MaxParents)
+		return c.add(v)
+	}
 	if c.policy.SignatureRequired(agent) {
 		if v.Detail, err = c.checkSignature(h, agent, body); err != nil {
 			return err
@@ -753,7 +794,14 @@ func (c *checker) checkCommit(ref, h string) error {
 		}
 	}
 	changes, err := c.changes(cm)
-	if err != nil {
+	var shape *shapeError
+	if errors.As(err, &shape) {
+		v.Path, v.Rule, v.Detail = shape.path, RuleStorePath, shape.detail
+		return c.add(v)
+	} else if err != nil {
+		return err
+	}
+	if over, err := c.checkSizes(ref, h, agent, changes); err != nil || over {
 		return err
 	}
 	if err := c.checkRuled(ref, h, agent, changes); err != nil {
@@ -836,12 +884,10 @@ func (c *checker) checkContent(ch change) (string, string, error) {
 		rule, detail := c.ruledBy(ch.path, body)
 		return rule, detail, nil
 	}
+	// Its size is within the limits: checkSizes came first.
 	_, body, err := c.cat.read(ch.entry.hash)
 	if err != nil {
 		return "", "", err
-	}
-	if int64(len(body)) > c.maxDoc {
-		return RuleLimit, fmt.Sprintf("%d bytes; the store's limit is %d (limits.max_document_bytes)", len(body), c.maxDoc), nil
 	}
 	canon, err := objects.Canonical(body)
 	if err != nil {

@@ -12,11 +12,35 @@ import (
 
 	"github.com/aiwg/aiwg-state/policy"
 	"github.com/aiwg/aiwg-state/repo"
+	"github.com/aiwg/aiwg-state/verbiage"
 )
 
 // maxCachedTrees bounds the decoded trees kept between commits; a commit
 // re-reads mostly its parent's trees, which the previous commit read.
 const maxCachedTrees = 8192
+
+// shapeError is a commit whose trees cannot be read as a store's: a tree
+// git and the checks would read differently (parseTree), or a directory
+// beyond the store's path limits. checkCommit reports it as a store-path
+// violation at path and checks the commit no further: its paths are not
+// the ones git would show.
+type shapeError struct {
+	path   string // the directory ("" for the root)
+	detail string
+}
+
+func (e *shapeError) Error() string { return e.path + ": " + e.detail }
+
+// treeAt is readTree for the tree at dir of a commit: a malformed tree is a
+// *shapeError naming dir.
+func (c *checker) treeAt(h, dir string) ([]treeEntry, error) {
+	es, err := c.readTree(h)
+	if errors.Is(err, errTreeMalformed) {
+		why := strings.TrimPrefix(errors.Unwrap(err).Error(), errTreeMalformed.Error()+": ")
+		return nil, &shapeError{path: dir, detail: fmt.Sprintf("tree %s is one git reads differently (%s): write trees with git or aiwg-state, which sort entries and never repeat a name", short(h), why)}
+	}
+	return es, err
+}
 
 func (c *checker) readTree(h string) ([]treeEntry, error) {
 	if es, ok := c.trees[h]; ok {
@@ -124,32 +148,27 @@ func entryKey(e treeEntry) string {
 // mergeBaseTrees is the trees of the merge bases of a merge's parents, as
 // git computes them (git merge-base --all), for every pair of parents of
 // an octopus merge; "" (the empty tree) when parents share no history.
+// The bases of a pair are computed once per check: a push of merges of the
+// same branches asks for the same pairs again.
 func (c *checker) mergeBaseTrees(parents []plumbing.Hash) ([]string, error) {
 	seen := map[string]bool{}
 	var trees []string
 	for i := range parents {
 		for j := i + 1; j < len(parents); j++ {
-			cmd := exec.Command("git", "--git-dir", c.gitDir, "merge-base", "--all", parents[i].String(), parents[j].String())
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			out, err := cmd.Output()
-			var exit *exec.ExitError
-			switch {
-			case errors.As(err, &exit) && exit.ExitCode() == 1 && len(bytes.TrimSpace(out)) == 0 && stderr.Len() == 0:
-				out = nil // unrelated histories
-				if !seen[""] {
-					seen[""] = true
-					trees = append(trees, "")
-				}
-			case err != nil:
-				return nil, fmt.Errorf("git merge-base: %s: %w", strings.TrimSpace(stderr.String()), err)
+			bases, err := c.mergeBases(parents[i].String(), parents[j].String())
+			if err != nil {
+				return nil, err
 			}
-			for _, b := range strings.Fields(string(out)) {
-				bc, err := c.readCommit(b)
-				if err != nil {
-					return nil, err
+			for _, b := range bases {
+				t := ""
+				if b != "" {
+					bc, err := c.readCommit(b)
+					if err != nil {
+						return nil, err
+					}
+					t = bc.Tree.String()
 				}
-				if t := bc.Tree.String(); !seen[t] {
+				if !seen[t] {
 					seen[t] = true
 					trees = append(trees, t)
 				}
@@ -159,21 +178,63 @@ func (c *checker) mergeBaseTrees(parents []plumbing.Hash) ([]string, error) {
 	return trees, nil
 }
 
+// mergeBases is git merge-base --all of two commits, [""] when they share
+// no history, remembered per pair.
+func (c *checker) mergeBases(a, b string) ([]string, error) {
+	if a > b {
+		a, b = b, a
+	}
+	key := [2]string{a, b}
+	if bases, ok := c.bases[key]; ok {
+		return bases, nil
+	}
+	cmd := exec.CommandContext(c.ctx, "git", "--git-dir", c.gitDir, "merge-base", "--all", a, b)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	var exit *exec.ExitError
+	var bases []string
+	switch {
+	case errors.As(err, &exit) && exit.ExitCode() == 1 && len(bytes.TrimSpace(out)) == 0 && stderr.Len() == 0:
+		bases = []string{""} // unrelated histories
+	case err != nil:
+		return nil, fmt.Errorf("git merge-base: %s: %w", strings.TrimSpace(stderr.String()), err)
+	default:
+		bases = strings.Fields(string(out))
+	}
+	if c.bases == nil {
+		c.bases = map[[2]string][]string{}
+	}
+	c.bases[key] = bases
+	return bases, nil
+}
+
 // diff appends the files that differ between trees a and b ("" = empty),
-// skipping equal subtrees whole.
+// skipping equal subtrees whole. It walks no deeper than a store path may
+// go (verbiage.MaxStoreDepth segments, MaxStorePathLen bytes): a deeper
+// directory is a *shapeError, found before anything is read below it.
 func (c *checker) diff(a, b, prefix, agent string, out *[]change) error {
 	if a == b {
 		return nil
 	}
+	dir := strings.TrimSuffix(prefix, "/")
+	if dir != "" {
+		if n := strings.Count(dir, "/") + 1; n >= verbiage.MaxStoreDepth {
+			return &shapeError{path: dir, detail: fmt.Sprintf("a directory %d levels deep: a store path has at most %d segments", n, verbiage.MaxStoreDepth)}
+		}
+		if len(prefix) >= verbiage.MaxStorePathLen {
+			return &shapeError{path: dir, detail: fmt.Sprintf("a directory path of %d bytes: a store path has at most %d", len(dir), verbiage.MaxStorePathLen)}
+		}
+	}
 	var ea, eb []treeEntry
 	var err error
 	if a != "" {
-		if ea, err = c.readTree(a); err != nil {
+		if ea, err = c.treeAt(a, dir); err != nil {
 			return err
 		}
 	}
 	if b != "" {
-		if eb, err = c.readTree(b); err != nil {
+		if eb, err = c.treeAt(b, dir); err != nil {
 			return err
 		}
 	}
@@ -226,28 +287,70 @@ func (c *checker) diff(a, b, prefix, agent string, out *[]change) error {
 	return nil
 }
 
-// lookup finds the entry at path in a tree; a zero entry when absent.
+// checkSettingsTrees makes sure the settings in force are the files git
+// shows: the trees holding them (the root's and .aiwg's, whole) are ones
+// git and parseTree read alike, so that reading rev:path through git finds
+// what every reader of the store finds. A server whose accepted history
+// holds such a tree (pushed before they were refused) refuses every push
+// until an administrator repairs it, rather than guess which policy holds.
+func (c *checker) checkSettingsTrees(rev string) error {
+	cm, err := c.readCommit(rev + "^{commit}")
+	if err != nil {
+		return err
+	}
+	var walk func(tree, dir string) error
+	walk = func(tree, dir string) error {
+		es, err := c.treeAt(tree, dir)
+		if err != nil {
+			return err
+		}
+		for _, e := range es {
+			if e.isDir() && (dir != "" || e.name == ".aiwg") {
+				if err := walk(e.hash, joinPath(dir, e.name)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	var shape *shapeError
+	if err := walk(cm.Tree.String(), ""); errors.As(err, &shape) {
+		where := shape.path
+		if where == "" {
+			where = "the root"
+		}
+		return fmt.Errorf("the settings in force (%s) cannot be read as git reads them: %s: %s; repair the branch on the server (git fsck --strict names the object)", rev, where, shape.detail)
+	} else if err != nil {
+		return err
+	}
+	return nil
+}
+
+// lookup finds the file entry at path in a tree; a zero entry when absent
+// or a directory.
 func (c *checker) lookup(tree, path string) (treeEntry, error) {
-	parts := strings.Split(path, "/")
-	for i, part := range parts {
-		es, err := c.readTree(tree)
+	e, err := c.entryAt(tree, path)
+	if err != nil || e.isDir() {
+		return treeEntry{}, err
+	}
+	return e, nil
+}
+
+// entryAt finds the entry at path in a tree, file or directory, walking
+// the trees readTree caches; a zero entry when absent.
+func (c *checker) entryAt(tree, path string) (treeEntry, error) {
+	dir := ""
+	for part := range strings.SplitSeq(path, "/") {
+		es, err := c.treeAt(tree, dir)
 		if err != nil {
 			return treeEntry{}, err
 		}
-		var found *treeEntry
-		for j := range es {
-			if es[j].name == part {
-				found = &es[j]
-				break
-			}
-		}
+		found := find(es, part)
 		if found == nil {
 			return treeEntry{}, nil
 		}
-		if i == len(parts)-1 {
-			if found.isDir() {
-				return treeEntry{}, nil
-			}
+		dir = joinPath(dir, part)
+		if dir == path {
 			return *found, nil
 		}
 		if !found.isDir() {
@@ -256,4 +359,14 @@ func (c *checker) lookup(tree, path string) (treeEntry, error) {
 		tree = found.hash
 	}
 	return treeEntry{}, nil
+}
+
+// find is the entry of a tree named name, nil when none.
+func find(es []treeEntry, name string) *treeEntry {
+	for j := range es {
+		if es[j].name == name {
+			return &es[j]
+		}
+	}
+	return nil
 }

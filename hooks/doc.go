@@ -23,12 +23,22 @@
 // own, so a merge can neither roll a file back nor remove the policy
 // unless its author may write that path:
 //
-//   - store-path: the path is one aiwg-state could have written
-//     (verbiage.CleanStorePath), and a regular file (no symlink, no
-//     submodule);
+//   - commit-format: the commit has one author and one committer and no
+//     encoding header (repo.CheckCommitHeaders), so git and aiwg-state
+//     credit the same agent, and at most MaxParents parents;
+//   - store-path: every tree the commit brings is one git reads as this
+//     package does (parseTree: strictly in git's order, no name twice, the
+//     modes git writes), the path is one aiwg-state could have written
+//     (verbiage.CleanStorePath: its length and depth are checked as the
+//     trees are walked, before anything below is read), and a regular
+//     file (no symlink, no submodule, an entry naming a blob);
+//   - limit: every file is within the store's limits.max_document_bytes
+//     whatever its name, as the store's own writes hold it (the settings,
+//     .aiwg/ and .gitattributes, within the larger of that and 10 MiB);
+//     sizes are asked of git (cat-file --batch-check) before any file is
+//     read;
 //   - canonical-json: a .json file is canonical JSON (objects.Canonical),
 //     so no conflict markers or hand edits that would break readers;
-//   - limit: a .json file is within the store's limits.max_document_bytes;
 //   - policy: the commit's author (the agent) may write the path, by the
 //     access policy (package policy);
 //   - signed: when the policy requires the commit's author to sign
@@ -69,6 +79,11 @@
 //
 // A refusal names the ref, the commit, the agent, the path and the rule, one
 // line each, which git shows the pusher as "remote:" lines.
+//
+// Install also sets receive.fsckObjects on the server, so git refuses
+// malformed objects before the hook runs. The hook's check of a push has a
+// deadline (git config aiwg.hookTimeout, DefaultTimeout when unset): out
+// of time, it refuses the push.
 //
 // # Reading objects
 //

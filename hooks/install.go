@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -27,7 +28,9 @@ type InstallOptions struct {
 	Force bool
 }
 
-// Install writes the pre-receive hook into the bare repository at gitDir.
+// Install writes the pre-receive hook into the bare repository at gitDir,
+// and sets its git configuration so that git checks every pushed object
+// as git fsck --strict does (receive.fsckObjects).
 func Install(gitDir string, opts InstallOptions) (string, error) {
 	if fi, err := os.Stat(filepath.Join(gitDir, "objects")); err != nil || !fi.IsDir() {
 		return "", errkind.Errorf(repo.ErrNotStore, "%s is not a git repository (install the hook into the server's bare repository)", gitDir)
@@ -57,6 +60,9 @@ func Install(gitDir string, opts InstallOptions) (string, error) {
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		os.Remove(tmp)
+		return "", err
+	}
+	if err := configureServer(context.Background(), gitDir); err != nil {
 		return "", err
 	}
 	return path, nil

@@ -159,6 +159,50 @@ func ParseCommit(h plumbing.Hash, body []byte) (*Commit, error) {
 	return c, nil
 }
 
+// CheckCommitHeaders says why a commit's headers are ones readers take
+// differently (nil when they are not): exactly one author and then one
+// committer must follow the parents, as git fsck requires (missingAuthor,
+// multipleAuthors) and git writes them, and no encoding header. ParseCommit
+// reads the first author, git's log and shortlog another, and a commit
+// with an encoding is re-encoded by git's log but read byte for byte here;
+// a checker of commits it did not write (a server's pre-receive hook)
+// refuses such commits rather than credit the wrong agent. The error wraps
+// ErrMalformedObject.
+func CheckCommitHeaders(body []byte) error {
+	hs, _ := splitHeaders(body)
+	authors, committers := 0, 0
+	for _, hd := range hs {
+		switch hd.key {
+		case "author":
+			authors++
+		case "committer":
+			committers++
+		case "encoding":
+			return fmt.Errorf("%w: an encoding header (%q): git log re-encodes the message and names, readers of the bytes do not", ErrMalformedObject, hd.value)
+		}
+	}
+	if authors > 1 {
+		return fmt.Errorf("%w: %d author headers: git log shows one, other readers another", ErrMalformedObject, authors)
+	}
+	if committers > 1 {
+		return fmt.Errorf("%w: %d committer headers: git log shows one, other readers another", ErrMalformedObject, committers)
+	}
+	i := 0
+	if i < len(hs) && hs[i].key == "tree" {
+		i++
+	}
+	for i < len(hs) && hs[i].key == "parent" {
+		i++
+	}
+	if i >= len(hs) || hs[i].key != "author" {
+		return fmt.Errorf("%w: no author header after the tree and parents", ErrMalformedObject)
+	}
+	if i+1 >= len(hs) || hs[i+1].key != "committer" {
+		return fmt.Errorf("%w: no committer header right after the author", ErrMalformedObject)
+	}
+	return nil
+}
+
 // encodeCommit writes a commit as git does, unsigned and without an
 // encoding header (a signature is added to what it writes: AddSignature).
 func encodeCommit(c *Commit) ([]byte, error) {

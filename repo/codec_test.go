@@ -3,6 +3,7 @@ package repo
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"sort"
@@ -396,4 +397,63 @@ func TestAgentNamesGitAccepts(t *testing.T) {
 	if got := strings.TrimSpace(git(t, r.Dir(), "log", "-1", "--skip=2", "--format=%an <%ae>")); got != "bot-1- <bot-1-@agents.invalid>" {
 		t.Errorf("identity %q", got)
 	}
+}
+
+func TestCheckCommitHeaders(t *testing.T) {
+	const tree = "tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\n"
+	const author, committer = "author alice <a@agents.invalid> 1700000000 +0000\n", "committer alice <a@agents.invalid> 1700000000 +0000\n"
+	const parent = "parent 1111111111111111111111111111111111111111\n"
+	for _, c := range []struct{ name, body, want string }{
+		{"plain", tree + author + committer + "\nm\n", ""},
+		{"merge, signed", tree + parent + parent + author + committer + "gpgsig -----BEGIN SSH SIGNATURE-----\n author x\n -----END SSH SIGNATURE-----\n\nm\n", ""},
+		{"an author in the message", tree + author + committer + "\nauthor mallory <m> 1 +0000\n", ""},
+		{"two authors", tree + "author mallory <m@x> 1 +0000\n" + author + committer + "\nm\n", "2 author headers"},
+		{"a second author after the committer", tree + author + committer + "author mallory <m@x> 1 +0000\n\nm\n", "2 author headers"},
+		{"two committers", tree + author + committer + committer + "\nm\n", "2 committer headers"},
+		{"no author", tree + committer + "\nm\n", "no author header"},
+		{"no committer", tree + author + "\nm\n", "no committer header"},
+		{"committer first", tree + committer + author + "\nm\n", "no author header"},
+		{"an encoding", tree + author + committer + "encoding ISO-8859-1\n\nm\n", "an encoding header"},
+	} {
+		err := CheckCommitHeaders([]byte(c.body))
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.want != "" && (!errors.Is(err, ErrMalformedObject) || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: CheckCommitHeaders = %v; want %q", c.name, err, c.want)
+		}
+		// The normal reader still reads them all, as before.
+		if _, err := ParseCommit(plumbing.ZeroHash, []byte(c.body)); err != nil {
+			t.Errorf("%s: ParseCommit: %v", c.name, err)
+		}
+	}
+}
+
+// FuzzCheckCommitHeaders: a commit CheckCommitHeaders lets through names
+// one author and one committer, so ParseCommit's (the first) are git's
+// (the last).
+func FuzzCheckCommitHeaders(f *testing.F) {
+	f.Add([]byte("tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\nauthor a <a@agents.invalid> 1700000000 +0000\ncommitter a <a@agents.invalid> 1700000000 +0000\n\nm\n"))
+	f.Add([]byte("tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\nauthor m <m> 1 +0000\nauthor a <a> 1 +0000\ncommitter a <a> 1 +0000\n\nm\n"))
+	f.Add([]byte("tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\nauthor a <a> 1 +0000\ncommitter a <a> 1 +0000\nencoding latin1\n\nm\n"))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if CheckCommitHeaders(body) != nil {
+			return
+		}
+		c, err := ParseCommit(plumbing.ZeroHash, body)
+		if err != nil {
+			return
+		}
+		hs, _ := splitHeaders(body)
+		var last Signature
+		n := 0
+		for _, h := range hs {
+			if h.key == "author" {
+				last, n = parseSignature(h.value), n+1
+			}
+		}
+		if n != 1 || last.Name != c.Author.Name || last.Email != c.Author.Email || !last.When.Equal(c.Author.When) {
+			t.Fatalf("%d authors; the last %+v, ParseCommit's %+v", n, last, c.Author)
+		}
+	})
 }

@@ -11,10 +11,13 @@ import (
 
 // Limits of a store path. Git itself accepts longer paths, but checkouts on
 // common file systems do not (PATH_MAX, NAME_MAX), and a store must be
-// clonable everywhere.
+// clonable everywhere. MaxStoreDepth bounds the segments of a path (64:
+// 63 directories and a file), far beyond any layout the store writes, so
+// that a server checking a pushed path walks a bounded number of trees.
 const (
 	MaxStorePathLen    = 4096
 	MaxStoreSegmentLen = 255
+	MaxStoreDepth      = 64
 )
 
 // CleanStorePath checks a file path inside the store's tree and returns it in
@@ -24,7 +27,8 @@ const (
 // and "..", a ".git" segment in any spelling git's fsck refuses (any letter
 // case, trailing dots or spaces, the NTFS short name "git~1", characters HFS+
 // ignores), backslashes, control characters, invalid UTF-8, a trailing slash,
-// and paths or segments over MaxStorePathLen / MaxStoreSegmentLen bytes.
+// paths or segments over MaxStorePathLen / MaxStoreSegmentLen bytes, and
+// paths of more than MaxStoreDepth segments.
 func CleanStorePath(p string) (string, error) {
 	c := strings.TrimPrefix(p, "./")
 	if c == "" {
@@ -75,6 +79,9 @@ func checkStorePath(p, c string) error {
 		case unicode.IsControl(r):
 			return storePathError(p, fmt.Sprintf("control character %q at byte %d", r, i))
 		}
+	}
+	if n := strings.Count(c, "/") + 1; n > MaxStoreDepth {
+		return storePathError(p, fmt.Sprintf("path has %d segments, at most %d are allowed", n, MaxStoreDepth))
 	}
 	for seg := range strings.SplitSeq(c, "/") {
 		switch {

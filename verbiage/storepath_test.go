@@ -20,6 +20,7 @@ func TestCleanStorePath(t *testing.T) {
 		{"états/ünïcode.json", "états/ünïcode.json"},
 		{"a b/c d.json", "a b/c d.json"},
 		{strings.Repeat("a", MaxStoreSegmentLen), strings.Repeat("a", MaxStoreSegmentLen)},
+		{strings.Repeat("d/", MaxStoreDepth-1) + "f.json", strings.Repeat("d/", MaxStoreDepth-1) + "f.json"},
 	} {
 		got, err := CleanStorePath(c.in)
 		if err != nil || got != c.want {
@@ -59,6 +60,7 @@ func TestCleanStorePathRefuses(t *testing.T) {
 		{"a\xffb", "not valid UTF-8"},
 		{long, "at most 4096"},
 		{strings.Repeat("a", MaxStoreSegmentLen+1), "segment of 256 bytes"},
+		{strings.Repeat("d/", MaxStoreDepth) + "f.json", "65 segments, at most 64"},
 	} {
 		got, err := CleanStorePath(c.in)
 		if !errors.Is(err, ErrInvalidPath) {

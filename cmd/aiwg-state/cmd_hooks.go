@@ -30,6 +30,11 @@ JSON, store paths, limits, the access policy (.aiwg/policy.json at the
 server's HEAD) and no merge in progress. A refused push leaves the server's
 refs unchanged and tells the pusher the commit, path, rule and agent.
 
+It also sets receive.fsckObjects=true in the repository, so git itself
+refuses malformed objects. A push's check runs for at most 5 minutes, or
+what the repository's git config aiwg.hookTimeout says ("10m", "90s");
+out of time, the push is refused.
+
 When the policy names "pushers", the hook checks who pushes against the
 agents each commit names: the pusher is the variable the repository's git
 config aiwg.pusherVariable names, else REMOTE_USER (git http-backend behind

@@ -35,7 +35,11 @@ func runPreReceive(c *cli.Context, stdin io.Reader, stderr io.Writer) error {
 	if gitDir == "" {
 		gitDir = "."
 	}
-	err = hooks.Check(c.Context, gitDir, ups, hooks.Options{Validate: aiwgstate.ValidateKnownFile, Schemas: aiwgstate.SchemaValidator, Getenv: os.Getenv})
+	timeout, err := hooks.Timeout(c.Context, gitDir)
+	if err != nil {
+		return err
+	}
+	err = hooks.CheckWithin(c.Context, timeout, gitDir, ups, hooks.Options{Validate: aiwgstate.ValidateKnownFile, Schemas: aiwgstate.SchemaValidator, Getenv: os.Getenv})
 	var re *hooks.RefusedError
 	if errors.As(err, &re) {
 		for _, v := range re.Violations {

@@ -1,0 +1,60 @@
+package hooks
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// limitFor is the most bytes a file at path may hold, as the store's own
+// writes hold it (the root package's checkSizes): every file within
+// limits.max_document_bytes whatever its name, but the store's settings
+// (.aiwg/, .gitattributes), so that a small limit never locks the limit
+// itself out. Those are held to the default limit, or the store's when it
+// is larger, so the checks never read an unbounded file either.
+func (c *checker) limitFor(path string) int64 {
+	if strings.HasPrefix(path, ".aiwg/") || path == ".gitattributes" {
+		return max(c.maxDoc, defaultMaxDoc)
+	}
+	return c.maxDoc
+}
+
+// checkSizes measures every file a commit writes before any check reads
+// one (git cat-file --batch-check): a file over its limit is a limit
+// violation, and a file that is no blob a store-path one. It reports
+// whether it found any; the commit is then checked no further, so no
+// oversized file is read whole into memory.
+func (c *checker) checkSizes(ref, h, agent string, changes []change) (bool, error) {
+	found := false
+	for _, ch := range changes {
+		switch {
+		case ch.deleted():
+			continue
+		case ch.entry.mode == "160000":
+			continue // a submodule names a commit elsewhere: checkPath refuses it
+		}
+		typ, size, err := c.cat.info(ch.entry.hash)
+		if errors.Is(err, errMissing) {
+			return false, fmt.Errorf("%s: %s is not in the repository", ch.path, ch.entry.hash)
+		} else if err != nil {
+			return false, err
+		}
+		v := Violation{Ref: ref, Commit: h, Agent: agent, Path: ch.path}
+		switch limit := c.limitFor(ch.path); {
+		case typ != "blob":
+			v.Rule, v.Detail = RuleStorePath, fmt.Sprintf("the entry names a %s, not a file's contents", typ)
+		case size > limit:
+			v.Rule, v.Detail = RuleLimit, fmt.Sprintf("%d bytes; the store's limit is %d (limits.max_document_bytes)", size, limit)
+			if limit != c.maxDoc {
+				v.Detail = fmt.Sprintf("%d bytes; the store's settings files are held to %d", size, limit)
+			}
+		default:
+			continue
+		}
+		found = true
+		if err := c.add(v); err != nil {
+			return true, err
+		}
+	}
+	return found, nil
+}

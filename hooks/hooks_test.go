@@ -311,8 +311,11 @@ func TestRequireSignedCommits(t *testing.T) {
 	}
 	trusted, trustedPub := keygen("trusted")
 	stranger, _ := keygen("stranger")
+	pulses, pulsePub := keygen("pulse")
+	// git knows each key for one agent; a wildcard principal names none.
+	wild, wildPub := keygen("wild")
 	allowed := filepath.Join(keys, "allowed_signers")
-	if err := os.WriteFile(allowed, []byte("* "+trustedPub+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(allowed, []byte("conductor@agents.invalid "+trustedPub+"\npulse "+pulsePub+"\n* "+wildPub+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	w.must("x", "config", "gpg.format", "ssh")
@@ -329,15 +332,19 @@ func TestRequireSignedCommits(t *testing.T) {
 	w.must("x", "config", "commit.gpgsign", "true")
 	w.must("x", "config", "user.signingkey", stranger)
 	unknown := w.commit("conductor", map[string]string{"global/c.json": canon(t, `{"n": 3}`)})
+	w.must("x", "config", "user.signingkey", pulses)
+	others := w.commit("conductor", map[string]string{"global/d.json": canon(t, `{"n": 4}`)})
+	w.must("x", "config", "user.signingkey", wild)
+	wildcard := w.commit("conductor", map[string]string{"global/e.json": canon(t, `{"n": 5}`)})
 
 	gitDir := filepath.Join(w.dir, ".git")
 	if err := CheckRevs(ctx, gitDir, []string{base + ".." + good}, Options{PolicyFrom: base}); err != nil {
 		t.Fatalf("a commit signed with a trusted key: %v", err)
 	}
-	err := CheckRevs(ctx, gitDir, []string{good + ".." + unknown}, Options{PolicyFrom: base})
+	err := CheckRevs(ctx, gitDir, []string{good + ".." + wildcard}, Options{PolicyFrom: base})
 	var re *RefusedError
-	if !errors.As(err, &re) || len(re.Violations) != 2 {
-		t.Fatalf("CheckRevs = %v, want two violations", err)
+	if !errors.As(err, &re) || len(re.Violations) != 4 {
+		t.Fatalf("CheckRevs = %v, want four violations", err)
 	}
 	got := map[string]string{}
 	for _, v := range re.Violations {
@@ -351,6 +358,12 @@ func TestRequireSignedCommits(t *testing.T) {
 	}
 	if d := got[unknown]; !strings.Contains(d, "does not verify") {
 		t.Errorf("commit signed with an unknown key: %q", d)
+	}
+	if d := got[others]; !strings.Contains(d, `a key the server's git knows for "pulse", not for agent "conductor"`) {
+		t.Errorf("commit signed with another agent's key: %q", d)
+	}
+	if d := got[wildcard]; !strings.Contains(d, `knows for "*", not for agent "conductor"`) {
+		t.Errorf("commit signed with a key allowed for any principal: %q", d)
 	}
 }
 

@@ -62,10 +62,19 @@
 // as id (or an integrator); when no pusher is authenticated, every commit
 // a push brings to it must be authored by id.
 //
-// The policy and limits in force are those of the server's HEAD branch
+// The policy and limits in force are those of the server's default branch
 // before the push, so a push cannot grant itself rights by editing
 // .aiwg/policy.json (the edit is itself a write the old policy must allow).
-// A server whose HEAD has no commit yet takes any first push.
+// The default branch is the branch HEAD names when it has a commit, else
+// main: one branch both holds the policy and is protected as the default
+// (it moves only along its first-parent history). hooks install points an
+// unborn HEAD (git init --bare names master) at main, and a push may not
+// give HEAD's unborn branch its first commit once another branch exists,
+// so a branch that never held the policy never becomes the default. A
+// server with no branch yet takes any first push.
+//
+// Ref names mean one ref: no branch or tag is named HEAD or refs/…, and
+// a push does not create a branch and a tag of one name.
 //
 // A refusal names the ref, the commit, the agent, the path and the rule, one
 // line each, which git shows the pusher as "remote:" lines.

@@ -285,6 +285,36 @@ func TestInstall(t *testing.T) {
 	}
 }
 
+// TestInstallPointsUnbornHeadAtMain: git init --bare names an unborn
+// master; the hook reads the policy from main, so install points HEAD at
+// it. A HEAD on a branch with commits is the administrator's and stays.
+func TestInstallPointsUnbornHeadAtMain(t *testing.T) {
+	head := func(dir string) string {
+		out, err := exec.Command("git", "--git-dir", dir, "symbolic-ref", "HEAD").CombinedOutput()
+		if err != nil {
+			t.Fatalf("symbolic-ref: %v %s", err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	server := gitserver.Bare(t, t.TempDir(), "s.git")
+	exec.Command("git", "--git-dir", server, "symbolic-ref", "HEAD", "refs/heads/master").Run()
+	if _, err := Install(server, InstallOptions{Binary: os.Args[0]}); err != nil {
+		t.Fatal(err)
+	}
+	if got := head(server); got != "refs/heads/main" {
+		t.Fatalf("HEAD after install = %s, want refs/heads/main", got)
+	}
+	born, w := setup(t, func(tb testing.TB, root string) string { return root + "/" })
+	w.must("conductor", "push", "-q", "origin", "main:refs/heads/trunk")
+	exec.Command("git", "--git-dir", born, "symbolic-ref", "HEAD", "refs/heads/trunk").Run()
+	if _, err := Install(born, InstallOptions{Binary: os.Args[0]}); err != nil {
+		t.Fatal(err)
+	}
+	if got := head(born); got != "refs/heads/trunk" {
+		t.Fatalf("HEAD on a branch with commits moved by install: %s", got)
+	}
+}
+
 // stateDoc is a state document with the given GOALS.
 func stateDoc(goals string) string {
 	return `{"ACTIVE-PROJECT": {"TITLE": null, "PROJECT-ID": null}, "GOALS": ` + goals + `, "ITEMS": {"GLOBAL": {"META": {}, "CONTENT": {}}, "PROJECTS": []}}`
@@ -377,8 +407,9 @@ func TestServerKeepsHistoryAndItsPolicy(t *testing.T) {
 	w.commit("conductor", map[string]string{"global/a.json": canon(t, `{"a": 1}`)})
 	w.must("conductor", "push", "-q", "origin", "HEAD:refs/heads/main")
 	w.must("pulse", "push", "-q", "origin", "HEAD:refs/heads/agents/pulse/main")
-	w.must("conductor", "tag", "ck1", first)
-	w.must("conductor", "push", "-q", "origin", "refs/tags/ck1")
+	ck1 := "ck1"
+	w.must("conductor", "tag", ck1, first)
+	w.must("conductor", "push", "-q", "origin", "refs/tags/"+ck1)
 	tree := strings.TrimSpace(w.must("x", "rev-parse", "HEAD^{tree}"))
 
 	if out, err := exec.Command("git", "--git-dir", server, "symbolic-ref", "HEAD", "refs/heads/master").CombinedOutput(); err != nil {
@@ -391,7 +422,7 @@ func TestServerKeepsHistoryAndItsPolicy(t *testing.T) {
 	}{
 		{"a rewind of main", "conductor", []string{"push", "-f", "origin", first + ":refs/heads/main"}, "may not rewrite history"},
 		{"a deletion", "conductor", []string{"push", "origin", "--delete", "agents/pulse/main"}, "may not delete"},
-		{"a moved tag", "conductor", []string{"push", "-f", "origin", "HEAD:refs/tags/ck1"}, "never moved"},
+		{"a moved tag", "conductor", []string{"push", "-f", "origin", "HEAD:refs/tags/" + ck1}, "never moved"},
 		{"a tag of a tree", "conductor", []string{"push", "origin", tree + ":refs/tags/treetag"}, "must name a commit"},
 	}
 	for _, c := range refused {

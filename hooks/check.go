@@ -234,6 +234,18 @@ func Check(ctx context.Context, gitDir string, updates []Update, opts Options) e
 			}
 			continue
 		}
+		// A tag is a checkpoint, whose tagger is held to the rules of a
+		// commit's author (refs.go).
+		if strings.HasPrefix(u.Ref, "refs/tags/") {
+			if ok, err := c.checkTag(ctx, u); err != nil {
+				if errors.Is(err, errEnough) {
+					break
+				}
+				return err
+			} else if !ok {
+				continue
+			}
+		}
 		// Commits that only other refs reach (none are accepted, but a
 		// server may have some) are checked when they come onto a branch.
 		commits, err := c.revList(ctx, u.New.String(), "--not", "--branches", "--tags")
@@ -377,8 +389,9 @@ func CheckRevs(ctx context.Context, gitDir string, revs []string, opts Options) 
 
 type checker struct {
 	gitDir     string
-	defRef     string // the default branch, once looked up
-	headRef    string // the branch HEAD names, born or not ("" when none)
+	defRef     string         // the default branch, once looked up
+	headRef    string         // the branch HEAD names, born or not ("" when none)
+	tags       map[string]int // checkpoints per state this push creates (refs.go)
 	cat        *catFile
 	policy     *policy.Policy
 	maxDoc     int64

@@ -407,8 +407,8 @@ func TestServerKeepsHistoryAndItsPolicy(t *testing.T) {
 	w.commit("conductor", map[string]string{"global/a.json": canon(t, `{"a": 1}`)})
 	w.must("conductor", "push", "-q", "origin", "HEAD:refs/heads/main")
 	w.must("pulse", "push", "-q", "origin", "HEAD:refs/heads/agents/pulse/main")
-	ck1 := "ck1"
-	w.must("conductor", "tag", ck1, first)
+	ck1 := "checkpoints/state-0123abcd/ck1"
+	w.must("conductor", "tag", "-a", "-m", "checkpoint ck1 of state-0123abcd\n\nCheckpoint: ckpt-0123abcd\nState: state-0123abcd", ck1, first)
 	w.must("conductor", "push", "-q", "origin", "refs/tags/"+ck1)
 	tree := strings.TrimSpace(w.must("x", "rev-parse", "HEAD^{tree}"))
 

@@ -392,6 +392,7 @@ type checker struct {
 	defRef     string         // the default branch, once looked up
 	headRef    string         // the branch HEAD names, born or not ("" when none)
 	tags       map[string]int // checkpoints per state this push creates (refs.go)
+	tagsHad    map[string]int // checkpoints per state the server has, once counted
 	cat        *catFile
 	policy     *policy.Policy
 	maxDoc     int64

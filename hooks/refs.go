@@ -120,11 +120,19 @@ func (c *checker) checkTag(ctx context.Context, u Update) (bool, error) {
 	}
 	// The cap counts the server's checkpoints of the state, and those
 	// this push creates before this one.
-	out, err := exec.CommandContext(ctx, "git", "--git-dir", c.gitDir, "for-each-ref", "--format=%(refname)", checkpoint.RefPrefix+state+"/").Output()
-	if err != nil {
-		return false, fmt.Errorf("git for-each-ref: %w", err)
+	had, ok := c.tagsHad[state]
+	if !ok {
+		out, err := exec.CommandContext(ctx, "git", "--git-dir", c.gitDir, "for-each-ref", "--format=%(refname)", checkpoint.RefPrefix+state+"/").Output()
+		if err != nil {
+			return false, fmt.Errorf("git for-each-ref: %w", err)
+		}
+		had = len(strings.Fields(string(out)))
+		if c.tagsHad == nil {
+			c.tagsHad = map[string]int{}
+		}
+		c.tagsHad[state] = had
 	}
-	if n := len(strings.Fields(string(out))) + c.tags[state]; n >= checkpoint.MaxPerState {
+	if n := had + c.tags[state]; n >= checkpoint.MaxPerState {
 		where := "on the server"
 		if c.tags[state] > 0 {
 			where += " and earlier in this push"

@@ -389,10 +389,7 @@ func CheckRevs(ctx context.Context, gitDir string, revs []string, opts Options) 
 
 type checker struct {
 	gitDir     string
-	defRef     string         // the default branch, once looked up
-	headRef    string         // the branch HEAD names, born or not ("" when none)
-	tags       map[string]int // checkpoints per state this push creates (refs.go)
-	tagsHad    map[string]int // checkpoints per state the server has, once counted
+	defRef     string // the default branch, once looked up
 	cat        *catFile
 	policy     *policy.Policy
 	maxDoc     int64
@@ -406,6 +403,10 @@ type checker struct {
 	seen       map[string]bool
 	trees      map[string][]treeEntry
 	id         identity // who pushes (identity.go)
+
+	headRef string         // the branch HEAD names, born or not ("" when none)
+	tags    map[string]int // checkpoints per state this push creates (refs.go)
+	tagsHad map[string]int // checkpoints per state the server has, once counted
 }
 
 var errEnough = errors.New("enough violations")

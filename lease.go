@@ -533,6 +533,42 @@ func (s *Store) checkLeaseHolders(tx *repo.Tx, wo WriteOptions, _ []Change) erro
 		now = s.now()
 	}
 	parents := append([]plumbing.Hash{tx.Parent()}, wo.mergeParents...)
+	// A merge is judged against its merge bases too (lease.Foreign): what
+	// a side changed since is that side's doing, the rest the merger's.
+	var bases []plumbing.Hash
+	for i := range parents {
+		for j := i + 1; j < len(parents) && !parents[i].IsZero(); j++ {
+			bs, err := s.repo.MergeBases(parents[i], parents[j])
+			if err != nil {
+				return err
+			}
+			if len(bs) == 0 {
+				bs = []plumbing.Hash{plumbing.ZeroHash} // no common history: an empty record
+			}
+			bases = append(bases, bs...)
+		}
+	}
+	records := func(resource, f string, at []plumbing.Hash) ([]*lease.Record, error) {
+		out := make([]*lease.Record, len(at))
+		for i, ph := range at {
+			if ph.IsZero() {
+				continue
+			}
+			c, err := s.repo.ReadCommit(ph)
+			if err != nil {
+				return nil, err
+			}
+			data, err := s.repo.ReadFileAt(c.Tree, f)
+			if errors.Is(err, repo.ErrNotFound) {
+				continue
+			} else if err != nil {
+				return nil, err
+			}
+			// A record that does not decode held nobody's lease.
+			out[i], _ = lease.Decode(resource, data)
+		}
+		return out, nil
+	}
 	for _, f := range files {
 		resource := strings.TrimSuffix(strings.TrimPrefix(f, LeaseDir+"/"), ".json")
 		var next *lease.Record
@@ -543,25 +579,15 @@ func (s *Store) checkLeaseHolders(tx *repo.Tx, wo WriteOptions, _ []Change) erro
 		} else if !errors.Is(err, repo.ErrNotFound) {
 			return err
 		}
-		before := make([]*lease.Record, len(parents))
-		for i, ph := range parents {
-			if ph.IsZero() {
-				continue
-			}
-			c, err := s.repo.ReadCommit(ph)
-			if err != nil {
-				return err
-			}
-			data, err := s.repo.ReadFileAt(c.Tree, f)
-			if errors.Is(err, repo.ErrNotFound) {
-				continue
-			} else if err != nil {
-				return err
-			}
-			// A record that does not decode held nobody's lease.
-			before[i], _ = lease.Decode(resource, data)
+		before, err := records(resource, f, parents)
+		if err != nil {
+			return err
 		}
-		if taken := lease.Foreign(agent, before, next, now); len(taken) > 0 {
+		based, err := records(resource, f, bases)
+		if err != nil {
+			return err
+		}
+		if taken := lease.Foreign(agent, before, based, next, now); len(taken) > 0 {
 			return errkind.Errorf(ErrDenied, "agent %q %s: a forced release is for the holder, or an agent of the policy's %q role", agent, taken[0], policy.RoleLeaseAdmin)
 		}
 	}

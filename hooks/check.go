@@ -50,11 +50,26 @@ const mergeRefPrefix = "refs/aiwg/merge/"
 func refRule(ref string) (string, string) {
 	switch {
 	case strings.HasPrefix(ref, "refs/heads/"), strings.HasPrefix(ref, "refs/tags/"):
+		// git reads HEAD, and a name under refs/, as those refs before
+		// any branch or tag of that name: such a ref would name one thing
+		// to git and another to whoever pushed it.
+		if short := shortRef(ref); short == "HEAD" || strings.HasPrefix(short, "refs/") {
+			return RuleRef, fmt.Sprintf("no branch or tag is named %s: git reads that name as another ref", short)
+		}
 		return "", ""
 	case strings.HasPrefix(ref, mergeRefPrefix):
 		return RuleConflicts, "a merge in progress has unresolved conflicts: resolve them and run merge --continue, then push the branch"
 	}
 	return RuleRef, "only branches (refs/heads/) and tags (refs/tags/) are accepted"
+}
+
+// shortRef is a branch's or tag's name: its ref without refs/heads/ or
+// refs/tags/.
+func shortRef(ref string) string {
+	if b, ok := strings.CutPrefix(ref, "refs/heads/"); ok {
+		return b
+	}
+	return strings.TrimPrefix(ref, "refs/tags/")
 }
 
 // Paths of the store the checks read.
@@ -153,7 +168,9 @@ func (e *RefusedError) Unwrap() []error {
 // Options tune a check.
 type Options struct {
 	// PolicyFrom is the revision whose tree holds the policy and limits in
-	// force (default "HEAD": on a server, its HEAD branch before the push).
+	// force. By default, on a server (Check), the default branch before
+	// the push: the branch HEAD names when it has a commit, else main;
+	// for CheckRevs, HEAD.
 	PolicyFrom string
 	// MaxViolations stops the check after this many (default 50): one
 	// broken rule in a long push should not print thousands of lines.
@@ -212,6 +229,28 @@ func Check(ctx context.Context, gitDir string, updates []Update, opts Options) e
 				break
 			}
 			continue
+		}
+		// A new ref's name must not clash with another's, nor make
+		// another branch the default one (refs.go).
+		if detail, err := c.newRefName(ctx, u, updates); err != nil {
+			return err
+		} else if detail != "" {
+			if err := c.add(Violation{Ref: u.Ref, Commit: u.New.String(), Rule: RuleRef, Detail: detail}); err != nil {
+				break
+			}
+			continue
+		}
+		// A tag is a checkpoint, whose tagger is held to the rules of a
+		// commit's author (refs.go).
+		if strings.HasPrefix(u.Ref, "refs/tags/") {
+			if ok, err := c.checkTag(ctx, u); err != nil {
+				if errors.Is(err, errEnough) {
+					break
+				}
+				return err
+			} else if !ok {
+				continue
+			}
 		}
 		// Commits that only other refs reach (none are accepted, but a
 		// server may have some) are checked when they come onto a branch.
@@ -302,13 +341,18 @@ func (c *checker) firstParentMove(ctx context.Context, u Update) (string, error)
 		strings.TrimPrefix(u.Ref, "refs/heads/"), short(u.Old.String()), short(u.Old.String())), nil
 }
 
-// defaultRef is the server's default branch: the branch HEAD names, or
-// main when HEAD names none (as the policy in force is read).
+// defaultRef is the server's default branch: the branch HEAD names when
+// it holds a commit, else main. The policy in force is read from it too
+// (newChecker), so that the branch whose policy rules and the branch the
+// server protects are one. A push may not give HEAD's branch its first
+// commit once another branch exists (newRefName): it would make a branch
+// that never held the policy the default one.
 func (c *checker) defaultRef(ctx context.Context) string {
 	if c.defRef == "" {
 		c.defRef = "refs/heads/main"
 		out, err := exec.CommandContext(ctx, "git", "--git-dir", c.gitDir, "symbolic-ref", "-q", "HEAD").Output()
 		if ref := strings.TrimSpace(string(out)); err == nil && strings.HasPrefix(ref, "refs/heads/") {
+			c.headRef = ref
 			if _, _, err := c.cat.read(ref + "^{commit}"); err == nil {
 				c.defRef = ref
 			}
@@ -321,6 +365,11 @@ func (c *checker) defaultRef(ctx context.Context) string {
 // "origin/main..main", "main --not --remotes"): the same checks a server
 // makes, run on a local store.
 func CheckRevs(ctx context.Context, gitDir string, revs []string, opts Options) error {
+	// A local store's policy is its HEAD's, an agent branch's included;
+	// the default branch's while HEAD has no commit.
+	if opts.PolicyFrom == "" && exec.CommandContext(ctx, "git", "--git-dir", gitDir, "rev-parse", "--verify", "--quiet", "HEAD^{commit}").Run() == nil {
+		opts.PolicyFrom = "HEAD"
+	}
 	c, err := newChecker(ctx, gitDir, opts)
 	if err != nil {
 		return err
@@ -362,6 +411,10 @@ type checker struct {
 	id         identity // who pushes (identity.go)
 	ctx        context.Context
 	bases      map[[2]string][]string // merge bases per pair of commits (diff.go)
+
+	headRef string         // the branch HEAD names, born or not ("" when none)
+	tags    map[string]int // checkpoints per state this push creates (refs.go)
+	tagsHad map[string]int // checkpoints per state the server has, once counted
 }
 
 var errEnough = errors.New("enough violations")
@@ -378,12 +431,9 @@ func newChecker(ctx context.Context, gitDir string, opts Options) (*checker, err
 	}
 	from := opts.PolicyFrom
 	if from == "" {
-		from = "HEAD"
-		// A server made with plain git init --bare has HEAD on an unborn
-		// master while the store's branch is main: the policy is main's.
-		if _, _, err := cat.read("HEAD^{commit}"); errors.Is(err, errMissing) {
-			from = "refs/heads/main"
-		}
+		// The default branch: HEAD's, or main while HEAD's is unborn (a
+		// server made with plain git init --bare has HEAD on master).
+		from = c.defaultRef(ctx)
 	}
 	if err := c.loadSettings(from); err != nil {
 		cat.close()

@@ -46,11 +46,14 @@
 //     SSH signature is checked in-process against the keys the policy's
 //     "signers" list for the author (another agent's key, an unlisted
 //     key, or a commit changed after signing is refused); an OpenPGP or
-//     X.509 signature, or an SSH one under a policy without signers, must
-//     pass `git verify-commit` with the server's own keys;
+//     X.509 signature is refused while the policy lists signers; without
+//     them, a signature must pass `git verify-commit` with the server's own
+//     keys, and git's principal (or the key's user id) must name the author;
 //   - lease: a lease record (leases/**.json) stays one, and does not
 //     remove, change or forge another agent's live lease or wait unless the
-//     commit's agent (or the pusher) has the policy's lease_admin role;
+//     commit's agent (or the pusher) has the policy's lease_admin role; a
+//     merge's own write is judged against its merge bases too, as a
+//     three-way merge of the record (lease.Foreign);
 //   - identity: when the policy names pushers, the commit's author and
 //     committer are agents the authenticated pusher may act as; and per
 //     branch, bringing other agents' commits the default branch lacks onto
@@ -72,10 +75,26 @@
 // as id (or an integrator); when no pusher is authenticated, every commit
 // a push brings to it must be authored by id.
 //
-// The policy and limits in force are those of the server's HEAD branch
+// The policy and limits in force are those of the server's default branch
 // before the push, so a push cannot grant itself rights by editing
 // .aiwg/policy.json (the edit is itself a write the old policy must allow).
-// A server whose HEAD has no commit yet takes any first push.
+// The default branch is the branch HEAD names when it has a commit, else
+// main: one branch both holds the policy and is protected as the default
+// (it moves only along its first-parent history). hooks install points an
+// unborn HEAD (git init --bare names master) at main, and a push may not
+// give HEAD's unborn branch its first commit once another branch exists,
+// so a branch that never held the policy never becomes the default. A
+// server with no branch yet takes any first push.
+//
+// A new tag is a checkpoint as aiwg-state writes it (package checkpoint):
+// refs/tags/checkpoints/<state>/<name>, an annotated tag object of that
+// name on a commit, with the headers object, type, tag and tagger once
+// each and the checkpoint's trailers; its tagger is held to the identity
+// and signed rules as a commit's author is, and a state has at most
+// checkpoint.MaxPerState on the server (rule limit).
+//
+// Ref names mean one ref: no branch or tag is named HEAD or refs/…, and
+// a push does not create a branch and a tag of one name.
 //
 // A refusal names the ref, the commit, the agent, the path and the rule, one
 // line each, which git shows the pusher as "remote:" lines.

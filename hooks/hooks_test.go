@@ -279,6 +279,36 @@ func TestInstall(t *testing.T) {
 	}
 }
 
+// TestInstallPointsUnbornHeadAtMain: git init --bare names an unborn
+// master; the hook reads the policy from main, so install points HEAD at
+// it. A HEAD on a branch with commits is the administrator's and stays.
+func TestInstallPointsUnbornHeadAtMain(t *testing.T) {
+	head := func(dir string) string {
+		out, err := exec.Command("git", "--git-dir", dir, "symbolic-ref", "HEAD").CombinedOutput()
+		if err != nil {
+			t.Fatalf("symbolic-ref: %v %s", err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	server := gitserver.Bare(t, t.TempDir(), "s.git")
+	exec.Command("git", "--git-dir", server, "symbolic-ref", "HEAD", "refs/heads/master").Run()
+	if _, err := Install(server, InstallOptions{Binary: os.Args[0]}); err != nil {
+		t.Fatal(err)
+	}
+	if got := head(server); got != "refs/heads/main" {
+		t.Fatalf("HEAD after install = %s, want refs/heads/main", got)
+	}
+	born, w := setup(t, func(tb testing.TB, root string) string { return root + "/" })
+	w.must("conductor", "push", "-q", "origin", "main:refs/heads/trunk")
+	exec.Command("git", "--git-dir", born, "symbolic-ref", "HEAD", "refs/heads/trunk").Run()
+	if _, err := Install(born, InstallOptions{Binary: os.Args[0]}); err != nil {
+		t.Fatal(err)
+	}
+	if got := head(born); got != "refs/heads/trunk" {
+		t.Fatalf("HEAD on a branch with commits moved by install: %s", got)
+	}
+}
+
 // stateDoc is a state document with the given GOALS.
 func stateDoc(goals string) string {
 	return `{"ACTIVE-PROJECT": {"TITLE": null, "PROJECT-ID": null}, "GOALS": ` + goals + `, "ITEMS": {"GLOBAL": {"META": {}, "CONTENT": {}}, "PROJECTS": []}}`
@@ -305,8 +335,11 @@ func TestRequireSignedCommits(t *testing.T) {
 	}
 	trusted, trustedPub := keygen("trusted")
 	stranger, _ := keygen("stranger")
+	pulses, pulsePub := keygen("pulse")
+	// git knows each key for one agent; a wildcard principal names none.
+	wild, wildPub := keygen("wild")
 	allowed := filepath.Join(keys, "allowed_signers")
-	if err := os.WriteFile(allowed, []byte("* "+trustedPub+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(allowed, []byte("conductor@agents.invalid "+trustedPub+"\npulse "+pulsePub+"\n* "+wildPub+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	w.must("x", "config", "gpg.format", "ssh")
@@ -323,15 +356,19 @@ func TestRequireSignedCommits(t *testing.T) {
 	w.must("x", "config", "commit.gpgsign", "true")
 	w.must("x", "config", "user.signingkey", stranger)
 	unknown := w.commit("conductor", map[string]string{"global/c.json": canon(t, `{"n": 3}`)})
+	w.must("x", "config", "user.signingkey", pulses)
+	others := w.commit("conductor", map[string]string{"global/d.json": canon(t, `{"n": 4}`)})
+	w.must("x", "config", "user.signingkey", wild)
+	wildcard := w.commit("conductor", map[string]string{"global/e.json": canon(t, `{"n": 5}`)})
 
 	gitDir := filepath.Join(w.dir, ".git")
 	if err := CheckRevs(ctx, gitDir, []string{base + ".." + good}, Options{PolicyFrom: base}); err != nil {
 		t.Fatalf("a commit signed with a trusted key: %v", err)
 	}
-	err := CheckRevs(ctx, gitDir, []string{good + ".." + unknown}, Options{PolicyFrom: base})
+	err := CheckRevs(ctx, gitDir, []string{good + ".." + wildcard}, Options{PolicyFrom: base})
 	var re *RefusedError
-	if !errors.As(err, &re) || len(re.Violations) != 2 {
-		t.Fatalf("CheckRevs = %v, want two violations", err)
+	if !errors.As(err, &re) || len(re.Violations) != 4 {
+		t.Fatalf("CheckRevs = %v, want four violations", err)
 	}
 	got := map[string]string{}
 	for _, v := range re.Violations {
@@ -346,6 +383,12 @@ func TestRequireSignedCommits(t *testing.T) {
 	if d := got[unknown]; !strings.Contains(d, "does not verify") {
 		t.Errorf("commit signed with an unknown key: %q", d)
 	}
+	if d := got[others]; !strings.Contains(d, `a key the server's git knows for "pulse", not for agent "conductor"`) {
+		t.Errorf("commit signed with another agent's key: %q", d)
+	}
+	if d := got[wildcard]; !strings.Contains(d, `knows for "*", not for agent "conductor"`) {
+		t.Errorf("commit signed with a key allowed for any principal: %q", d)
+	}
 }
 
 // TestServerKeepsHistoryAndItsPolicy: a push adds to history and never
@@ -358,8 +401,9 @@ func TestServerKeepsHistoryAndItsPolicy(t *testing.T) {
 	w.commit("conductor", map[string]string{"global/a.json": canon(t, `{"a": 1}`)})
 	w.must("conductor", "push", "-q", "origin", "HEAD:refs/heads/main")
 	w.must("pulse", "push", "-q", "origin", "HEAD:refs/heads/agents/pulse/main")
-	w.must("conductor", "tag", "ck1", first)
-	w.must("conductor", "push", "-q", "origin", "refs/tags/ck1")
+	ck1 := "checkpoints/state-0123abcd/ck1"
+	w.must("conductor", "tag", "-a", "-m", "checkpoint ck1 of state-0123abcd\n\nCheckpoint: ckpt-0123abcd\nState: state-0123abcd", ck1, first)
+	w.must("conductor", "push", "-q", "origin", "refs/tags/"+ck1)
 	tree := strings.TrimSpace(w.must("x", "rev-parse", "HEAD^{tree}"))
 
 	testutil.RunGit(t, server, "symbolic-ref", "HEAD", "refs/heads/master")
@@ -370,7 +414,7 @@ func TestServerKeepsHistoryAndItsPolicy(t *testing.T) {
 	}{
 		{"a rewind of main", "conductor", []string{"push", "-f", "origin", first + ":refs/heads/main"}, "may not rewrite history"},
 		{"a deletion", "conductor", []string{"push", "origin", "--delete", "agents/pulse/main"}, "may not delete"},
-		{"a moved tag", "conductor", []string{"push", "-f", "origin", "HEAD:refs/tags/ck1"}, "never moved"},
+		{"a moved tag", "conductor", []string{"push", "-f", "origin", "HEAD:refs/tags/" + ck1}, "never moved"},
 		{"a tag of a tree", "conductor", []string{"push", "origin", tree + ":refs/tags/treetag"}, "must name a commit"},
 	}
 	for _, c := range refused {

@@ -266,6 +266,8 @@ func (c *checker) checkLeases(ref, h string, cm *repo.Commit, changes []change) 
 	}
 	agent := cm.Author.Name
 	admin := c.policy.InRole(agent, policy.RoleLeaseAdmin) || (c.id.entry != nil && c.id.entry.Holds(policy.RoleLeaseAdmin))
+	var baseTrees []string // a merge's, read once
+	var err error
 	for _, ch := range changes {
 		rest, ok := strings.CutPrefix(ch.path, leaseDir)
 		if !ok || !strings.HasSuffix(rest, ".json") {
@@ -296,20 +298,26 @@ func (c *checker) checkLeases(ref, h string, cm *repo.Commit, changes []change) 
 			if err != nil {
 				return err
 			}
-			e, err := c.lookup(p.Tree.String(), ch.path)
-			if err != nil {
+			if before[i], err = c.leaseRecord(p.Tree.String(), ch.path, resource); err != nil {
 				return err
 			}
-			if e.hash == "" {
-				continue
-			}
-			_, body, err := c.cat.read(e.hash)
-			if err != nil {
-				return err
-			}
-			before[i], _ = lease.Decode(resource, body) // a broken record held nobody's lease
 		}
-		if taken := lease.Foreign(agent, before, next, c.id.now); len(taken) > 0 {
+		// A merge's own write is judged as a three-way merge of the
+		// record: against the merge bases too, so that a merge with an
+		// older commit neither drops a lease taken since nor brings back
+		// one released since (lease.Foreign).
+		if len(cm.Parents) > 1 && baseTrees == nil {
+			if baseTrees, err = c.mergeBaseTrees(cm.Parents); err != nil {
+				return err
+			}
+		}
+		bases := make([]*lease.Record, len(baseTrees))
+		for i, bt := range baseTrees {
+			if bases[i], err = c.leaseRecord(bt, ch.path, resource); err != nil {
+				return err
+			}
+		}
+		if taken := lease.Foreign(agent, before, bases, next, c.id.now); len(taken) > 0 {
 			v.Detail = taken[0] + ": a forced release is for the holder, or the policy's " + policy.RoleLeaseAdmin + " role"
 			if err := c.add(v); err != nil {
 				return err
@@ -317,4 +325,22 @@ func (c *checker) checkLeases(ref, h string, cm *repo.Commit, changes []change) 
 		}
 	}
 	return nil
+}
+
+// leaseRecord is the lease record at path in tree ("" = the empty tree);
+// nil when absent, or when it does not decode (it held nobody's lease).
+func (c *checker) leaseRecord(tree, path, resource string) (*lease.Record, error) {
+	if tree == "" {
+		return nil, nil
+	}
+	e, err := c.lookup(tree, path)
+	if err != nil || e.hash == "" {
+		return nil, err
+	}
+	_, body, err := c.cat.read(e.hash)
+	if err != nil {
+		return nil, err
+	}
+	r, _ := lease.Decode(resource, body)
+	return r, nil
 }

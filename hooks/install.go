@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -65,9 +66,27 @@ func Install(gitDir string, opts InstallOptions) (string, error) {
 	if err := configureServer(context.Background(), gitDir); err != nil {
 		return "", err
 	}
+	if err := headOnMain(gitDir); err != nil {
+		return "", err
+	}
 	return path, nil
 }
 
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// headOnMain points the server's HEAD at main while HEAD names a branch
+// with no commit (git init --bare names master): the hook reads the
+// policy from HEAD's branch once it has a commit, and main is the branch
+// a store pushes; a HEAD on a branch that has commits is the
+// administrator's choice and stays.
+func headOnMain(gitDir string) error {
+	if exec.Command("git", "--git-dir", gitDir, "rev-parse", "--verify", "--quiet", "HEAD^{commit}").Run() == nil {
+		return nil
+	}
+	if out, err := exec.Command("git", "--git-dir", gitDir, "symbolic-ref", "HEAD", "refs/heads/main").CombinedOutput(); err != nil {
+		return fmt.Errorf("git symbolic-ref HEAD refs/heads/main: %s: %w", strings.TrimSpace(string(out)), err)
+	}
+	return nil
 }

@@ -215,13 +215,13 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("not stable:\n%s\n%s", b, b2)
 		}
 		// Writing a record back as it was touches nobody's lease.
-		if got := Foreign("z", []*Record{r}, back, t0); len(got) > 0 {
+		if got := Foreign("z", []*Record{r}, nil, back, t0); len(got) > 0 {
 			t.Fatalf("an unchanged record: %q", got)
 		}
 		r.Acquire(req("a", Exclusive, "normal", 0), "", "lease-a", time.Minute, t0)
 		r.Renew("a", "", time.Minute, t0)
 		r.Enqueue(req("b", Shared, "high", 0))
 		r.Release("c", "", true, t0)
-		Foreign("c", []*Record{back, nil}, r, t0)
+		Foreign("c", []*Record{back, nil}, []*Record{back}, r, t0)
 	})
 }

@@ -15,9 +15,9 @@ import (
 )
 
 // newStateIn starts an RLM state in store and returns its id.
-func newStateIn(t *testing.T, store string) string {
+func newStateIn(t *testing.T, store string, args ...string) string {
 	t.Helper()
-	out := runIn(t, store, "", "state", "init", "--prompt", "p", "--json")
+	out := runIn(t, store, "", append([]string{"state", "init", "--prompt", "p", "--json"}, args...)...)
 	var r struct {
 		State struct {
 			StateID string `json:"state_id"`

@@ -26,9 +26,12 @@ Examples:
 				Usage:     "install the pre-receive hook that checks every pushed commit into a bare repository",
 				ArgsUsage: " ",
 				Description: `The hook runs this aiwg-state binary (or --binary) on every push: canonical
-JSON, store paths, limits, the access policy (.aiwg/policy.json at the
-server's HEAD) and no merge in progress. A refused push leaves the server's
-refs unchanged and tells the pusher the commit, path, rule and agent.
+JSON, store paths, limits, the access policy (.aiwg/policy.json on the
+server's default branch: HEAD's, or main while HEAD's has no commit) and no
+merge in progress; tags are checkpoints only. A refused push leaves the
+server's refs unchanged and tells the pusher the commit, path, rule and
+agent. A HEAD that names a branch with no commit (git init --bare names
+master) is pointed at main, the branch a store pushes.
 
 It also sets receive.fsckObjects=true in the repository, so git itself
 refuses malformed objects. A push's check runs for at most 5 minutes, or

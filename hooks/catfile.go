@@ -26,6 +26,7 @@ type catFile struct {
 
 func newCatFile(ctx context.Context, gitDir string) (*catFile, error) {
 	cmd := exec.CommandContext(ctx, "git", "--git-dir", gitDir, "cat-file", "--batch")
+	cmd.Env = gitEnv()
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err

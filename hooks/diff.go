@@ -130,6 +130,7 @@ func (c *checker) mergeBaseTrees(parents []plumbing.Hash) ([]string, error) {
 	for i := range parents {
 		for j := i + 1; j < len(parents); j++ {
 			cmd := exec.Command("git", "--git-dir", c.gitDir, "merge-base", "--all", parents[i].String(), parents[j].String())
+			cmd.Env = gitEnv()
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
 			out, err := cmd.Output()

@@ -34,7 +34,9 @@ func (c *checker) checkSignature(h, agent string, body []byte) (string, error) {
 }
 
 func (c *checker) verifyByGit(ctx context.Context, h string) (string, error) {
-	out, err := exec.CommandContext(ctx, "git", "--git-dir", c.gitDir, "verify-commit", h).CombinedOutput()
+	cmd := exec.CommandContext(ctx, "git", "--git-dir", c.gitDir, "verify-commit", h)
+	cmd.Env = gitEnv()
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		if _, ok := err.(*exec.ExitError); !ok {
 			return "", fmt.Errorf("git verify-commit: %w", err)

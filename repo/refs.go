@@ -23,7 +23,8 @@ import (
 // Ref returns the value of a full ref name ("refs/heads/main"), following
 // symbolic refs. A missing ref is ErrNotFound.
 func (r *Repo) Ref(name string) (plumbing.Hash, error) {
-	for depth := 0; depth < 5; depth++ {
+	first := name
+	for depth := 0; depth < maxSymrefDepth; depth++ {
 		target, sym, err := r.readRef(name)
 		if err != nil {
 			return plumbing.ZeroHash, err
@@ -33,7 +34,7 @@ func (r *Repo) Ref(name string) (plumbing.Hash, error) {
 		}
 		name = sym
 	}
-	return plumbing.ZeroHash, fmt.Errorf("ref %s: symbolic refs nest too deep", name)
+	return plumbing.ZeroHash, errkind.Errorf(ErrUnsupported, "%s: symbolic refs nest deeper than git follows them (%d links), or loop", first, maxSymrefDepth-1)
 }
 
 // Head returns the branch HEAD points at, as a full ref name.
@@ -289,7 +290,7 @@ func (r *Repo) withChainLock(ctx context.Context, chain []string, fn func(target
 		first := chain[0]
 		switch {
 		case len(chain) >= maxSymrefDepth:
-			return false, errkind.Errorf(ErrUnsupported, "%s: symbolic refs nest more than %d deep (git symbolic-ref %s shows the first)", first, maxSymrefDepth-1, first)
+			return false, errkind.Errorf(ErrUnsupported, "%s: symbolic refs nest deeper than git follows them (%d links), or loop", first, maxSymrefDepth-1)
 		case slices.Contains(chain, sym):
 			return false, errkind.Errorf(ErrUnsupported, "%s: symbolic refs loop (%s -> %s)", first, strings.Join(chain, " -> "), sym)
 		case strings.HasPrefix(first, "refs/heads/") && !strings.HasPrefix(sym, "refs/heads/"):

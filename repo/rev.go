@@ -117,7 +117,7 @@ func (r *Repo) resolveName(name, head string) (plumbing.Hash, error) {
 			// git takes the tag, with a warning that scrolls past;
 			// the answer is refused rather than maybe the wrong one.
 			if _, err := r.Ref(candidates[i+1]); err == nil {
-				return plumbing.ZeroHash, errkind.Errorf(ErrNotFound, "%q is ambiguous: it is both the tag refs/tags/%s and the branch refs/heads/%s; name one in full", name, name, name)
+				return plumbing.ZeroHash, errkind.Errorf(ErrNotFound, "%q is ambiguous: it is both the tag refs/tags/%s and the branch refs/heads/%s; name the one you mean (tags/%s or heads/%s)", name, name, name, name, name)
 			}
 		}
 		return r.Peel(h)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aiwg/aiwg-state/internal/gitserver"
 	"github.com/aiwg/aiwg-state/internal/testutil"
 )
 
@@ -65,4 +66,25 @@ func TestObjectIDRefs(t *testing.T) {
 			t.Errorf("refRule(%q) = %q", ref, rule)
 		}
 	}
+}
+
+// Through a real server: a branch or tag named as a commit id, and a
+// replace ref, are refused, the server's refs unchanged.
+func TestServerRefusesObjectIDNamesAndReplaceRefs(t *testing.T) {
+	server, w := setup(t, gitserver.Daemon)
+	commit := w.commit("conductor", map[string]string{"global/a.json": canon(t, `{"a": 1}`)})
+	for _, dst := range []string{"refs/heads/" + commit, "refs/tags/" + commit, "refs/replace/" + commit} {
+		before := serverRefs(t, server)
+		out, err := w.git("conductor", "push", "origin", "HEAD:"+dst)
+		if err == nil {
+			t.Fatalf("push to %s accepted", dst)
+		}
+		if !strings.Contains(out, "rule "+RuleRef) {
+			t.Errorf("push to %s: refusal does not name the rule:\n%s", dst, out)
+		}
+		if after := serverRefs(t, server); after != before {
+			t.Fatalf("push to %s changed the server's refs:\n%s", dst, after)
+		}
+	}
+	w.must("conductor", "push", "-q", "origin", "HEAD:refs/heads/main")
 }

@@ -450,3 +450,36 @@ func TestWriteAsChild(t *testing.T) {
 	}
 	fmt.Printf("ERR=%v\n", err)
 }
+
+// Writers through an alias and through the branch it names take the same
+// lock: their commits line up, none lost.
+func TestSymbolicRefWritersSerialize(t *testing.T) {
+	r := newRepo(t)
+	write(t, r, map[string]string{"a": "0\n"})
+	git(t, r.Dir(), "symbolic-ref", "refs/heads/master", "refs/heads/main")
+	const n = 15
+	errs := make(chan error, 2)
+	for _, b := range []string{"refs/heads/main", "refs/heads/master"} {
+		go func(b string) {
+			for i := 0; i < n; i++ {
+				if _, err := commitOn(t, r, b, fmt.Sprintf("%s/%d", strings.TrimPrefix(b, "refs/heads/"), i), "1\n"); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}(b)
+	}
+	for i := 0; i < 2; i++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := strings.TrimSpace(git(t, r.Dir(), "rev-list", "--count", "main")); got != fmt.Sprint(2*n+1) {
+		t.Fatalf("main has %s commits, want %d", got, 2*n+1)
+	}
+	if sym := strings.TrimSpace(git(t, r.Dir(), "symbolic-ref", "refs/heads/master")); sym != "refs/heads/main" {
+		t.Fatalf("master: %q", sym)
+	}
+	testutil.Fsck(t, r.Dir())
+}

@@ -139,7 +139,7 @@ func (s *Store) DeleteBranch(ctx context.Context, name string, force bool) error
 		return fmt.Errorf("branch %s: %w", name, err)
 	}
 	head, _ := s.repo.Head()
-	if head == ref {
+	if head == ref || s.refTarget(head) == ref {
 		// Name a branch that exists: main unless that is this one.
 		other := "OTHER-BRANCH"
 		if bs, err := s.Branches(ctx); err == nil {

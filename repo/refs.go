@@ -258,6 +258,44 @@ func (r *Repo) UpdateRef(ctx context.Context, name string, old, new plumbing.Has
 	})
 }
 
+// RefTarget is the ref a write on name moves: name itself, or, when name
+// is a symbolic ref, the ref it leads to (which need not exist yet), with
+// the rules withRefLock applies. Callers that guard a branch (a merge in
+// progress, a checked-out branch) guard this one.
+func (r *Repo) RefTarget(name string) (string, error) {
+	chain := []string{name}
+	for {
+		_, sym, err := r.readRef(name)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return "", err
+		}
+		if sym == "" {
+			return name, nil
+		}
+		if err := symrefFollowable(chain, name, sym); err != nil {
+			return "", err
+		}
+		chain = append(chain, sym)
+		name = sym
+	}
+}
+
+// symrefFollowable refuses to follow name (the last of chain) to sym
+// when git would not (too deep, a loop), or when it would lead a branch
+// out of refs/heads/.
+func symrefFollowable(chain []string, name, sym string) error {
+	first := chain[0]
+	switch {
+	case len(chain) >= maxSymrefDepth:
+		return errkind.Errorf(ErrUnsupported, "%s: symbolic refs nest deeper than git follows them (%d links), or loop", first, maxSymrefDepth-1)
+	case slices.Contains(chain, sym):
+		return errkind.Errorf(ErrUnsupported, "%s: symbolic refs loop (%s -> %s)", first, strings.Join(chain, " -> "), sym)
+	case strings.HasPrefix(first, "refs/heads/") && !strings.HasPrefix(sym, "refs/heads/"):
+		return errkind.Errorf(ErrUnsupported, "%s is a symbolic ref to %s, which is not a branch: writes go to branches (refs/heads/)", name, sym)
+	}
+	return nil
+}
+
 // maxSymrefDepth is how many refs git reads following symbolic refs
 // before it gives up (SYMREF_MAXDEPTH).
 const maxSymrefDepth = 5
@@ -287,14 +325,8 @@ func (r *Repo) withChainLock(ctx context.Context, chain []string, fn func(target
 		if sym == "" {
 			return fn(name, cur, lock)
 		}
-		first := chain[0]
-		switch {
-		case len(chain) >= maxSymrefDepth:
-			return false, errkind.Errorf(ErrUnsupported, "%s: symbolic refs nest deeper than git follows them (%d links), or loop", first, maxSymrefDepth-1)
-		case slices.Contains(chain, sym):
-			return false, errkind.Errorf(ErrUnsupported, "%s: symbolic refs loop (%s -> %s)", first, strings.Join(chain, " -> "), sym)
-		case strings.HasPrefix(first, "refs/heads/") && !strings.HasPrefix(sym, "refs/heads/"):
-			return false, errkind.Errorf(ErrUnsupported, "%s is a symbolic ref to %s, which is not a branch: writes go to branches (refs/heads/)", name, sym)
+		if err := symrefFollowable(chain, name, sym); err != nil {
+			return false, err
 		}
 		through = r.withChainLock(ctx, append(slices.Clip(chain), sym), fn)
 		return false, errKeepRef

@@ -175,3 +175,30 @@ func TestReadOnlyPackDirectoryExitThree(t *testing.T) {
 		t.Fatal("the branch moved")
 	}
 }
+
+// Through an alias, a merge in progress on the branch it names still
+// stops writes, and the branch HEAD reaches through the alias is not
+// deleted.
+func TestAliasKeepsTheNamedBranchsGuards(t *testing.T) {
+	s := newStore(t)
+	mustCLI(t, s, "", "set", "d.json", "a", "1")
+	gitOut(t, s, "symbolic-ref", "refs/heads/master", "refs/heads/main")
+	gitOut(t, s, "symbolic-ref", "HEAD", "refs/heads/master")
+	mustCLI(t, s, "", "branch", "other")
+	mustCLI(t, s, "", "set", "d.json", "a", "2", "--branch", "other")
+	mustCLI(t, s, "", "set", "d.json", "a", "3", "--branch", "main")
+	if _, _, code := runCLI(t, s, "", "merge", "other", "--into", "main"); code != exitConflict {
+		t.Fatalf("merge with a conflict: exit %d", code)
+	}
+	head := gitOut(t, s, "rev-parse", "main")
+	if _, e, code := runCLI(t, s, "", "set", "d.json", "b", "1", "--branch", "master"); code == 0 {
+		t.Fatalf("a write through the alias during a merge in progress on main was accepted: %s", e)
+	}
+	if gitOut(t, s, "rev-parse", "main") != head {
+		t.Fatal("main moved during its merge")
+	}
+	mustCLI(t, s, "", "merge", "--abort", "--into", "main")
+	if _, e, code := runCLI(t, s, "", "branch", "-d", "main", "--force"); code != exitDomain || !strings.Contains(e, "HEAD") {
+		t.Fatalf("deleting the branch HEAD reaches through an alias: exit %d: %s", code, e)
+	}
+}

@@ -76,6 +76,11 @@ func (s *Store) CreateBranch(ctx context.Context, name, from string) (BranchInfo
 		// its full ref name.
 		return BranchInfo{}, fmt.Errorf("%w: branch name %q is a full commit id, which revisions read as that commit: pick another name", verbiage.ErrInvalidName, name)
 	}
+	if strings.HasSuffix(name, "_HEAD") && strings.Trim(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_") == "" {
+		// ORIG_HEAD, FETCH_HEAD: git reads the file of that name in the
+		// git directory before any branch.
+		return BranchInfo{}, fmt.Errorf("%w: branch name %q reads as git's %s, not the branch: pick another name", verbiage.ErrInvalidName, name, name)
+	}
 	h, err := s.Resolve(from, "")
 	if err != nil {
 		return BranchInfo{}, err

@@ -204,7 +204,10 @@ func TestResolveAsGit(t *testing.T) {
 	git(t, r.Dir(), "branch", "x", cs[2].Hash.String())
 	git(t, r.Dir(), "update-ref", "refs/remotes/origin/main", cs[2].Hash.String())
 	git(t, r.Dir(), "symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/main")
-	for _, rev := range []string{id, strings.ToUpper(id), "x", "origin", "origin/main", "heads/x", "refs/heads/x"} {
+	// A branch named like git's ORIG_HEAD, and the file git reads first.
+	git(t, r.Dir(), "branch", "ORIG_HEAD", cs[3].Hash.String())
+	os.WriteFile(filepath.Join(r.Dir(), "ORIG_HEAD"), []byte(cs[1].Hash.String()+"\n"), 0o644)
+	for _, rev := range []string{id, strings.ToUpper(id), "x", "origin", "origin/main", "heads/x", "refs/heads/x", "ORIG_HEAD", "heads/ORIG_HEAD"} {
 		want := strings.TrimSpace((testutil.Git{GitDir: r.Dir()}).Output(t, "rev-parse", "--verify", "-q", rev+"^{commit}"))
 		got, err := r.Resolve(rev, "refs/heads/main")
 		if err != nil || got.String() != want {

@@ -104,6 +104,11 @@ func (r *Repo) resolveName(name, head string) (plumbing.Hash, error) {
 	if name != "HEAD" && !strings.HasPrefix(name, "refs/") {
 		// git's order (git help revisions).
 		candidates = []string{"refs/" + name, "refs/tags/" + name, "refs/heads/" + name, "refs/remotes/" + name, "refs/remotes/" + name + "/HEAD"}
+		if isPseudoref(name) {
+			// ORIG_HEAD, FETCH_HEAD...: git reads the file in the git
+			// directory first.
+			candidates = append([]string{name}, candidates...)
+		}
 	}
 	for i, ref := range candidates {
 		h, err := r.Ref(ref)
@@ -146,6 +151,18 @@ func (r *Repo) Peel(h plumbing.Hash) (plumbing.Hash, error) {
 		h = plumbing.NewHash(target)
 	}
 	return plumbing.ZeroHash, fmt.Errorf("tag %s: chain too long", h)
+}
+
+// isPseudoref reports whether name has the form of a ref git keeps at the
+// top of the git directory (ORIG_HEAD, FETCH_HEAD, MERGE_HEAD): capitals
+// and underscores ending in _HEAD.
+func isPseudoref(name string) bool {
+	for _, c := range []byte(name) {
+		if !(c >= 'A' && c <= 'Z' || c == '_') {
+			return false
+		}
+	}
+	return strings.HasSuffix(name, "_HEAD")
 }
 
 func isHex(s string) bool {

@@ -77,6 +77,9 @@ func TestRevisionNamesAsGit(t *testing.T) {
 	if _, e, code := runCLI(t, s, "", "branch", id); code != exitUsage || !strings.Contains(e, "commit id") {
 		t.Fatalf("branch %s: exit %d: %s", id, code, e)
 	}
+	if _, e, code := runCLI(t, s, "", "branch", "ORIG_HEAD"); code != exitUsage || !strings.Contains(e, "ORIG_HEAD") {
+		t.Fatalf("branch ORIG_HEAD: exit %d: %s", code, e)
+	}
 	// One made by git: --at <id> still reads the commit, as git show does.
 	gitOut(t, s, "branch", id, "main")
 	if out := mustCLI(t, s, "", "get", "d.json", "k", "--at", id); strings.TrimSpace(out) != "1" {

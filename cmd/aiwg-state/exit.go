@@ -141,6 +141,10 @@ func reportError(w io.Writer, err error, asJSON bool) {
 				details["remote"] = me.Remote
 			}
 		}
+		var pe *repo.PermissionError
+		if errors.As(err, &pe) {
+			details["directory"] = pe.Dir
+		}
 		var she *repo.ShallowError
 		if errors.As(err, &she) {
 			details["shallow"] = true

@@ -177,6 +177,18 @@ func TestReadOnlyPackDirectoryExitThree(t *testing.T) {
 	if gitOut(t, s, "rev-parse", "main") != head {
 		t.Fatal("the branch moved")
 	}
+	cmd = exec.Command(args[0], append(args[1:], "--json")...)
+	cmd.Env = append(os.Environ(), "HOME=/tmp", "AIWG_AGENT=t")
+	out, _ = cmd.CombinedOutput()
+	var e struct {
+		Code    int               `json:"code"`
+		Details map[string]string `json:"details"`
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	json.Unmarshal([]byte(lines[len(lines)-1]), &e)
+	if e.Code != exitDomain || e.Details["directory"] != "objects/pack" {
+		t.Fatalf("--json: %s", out)
+	}
 }
 
 // Through an alias, a merge in progress on the branch it names still

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -21,6 +22,10 @@ type BranchInfo struct {
 	Head bool `json:"head,omitempty"`
 	// Merging is set while the branch has a merge in progress.
 	Merging bool `json:"merging,omitempty"`
+	// AliasOf is set for a branch that is a symbolic ref to another
+	// (git symbolic-ref refs/heads/master refs/heads/main): the branch
+	// it names, which reads and writes on this one use.
+	AliasOf string `json:"alias_of,omitempty"`
 }
 
 // Branches lists the store's branches by name.
@@ -43,6 +48,18 @@ func (s *Store) Branches(ctx context.Context) ([]BranchInfo, error) {
 		short := shortBranch(n)
 		out = append(out, BranchInfo{Name: short, Commit: refs[n].String(), Head: n == head, Merging: inMerge[short]})
 	}
+	syms, err := s.repo.SymbolicRefs("refs/heads/")
+	if err != nil {
+		return nil, err
+	}
+	for n, target := range syms {
+		h, err := s.repo.Ref(n)
+		if err != nil {
+			continue // names a branch that does not exist (yet)
+		}
+		out = append(out, BranchInfo{Name: shortBranch(n), Commit: h.String(), Head: n == head, AliasOf: shortBranch(target)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
 }
 
@@ -52,6 +69,17 @@ func (s *Store) Branches(ctx context.Context) ([]BranchInfo, error) {
 func (s *Store) CreateBranch(ctx context.Context, name, from string) (BranchInfo, error) {
 	if err := CheckBranchName(name); err != nil {
 		return BranchInfo{}, err
+	}
+	if IsObjectIDName(name) {
+		// git makes it, and then reads the name as the commit id, not
+		// the branch (so does --at): the branch could only be read by
+		// its full ref name.
+		return BranchInfo{}, fmt.Errorf("%w: branch name %q is a full commit id, which revisions read as that commit: pick another name", verbiage.ErrInvalidName, name)
+	}
+	if strings.HasSuffix(name, "_HEAD") && strings.Trim(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_") == "" {
+		// ORIG_HEAD, FETCH_HEAD: git reads the file of that name in the
+		// git directory before any branch.
+		return BranchInfo{}, fmt.Errorf("%w: branch name %q reads as git's %s, not the branch: pick another name", verbiage.ErrInvalidName, name, name)
 	}
 	h, err := s.Resolve(from, "")
 	if err != nil {
@@ -116,7 +144,7 @@ func (s *Store) DeleteBranch(ctx context.Context, name string, force bool) error
 		return fmt.Errorf("branch %s: %w", name, err)
 	}
 	head, _ := s.repo.Head()
-	if head == ref {
+	if head == ref || s.refTarget(head) == ref {
 		// Name a branch that exists to switch to: main unless that is
 		// this one.
 		other := ""
@@ -212,4 +240,19 @@ func CheckBranchName(name string) error {
 		}
 	}
 	return nil
+}
+
+// IsObjectIDName reports whether a ref's short name is a full object id
+// (40 hex digits), which git's revision syntax reads as the object rather
+// than the ref.
+func IsObjectIDName(name string) bool {
+	if len(name) != 40 {
+		return false
+	}
+	for _, c := range []byte(name) {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
 }

@@ -27,6 +27,9 @@ type FsckProblem struct {
 type FsckReport struct {
 	Checks   []string      `json:"checks"`
 	Problems []FsckProblem `json:"problems"`
+	// Warnings are states that damage nothing but that a user of git
+	// should know of (git shows a history other than the store's).
+	Warnings []FsckProblem `json:"warnings,omitempty"`
 }
 
 // Fsck checks the store: git's own `git fsck --strict` (objects,
@@ -39,6 +42,7 @@ type FsckReport struct {
 func (s *Store) Fsck(ctx context.Context) (*FsckReport, error) {
 	rep := &FsckReport{Problems: []FsckProblem{}}
 	add := func(p FsckProblem) { rep.Problems = append(rep.Problems, p) }
+	rep.Warnings = s.replacementWarnings()
 
 	rep.Checks = append(rep.Checks, "packs")
 	damaged, err := s.repo.VerifyPacks(ctx)

@@ -17,6 +17,9 @@ func (s *Store) maybeMaintain() { s.repo.MaybeMaintain(autoMaintainPacks) }
 // `git gc` does; otherwise small packs are rolled up geometrically. It
 // writes no commit; the CLI's gc also calls RemoveExpired first.
 func (s *Store) GC(ctx context.Context, full bool) error {
+	if err := s.repo.Writable(); err != nil {
+		return err
+	}
 	return s.repo.Maintain(ctx, full)
 }
 

@@ -170,7 +170,7 @@ func mergeRef(branchRef string) string {
 // checkConflicts refuses every write on a branch with a merge in progress,
 // except the commit of `merge --continue` that finishes it.
 func (s *Store) checkConflicts(tx *repo.Tx, wo WriteOptions, changes []Change) error {
-	ref := s.ref(wo.Branch)
+	ref := s.refTarget(s.ref(wo.Branch)) // an alias's merge is its branch's
 	state, err := s.repo.Ref(mergeRef(ref))
 	if errors.Is(err, repo.ErrNotFound) {
 		return nil
@@ -197,7 +197,7 @@ func (s *Store) checkConflicts(tx *repo.Tx, wo WriteOptions, changes []Change) e
 // committed with `merge --continue`. No write proceeds on such a branch,
 // and a push of it should not either.
 func (s *Store) HasConflicts(branch string) (bool, error) {
-	_, err := s.repo.Ref(mergeRef(s.ref(branch)))
+	_, err := s.repo.Ref(mergeRef(s.refTarget(s.ref(branch))))
 	if errors.Is(err, repo.ErrNotFound) {
 		return false, nil
 	}

@@ -262,14 +262,30 @@ func (s *Store) writeRef(branch string) (string, error) {
 	if !strings.HasPrefix(ref, "refs/heads/") {
 		return "", fmt.Errorf("%w: %s is not a branch; writes go to refs/heads/", ErrReadOnly, ref)
 	}
+	// A branch that is an alias of another (git symbolic-ref) is written
+	// through, as git commit does: the write, and the guards of a merge in
+	// progress and of a checked-out branch, are the named branch's.
+	ref, err := s.repo.RefTarget(ref)
+	if err != nil {
+		return "", err
+	}
 	if s.workTree != "" {
 		// As git refuses a push to a checked-out branch: the commit would
 		// land, and the work tree's files would show it undone.
-		if head, err := s.repo.Head(); err == nil && head == ref {
+		if head, err := s.repo.Head(); err == nil && s.refTarget(head) == ref {
 			return "", errkind.Errorf(ErrReadOnly, "%s is checked out in the git clone %s: a write would leave its files behind the branch (write to another branch, or to the store it was cloned from)", shortBranch(ref), s.workTree)
 		}
 	}
 	return ref, nil
+}
+
+// refTarget is the branch ref names, following an alias; ref itself when
+// it cannot be followed.
+func (s *Store) refTarget(ref string) string {
+	if t, err := s.repo.RefTarget(ref); err == nil {
+		return t
+	}
+	return ref
 }
 
 func (s *Store) ref(branch string) string {

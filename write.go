@@ -559,7 +559,7 @@ func (s *Store) commit(ctx context.Context, wo WriteOptions, subject string, bui
 			// unrelated history, without the store's manifest: most
 			// likely a mistyped name. Only HEAD's branch is written
 			// unborn (the store's first commit).
-			if head, err := s.repo.Head(); err != nil || head != ref {
+			if head, err := s.repo.Head(); err != nil || s.refTarget(head) != ref {
 				name := strings.TrimPrefix(ref, "refs/heads/")
 				if other := s.otherRefNamed(name); other != "" {
 					return nil, errkind.Errorf(ErrReadOnly, "%s is %s, not a branch to write: make one of your own (aiwg-state branch NAME --from %s)", name, other, name)

@@ -38,6 +38,7 @@ func newCatFile(ctx context.Context, gitDir string) (*catFile, error) {
 
 func startCatFile(ctx context.Context, gitDir, mode string) (*catFile, error) {
 	cmd := exec.CommandContext(ctx, "git", "--git-dir", gitDir, "cat-file", mode)
+	cmd.Env = gitEnv()
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err

@@ -48,6 +48,9 @@ const mergeRefPrefix = "refs/aiwg/merge/"
 // refRule says why a ref may not be pushed at all: only branches and tags
 // hold state, and a merge in progress is resolved before it is shared.
 func refRule(ref string) (string, string) {
+	if why := objectIDRef(ref); why != "" {
+		return RuleRef, why
+	}
 	switch {
 	case strings.HasPrefix(ref, "refs/heads/"), strings.HasPrefix(ref, "refs/tags/"):
 		// git reads HEAD, and a name under refs/, as those refs before
@@ -304,6 +307,8 @@ func (c *checker) refMove(ctx context.Context, u Update) (string, error) {
 		}
 	case !u.Old.IsZero():
 		cmd := exec.CommandContext(ctx, "git", "--git-dir", c.gitDir, "merge-base", "--is-ancestor", u.Old.String(), u.New.String())
+		cmd.Env = gitEnv()
+		cmd.Env = gitEnv()
 		if err := cmd.Run(); err != nil {
 			var exit *exec.ExitError
 			if errors.As(err, &exit) && exit.ExitCode() == 1 {
@@ -767,6 +772,7 @@ func (c *checker) add(v Violation) error {
 func (c *checker) revList(ctx context.Context, args ...string) ([]string, error) {
 	full := append([]string{"--git-dir", c.gitDir, "rev-list", "--reverse", "--topo-order"}, args...)
 	cmd := exec.CommandContext(ctx, "git", full...)
+	cmd.Env = gitEnv()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

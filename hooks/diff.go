@@ -189,6 +189,7 @@ func (c *checker) mergeBases(a, b string) ([]string, error) {
 		return bases, nil
 	}
 	cmd := exec.CommandContext(c.ctx, "git", "--git-dir", c.gitDir, "merge-base", "--all", a, b)
+	cmd.Env = gitEnv()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -50,7 +50,9 @@ func (c *checker) verify(ctx context.Context, kind, h, agent string, payload, si
 }
 
 func (c *checker) verifyByGit(ctx context.Context, kind, h, agent string) (string, error) {
-	out, err := exec.CommandContext(ctx, "git", "--git-dir", c.gitDir, "verify-"+kind, "--raw", h).CombinedOutput()
+	cmd := exec.CommandContext(ctx, "git", "--git-dir", c.gitDir, "verify-"+kind, "--raw", h)
+	cmd.Env = gitEnv()
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		if _, ok := err.(*exec.ExitError); !ok {
 			return "", fmt.Errorf("git verify-%s: %w", kind, err)

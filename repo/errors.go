@@ -3,6 +3,11 @@ package repo
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -134,3 +139,45 @@ func (e *RemoteMissingError) Error() string {
 }
 
 func (e *RemoteMissingError) Unwrap() error { return ErrNotFound }
+
+// ErrPermission: this user may not write the store's files (a read-only
+// pack or refs directory, a store owned by another user). A
+// *PermissionError names the directory.
+var ErrPermission = errors.New("permission denied")
+
+// PermissionError is a write refused by the file system's permissions,
+// before the write moved anything: the pack and the ref are written into
+// directories this user may not write, so the branch stays where it was.
+type PermissionError struct {
+	Dir string // the directory, relative to the git directory (objects/pack, refs/heads)
+	Err error
+}
+
+func (e *PermissionError) Error() string {
+	return fmt.Sprintf("permission denied on the store's %s: this user may not write there, and nothing was written (run as the store's owner, or make the store writable: chmod -R u+w STORE)", e.Dir)
+}
+
+func (e *PermissionError) Unwrap() []error { return []error{ErrPermission, e.Err} }
+
+// permissionError turns a permission failure under the git directory into
+// a *PermissionError naming the directory; other errors are returned as
+// they are.
+func (r *Repo) permissionError(err error) error {
+	if err == nil || !errors.Is(err, fs.ErrPermission) || errors.Is(err, ErrPermission) {
+		return err
+	}
+	path := ""
+	var pe *fs.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		path = pe.Path
+	case errors.As(err, &le):
+		path = le.New
+	}
+	dir, rerr := filepath.Rel(r.dir, filepath.Dir(path))
+	if path == "" || rerr != nil || strings.HasPrefix(dir, "..") {
+		dir = "files"
+	}
+	return &PermissionError{Dir: filepath.ToSlash(dir), Err: syscall.EACCES}
+}

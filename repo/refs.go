@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -22,7 +23,8 @@ import (
 // Ref returns the value of a full ref name ("refs/heads/main"), following
 // symbolic refs. A missing ref is ErrNotFound.
 func (r *Repo) Ref(name string) (plumbing.Hash, error) {
-	for depth := 0; depth < 5; depth++ {
+	first := name
+	for depth := 0; depth < maxSymrefDepth; depth++ {
 		target, sym, err := r.readRef(name)
 		if err != nil {
 			return plumbing.ZeroHash, err
@@ -32,7 +34,7 @@ func (r *Repo) Ref(name string) (plumbing.Hash, error) {
 		}
 		name = sym
 	}
-	return plumbing.ZeroHash, fmt.Errorf("ref %s: symbolic refs nest too deep", name)
+	return plumbing.ZeroHash, errkind.Errorf(ErrUnsupported, "%s: symbolic refs nest deeper than git follows them (%d links), or loop", first, maxSymrefDepth-1)
 }
 
 // Head returns the branch HEAD points at, as a full ref name.
@@ -59,14 +61,11 @@ func (r *Repo) SetHead(ctx context.Context, ref string) error {
 func (r *Repo) readRef(name string) (plumbing.Hash, string, error) {
 	data, err := sysfile.ReadFile(filepath.Join(r.dir, filepath.FromSlash(name)), 0)
 	if err == nil {
-		line := strings.TrimSpace(string(data))
-		if sym, ok := strings.CutPrefix(line, "ref: "); ok {
-			return plumbing.ZeroHash, sym, nil
+		h, sym, ok := parseRefFile(data)
+		if !ok {
+			return plumbing.ZeroHash, "", fmt.Errorf("ref %s: corrupt value %q", name, strings.TrimSpace(string(data)))
 		}
-		if !plumbing.IsHash(line) {
-			return plumbing.ZeroHash, "", fmt.Errorf("ref %s: corrupt value %q", name, line)
-		}
-		return plumbing.NewHash(line), "", nil
+		return h, sym, nil
 	}
 	// A directory on the way (refs/heads/a for a/b) or at the name (a
 	// for a/b, or an empty one a delete left) is not the ref.
@@ -81,6 +80,55 @@ func (r *Repo) readRef(name string) (plumbing.Hash, string, error) {
 		return h, "", nil
 	}
 	return plumbing.ZeroHash, "", fmt.Errorf("ref %s: %w", name, ErrNotFound)
+}
+
+// parseRefFile reads a loose ref's content as git does: "ref:" then
+// optional whitespace and the target of a symbolic ref (git writes
+// "ref: ", and reads "ref:refs/heads/main" too), or 40 hex digits
+// followed by nothing or whitespace (and whatever follows it). A target
+// outside refs/ (or one with "..", which would leave the refs
+// directory) is refused as git refuses it.
+func parseRefFile(data []byte) (plumbing.Hash, string, bool) {
+	line := string(data)
+	if rest, ok := strings.CutPrefix(line, "ref:"); ok {
+		sym := strings.TrimSpace(rest)
+		if !safeSymrefTarget(sym) {
+			return plumbing.ZeroHash, "", false
+		}
+		return plumbing.ZeroHash, sym, true
+	}
+	if len(line) < 40 || !plumbing.IsHash(line[:40]) {
+		return plumbing.ZeroHash, "", false
+	}
+	if len(line) > 40 && !isSpace(line[40]) {
+		return plumbing.ZeroHash, "", false
+	}
+	return plumbing.NewHash(line[:40]), "", true
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+}
+
+// safeSymrefTarget accepts what a symbolic ref may point at: a name under
+// refs/ that git's ref name rules accept (no "..", no empty component or
+// one starting with ".", no control characters), so following it never
+// leaves the repository's refs.
+func safeSymrefTarget(name string) bool {
+	if !strings.HasPrefix(name, "refs/") || strings.Contains(name, "..") || strings.Contains(name, "@{") {
+		return false
+	}
+	for _, seg := range strings.Split(name, "/") {
+		if seg == "" || strings.HasPrefix(seg, ".") || strings.HasSuffix(seg, ".lock") {
+			return false
+		}
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c < 0x20 || c == 0x7f || c == '\\' || c == ':' || c == '?' || c == '*' || c == '[' || c == '^' || c == '~' || c == ' ' {
+			return false
+		}
+	}
+	return true
 }
 
 func (r *Repo) packedRefs() (map[string]plumbing.Hash, error) {
@@ -155,16 +203,49 @@ func (r *Repo) Refs(prefix string) (map[string]plumbing.Hash, []string, error) {
 	return out, names, nil
 }
 
+// SymbolicRefs lists the symbolic refs under prefix (git symbolic-ref
+// refs/heads/master refs/heads/main: an alias of a branch), each with the
+// ref it names. Refs leaves them out: a listing of branches would show
+// one branch twice, and a fetch report a tracked branch moved twice.
+func (r *Repo) SymbolicRefs(prefix string) (map[string]string, error) {
+	out := map[string]string{}
+	root := filepath.Join(r.dir, filepath.FromSlash(strings.TrimSuffix(prefix, "/")))
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if d.IsDir() || strings.HasSuffix(p, ".lock") {
+			return nil
+		}
+		rel, _ := filepath.Rel(r.dir, p)
+		name := filepath.ToSlash(rel)
+		if !strings.HasPrefix(name, prefix) {
+			return nil
+		}
+		if _, sym, err := r.readRef(name); err == nil && sym != "" {
+			out[name] = sym
+		}
+		return nil
+	})
+	return out, err
+}
+
 // UpdateRef moves ref name from old to new with git's lockfile protocol:
 // <ref>.lock is created exclusively (waiting while another writer, ours or
 // git's, holds it), the current value is compared with old, the new value is
 // written and synced, and the lock is renamed over the ref. A zero old means
 // "must not exist"; a zero new deletes the ref. A mismatch is a *StaleError.
+//
+// A symbolic ref is followed to the ref it names, which is the one
+// updated, as git update-ref does; deleting through one is refused (git
+// update-ref -d would delete the ref it names, not the symbolic ref).
 func (r *Repo) UpdateRef(ctx context.Context, name string, old, new plumbing.Hash) error {
-	return r.withLock(ctx, name, func(lock *fileLock) (bool, error) {
-		cur, _, err := r.readRef(name)
-		if err != nil && !errors.Is(err, ErrNotFound) {
-			return false, err
+	return r.withRefLock(ctx, name, func(target string, cur plumbing.Hash, lock *fileLock) (bool, error) {
+		if new.IsZero() && target != name {
+			return false, errkind.Errorf(ErrUnsupported, "%s is a symbolic ref to %s: deleting it here would delete %s (remove the symbolic ref with git symbolic-ref --delete %s)", name, target, target, name)
 		}
 		if cur != old {
 			return false, &StaleError{Ref: name, Expected: old, Current: cur}
@@ -172,9 +253,88 @@ func (r *Repo) UpdateRef(ctx context.Context, name string, old, new plumbing.Has
 		if new.IsZero() {
 			return true, r.deleteRefLocked(ctx, name)
 		}
-		_, err = lock.WriteString(new.String() + "\n")
+		_, err := lock.WriteString(new.String() + "\n")
 		return false, err
 	})
+}
+
+// RefTarget is the ref a write on name moves: name itself, or, when name
+// is a symbolic ref, the ref it leads to (which need not exist yet), with
+// the rules withRefLock applies. Callers that guard a branch (a merge in
+// progress, a checked-out branch) guard this one.
+func (r *Repo) RefTarget(name string) (string, error) {
+	chain := []string{name}
+	for {
+		_, sym, err := r.readRef(name)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return "", err
+		}
+		if sym == "" {
+			return name, nil
+		}
+		if err := symrefFollowable(chain, name, sym); err != nil {
+			return "", err
+		}
+		chain = append(chain, sym)
+		name = sym
+	}
+}
+
+// symrefFollowable refuses to follow name (the last of chain) to sym
+// when git would not (too deep, a loop), or when it would lead a branch
+// out of refs/heads/.
+func symrefFollowable(chain []string, name, sym string) error {
+	first := chain[0]
+	switch {
+	case len(chain) >= maxSymrefDepth:
+		return errkind.Errorf(ErrUnsupported, "%s: symbolic refs nest deeper than git follows them (%d links), or loop", first, maxSymrefDepth-1)
+	case slices.Contains(chain, sym):
+		return errkind.Errorf(ErrUnsupported, "%s: symbolic refs loop (%s -> %s)", first, strings.Join(chain, " -> "), sym)
+	case strings.HasPrefix(first, "refs/heads/") && !strings.HasPrefix(sym, "refs/heads/"):
+		return errkind.Errorf(ErrUnsupported, "%s is a symbolic ref to %s, which is not a branch: writes go to branches (refs/heads/)", name, sym)
+	}
+	return nil
+}
+
+// maxSymrefDepth is how many refs git reads following symbolic refs
+// before it gives up (SYMREF_MAXDEPTH).
+const maxSymrefDepth = 5
+
+// errKeepRef ends a symbolic ref's withLock without writing it.
+var errKeepRef = errors.New("symbolic ref kept")
+
+// withRefLock runs fn holding the lock of the ref name leads to: a
+// symbolic ref is followed to the ref it names, as git's ref updates do,
+// each ref of the chain locked on the way, in git's order, and left as it
+// is. fn gets the final ref's name and value (zero when it does not exist
+// yet, as an unborn branch), and writes that ref's new value into lock.
+// A branch (refs/heads/) is only followed to a branch: a write on a
+// branch never moves a tag or a remote-tracking branch.
+func (r *Repo) withRefLock(ctx context.Context, name string, fn func(target string, cur plumbing.Hash, lock *fileLock) (bool, error)) error {
+	return r.withChainLock(ctx, []string{name}, fn)
+}
+
+func (r *Repo) withChainLock(ctx context.Context, chain []string, fn func(target string, cur plumbing.Hash, lock *fileLock) (bool, error)) error {
+	name := chain[len(chain)-1]
+	var through error
+	err := r.withLock(ctx, name, func(lock *fileLock) (bool, error) {
+		cur, sym, err := r.readRef(name)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return false, err
+		}
+		if sym == "" {
+			return fn(name, cur, lock)
+		}
+		if err := symrefFollowable(chain, name, sym); err != nil {
+			return false, err
+		}
+		through = r.withChainLock(ctx, append(slices.Clip(chain), sym), fn)
+		return false, errKeepRef
+	})
+	if errors.Is(err, errKeepRef) {
+		return through
+	}
+	return err
 }
 
 // withLock runs fn holding <name>.lock, then puts the value fn wrote in
@@ -183,12 +343,12 @@ func (r *Repo) UpdateRef(ctx context.Context, name string, old, new plumbing.Has
 func (r *Repo) withLock(ctx context.Context, name string, fn func(lock *fileLock) (deleted bool, err error)) error {
 	path := filepath.Join(r.dir, filepath.FromSlash(name))
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("ref %s: %w", name, err)
+		return r.permissionError(fmt.Errorf("ref %s: %w", name, err))
 	}
 	lockPath := path + ".lock"
 	lock, err := r.acquire(ctx, lockPath)
 	if err != nil {
-		return fmt.Errorf("ref %s: %w", name, err)
+		return r.permissionError(fmt.Errorf("ref %s: %w", name, err))
 	}
 	deleted, err := fn(lock)
 	if err != nil || deleted {
@@ -196,7 +356,8 @@ func (r *Repo) withLock(ctx context.Context, name string, fn func(lock *fileLock
 		if deleted && err == nil {
 			r.removeEmptyRefDirs(filepath.Dir(path))
 		}
-		return err
+		// A pack the transaction could not write, as its ref.
+		return r.permissionError(err)
 	}
 	err = lock.publish(path, r.syncing())
 	if errors.Is(err, syscall.EISDIR) && syscall.Rmdir(path) == nil {

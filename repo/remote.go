@@ -607,7 +607,9 @@ func gitCommand(ctx context.Context, gitDir string, args ...string) *exec.Cmd {
 		}
 		env = append(env, kv)
 	}
-	cmd.Env = append(env, "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
+	// Replace refs off: git reads objects as this package does, as they
+	// are written, not as refs/replace/ substitutes them.
+	cmd.Env = append(env, "GIT_TERMINAL_PROMPT=0", "LC_ALL=C", "GIT_NO_REPLACE_OBJECTS=1")
 	return cmd
 }
 

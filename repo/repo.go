@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -102,6 +101,10 @@ type Repo struct {
 	lockF    *os.File // see lockFile
 	lockPath string
 
+	// precious: the repository forbids deleting objects
+	// (extensions.preciousObjects); see writable.
+	precious bool
+
 	partial promisor // see partial.go
 	shallow shallow
 }
@@ -135,26 +138,6 @@ func Init(ctx context.Context, dir, branch string, opts Options) (*Repo, error) 
 	return Open(ctx, dir, opts)
 }
 
-// checkObjectFormat refuses a repository whose objects are named by
-// SHA-256 (`git init --object-format=sha256`): this package reads and
-// writes SHA-1 names, and would misread every object of such a store.
-func checkObjectFormat(dir string) error {
-	b, err := os.ReadFile(filepath.Join(dir, "config"))
-	if err != nil {
-		return nil // no config: git's defaults, SHA-1
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		k, v, ok := strings.Cut(line, "=")
-		if !ok || !strings.EqualFold(strings.TrimSpace(k), "objectformat") {
-			continue
-		}
-		if f := strings.ToLower(strings.Trim(strings.TrimSpace(v), `"`)); f != "sha1" {
-			return fmt.Errorf("%w: %s names its objects by %s (git init --object-format=%s); aiwg-state reads SHA-1 repositories: make the store with `aiwg-state init`, or clone it into a SHA-1 repository", ErrUnsupported, dir, strings.ToUpper(f), f)
-		}
-	}
-	return nil
-}
-
 // Open opens the bare repository at dir.
 func Open(_ context.Context, dir string, opts Options) (*Repo, error) {
 	opts.fill()
@@ -162,14 +145,15 @@ func Open(_ context.Context, dir string, opts Options) (*Repo, error) {
 	if err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("%w: %s has no git object database", ErrNotStore, dir)
 	}
-	if err := checkObjectFormat(dir); err != nil {
+	format, err := checkFormat(dir)
+	if err != nil {
 		return nil, err
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
 	}
-	return &Repo{dir: abs, opts: opts, objs: newObjReader(abs), cache: newLRU(opts.CacheEntries)}, nil
+	return &Repo{dir: abs, opts: opts, objs: newObjReader(abs), cache: newLRU(opts.CacheEntries), precious: format.precious}, nil
 }
 
 // Dir is the repository's directory (the git dir).

@@ -92,20 +92,40 @@ func (r *Repo) resolveName(name, head string) (plumbing.Hash, error) {
 	if name == "HEAD" || name == "@" {
 		name = head
 	}
-	candidates := []string{name}
+	// A full object id names that object, whatever refs are named like
+	// it, as git reads it (a branch named so would otherwise change what
+	// an id means).
+	if len(name) == 40 && plumbing.IsHash(name) {
+		return r.expandHash(strings.ToLower(name))
+	}
 	// name is still HEAD when head is: a detached HEAD (a git clone's
 	// checkout), read as the commit it names.
+	candidates := []string{name}
 	if name != "HEAD" && !strings.HasPrefix(name, "refs/") {
-		candidates = []string{"refs/heads/" + name, "refs/tags/" + name, "refs/" + name, "refs/remotes/" + name}
-	}
-	for _, ref := range candidates {
-		h, err := r.Ref(ref)
-		if err == nil {
-			return r.Peel(h)
+		// git's order (git help revisions).
+		candidates = []string{"refs/" + name, "refs/tags/" + name, "refs/heads/" + name, "refs/remotes/" + name, "refs/remotes/" + name + "/HEAD"}
+		if isPseudoref(name) {
+			// ORIG_HEAD, FETCH_HEAD...: git reads the file in the git
+			// directory first.
+			candidates = append([]string{name}, candidates...)
 		}
-		if !errors.Is(err, ErrNotFound) {
+	}
+	for i, ref := range candidates {
+		h, err := r.Ref(ref)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
 			return plumbing.ZeroHash, err
 		}
+		if strings.HasPrefix(ref, "refs/tags/") && len(candidates) > 1 {
+			// git takes the tag, with a warning that scrolls past;
+			// the answer is refused rather than maybe the wrong one.
+			if _, err := r.Ref(candidates[i+1]); err == nil {
+				return plumbing.ZeroHash, errkind.Errorf(ErrNotFound, "%q is ambiguous: it is both the tag refs/tags/%s and the branch refs/heads/%s; name the one you mean (tags/%s or heads/%s)", name, name, name, name, name)
+			}
+		}
+		return r.Peel(h)
 	}
 	if isHex(name) && len(name) >= 4 && len(name) <= 40 {
 		return r.expandHash(name)
@@ -131,6 +151,18 @@ func (r *Repo) Peel(h plumbing.Hash) (plumbing.Hash, error) {
 		h = plumbing.NewHash(target)
 	}
 	return plumbing.ZeroHash, fmt.Errorf("tag %s: chain too long", h)
+}
+
+// isPseudoref reports whether name has the form of a ref git keeps at the
+// top of the git directory (ORIG_HEAD, FETCH_HEAD, MERGE_HEAD): capitals
+// and underscores ending in _HEAD.
+func isPseudoref(name string) bool {
+	for _, c := range []byte(name) {
+		if !(c >= 'A' && c <= 'Z' || c == '_') {
+			return false
+		}
+	}
+	return strings.HasSuffix(name, "_HEAD")
 }
 
 func isHex(s string) bool {

@@ -175,11 +175,12 @@ func (r *Repo) Commit(ctx context.Context, branch string, fn func(*Tx) (*CommitI
 	}
 	var out *Commit
 	published := func(bool) {}
-	err := r.withLock(ctx, branch, func(lock *fileLock) (bool, error) {
-		head, _, err := r.readRef(branch)
-		if err != nil && !errors.Is(err, ErrNotFound) {
-			return false, err
-		}
+	if err := r.Writable(); err != nil {
+		return nil, err
+	}
+	// A branch that is a symbolic ref (git symbolic-ref) is followed to
+	// the branch it names, which the commit moves, as git's does.
+	err := r.withRefLock(ctx, branch, func(_ string, head plumbing.Hash, lock *fileLock) (bool, error) {
 		if opts.Expect != nil && *opts.Expect != head {
 			return false, &StaleError{Ref: branch, Expected: *opts.Expect, Current: head}
 		}

@@ -35,8 +35,11 @@ func runFsck(ctx context.Context, s *session) error {
 		return err
 	}
 	if s.json {
-		printJSON(s.out, map[string]any{"ok": len(rep.Problems) == 0, "checks": rep.Checks, "problems": rep.Problems})
+		printJSON(s.out, map[string]any{"ok": len(rep.Problems) == 0, "checks": rep.Checks, "problems": rep.Problems, "warnings": rep.Warnings})
 	} else {
+		for _, p := range rep.Warnings {
+			fmt.Fprintf(s.out, "warning: %s: %s: %s\n  hint: %s\n", p.Check, p.File, oneLine(p.Problem), p.Repair)
+		}
 		for _, p := range rep.Problems {
 			where := p.Check
 			if p.File != "" {

@@ -29,7 +29,7 @@ const (
 	exitOK         = 0
 	exitUnexpected = 1
 	exitUsage      = 2 // invalid key, path, value or usage
-	exitDomain     = 3 // not found, limits, read-only, invalid state
+	exitDomain     = 3 // not found, limits, read-only, invalid state, no permission to write
 	exitConflict   = 4 // unresolved conflict, in-flight guard
 	exitLock       = 5 // lock failure
 	exitStale      = 6 // concurrent update (--expect mismatch)
@@ -90,6 +90,8 @@ var exitTable = []struct {
 	{repo.ErrNotStore, exitDomain},
 	{repo.ErrDetached, exitDomain},
 	{fs.ErrExist, exitDomain}, // a remote, a clone's directory: as a second branch of one name
+	{repo.ErrPermission, exitDomain},
+	{fs.ErrPermission, exitDomain}, // the same from outside repo/: a file this user may not read or write
 }
 
 // exitCode is the one place errors become exit codes.
@@ -138,6 +140,10 @@ func reportError(w io.Writer, err error, asJSON bool) {
 			if me.Remote != "" {
 				details["remote"] = me.Remote
 			}
+		}
+		var pe *repo.PermissionError
+		if errors.As(err, &pe) {
+			details["directory"] = pe.Dir
 		}
 		var she *repo.ShallowError
 		if errors.As(err, &she) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -336,4 +337,45 @@ func TestRemovedTailTakesGitsFiles(t *testing.T) {
 	if got := git(t, r.Dir(), "count-objects", "-v"); !strings.Contains(got, "garbage: 0") {
 		t.Fatalf("git count-objects: %s", got)
 	}
+}
+
+// TestIndexDeletedByRunningGitGCIsWrittenAgain: in a large pack directory
+// git gc's listing may catch a new index without the pack renamed just
+// before it, and delete it as garbage when it ends. While a git gc runs
+// (gc.pid names a live process) a write waits for it before its ref
+// names the pack, and writes the index again if it is gone.
+func TestIndexDeletedByRunningGitGCIsWrittenAgain(t *testing.T) {
+	r := newRepo(t)
+	write(t, r, map[string]string{"a.json": "1\n"})
+	host, _ := os.Hostname()
+	gc := exec.Command("sleep", "30")
+	if err := gc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer gc.Process.Kill()
+	pidFile := filepath.Join(r.Dir(), "gc.pid")
+	ran := false
+	setHook(t, &testHookPackRenamed, func(base string) {
+		if ran {
+			return
+		}
+		ran = true
+		os.WriteFile(pidFile, []byte(fmt.Sprintf("%d %s", gc.Process.Pid, host)), 0o644)
+		go func() {
+			// What git gc's clean-up does once the index is there.
+			for !exists(base + ".idx") {
+				time.Sleep(time.Millisecond)
+			}
+			os.Remove(base + ".idx")
+			time.Sleep(20 * time.Millisecond)
+			gc.Process.Kill()
+			gc.Wait()
+			os.Remove(pidFile)
+		}()
+	})
+	c := write(t, r, map[string]string{"a.json": "2\n"})
+	if !ran {
+		t.Fatal("the seam did not run")
+	}
+	checkHead(t, r, c, "a.json", "2\n")
 }

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -240,6 +241,8 @@ func (r *Repo) writePackFiles(dir, base string, idx []byte, pack ...[]byte) (dur
 			testHookPackRenamed(base)
 			if err = sysfile.Rename(tmpIdx, base+".idx"); err != nil {
 				os.Remove(base + ".pack")
+			} else {
+				err = r.outlastGitGC(dir, base, idx)
 			}
 		}
 	}
@@ -257,6 +260,57 @@ func (r *Repo) writePackFiles(dir, base string, idx []byte, pack ...[]byte) (dur
 	dirDone := make(chan error, 1)
 	go func() { dirDone <- syncDir(dir) }()
 	return func() error { return <-dirDone }, nil
+}
+
+// outlastGitGC makes sure the index just renamed into place survives a
+// `git gc` running beside this write, before any ref names the pack. git
+// gc ends by deleting every .idx it listed without its .pack, and in a
+// pack directory too large for one read of the directory (hundreds of
+// files) its listing may catch the index renamed after the pack and miss
+// the pack renamed just before. So while a git gc of this host runs
+// (gc.pid names a live process, as git itself judges it), the write
+// waits for it to end, and an index deleted meanwhile is written again.
+// Without a gc running this costs two failed lookups.
+func (r *Repo) outlastGitGC(dir, base string, idx []byte) error {
+	for waited := time.Duration(0); ; {
+		for gitGCRunning(r.dir) && waited < gitGCWaitMax {
+			time.Sleep(10 * time.Millisecond)
+			waited += 10 * time.Millisecond
+		}
+		if exists(base + ".idx") {
+			return nil
+		}
+		if err := r.writeFileAtomic(dir, "tmp_idx_", base+".idx", 0o444, idx); err != nil {
+			return err
+		}
+		if waited >= gitGCWaitMax {
+			return nil
+		}
+	}
+}
+
+// gitGCWaitMax bounds how long a write waits for a git gc (see
+// outlastGitGC): past it, the write goes on as it did before.
+const gitGCWaitMax = 10 * time.Minute
+
+// gitGCRunning reports whether gc.pid names a live git gc of this host,
+// as git's own gc judges it (a pid file older than 12 hours is stale).
+func gitGCRunning(gitDir string) bool {
+	path := filepath.Join(gitDir, "gc.pid")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		return false
+	}
+	if fi, err := os.Stat(path); err != nil || time.Since(fi.ModTime()) > 12*time.Hour {
+		return false
+	}
+	host, _ := os.Hostname()
+	pid, err := strconv.Atoi(f[0])
+	return err == nil && pid > 0 && f[1] == host && processAlive(pid)
 }
 
 // Test seams in the write path, run at the instants a concurrent git

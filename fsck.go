@@ -61,6 +61,24 @@ func (s *Store) Fsck(ctx context.Context) (*FsckReport, error) {
 		add(FsckProblem{Check: "packs", File: ce.File, Problem: ce.Reason, Repair: repair})
 	}
 
+	leftovers, err := s.repo.PackLeftovers()
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range leftovers {
+		switch l.Kind {
+		case repo.PackWithoutIndex:
+			add(FsckProblem{Check: "packs", File: l.File, Problem: "a pack without its index: git cannot read its objects",
+				Repair: "`aiwg-state gc` indexes it again (git index-pack)"})
+		case repo.IndexWithoutPack:
+			add(FsckProblem{Check: "packs", File: l.File, Problem: "an index without its pack (git counts it as garbage)",
+				Repair: "`aiwg-state gc` removes it"})
+		case repo.StrayPackFile:
+			add(FsckProblem{Check: "packs", File: l.File, Problem: "left beside a pack that is gone (git counts it as garbage)",
+				Repair: "`aiwg-state gc` removes it"})
+		}
+	}
+
 	rep.Checks = append(rep.Checks, "git fsck --strict")
 	var out bytes.Buffer
 	cmd := exec.CommandContext(ctx, "git", "--git-dir", s.repo.Dir(), "fsck", "--strict", "--no-progress", "--no-dangling")

@@ -7,7 +7,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
 )
@@ -87,5 +89,68 @@ func TestObjectBytesCountsObjectsOnly(t *testing.T) {
 	}
 	if after != packed || after >= before {
 		t.Errorf("object bytes %d -> %d; the packs and indexes after gc hold %d", before, after, packed)
+	}
+}
+
+// TestFsckNamesPackLeftoversAndGCRepairs: a pack whose index is gone (its
+// objects unreadable by git), and an index and a bitmap without their
+// pack (git's garbage), are each named by fsck with gc as the repair;
+// gc indexes the pack again and removes the rest, and the history reads.
+func TestFsckNamesPackLeftoversAndGCRepairs(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+	for i := 0; i < 3; i++ {
+		if _, err := st.Set(ctx, "d.json", "n", []byte(fmt.Sprint(i)), aiwgstate.WriteOptions{Agent: "a"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := filepath.Join(st.Dir(), "objects", "pack")
+	idxs, _ := filepath.Glob(filepath.Join(dir, "pack-*.idx"))
+	var newest string
+	var at int64
+	for _, p := range idxs {
+		if fi, err := os.Stat(p); err == nil && fi.ModTime().UnixNano() > at {
+			newest, at = p, fi.ModTime().UnixNano()
+		}
+	}
+	if err := os.Remove(newest); err != nil {
+		t.Fatal(err)
+	}
+	gone := filepath.Join(dir, "pack-"+hex.EncodeToString(make([]byte, 20)))
+	os.WriteFile(gone+".idx", []byte("x"), 0o444)
+	os.WriteFile(gone+".bitmap", []byte("x"), 0o444)
+	old := time.Now().Add(-time.Minute)
+	for _, p := range []string{newest[:len(newest)-4] + ".pack", gone + ".idx", gone + ".bitmap"} {
+		os.Chtimes(p, old, old)
+	}
+	rep, err := st.Fsck(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{
+		"objects/pack/" + filepath.Base(newest[:len(newest)-4]) + ".pack": true,
+		"objects/pack/" + filepath.Base(gone) + ".idx":                    true,
+		"objects/pack/" + filepath.Base(gone) + ".bitmap":                 true,
+	}
+	for _, p := range rep.Problems {
+		if want[p.File] {
+			if !strings.Contains(p.Repair, "aiwg-state gc") {
+				t.Errorf("%s: repair %q", p.File, p.Repair)
+			}
+			delete(want, p.File)
+		}
+	}
+	if len(want) != 0 {
+		t.Fatalf("fsck did not name %v: %+v", want, rep.Problems)
+	}
+	if err := st.GC(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := st.Fsck(ctx); err != nil || len(rep.Problems) != 0 {
+		t.Fatalf("after gc: %+v, %v", rep, err)
+	}
+	fsck(t, st)
+	if got, err := st.Get(ctx, "d.json", "n", aiwgstate.ReadOptions{}); err != nil || strings.TrimSpace(string(got)) != "2" {
+		t.Fatalf("get = %s, %v", got, err)
 	}
 }

@@ -130,7 +130,7 @@ func TestFlippedIndexNameIsDamageNotAbsence(t *testing.T) {
 	r, paths := damagedStore(t, func(idx, _ string, blobs map[string]plumbing.Hash) {
 		// A bit of the name of a document's blob: it is hidden.
 		b, _ := os.ReadFile(idx)
-		objs, err := parseIdx(b)
+		objs, _, err := parseIdx(b)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -136,6 +136,9 @@ func (r *Repo) Maintain(ctx context.Context, full bool) error {
 	defer unlock()
 	r.sweepLockFiles() // first: the lock files left are live writers' (see removeStaleTemp)
 	r.removeStaleTemp()
+	// Before the repack, which can then roll the objects up. A pack git
+	// cannot index is reported after the repack, which still runs.
+	_, recoverErr := r.RecoverPacks(ctx)
 	// A multi-pack-index naming a pack that is gone (left so by an older
 	// writer) fails every git read through it, git gc's included.
 	if _, err := repairMidx(filepath.Join(r.dir, "objects", "pack")); err != nil {
@@ -160,6 +163,9 @@ func (r *Repo) Maintain(ctx context.Context, full bool) error {
 				filepath.Join(r.dir, "gc.pid"), ErrLocked)
 		}
 		return fmt.Errorf("git %s: %v: %s", strings.Join(cmd.Args[3:], " "), err, msg)
+	}
+	if recoverErr != nil {
+		return fmt.Errorf("maintenance: %w", recoverErr)
 	}
 	return nil
 }
@@ -504,35 +510,64 @@ func (r *Repo) removeStaleTemp() {
 	if err != nil {
 		return
 	}
-	writers := -1 // unknown until a .keep asks
+	writers := -1 // unknown until a leftover asks
+	quiet := func() bool {
+		if writers < 0 {
+			writers = r.otherWriters()
+		}
+		return writers == 0
+	}
+	names := make(map[string]bool, len(es))
+	for _, e := range es {
+		names[e.Name()] = true
+	}
 	for _, e := range es {
 		n := e.Name()
 		age := time.Hour
-		switch ext := filepath.Ext(n); {
+		ext := filepath.Ext(n)
+		stem := strings.TrimSuffix(n, ext)
+		switch {
 		case strings.HasPrefix(n, "tmp_pack_") || strings.HasPrefix(n, "tmp_idx_") || strings.HasPrefix(n, "tmp_keep_"):
 			if pid, ok := tempPid(n); ok && !processAlive(pid) {
 				age = 0
 			}
-		case strings.HasPrefix(n, "pack-") && (ext == ".idx" || ext == ".keep"):
-			// An index or a .keep whose pack is gone: a crash between the
-			// unlinks of a replaced tail, or before a kept tail's pack
-			// appeared. git ignores them; readers would keep trying the
-			// index.
-			if _, err := os.Stat(filepath.Join(dir, strings.TrimSuffix(n, ext)+".pack")); !errors.Is(err, os.ErrNotExist) {
+		case strings.HasPrefix(n, "pack-") && ext == ".keep" && names[stem+".pack"]:
+			// The .keep of a pack whose commit was being published by a
+			// process that is gone (see writePack): the pack is an
+			// ordinary one now, its commit published or not.
+			if !inFlightKeepOfDeadProcess(filepath.Join(dir, n)) {
 				continue
 			}
-			if ext == ".keep" {
+			age = 0
+		case strings.HasPrefix(n, "pack-") && (ext == ".idx" || ext == ".keep" || ext == ".bitmap" || ext == ".rev") && !names[stem+".pack"]:
+			// A file whose pack is gone: a crash between the unlinks of
+			// a removed pack, or before a kept pack appeared. git reports
+			// them as garbage; readers would keep trying an index. Every
+			// writer, git's and ours, renames a pack in place before its
+			// index, bitmap and reverse index, so these are no live
+			// writer's; an index is still given a minute while other
+			// writers run, for an older aiwg-state that renamed the
+			// index first.
+			switch {
+			case ext == ".bitmap" || ext == ".rev":
+				age = 0
+			case ext == ".idx":
+				age = time.Minute
+				if quiet() {
+					age = 0
+				}
+			default:
 				if _, ours := readKeep(filepath.Join(dir, n)); ours {
-					if writers < 0 {
-						writers = r.otherWriters()
-					}
 					age = time.Minute // a live writer renames its pack in place milliseconds after
-					if writers == 0 {
+					if quiet() {
 						age = 0
 					}
 				} else if keepOfDeadProcess(filepath.Join(dir, n)) {
 					age = 0
 				}
+			}
+			if _, err := os.Stat(filepath.Join(dir, stem+".pack")); !errors.Is(err, os.ErrNotExist) {
+				continue // appeared since the listing
 			}
 		default:
 			continue
@@ -541,6 +576,20 @@ func (r *Repo) removeStaleTemp() {
 			os.Remove(filepath.Join(dir, n))
 		}
 	}
+}
+
+// inFlightKeepOfDeadProcess: a .keep writePack put on a pack for its
+// commit (inFlightKeep) whose process is gone, or that is a day old (a
+// pid reused since).
+func inFlightKeepOfDeadProcess(path string) bool {
+	b, err := os.ReadFile(path)
+	if err != nil || !strings.HasPrefix(string(b), inFlightKeepPrefix) {
+		return false
+	}
+	if fi, err := os.Stat(path); err == nil && time.Since(fi.ModTime()) > 24*time.Hour {
+		return true
+	}
+	return keepOfDeadProcess(path)
 }
 
 // otherWriters counts the lock files of aiwg/locks that another live Repo

@@ -185,7 +185,7 @@ func TestRepackStartingMidCommitKeepsKeptTailObjects(t *testing.T) {
 	}
 	// Publishing removes the tail it replaced, unless a repack may read it.
 	if !r.repackMayRead(oldTail) {
-		r.removePack(oldTail)
+		r.removePack(oldTail, false)
 	}
 	checkObjs(t, r, keptObjs)
 }
@@ -268,7 +268,7 @@ func fullCopyOfKeptTail(t *testing.T, full bool) {
 	}
 	// The publish step of Commit (tx.go), ok == true.
 	if !r.repackMayRead(oldTail) {
-		r.removePack(oldTail)
+		r.removePack(oldTail, false)
 	}
 	checkObjs(t, r, keptObjs)
 }
@@ -316,7 +316,7 @@ func TestFullKeptCopySurvivesTheRepackItRacesWith(t *testing.T) {
 	}
 	// The commit publishes while the lock is still held.
 	if !r.repackMayRead(oldTail) {
-		r.removePack(oldTail)
+		r.removePack(oldTail, false)
 	}
 	os.Remove(r.maintenanceLock())
 	checkObjs(t, r, keptObjs)

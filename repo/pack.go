@@ -14,6 +14,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -36,11 +39,22 @@ type rawObject struct {
 // once the commit is published (removing it earlier could leave a reader
 // without an object the branch needs).
 //
-// Both files are written under git's temporary names and renamed into
-// place, the index first: git finds a pack through its .idx and skips one
-// whose .pack is missing, while go-git lists .pack files and fails on one
-// without an .idx. In this order a reader of either kind, or a crash at any
-// point, sees nothing or a complete pack.
+// Both files are written whole under git's temporary names, then renamed
+// into place back to back, the pack first, as git does: git finds a pack
+// through its .idx and skips a .pack without one, but `git gc` deletes an
+// .idx whose .pack is missing as garbage, which would leave the objects of
+// a commit about to be published in a pack nothing indexes. A crash
+// between the two renames leaves a .pack without its index, which
+// maintenance indexes again (see RecoverPacks).
+//
+// The pack gets a .keep before it appears, as git's receive-pack has
+// index-pack do for a pushed pack: until the branch names the commit, its
+// objects are unreachable, and a `git repack -a -d` or `git gc` running
+// meanwhile would drop them and delete the pack (git's repack lists the
+// .pack files, and deletes an unkept one even before its index is
+// there). The caller releases the
+// keep (releaseInFlight) once the ref is published; a crash leaves a
+// .keep naming a dead process, which maintenance removes.
 //
 // Under fsync the pack directory is flushed in the background: durable
 // waits for it, and a ref must not name the pack before it returns (the
@@ -131,21 +145,31 @@ func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, dura
 	// would roll an unkept copy up without the old tail's objects, and
 	// removing the old tail would then lose them.
 	keep := repacking || (tail != nil && tail.kept)
-	if keep {
-		// Before the index: git finds packs by their index, and must
-		// find this one kept. Renamed in whole, so that a .keep is ours
-		// or someone else's, never half written.
-		if err := r.writeFileAtomic(dir, "tmp_keep_", base+".keep", 0o644, []byte(tailKeep)); err != nil {
-			return plumbing.ZeroHash, plumbing.ZeroHash, nil, err
-		}
+	content := []byte(tailKeep)
+	if !keep {
+		content = inFlightKeep() // released once the commit is published
+	}
+	// Before the pack and its index: git must find the pack kept from
+	// the moment it can find the pack. Renamed in whole, so that a .keep
+	// is ours or someone else's, never half written. Not flushed: a
+	// .keep matters only to processes running beside this one, and
+	// after a crash it is a leftover.
+	if err := r.writeKeep(dir, base+".keep", content); err != nil {
+		return plumbing.ZeroHash, plumbing.ZeroHash, nil, err
 	}
 	idx := encodeIdx(entries, newPack)
 	durable, err = r.writePackFiles(dir, base, idx, data, sum[:])
 	if err != nil {
-		if keep {
-			os.Remove(base + ".keep")
-		}
+		os.Remove(base + ".keep")
 		return plumbing.ZeroHash, plumbing.ZeroHash, nil, err
+	}
+	if !keep {
+		r.tailMu.Lock()
+		if r.inFlight == nil {
+			r.inFlight = map[plumbing.Hash]int{}
+		}
+		r.inFlight[newPack]++
+		r.tailMu.Unlock()
 	}
 	if tail == nil {
 		r.packAdded.Store(true)
@@ -186,40 +210,173 @@ func mergeEntries(old, added []packEntry) []packEntry {
 	return out
 }
 
-// writePackFiles puts a pack and its index in place, the index first (see
+// writePackFiles puts a pack and its index in place: both are written
+// whole first, then renamed back to back, the pack before the index (see
 // writePack). Under fsync the two files are flushed at the same time, and
 // then the directory in the background, while the caller writes the ref's
 // new file: two flushes issued together took 1.35x as long as one on the
 // disks we measured, where two in turn take 2x.
 func (r *Repo) writePackFiles(dir, base string, idx []byte, pack ...[]byte) (durable func() error, err error) {
-	if !r.syncing() {
-		if err := r.writeFileAtomic(dir, "tmp_idx_", base+".idx", 0o444, idx); err != nil {
-			return nil, err
-		}
-		if err := r.writeFileAtomic(dir, "tmp_pack_", base+".pack", 0o444, pack...); err != nil {
-			os.Remove(base + ".idx")
-			return nil, err
-		}
-		return noWait, nil
+	var tmpIdx, tmpPack string
+	var idxErr error
+	if r.syncing() {
+		idxDone := make(chan struct{})
+		go func() {
+			defer close(idxDone)
+			tmpIdx, idxErr = r.writeTemp(dir, "tmp_idx_", 0o444, idx)
+		}()
+		tmpPack, err = r.writeTemp(dir, "tmp_pack_", 0o444, pack...)
+		<-idxDone
+	} else if tmpIdx, idxErr = r.writeTemp(dir, "tmp_idx_", 0o444, idx); idxErr == nil {
+		tmpPack, err = r.writeTemp(dir, "tmp_pack_", 0o444, pack...)
 	}
-	idxDone := make(chan error, 1)
-	go func() { idxDone <- r.writeFileAtomic(dir, "tmp_idx_", base+".idx", 0o444, idx) }()
-	tmp, err := r.writeTemp(dir, "tmp_pack_", 0o444, pack...)
 	if err != nil {
 		err = fmt.Errorf("write %s: %w", filepath.Base(base)+".pack", err)
 	}
-	idxErr := <-idxDone
+	if idxErr != nil {
+		idxErr = fmt.Errorf("write %s: %w", filepath.Base(base)+".idx", idxErr)
+	}
 	if err == nil && idxErr == nil {
-		err = sysfile.Rename(tmp, base+".pack")
+		if err = sysfile.Rename(tmpPack, base+".pack"); err == nil {
+			testHookPackRenamed(base)
+			if err = sysfile.Rename(tmpIdx, base+".idx"); err != nil {
+				os.Remove(base + ".pack")
+			} else {
+				err = r.outlastGitGC(dir, base, idx)
+			}
+		}
 	}
 	if err != nil || idxErr != nil {
-		os.Remove(tmp)
-		os.Remove(base + ".idx")
+		for _, tmp := range []string{tmpPack, tmpIdx} {
+			if tmp != "" {
+				os.Remove(tmp)
+			}
+		}
 		return nil, errors.Join(err, idxErr)
+	}
+	if !r.syncing() {
+		return noWait, nil
 	}
 	dirDone := make(chan error, 1)
 	go func() { dirDone <- syncDir(dir) }()
 	return func() error { return <-dirDone }, nil
+}
+
+// outlastGitGC makes sure the index just renamed into place survives a
+// `git gc` running beside this write, before any ref names the pack. git
+// gc ends by deleting every .idx it listed without its .pack, and in a
+// pack directory too large for one read of the directory (hundreds of
+// files) its listing may catch the index renamed after the pack and miss
+// the pack renamed just before. So while a git gc of this host runs
+// (gc.pid names a live process, as git itself judges it), the write
+// waits for it to end, and an index deleted meanwhile is written again.
+// Without a gc running this costs two failed lookups.
+func (r *Repo) outlastGitGC(dir, base string, idx []byte) error {
+	for waited := time.Duration(0); ; {
+		for gitGCRunning(r.dir) && waited < gitGCWaitMax {
+			time.Sleep(10 * time.Millisecond)
+			waited += 10 * time.Millisecond
+		}
+		if exists(base + ".idx") {
+			return nil
+		}
+		if err := r.writeFileAtomic(dir, "tmp_idx_", base+".idx", 0o444, idx); err != nil {
+			return err
+		}
+		if waited >= gitGCWaitMax {
+			return nil
+		}
+	}
+}
+
+// gitGCWaitMax bounds how long a write waits for a git gc (see
+// outlastGitGC): past it, the write goes on as it did before.
+const gitGCWaitMax = 10 * time.Minute
+
+// gitGCRunning reports whether gc.pid names a live git gc of this host,
+// as git's own gc judges it (a pid file older than 12 hours is stale).
+func gitGCRunning(gitDir string) bool {
+	path := filepath.Join(gitDir, "gc.pid")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		return false
+	}
+	if fi, err := os.Stat(path); err != nil || time.Since(fi.ModTime()) > 12*time.Hour {
+		return false
+	}
+	host, _ := os.Hostname()
+	pid, err := strconv.Atoi(f[0])
+	return err == nil && pid > 0 && f[1] == host && processAlive(pid)
+}
+
+// Test seams in the write path, run at the instants a concurrent git
+// gc or repack can do the most harm: testHookPackRenamed between the
+// renames of a new pack and of its index (base is its path without
+// extension), testHookBeforeRef once both are in place and before the
+// branch is moved. No-ops outside tests.
+var (
+	testHookPackRenamed = func(base string) {}
+	testHookBeforeRef   = func() {}
+)
+
+// writeKeep puts a .keep in place whole, unflushed (see writePack).
+func (r *Repo) writeKeep(dir, dst string, content []byte) error {
+	tmp := filepath.Join(dir, "tmp_keep_"+strconv.Itoa(os.Getpid())+"-"+strconv.FormatUint(rand.Uint64(), 36))
+	err := sysfile.WriteNew(tmp, 0o644, false, false, content)
+	if err == nil {
+		err = sysfile.Rename(tmp, dst)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", filepath.Base(dst), err)
+	}
+	return nil
+}
+
+// inFlightKeep is the content of the .keep that protects a pack until its
+// commit is published, in git's own format for a pack a process is
+// receiving ("receive-pack <pid> on <host>"): maintenance recognizes the
+// keep of a process that is gone.
+var inFlightKeep = sync.OnceValue(func() []byte {
+	host, err := os.Hostname()
+	if err != nil || host == "" || strings.ContainsAny(host, " \n") {
+		host = "localhost"
+	}
+	return []byte(inFlightKeepPrefix + strconv.Itoa(os.Getpid()) + " on " + host + "\n")
+})
+
+const inFlightKeepPrefix = "aiwg-state "
+
+// releaseInFlight removes the .keep writePack put on pack h for its
+// commit, once the branch names the commit, or the commit failed (the
+// pack then stays, an ordinary pack). A pack this process wrote twice in
+// flight (the same objects on two branches) keeps it until both are done.
+func (r *Repo) releaseInFlight(h plumbing.Hash) {
+	r.tailMu.Lock()
+	n, ok := r.inFlight[h]
+	if ok {
+		if n > 1 {
+			r.inFlight[h] = n - 1
+		} else {
+			delete(r.inFlight, h)
+		}
+	}
+	r.tailMu.Unlock()
+	if ok && n == 1 {
+		os.Remove(filepath.Join(r.dir, "objects", "pack", "pack-"+h.String()+".keep"))
+	}
+}
+
+// isInFlight reports whether pack h is one of this process's packs whose
+// commit is not yet published.
+func (r *Repo) isInFlight(h plumbing.Hash) bool {
+	r.tailMu.Lock()
+	defer r.tailMu.Unlock()
+	return r.inFlight[h] > 0
 }
 
 func noWait() error { return nil }
@@ -229,11 +386,15 @@ func noWait() error { return nil }
 // the new pack holds everything it did.
 func (r *Repo) writeObjects(objs []rawObject) error {
 	newPack, oldTail, durable, err := r.writePack(objs)
-	if err == nil {
-		err = durable()
+	if err != nil {
+		return err
 	}
-	if err == nil && !oldTail.IsZero() && oldTail != newPack && !r.repackMayRead(oldTail) {
+	err = durable()
+	if err == nil && !oldTail.IsZero() && oldTail != newPack && !r.repackMayRead(oldTail) && !r.isInFlight(oldTail) {
 		r.supersede(oldTail)
+	}
+	if oldTail != newPack {
+		r.releaseInFlight(newPack)
 	}
 	return err
 }
@@ -373,8 +534,9 @@ func appendStored(b, data []byte) []byte {
 }
 
 // removePack deletes a tail whose objects a newer pack holds, and its
-// .keep if it is ours; a pack someone else keeps stays.
-func (r *Repo) removePack(h plumbing.Hash) {
+// .keep if it is ours; a pack someone else keeps stays. gitFiles says the
+// pack may have a bitmap or reverse index beside it, which go with it.
+func (r *Repo) removePack(h plumbing.Hash, gitFiles bool) {
 	base := filepath.Join(r.dir, "objects", "pack", "pack-"+h.String())
 	kept, ours := readKeep(base + ".keep")
 	if kept && !ours {
@@ -385,10 +547,10 @@ func (r *Repo) removePack(h plumbing.Hash) {
 	r.tailMu.Lock()
 	found := r.foundTail == h
 	r.tailMu.Unlock()
-	if found {
+	if found || gitFiles {
 		// What git gc may have written beside a pack that then became
 		// the tail, which git would report as garbage without its pack.
-		// Packs this process wrote have none: spared two failed unlinks.
+		// Packs aiwg-state wrote have none: spared two failed unlinks.
 		for _, ext := range []string{".bitmap", ".rev"} {
 			os.Remove(base + ext)
 		}

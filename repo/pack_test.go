@@ -225,7 +225,7 @@ func TestEncodeIdxAsGoGitReadsIt(t *testing.T) {
 			}
 		}
 		if !tc.large {
-			back, err := parseIdx(b)
+			back, _, err := parseIdx(b)
 			if err != nil || !slices.Equal(back, objs) {
 				t.Fatalf("n=%d: parseIdx: %v", tc.n, err)
 			}

@@ -74,9 +74,21 @@ func (p *packIndex) load(dir string) bool {
 		}
 		return false
 	}
+	if len(data) >= 4 && !bytes.Equal(data[:4], []byte{0xff, 't', 'O', 'c'}) {
+		// A version 1 index (`pack.indexVersion=1`): read whole and
+		// rendered in memory as version 2, which the lookups read.
+		idx, err := v1AsV2(data)
+		syscall.Munmap(data)
+		if err != nil {
+			p.damage = err.Error()
+			return false
+		}
+		p.idx, p.n, p.broken, p.heapIdx, p.verified = idx, int(binary.BigEndian.Uint32(idx[8+255*4:])), false, true, true
+		return true
+	}
 	if len(data) < 8+1024+40 || !bytes.Equal(data[:8], []byte{0xff, 't', 'O', 'c', 0, 0, 0, 2}) {
 		syscall.Munmap(data)
-		p.damage = "not a version 2 pack index"
+		p.damage = "not a pack index of version 1 or 2"
 		return false
 	}
 	count := int(binary.BigEndian.Uint32(data[8+255*4:]))
@@ -87,6 +99,23 @@ func (p *packIndex) load(dir string) bool {
 	}
 	p.idx, p.n, p.broken = data, count, false
 	return true
+}
+
+// v1AsV2 checks a version 1 index against its checksum and renders it
+// as version 2 (without CRCs: only lookups read it). A store of one is
+// rare (git writes version 2 unless told), so it pays this per process
+// rather than every lookup a second layout.
+func v1AsV2(data []byte) ([]byte, error) {
+	if err := checkIdxSum(data); err != nil {
+		return nil, err
+	}
+	objs, _, err := parseIdx(data)
+	if err != nil {
+		return nil, err
+	}
+	var pack plumbing.Hash
+	copy(pack[:], data[len(data)-40:])
+	return encodeIdx(objs, pack), nil
 }
 
 // mapFile maps a whole file read-only. It uses the system calls directly:

@@ -91,6 +91,12 @@ type Repo struct {
 	// foundTail is the last tail found on disk rather than written here:
 	// git may have written it, with files beside it (see removePack).
 	foundTail plumbing.Hash
+	// inFlight counts the packs this process has put in place under a
+	// .keep of its own and whose commit is not yet published (see
+	// writePack): such a pack must not be superseded by a copy of it,
+	// which a repack could roll up without the objects the kept one
+	// holds. Under tailMu.
+	inFlight map[plumbing.Hash]int
 
 	// superseded are the tails this process replaced, oldest first,
 	// waiting out supersededGrace before they are removed.

@@ -90,7 +90,7 @@ func (r *Repo) sweepSuperseded() {
 	dir := filepath.Join(r.dir, "objects", "pack")
 	cover := readMidxCover(dir)
 	for _, s := range gone {
-		r.removeSuperseded(s.hash, cover, false)
+		r.removeSuperseded(s.hash, cover, false, false)
 	}
 }
 
@@ -98,11 +98,11 @@ func (r *Repo) sweepSuperseded() {
 // names it or a running repack may be reading it (the repack removes what
 // it rolls up); maintenance, which holds the repack's lock before it
 // starts one, says so with locked.
-func (r *Repo) removeSuperseded(h plumbing.Hash, cover midxCover, locked bool) {
+func (r *Repo) removeSuperseded(h plumbing.Hash, cover midxCover, locked, gitFiles bool) {
 	if cover.covers("pack-"+h.String()) || (!locked && r.repackMayRead(h)) {
 		return
 	}
-	r.removePack(h)
+	r.removePack(h, gitFiles)
 }
 
 // isSuperseded reports whether fi, a pack's .idx, carries the mark, and

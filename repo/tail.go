@@ -2,9 +2,11 @@ package repo
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha1"
 	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"slices"
@@ -97,7 +99,8 @@ func (r *Repo) findTail(locked bool) (*tailPack, error) {
 	var best os.FileInfo
 	bestKept := false
 	packs := 0
-	var stale []plumbing.Hash // superseded tails past their grace
+	var stale []plumbing.Hash            // superseded tails past their grace
+	gitFiles := map[plumbing.Hash]bool{} // those of them with git's files beside
 	defer func() { r.packsSeen.Store(int64(packs)) }()
 	for _, e := range es {
 		n := e.Name()
@@ -111,6 +114,9 @@ func (r *Repo) findTail(locked bool) (*tailPack, error) {
 		}
 		stem := strings.TrimSuffix(n, ".pack")
 		base := filepath.Join(dir, stem)
+		if !names[stem+".idx"] {
+			continue // its index is not in place yet, or was lost (see RecoverPacks)
+		}
 		// A superseded tail (always small) is a copy of what a newer
 		// pack holds: not counted, not extended, and removed below once
 		// its grace is over (the process that marked it may be gone).
@@ -119,6 +125,7 @@ func (r *Repo) findTail(locked bool) (*tailPack, error) {
 				packs--
 				if h := strings.TrimPrefix(stem, "pack-"); age >= supersededGrace && plumbing.IsHash(h) && !cover.covers(stem) {
 					stale = append(stale, plumbing.NewHash(h))
+					gitFiles[plumbing.NewHash(h)] = names[stem+".bitmap"] || names[stem+".rev"]
 				}
 				continue
 			}
@@ -154,7 +161,7 @@ func (r *Repo) findTail(locked bool) (*tailPack, error) {
 		return nil, nil // being removed, or not ours to understand: start a new tail
 	}
 	t.kept = bestKept
-	r.sweepStale(dir, t, stale, cover, locked)
+	r.sweepStale(dir, t, stale, gitFiles, cover, locked)
 	return t, nil
 }
 
@@ -166,13 +173,13 @@ func (r *Repo) findTail(locked bool) (*tailPack, error) {
 // verified anyway), a mark never removes the only copy of an object. One
 // that the tail does not hold (the tail filled up since, and a new one
 // began) is left to the next roll-up.
-func (r *Repo) sweepStale(dir string, t *tailPack, stale []plumbing.Hash, cover midxCover, locked bool) {
+func (r *Repo) sweepStale(dir string, t *tailPack, stale []plumbing.Hash, gitFiles map[plumbing.Hash]bool, cover midxCover, locked bool) {
 	for _, h := range stale {
 		idx, err := sysfile.ReadFile(filepath.Join(dir, "pack-"+h.String()+".idx"), 0)
 		if err != nil {
 			continue
 		}
-		objs, err := parseIdx(idx)
+		objs, _, err := parseIdx(idx)
 		if err != nil || len(objs) > len(t.objs) {
 			continue
 		}
@@ -184,7 +191,7 @@ func (r *Repo) sweepStale(dir string, t *tailPack, stale []plumbing.Hash, cover 
 			}
 		}
 		if held {
-			r.removeSuperseded(h, cover, locked)
+			r.removeSuperseded(h, cover, locked, gitFiles[h])
 		}
 	}
 }
@@ -211,9 +218,14 @@ func readTail(dir string, h plumbing.Hash) (*tailPack, error) {
 	if err := checkPackSums(base, idx, pack); err != nil {
 		return nil, err
 	}
-	objs, err := parseIdx(idx)
+	objs, v1, err := parseIdx(idx)
 	if err != nil {
 		return nil, &CorruptError{File: "objects/pack/" + filepath.Base(base) + ".idx", Reason: err.Error()}
+	}
+	if v1 {
+		if err := fillCRCs(objs, pack[:len(pack)-20]); err != nil {
+			return nil, &CorruptError{File: "objects/pack/" + filepath.Base(base) + ".idx", Reason: err.Error()}
+		}
 	}
 	if uint32(len(objs)) != binary.BigEndian.Uint32(pack[8:]) {
 		return nil, &CorruptError{File: "objects/pack/" + filepath.Base(base) + ".idx", Reason: "its object count differs from the pack's"}
@@ -243,7 +255,7 @@ func checkPackSums(base string, idx, pack []byte) error {
 
 // checkIdxSum verifies an index's trailing SHA-1 of its contents.
 func checkIdxSum(idx []byte) error {
-	if len(idx) < 8+1024+40 {
+	if len(idx) < 1024+40 { // a version 1 index of no object
 		return errors.New("truncated")
 	}
 	if sum := sha1.Sum(idx[:len(idx)-20]); !bytes.Equal(sum[:], idx[len(idx)-20:]) {
@@ -258,17 +270,28 @@ func checkIdxSum(idx []byte) error {
 // CLI process the largest memory it touches.
 const tailRoom = 48 << 10
 
-// parseIdx reads a version 2 pack index of a small pack (no 64-bit
-// offsets).
-func parseIdx(b []byte) ([]packEntry, error) {
+// parseIdx reads a pack index: version 2, git's default, with its table
+// of 64-bit offsets, or version 1 (`pack.indexVersion=1`), which records
+// no CRCs (v1 is then set, and every crc is zero).
+func parseIdx(b []byte) (objs []packEntry, v1 bool, err error) {
+	if len(b) >= 4 && bytes.Equal(b[:4], []byte{0xff, 't', 'O', 'c'}) {
+		objs, err = parseIdxV2(b)
+		return objs, false, err
+	}
+	objs, err = parseIdxV1(b)
+	return objs, true, err
+}
+
+func parseIdxV2(b []byte) ([]packEntry, error) {
 	if len(b) < 8+1024 || !bytes.Equal(b[:8], []byte{0xff, 't', 'O', 'c', 0, 0, 0, 2}) {
-		return nil, errors.New("not a version 2 index")
+		return nil, errors.New("not a pack index of version 1 or 2")
 	}
 	n := int(binary.BigEndian.Uint32(b[8+255*4:]))
 	names := 8 + 1024
 	crcs := names + 20*n
 	offs := crcs + 4*n
-	if len(b) < offs+4*n+40 {
+	large := offs + 4*n
+	if n < 0 || len(b) < large+40 {
 		return nil, errors.New("truncated index")
 	}
 	out := make([]packEntry, n)
@@ -278,13 +301,75 @@ func parseIdx(b []byte) ([]packEntry, error) {
 		if i > 0 && bytes.Compare(out[i-1].hash[:], e.hash[:]) >= 0 {
 			return nil, errors.New("index out of order")
 		}
-		off := binary.BigEndian.Uint32(b[offs+4*i:])
+		off := int64(binary.BigEndian.Uint32(b[offs+4*i:]))
 		if off&0x80000000 != 0 {
-			return nil, errors.New("large offsets")
+			// An entry of the table of 64-bit offsets: git puts offsets
+			// past 2 GiB there, or any past the limit
+			// --index-version=2,<limit> sets.
+			at := large + 8*int(off&0x7fffffff)
+			if at+8 > len(b)-40 {
+				return nil, errors.New("a large offset outside the index")
+			}
+			if off = int64(binary.BigEndian.Uint64(b[at:])); off < 0 {
+				return nil, errors.New("a large offset out of range")
+			}
 		}
-		e.offset, e.crc = int64(off), binary.BigEndian.Uint32(b[crcs+4*i:])
+		e.offset, e.crc = off, binary.BigEndian.Uint32(b[crcs+4*i:])
 	}
 	return out, nil
+}
+
+// parseIdxV1 reads a version 1 index: the fan-out table, then per object
+// its 4-byte offset and its name.
+func parseIdxV1(b []byte) ([]packEntry, error) {
+	if len(b) < 1024+40 {
+		return nil, errors.New("not a pack index of version 1 or 2")
+	}
+	n := int(binary.BigEndian.Uint32(b[255*4:]))
+	if n < 0 || len(b) != 1024+24*n+40 {
+		return nil, errors.New("not a pack index of version 1 or 2 (or a truncated one)")
+	}
+	prev := uint32(0)
+	for i := range 256 {
+		f := binary.BigEndian.Uint32(b[4*i:])
+		if f < prev {
+			return nil, errors.New("not a pack index of version 1 or 2 (its fan-out table decreases)")
+		}
+		prev = f
+	}
+	out := make([]packEntry, n)
+	for i := range out {
+		e := &out[i]
+		at := 1024 + 24*i
+		e.offset = int64(binary.BigEndian.Uint32(b[at:]))
+		copy(e.hash[:], b[at+4:])
+		if i > 0 && bytes.Compare(out[i-1].hash[:], e.hash[:]) >= 0 {
+			return nil, errors.New("index out of order")
+		}
+	}
+	return out, nil
+}
+
+// fillCRCs computes the CRC-32 of each entry's bytes in pack (its data
+// without the trailing checksum), which a version 1 index does not
+// record and the version 2 index of a tail's copy must.
+func fillCRCs(objs []packEntry, pack []byte) error {
+	byOff := make([]int, len(objs))
+	for i := range byOff {
+		byOff[i] = i
+	}
+	slices.SortFunc(byOff, func(a, b int) int { return cmp.Compare(objs[a].offset, objs[b].offset) })
+	for k, i := range byOff {
+		start, end := objs[i].offset, int64(len(pack))
+		if k+1 < len(byOff) {
+			end = objs[byOff[k+1]].offset
+		}
+		if start < 12 || end <= start || end > int64(len(pack)) {
+			return errors.New("an offset outside the pack")
+		}
+		objs[i].crc = crc32.ChecksumIEEE(pack[start:end])
+	}
+	return nil
 }
 
 // encodeIdx renders a version 2 pack index of objs, which are in hash

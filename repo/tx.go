@@ -234,6 +234,7 @@ func (r *Repo) Commit(ctx context.Context, branch string, fn func(*Tx) (*CommitI
 		published = func(ok bool) {
 			switch {
 			case newPack == oldTail:
+				return // nothing new was written, nor kept
 			case !ok:
 				// The new pack stays: the ref may have moved after all
 				// (only the flush of its directory failed), or another
@@ -241,14 +242,21 @@ func (r *Repo) Commit(ctx context.Context, branch string, fn func(*Tx) (*CommitI
 				// already, may name it. The next commit extends it as
 				// the tail, or a repack rolls it up.
 				r.setTail(nil)
-			case !oldTail.IsZero() && !r.repackMayRead(oldTail):
+			case !oldTail.IsZero() && !r.repackMayRead(oldTail) && !r.isInFlight(oldTail):
 				// A tail a running repack may be reading stays: the
-				// repack removes it when it rolls it up. Others are
-				// superseded, and removed once plain git readers that
-				// listed them have had time to open them.
+				// repack removes it when it rolls it up. So does one
+				// whose own commit (on another branch) is not yet
+				// published: it is kept, and a repack would leave its
+				// objects out of what it rolls this pack into. Others
+				// are superseded, and removed once plain git readers
+				// that listed them have had time to open them.
 				r.supersede(oldTail)
 			}
+			// Last: until here the new pack's objects may be reachable
+			// from nothing a repack sees.
+			r.releaseInFlight(newPack)
 		}
+		testHookBeforeRef()
 		r.remember(b.objs, b.trees)
 		r.mu.Lock()
 		r.cache.put(commitKey(c.Hash), c)

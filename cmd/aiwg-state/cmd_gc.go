@@ -20,7 +20,9 @@ packed: writes extend a small tail pack and roll full ones up geometrically
 once there are more than 50; gc --full packs everything into one pack with
 git gc, for the smallest store. Both are safe while agents write. Packing
 needs the git CLI. gc also removes what killed processes left (temporary
-packs, stray lock files) and a multi-pack-index naming a pack that is gone;
+packs, stray lock files, indexes, bitmaps and .keep files whose pack or
+writer is gone), indexes again with git index-pack a pack left without
+its index, and drops a multi-pack-index naming a pack that is gone;
 another gc running, ours or git's, is exit 5.
 
 Examples:

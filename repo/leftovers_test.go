@@ -73,6 +73,43 @@ func TestLeftoversOfDeadProcessesAreSwept(t *testing.T) {
 	git(t, r.Dir(), "fsck", "--strict", "--no-dangling")
 }
 
+// TestInFlightKeepsAreLinks: a commit's in-flight .keep is a link to its
+// process's one keep file in aiwg/, so a commit creates no file for it;
+// git counts nothing there as garbage, a dead process's file goes at
+// maintenance, and a file maintenance removed is made again.
+func TestInFlightKeepsAreLinks(t *testing.T) {
+	r := newRepo(t)
+	tpl := filepath.Join(r.Dir(), "aiwg", inflightKeepName+strconv.Itoa(os.Getpid()))
+	var nlink uint64
+	testHookBeforeRef = func() {
+		var st syscall.Stat_t
+		if syscall.Stat(tpl, &st) == nil {
+			nlink = uint64(st.Nlink)
+		}
+	}
+	defer func() { testHookBeforeRef = func() {} }()
+	write(t, r, map[string]string{"a.json": "1\n"})
+	if nlink < 2 {
+		t.Fatalf("the in-flight keep file had %d links while the commit was in flight, want 2", nlink)
+	}
+	dead := filepath.Join(r.Dir(), "aiwg", inflightKeepName+strconv.Itoa(deadPid(t)))
+	if err := os.WriteFile(dead, []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(tpl) // as maintenance removes an hour-old temporary file
+	write(t, r, map[string]string{"b.json": "2\n"})
+	if err := r.Maintain(context.Background(), false); err != nil {
+		t.Fatal(err)
+	}
+	if exists(dead) || !exists(tpl) {
+		t.Errorf("after maintenance: a dead process's keep file exists=%v, this process's exists=%v", exists(dead), exists(tpl))
+	}
+	if out := git(t, r.Dir(), "count-objects", "-v"); !strings.Contains(out, "garbage: 0") {
+		t.Errorf("git count-objects:\n%s", out)
+	}
+	git(t, r.Dir(), "fsck", "--strict", "--no-dangling")
+}
+
 // TestKilledGCEndsItsGit: a process killed while its maintenance runs git
 // takes git down with it, and the next maintenance ends what git had
 // started itself and runs.

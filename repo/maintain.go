@@ -500,6 +500,14 @@ func (r *Repo) removeStaleTemp() {
 			}
 		}
 	}
+	// The in-flight keep files of processes that are gone (see linkKeep).
+	if es, err := os.ReadDir(filepath.Join(r.dir, "aiwg")); err == nil {
+		for _, e := range es {
+			if pid, err := strconv.Atoi(strings.TrimPrefix(e.Name(), inflightKeepName)); err == nil && strings.HasPrefix(e.Name(), inflightKeepName) && pid > 0 && !processAlive(pid) {
+				os.Remove(filepath.Join(r.dir, "aiwg", e.Name()))
+			}
+		}
+	}
 	dir := filepath.Join(r.dir, "objects", "pack")
 	// Our .keep is written before its pack appears, by a writer holding
 	// packMu and, in another process, a lock file of aiwg/locks: with

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash/adler32"
 	"hash/crc32"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -154,8 +155,14 @@ func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, dura
 	// is ours or someone else's, never half written. Not flushed: a
 	// .keep matters only to processes running beside this one, and
 	// after a crash it is a leftover.
-	if err := r.writeKeep(dir, base+".keep", content); err != nil {
-		return plumbing.ZeroHash, plumbing.ZeroHash, nil, err
+	var kerr error
+	if keep {
+		kerr = r.writeKeep(dir, base+".keep", content)
+	} else {
+		kerr = r.linkKeep(dir, base+".keep")
+	}
+	if kerr != nil {
+		return plumbing.ZeroHash, plumbing.ZeroHash, nil, kerr
 	}
 	idx := encodeIdx(entries, newPack)
 	durable, err = r.writePackFiles(dir, base, idx, data, sum[:])
@@ -336,6 +343,46 @@ func (r *Repo) writeKeep(dir, dst string, content []byte) error {
 	}
 	return nil
 }
+
+// linkKeep puts the .keep of a pack in flight in place as a link to this
+// process's one in-flight keep file: every commit has one, and a new file
+// (a fresh inode) is the costliest thing a commit's file work does, where
+// a link is a directory entry. git reads a .keep's existence, and
+// maintenance its content, which the links share. The file lives in
+// aiwg/ (inflightKeepName), where git looks for nothing; it is made again
+// if it went, and maintenance removes a dead process's.
+func (r *Repo) linkKeep(dir, dst string) error {
+	tpl := filepath.Join(r.dir, "aiwg", inflightKeepName+strconv.Itoa(os.Getpid()))
+	for attempt := 0; ; attempt++ {
+		r.tailMu.Lock()
+		made := r.keepMade
+		r.tailMu.Unlock()
+		if !made || attempt > 0 {
+			if err := os.MkdirAll(filepath.Dir(tpl), 0o755); err != nil {
+				return err
+			}
+			if err := r.writeKeep(dir, tpl, inFlightKeep()); err != nil {
+				return err
+			}
+			r.tailMu.Lock()
+			r.keepMade = true
+			r.tailMu.Unlock()
+		}
+		err := os.Link(tpl, dst)
+		switch {
+		case err == nil, errors.Is(err, fs.ErrExist):
+			return nil // a pack this process has in flight twice is kept already
+		case errors.Is(err, fs.ErrNotExist) && attempt == 0:
+			continue
+		default:
+			return fmt.Errorf("write %s: %w", filepath.Base(dst), err)
+		}
+	}
+}
+
+// inflightKeepName starts the name of a process's in-flight keep file in
+// aiwg/; its pid follows.
+const inflightKeepName = "inflight-keep-"
 
 // inFlightKeep is the content of the .keep that protects a pack until its
 // commit is published, in git's own format for a pack a process is

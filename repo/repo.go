@@ -97,6 +97,9 @@ type Repo struct {
 	// which a repack could roll up without the objects the kept one
 	// holds. Under tailMu.
 	inFlight map[plumbing.Hash]int
+	// keepMade: this process's in-flight keep file, which every
+	// in-flight .keep links to, was written (see linkKeep).
+	keepMade bool
 
 	// superseded are the tails this process replaced, oldest first,
 	// waiting out supersededGrace before they are removed.

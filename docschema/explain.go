@@ -169,7 +169,7 @@ func (x *explainer) check(p place, bare bool, inst any) error {
 	return rs.Validate(inst)
 }
 
-// bareAt is a copy of the schema s with the subschema at the pointer
+// bareAt returns the schema s with the subschema at the pointer
 // segments segs stripped of the keywords that apply subschemas to its
 // value or its members, which walk follows; what it shares with s is
 // unchanged.

@@ -164,7 +164,7 @@ func TestPacksLeftByKilledWritersGetRolledUp(t *testing.T) {
 // repack leaves out of its new pack every object a kept pack holds, so if
 // the extended copy were not kept too, the repack would roll it up without
 // those objects and the commit would then remove the kept original: both
-// copies gone (CI found this). Every object of the kept tail must survive.
+// copies gone. Every object of the kept tail must survive.
 func TestRepackStartingMidCommitKeepsKeptTailObjects(t *testing.T) {
 	ctx := context.Background()
 	r, kept, keptObjs := keptTailSetup(t)

@@ -117,7 +117,7 @@ func (r *Repo) findTail(locked bool) (*tailPack, error) {
 		if !names[stem+".idx"] {
 			continue // its index is not in place yet, or was lost (see RecoverPacks)
 		}
-		// A superseded tail (always small) is a copy of what a newer
+		// A superseded tail (always small) holds only what a newer
 		// pack holds: not counted, not extended, and removed below once
 		// its grace is over (the process that marked it may be gone).
 		if ifi, err := os.Lstat(base + ".idx"); err == nil {

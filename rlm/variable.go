@@ -177,7 +177,8 @@ const (
 const DefaultScope = ScopeSession
 
 // ResolutionOrder is the order a read looks in: the state's own variables,
-// then temporary → tree → session → global as DESIGN.md §2 says.
+// then temporary → tree → session → global, as the RLM state
+// specification orders them.
 func ResolutionOrder() []Scope {
 	return []Scope{ScopeState, ScopeTemporary, ScopeTree, ScopeSession, ScopeGlobal}
 }

@@ -1,4 +1,4 @@
-// Command traj measures the trajectory figures of issue 8 in one run on one
+// Command traj measures the trajectory figures in one run on one
 // machine: recording an iteration on an empty store against a store of
 // 1,000 trajectories (the ratio should stay within 1.2×), and `traj
 // analyze` over 1,000 trajectories of 20 iterations (in-process and through

@@ -28,7 +28,7 @@ import (
 	"github.com/aiwg/aiwg-state/serve"
 )
 
-// exitUnexpected is aiwg-state's code for what fits no other (DESIGN.md §8).
+// exitUnexpected is aiwg-state's code for what fits no other (docs/exit-codes.md).
 const exitUnexpected = 1
 
 func main() {

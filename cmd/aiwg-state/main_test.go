@@ -540,7 +540,7 @@ func TestJSONModeStderrIsJSON(t *testing.T) {
 	}
 }
 
-// TestRefusedCommandLines: command lines a review found accepted, each
+// TestRefusedCommandLines: command lines that were once accepted, each
 // now refused with exit 2 (or, for a remote that does not exist, 3) and
 // nothing on stdout, leaving the store as it was.
 func TestRefusedCommandLines(t *testing.T) {

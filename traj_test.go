@@ -185,7 +185,7 @@ func TestSchemaFileIsTheOneEmbedded(t *testing.T) {
 	if string(aiwgstate.TrajectorySchema()) != string(data) {
 		t.Fatal("the embedded schema differs from testdata")
 	}
-	if !strings.Contains(string(data), `"$comment": "Converted from the RLM Trajectory Schema`) {
+	if !strings.Contains(string(data), `"$comment": "The RLM trajectories specification's schema`) {
 		t.Fatal("the schema lacks its $comment header listing the repairs")
 	}
 }

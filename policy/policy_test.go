@@ -5,10 +5,10 @@ import (
 	"testing"
 )
 
-// seed003 is the swarm shared state specification's permission matrix as a policy: the conductor writes
+// swarmPolicy is the swarm shared state specification's permission matrix as a policy: the conductor writes
 // everything, the guardian global health, each worker only its own sessions,
 // everyone only their own locks.
-const seed003 = `{
+const swarmPolicy = `{
   "roles": {
     "coordinator": ["conductor"],
     "workers": ["pulse", "heartbeat", "dream_weaver"]
@@ -23,7 +23,7 @@ const seed003 = `{
 }`
 
 func TestSeed003Matrix(t *testing.T) {
-	p, err := Parse([]byte(seed003))
+	p, err := Parse([]byte(swarmPolicy))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestParseRefuses(t *testing.T) {
 // FuzzParse: any input either parses into a policy whose decisions never
 // panic, or fails with ErrInvalid.
 func FuzzParse(f *testing.F) {
-	f.Add([]byte(seed003), "pulse", "agents/pulse/sessions/s.json")
+	f.Add([]byte(swarmPolicy), "pulse", "agents/pulse/sessions/s.json")
 	f.Add([]byte(`{"default":"allow","rules":[]}`), "a", "x.json")
 	f.Add([]byte(`{"rules":[{"agents":["*"],"paths":["{agent}/{agent}/**"]}]}`), "a[b", "a[b/a[b/c")
 	f.Fuzz(func(t *testing.T, data []byte, agent, file string) {

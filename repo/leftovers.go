@@ -47,16 +47,9 @@ const leftoverMinAge = 5 * time.Second
 // nothing.
 func (r *Repo) PackLeftovers() ([]PackLeftover, error) {
 	dir := filepath.Join(r.dir, "objects", "pack")
-	es, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
+	es, names, err := packDirNames(dir)
+	if err != nil || es == nil {
 		return nil, err
-	}
-	names := make(map[string]bool, len(es))
-	for _, e := range es {
-		names[e.Name()] = true
 	}
 	var out []PackLeftover
 	for _, e := range es {
@@ -96,16 +89,9 @@ func (r *Repo) PackLeftovers() ([]PackLeftover, error) {
 // left as it is.
 func (r *Repo) RecoverPacks(ctx context.Context) ([]string, error) {
 	dir := filepath.Join(r.dir, "objects", "pack")
-	es, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
+	es, names, err := packDirNames(dir)
+	if err != nil || es == nil {
 		return nil, err
-	}
-	names := make(map[string]bool, len(es))
-	for _, e := range es {
-		names[e.Name()] = true
 	}
 	var done []string
 	var errs []error
@@ -157,4 +143,21 @@ func (r *Repo) indexPack(ctx context.Context, dir, stem string) error {
 		return fmt.Errorf("index %s.pack: %w", stem, err)
 	}
 	return nil
+}
+
+// packDirNames lists the pack directory, and its names as a set; none,
+// and no error, when it does not exist.
+func packDirNames(dir string) ([]os.DirEntry, map[string]bool, error) {
+	es, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	names := make(map[string]bool, len(es))
+	for _, e := range es {
+		names[e.Name()] = true
+	}
+	return es, names, nil
 }

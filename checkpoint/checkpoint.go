@@ -146,11 +146,8 @@ func Create(ctx context.Context, r *repo.Repo, c *Checkpoint) error {
 		Message: Message(c),
 		Sign:    c.Sign,
 	}
-	h, err := r.WriteTag(t)
+	h, err := r.CreateTag(ctx, c.Ref, t)
 	if err != nil {
-		return err
-	}
-	if err := r.UpdateRef(ctx, c.Ref, plumbing.ZeroHash, h); err != nil {
 		if errors.Is(err, repo.ErrStale) {
 			return fmt.Errorf("%w: %s already has a checkpoint %s (created concurrently)", ErrExists, c.State, c.Name)
 		}

@@ -412,3 +412,32 @@ func FuzzParseIdx(f *testing.F) {
 		fillCRCs(objs, b) // must not panic, whatever the offsets
 	})
 }
+
+// TestTagSurvivesRepackBeforeItsRef: a checkpoint's tag object is kept
+// until its ref names it, as a commit's pack is: a git repack -a -d run
+// between the two would otherwise drop the tag as unreachable.
+func TestTagSurvivesRepackBeforeItsRef(t *testing.T) {
+	r := newRepo(t)
+	c := write(t, r, map[string]string{"a.json": "1\n"})
+	ref := "refs/tags/checkpoints/s1/first"
+	var keeps []string
+	h, err := r.writeTag(&Tag{Name: "checkpoints/s1/first", Target: c.Hash, Tagger: NewSignature("agent", time.Now()), Message: "first\n"},
+		func(h plumbing.Hash) error {
+			keeps, _ = filepath.Glob(filepath.Join(r.Dir(), "objects", "pack", "*.keep"))
+			git(t, r.Dir(), "repack", "-a", "-d", "-q")
+			return r.UpdateRef(context.Background(), ref, plumbing.ZeroHash, h)
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keeps) != 1 {
+		t.Errorf("keeps while the tag's ref was made: %v, want the tag's pack", keeps)
+	}
+	if got := strings.TrimSpace(git(t, r.Dir(), "rev-parse", ref)); got != h.String() {
+		t.Fatalf("%s names %s, want %s", ref, got, h)
+	}
+	if typ := strings.TrimSpace(git(t, r.Dir(), "cat-file", "-t", h.String())); typ != "tag" {
+		t.Fatalf("the tag object: %q", typ)
+	}
+	git(t, r.Dir(), "fsck", "--strict", "--no-dangling")
+}

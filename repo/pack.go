@@ -432,16 +432,31 @@ func noWait() error { return nil }
 // of a virtual merge base): the replaced tail is superseded at once, since
 // the new pack holds everything it did.
 func (r *Repo) writeObjects(objs []rawObject) error {
+	return r.writeObjectsThen(objs, nil)
+}
+
+// writeObjectsThen is writeObjects with publish (a ref update naming the
+// objects) run once they are durable and while their pack is still kept:
+// a git repack running beside it would otherwise drop them as unreachable
+// in the moment between the write and the ref, as it would a commit's.
+func (r *Repo) writeObjectsThen(objs []rawObject, publish func() error) error {
 	newPack, oldTail, durable, err := r.writePack(objs)
 	if err != nil {
 		return err
 	}
 	err = durable()
+	var perr error
+	if err == nil && publish != nil {
+		perr = publish()
+	}
 	if err == nil && !oldTail.IsZero() && oldTail != newPack && !r.repackMayRead(oldTail) && !r.isInFlight(oldTail) {
 		r.supersede(oldTail)
 	}
 	if oldTail != newPack {
 		r.releaseInFlight(newPack)
+	}
+	if err == nil {
+		err = perr
 	}
 	return err
 }

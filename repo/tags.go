@@ -1,6 +1,7 @@
 package repo
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -26,9 +27,22 @@ type Tag struct {
 
 // WriteTag writes an annotated tag object pointing at t.Target (a commit
 // unless TargetType says otherwise) and returns its hash. It writes the
-// object only: publishing it is a ref update (UpdateRef with a zero old
-// value creates refs/tags/<name> only if it does not exist yet).
+// object only: CreateTag also publishes it, safely beside a git repack.
 func (r *Repo) WriteTag(t *Tag) (plumbing.Hash, error) {
+	return r.writeTag(t, nil)
+}
+
+// CreateTag writes the annotated tag t and creates ref (refs/tags/...)
+// naming it, only if ref does not exist yet (a *StaleError otherwise). The
+// ref is created while the tag's pack is still kept, so a repack running
+// beside it never drops the tag as unreachable first.
+func (r *Repo) CreateTag(ctx context.Context, ref string, t *Tag) (plumbing.Hash, error) {
+	return r.writeTag(t, func(h plumbing.Hash) error {
+		return r.UpdateRef(ctx, ref, plumbing.ZeroHash, h)
+	})
+}
+
+func (r *Repo) writeTag(t *Tag, publish func(plumbing.Hash) error) (plumbing.Hash, error) {
 	if t.TargetType == plumbing.InvalidObject {
 		t.TargetType = plumbing.CommitObject
 	}
@@ -49,7 +63,11 @@ func (r *Repo) WriteTag(t *Tag) (plumbing.Hash, error) {
 	}
 	h := hashObject(plumbing.TagObject, body)
 	objs := []rawObject{{typ: plumbing.TagObject, hash: h, body: body}}
-	if err := r.writeObjects(objs); err != nil {
+	var then func() error
+	if publish != nil {
+		then = func() error { return publish(h) }
+	}
+	if err := r.writeObjectsThen(objs, then); err != nil {
 		return plumbing.ZeroHash, err
 	}
 	r.remember(objs, nil)

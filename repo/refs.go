@@ -170,27 +170,10 @@ func (r *Repo) Refs(prefix string) (map[string]plumbing.Hash, []string, error) {
 			delete(out, name)
 		}
 	}
-	root := filepath.Join(r.dir, filepath.FromSlash(strings.TrimSuffix(prefix, "/")))
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		if d.IsDir() || strings.HasSuffix(p, ".lock") {
-			return nil
-		}
-		rel, _ := filepath.Rel(r.dir, p)
-		name := filepath.ToSlash(rel)
-		if !strings.HasPrefix(name, prefix) {
-			return nil
-		}
-		h, sym, err := r.readRef(name)
-		if err == nil && sym == "" {
+	err = r.walkLooseRefs(prefix, func(name string, h plumbing.Hash, sym string) {
+		if sym == "" {
 			out[name] = h
 		}
-		return nil
 	})
 	if err != nil {
 		return nil, nil, err
@@ -209,8 +192,19 @@ func (r *Repo) Refs(prefix string) (map[string]plumbing.Hash, []string, error) {
 // one branch twice, and a fetch report a tracked branch moved twice.
 func (r *Repo) SymbolicRefs(prefix string) (map[string]string, error) {
 	out := map[string]string{}
+	err := r.walkLooseRefs(prefix, func(name string, _ plumbing.Hash, sym string) {
+		if sym != "" {
+			out[name] = sym
+		}
+	})
+	return out, err
+}
+
+// walkLooseRefs calls fn with every loose ref under prefix that reads,
+// its value and, for a symbolic ref, the ref it names.
+func (r *Repo) walkLooseRefs(prefix string, fn func(name string, h plumbing.Hash, sym string)) error {
 	root := filepath.Join(r.dir, filepath.FromSlash(strings.TrimSuffix(prefix, "/")))
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil
@@ -225,12 +219,11 @@ func (r *Repo) SymbolicRefs(prefix string) (map[string]string, error) {
 		if !strings.HasPrefix(name, prefix) {
 			return nil
 		}
-		if _, sym, err := r.readRef(name); err == nil && sym != "" {
-			out[name] = sym
+		if h, sym, err := r.readRef(name); err == nil {
+			fn(name, h, sym)
 		}
 		return nil
 	})
-	return out, err
 }
 
 // UpdateRef moves ref name from old to new with git's lockfile protocol:

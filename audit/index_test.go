@@ -9,14 +9,14 @@ import (
 	"strings"
 	"testing"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/audit"
 	"github.com/aiwg/aiwg-state/internal/storetest"
 	"github.com/aiwg/aiwg-state/internal/testutil"
+	"github.com/aiwg/aiwg-state/store"
 	"github.com/aiwg/aiwg-state/verbiage"
 )
 
-func logOf(t *testing.T, ix *audit.Index, st *aiwgstate.Store, file string) []string {
+func logOf(t *testing.T, ix *audit.Index, st *store.Store, file string) []string {
 	t.Helper()
 	head, err := st.Resolve("HEAD", "")
 	if err != nil {
@@ -33,7 +33,7 @@ func logOf(t *testing.T, ix *audit.Index, st *aiwgstate.Store, file string) []st
 	return got
 }
 
-func gitLog(t *testing.T, st *aiwgstate.Store, file string) []string {
+func gitLog(t *testing.T, st *store.Store, file string) []string {
 	t.Helper()
 	return strings.Fields(testutil.Git{GitDir: st.Dir()}.Output(t, "log", "--first-parent", "--format=%H", "--", file))
 }
@@ -48,7 +48,7 @@ func TestIndexSurvivesDamage(t *testing.T) {
 	write := func(n int) {
 		for i := 0; i < n; i++ {
 			seq++
-			if _, err := st.Set(ctx, fmt.Sprintf("d%d.json", seq%3), "k", []byte(fmt.Sprint(seq)), aiwgstate.WriteOptions{}); err != nil {
+			if _, err := st.Set(ctx, fmt.Sprintf("d%d.json", seq%3), "k", []byte(fmt.Sprint(seq)), store.WriteOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -122,7 +122,7 @@ func TestIndexSurvivesDamage(t *testing.T) {
 	}
 }
 
-func mustHead(t *testing.T, st *aiwgstate.Store) [20]byte {
+func mustHead(t *testing.T, st *store.Store) [20]byte {
 	h, err := st.Resolve("HEAD", "")
 	if err != nil {
 		t.Fatal(err)

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"testing"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/hooks"
 	"github.com/aiwg/aiwg-state/internal/cputime"
 	"github.com/aiwg/aiwg-state/internal/signtest"
 	"github.com/aiwg/aiwg-state/internal/storetest"
 	"github.com/aiwg/aiwg-state/internal/testutil"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 // BenchmarkCheckSignedPush100 is the hook's check of a push of 100 commits by
@@ -28,19 +28,19 @@ func BenchmarkCheckSignedPush100(b *testing.B) {
 				policy = `{"default": "allow", "require_signed": ["alice"], "signers": {"alice": ["` + key.Public + `"]}, "rules": []}`
 				testutil.RunGit(b, st.Dir(), "config", "aiwg.alice.signingKey", key.Path)
 			}
-			base, err := st.SetPolicy(ctx, []byte(policy), aiwgstate.WriteOptions{Agent: "admin"})
+			base, err := st.SetPolicy(ctx, []byte(policy), store.WriteOptions{Agent: "admin"})
 			if err != nil {
 				b.Fatal(err)
 			}
 			var head string
 			for i := 0; i < 100; i++ {
-				m, err := st.Set(ctx, fmt.Sprintf("agents/alice/doc-%02d.json", i%10), "n", []byte(fmt.Sprint(i)), aiwgstate.WriteOptions{Agent: "alice"})
+				m, err := st.Set(ctx, fmt.Sprintf("agents/alice/doc-%02d.json", i%10), "n", []byte(fmt.Sprint(i)), store.WriteOptions{Agent: "alice"})
 				if err != nil {
 					b.Fatal(err)
 				}
 				head = m.Commit
 			}
-			opts := hooks.Options{PolicyFrom: base.Commit, Validate: aiwgstate.ValidateKnownFile, Schemas: aiwgstate.SchemaValidator}
+			opts := hooks.Options{PolicyFrom: base.Commit, Validate: store.ValidateKnownFile, Schemas: store.SchemaValidator}
 			b.ResetTimer()
 			defer cputime.Start(b)()
 			for i := 0; i < b.N; i++ {

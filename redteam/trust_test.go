@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/internal/testutil"
 	"github.com/aiwg/aiwg-state/repo"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 // newStateIn starts an RLM state in store and returns its id.
@@ -95,7 +95,7 @@ func TestPlantedCompletionHandlerRunsOnlyOnceTrusted(t *testing.T) {
 		t.Fatalf("trust --list: %s", list)
 	}
 	var listed struct {
-		Handlers []aiwgstate.HandlerStatus `json:"handlers"`
+		Handlers []store.HandlerStatus `json:"handlers"`
 	}
 	if err := json.Unmarshal([]byte(runIn(t, operator, "", "trust", "--list", "--json")), &listed); err != nil || len(listed.Handlers) != 1 {
 		t.Fatalf("trust --list --json: %v %+v", err, listed)
@@ -373,21 +373,21 @@ func TestEmptyExpectationIsRefused(t *testing.T) {
 	}
 
 	ctx := context.Background()
-	s, err := aiwgstate.Open(ctx, st, aiwgstate.Options{NoSync: true})
+	s, err := store.Open(ctx, st, store.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	for _, wo := range []aiwgstate.WriteOptions{{Expect: aiwgstate.Rev("")}, {UnchangedSince: aiwgstate.Rev("")}} {
-		if _, err := s.Set(ctx, "a.json", "n", []byte("4"), wo); !errors.Is(err, aiwgstate.ErrUsage) {
+	for _, wo := range []store.WriteOptions{{Expect: store.Rev("")}, {UnchangedSince: store.Rev("")}} {
+		if _, err := s.Set(ctx, "a.json", "n", []byte("4"), wo); !errors.Is(err, store.ErrUsage) {
 			t.Fatalf("Set with an empty expectation: %v", err)
 		}
 	}
-	if _, err := s.Merge(ctx, "side", aiwgstate.MergeOptions{Write: aiwgstate.WriteOptions{Expect: aiwgstate.Rev("")}}); !errors.Is(err, aiwgstate.ErrUsage) {
+	if _, err := s.Merge(ctx, "side", store.MergeOptions{Write: store.WriteOptions{Expect: store.Rev("")}}); !errors.Is(err, store.ErrUsage) {
 		t.Fatalf("Merge with an empty Expect: %v", err)
 	}
 	// A fast-forward holds Expect too.
-	if _, err := s.Merge(ctx, "side", aiwgstate.MergeOptions{Write: aiwgstate.WriteOptions{Expect: aiwgstate.Rev("HEAD~1")}}); !errors.Is(err, repo.ErrStale) {
+	if _, err := s.Merge(ctx, "side", store.MergeOptions{Write: store.WriteOptions{Expect: store.Rev("HEAD~1")}}); !errors.Is(err, repo.ErrStale) {
 		t.Fatalf("Merge with a stale Expect: %v", err)
 	}
 	if storeRefs(t, st) != before {
@@ -425,11 +425,11 @@ func TestNormalizationCollisionIsRefused(t *testing.T) {
 		t.Fatal("a refused write moved the store")
 	}
 	ctx := context.Background()
-	s, err := aiwgstate.Open(ctx, st, aiwgstate.Options{NoSync: true})
+	s, err := store.Open(ctx, st, store.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Set(ctx, "agents/bob/"+nfd+".json", "n", []byte("3"), aiwgstate.WriteOptions{}); !errors.Is(err, repo.ErrInvalidName) {
+	if _, err := s.Set(ctx, "agents/bob/"+nfd+".json", "n", []byte("3"), store.WriteOptions{}); !errors.Is(err, repo.ErrInvalidName) {
 		t.Fatalf("in-process Set of the NFD name: %v", err)
 	}
 	s.Close()

@@ -130,7 +130,7 @@ func DecodeDocument(data []byte) (*Document, error) {
 }
 
 // Schema validates documents against the JSON Schema converted from the
-// specification (testdata/schemas/rlm-state.schema.json).
+// specification (rlm/state.schema.json).
 type Schema struct{ s *docschema.Validator }
 
 // SchemaID is the $id of the specification's schema.

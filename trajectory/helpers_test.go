@@ -11,7 +11,7 @@ import (
 
 func loadSchema(t testing.TB) *Schema {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "testdata", "schemas", "rlm-trajectory.schema.json"))
+	data, err := os.ReadFile("trajectory.schema.json")
 	if err != nil {
 		t.Fatal(err)
 	}

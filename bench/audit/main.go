@@ -40,9 +40,9 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/audit"
 	"github.com/aiwg/aiwg-state/bench/internal/benchutil"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 const variables = 1000
@@ -68,39 +68,39 @@ func main() {
 	for _, s := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		check(err)
-		store := filepath.Join(work, fmt.Sprintf("fi-%d.git", n))
+		storeDir := filepath.Join(work, fmt.Sprintf("fi-%d.git", n))
 		t0 := time.Now()
-		busyChanges := fastImport(store, n)
+		busyChanges := fastImport(storeDir, n)
 		build := time.Since(t0)
 		t0 = time.Now()
-		git(store, "commit-graph", "write", "--reachable", "--changed-paths")
+		git(storeDir, "commit-graph", "write", "--reachable", "--changed-paths")
 		graph := time.Since(t0)
 		t0 = time.Now()
-		run(bin, "reindex", "--store", store)
+		run(bin, "reindex", "--store", storeDir)
 		reindex := time.Since(t0)
 		fmt.Printf("%-9d (fast-import %s, commit-graph %s, aiwg-state reindex %s)\n", n, round(build), round(graph), round(reindex))
-		compare(bin, store, n, "busy", "variables/v0042.json", busyChanges, *runs)
-		compare(bin, store, n, "rare", "variables/rare.json", 10, *runs)
+		compare(bin, storeDir, n, "busy", "variables/v0042.json", busyChanges, *runs)
+		compare(bin, storeDir, n, "rare", "variables/rare.json", 10, *runs)
 	}
 	ownWritePath(bin, work, *own, *runs)
 }
 
-func compare(bin, store string, n int, label, file string, changes, runs int) {
+func compare(bin, storeDir string, n int, label, file string, changes, runs int) {
 	row := func(what string, ours, theirs []string) {
-		o := median(runs, func() { run(bin, append(ours, "--store", store)...) })
+		o := median(runs, func() { run(bin, append(ours, "--store", storeDir)...) })
 		var g time.Duration
 		gs := "-"
 		ratio := "-"
 		if theirs != nil {
-			g = median(runs, func() { git(store, theirs...) })
+			g = median(runs, func() { git(storeDir, theirs...) })
 			gs = round(g)
 			ratio = fmt.Sprintf("%.2f", float64(o)/float64(g))
 		}
 		fmt.Printf("%-9d %-40s %12s %12s %8s\n", n, what, round(o), gs, ratio)
 	}
 	// Both must list the same commits.
-	ours := strings.Count(run(bin, "log", file, "--store", store), "\n")
-	theirs := strings.Count(git(store, "log", "--first-parent", "--format=%H", "--", file), "\n")
+	ours := strings.Count(run(bin, "log", file, "--store", storeDir), "\n")
+	theirs := strings.Count(git(storeDir, "log", "--first-parent", "--format=%H", "--", file), "\n")
 	if ours != theirs {
 		fmt.Fprintf(os.Stderr, "log %s: aiwg-state lists %d commits, git %d\n", file, ours, theirs)
 		os.Exit(1)
@@ -112,14 +112,14 @@ func compare(bin, store string, n int, label, file string, changes, runs int) {
 	// The same through the Go API on a store kept open: the index's own
 	// cost, without process start and go-git's per-process pack set-up.
 	ctx := context.Background()
-	st, err := aiwgstate.Open(ctx, store, aiwgstate.Options{})
+	st, err := store.Open(ctx, storeDir, store.Options{})
 	check(err)
 	defer st.Close()
 	lg := median(runs, func() {
-		check(st.Log(ctx, aiwgstate.LogOptions{File: file}, func(*aiwgstate.Mutation) bool { return true }))
+		check(st.Log(ctx, store.LogOptions{File: file}, func(*store.Mutation) bool { return true }))
 	})
 	bl := median(runs, func() {
-		_, err := st.Blame(ctx, file, aiwgstate.ReadOptions{}, aiwgstate.BlameOptions{})
+		_, err := st.Blame(ctx, file, store.ReadOptions{}, store.BlameOptions{})
 		check(err)
 	})
 	fmt.Printf("%-9d %-40s %12s %12s\n", n, "  in-process (open store): log, blame", round(lg), round(bl))
@@ -129,9 +129,9 @@ func compare(bin, store string, n int, label, file string, changes, runs int) {
 // the 1,000 variables and rare.json, each later one sets one variable; the
 // rare variable is set 10 times, evenly spread. Returns how many commits
 // changed v0042.
-func fastImport(store string, n int) int {
-	check(exec.Command("git", "init", "--bare", "-q", "-b", "main", store).Run())
-	cmd := exec.Command("git", "--git-dir", store, "fast-import", "--quiet", "--depth=50")
+func fastImport(storeDir string, n int) int {
+	check(exec.Command("git", "init", "--bare", "-q", "-b", "main", storeDir).Run())
+	cmd := exec.Command("git", "--git-dir", storeDir, "fast-import", "--quiet", "--depth=50")
 	in, err := cmd.StdinPipe()
 	check(err)
 	cmd.Stderr = os.Stderr
@@ -183,10 +183,10 @@ func fastImport(store string, n int) int {
 func ownWritePath(bin, work string, n, runs int) {
 	ctx := context.Background()
 	dir := filepath.Join(work, "own.git")
-	st, err := aiwgstate.Init(ctx, dir, aiwgstate.InitOptions{Options: aiwgstate.Options{NoSync: true}})
+	st, err := store.Init(ctx, dir, store.InitOptions{Options: store.Options{NoSync: true}})
 	check(err)
 	for v := 0; v < variables; v++ {
-		_, err := st.Set(ctx, fmt.Sprintf("variables/v%04d.json", v), "value", []byte("0"), aiwgstate.WriteOptions{Agent: "seed"})
+		_, err := st.Set(ctx, fmt.Sprintf("variables/v%04d.json", v), "value", []byte("0"), store.WriteOptions{Agent: "seed"})
 		check(err)
 	}
 	r := rand.New(rand.NewPCG(1, 1))
@@ -198,13 +198,13 @@ func ownWritePath(bin, work string, n, runs int) {
 			file = "variables/v0042.json"
 		}
 		t0 := time.Now()
-		m, err := st.Set(ctx, file, "value", []byte(strconv.Itoa(i+1)), aiwgstate.WriteOptions{Agent: fmt.Sprintf("agent%d", i%8)})
+		m, err := st.Set(ctx, file, "value", []byte(strconv.Itoa(i+1)), store.WriteOptions{Agent: fmt.Sprintf("agent%d", i%8)})
 		writes = append(writes, time.Since(t0))
 		check(err)
 		commits = append(commits, plumbing.NewHash(m.Commit))
 	}
 	// The hook alone, on the same commits (into a scratch index).
-	scratch, err := aiwgstate.Open(ctx, dir, aiwgstate.Options{NoSync: true})
+	scratch, err := store.Open(ctx, dir, store.Options{NoSync: true})
 	check(err)
 	ix := audit.Open(scratch.Repo())
 	hooks := make([]time.Duration, 0, len(commits))
@@ -245,8 +245,8 @@ func run(bin string, args ...string) string {
 	return string(out)
 }
 
-func git(store string, args ...string) string {
-	out, err := exec.Command("git", append([]string{"--git-dir", store}, args...)...).Output()
+func git(storeDir string, args ...string) string {
+	out, err := exec.Command("git", append([]string{"--git-dir", storeDir}, args...)...).Output()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "git %s: %v\n", strings.Join(args, " "), err)
 		os.Exit(1)

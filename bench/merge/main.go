@@ -26,8 +26,8 @@ import (
 	"strings"
 	"time"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/bench/internal/benchutil"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 func main() {
@@ -48,7 +48,7 @@ func main() {
 			}
 			dir := filepath.Join(work, fmt.Sprintf("s%d-c%d", size, changes))
 			build(ctx, dir, size, changes)
-			st, err := aiwgstate.Open(ctx, dir, aiwgstate.Options{NoSync: true})
+			st, err := store.Open(ctx, dir, store.Options{NoSync: true})
 			check(err)
 			var api []time.Duration
 			var alloc []uint64
@@ -60,12 +60,12 @@ func main() {
 				var m0, m1 runtime.MemStats
 				runtime.ReadMemStats(&m0)
 				t0 := time.Now()
-				res, err := st.Merge(ctx, "theirs", aiwgstate.MergeOptions{Into: into, Write: aiwgstate.WriteOptions{Agent: "bench"}})
+				res, err := st.Merge(ctx, "theirs", store.MergeOptions{Into: into, Write: store.WriteOptions{Agent: "bench"}})
 				api = append(api, time.Since(t0))
 				runtime.ReadMemStats(&m1)
 				alloc = append(alloc, m1.TotalAlloc-m0.TotalAlloc)
 				check(err)
-				if res.Status != aiwgstate.MergeCommitted || len(res.Files) < changes {
+				if res.Status != store.MergeCommitted || len(res.Files) < changes {
 					panic(fmt.Sprintf("unexpected merge: %s, %d files", res.Status, len(res.Files)))
 				}
 			}
@@ -92,7 +92,7 @@ func main() {
 // and theirs with changes variables changed each, one commit each; the
 // sides overlap on half their changes.
 func build(ctx context.Context, dir string, size, changes int) {
-	st, err := aiwgstate.Init(ctx, dir, aiwgstate.InitOptions{Options: aiwgstate.Options{NoSync: true}, Agent: "bench"})
+	st, err := store.Init(ctx, dir, store.InitOptions{Options: store.Options{NoSync: true}, Agent: "bench"})
 	check(err)
 	defer st.Close()
 	doc := func(i int, v string, at time.Time) json.RawMessage {
@@ -101,23 +101,23 @@ func build(ctx context.Context, dir string, size, changes int) {
 	}
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	path := func(i int) string { return fmt.Sprintf("global/variables/v%05d.json", i) }
-	ops := make([]aiwgstate.Op, size)
+	ops := make([]store.Op, size)
 	for i := range ops {
-		ops[i] = aiwgstate.Op{Op: "put", File: path(i), Value: doc(i, "base", t0)}
+		ops[i] = store.Op{Op: "put", File: path(i), Value: doc(i, "base", t0)}
 	}
-	_, err = st.Apply(ctx, ops, aiwgstate.WriteOptions{Agent: "bench"})
+	_, err = st.Apply(ctx, ops, store.WriteOptions{Agent: "bench"})
 	check(err)
 	for _, b := range []string{"ours", "theirs"} {
 		_, err := st.CreateBranch(ctx, b, "main")
 		check(err)
 	}
 	side := func(branch string, from int, at time.Time) {
-		ops := make([]aiwgstate.Op, changes)
+		ops := make([]store.Op, changes)
 		for k := range ops {
 			i := (from + k) % size
-			ops[k] = aiwgstate.Op{Op: "put", File: path(i), Value: doc(i, branch, at)}
+			ops[k] = store.Op{Op: "put", File: path(i), Value: doc(i, branch, at)}
 		}
-		_, err := st.Apply(ctx, ops, aiwgstate.WriteOptions{Agent: branch, Branch: branch})
+		_, err := st.Apply(ctx, ops, store.WriteOptions{Agent: branch, Branch: branch})
 		check(err)
 	}
 	side("ours", 0, t0.Add(time.Minute))

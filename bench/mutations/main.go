@@ -32,8 +32,8 @@ import (
 	"strings"
 	"time"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/bench/internal/benchutil"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 const docs = 1000
@@ -94,7 +94,7 @@ func main() {
 				}
 			}
 			t0 := time.Now()
-			_, err := st.Set(ctx, docPath(i%docs), "status.value", []byte(fmt.Sprintf("%d", i+1_000_000)), aiwgstate.WriteOptions{Agent: "bench"})
+			_, err := st.Set(ctx, docPath(i%docs), "status.value", []byte(fmt.Sprintf("%d", i+1_000_000)), store.WriteOptions{Agent: "bench"})
 			api = append(api, time.Since(t0))
 			check(err)
 			if i == 999 {
@@ -190,14 +190,14 @@ func docBody(i int) string {
 }
 
 // seedStore creates a store holding the documents in one commit.
-func seedStore(ctx context.Context, dir string, sync bool) *aiwgstate.Store {
-	st, err := aiwgstate.Init(ctx, dir, aiwgstate.InitOptions{Options: aiwgstate.Options{NoSync: !sync}})
+func seedStore(ctx context.Context, dir string, sync bool) *store.Store {
+	st, err := store.Init(ctx, dir, store.InitOptions{Options: store.Options{NoSync: !sync}})
 	check(err)
-	ops := make([]aiwgstate.Op, docs)
+	ops := make([]store.Op, docs)
 	for i := range ops {
-		ops[i] = aiwgstate.Op{Op: "put", File: docPath(i), Value: []byte(docBody(i))}
+		ops[i] = store.Op{Op: "put", File: docPath(i), Value: []byte(docBody(i))}
 	}
-	_, err = st.Apply(ctx, ops, aiwgstate.WriteOptions{Agent: "seed"})
+	_, err = st.Apply(ctx, ops, store.WriteOptions{Agent: "seed"})
 	check(err)
 	return st
 }

@@ -20,10 +20,10 @@ import (
 	"strings"
 	"time"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/bench/internal/benchutil"
 	"github.com/aiwg/aiwg-state/internal/gitserver"
 	"github.com/aiwg/aiwg-state/objects"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 func main() {
@@ -36,13 +36,13 @@ func main() {
 	check(err)
 	defer os.RemoveAll(work)
 
-	store := filepath.Join(work, "store.git")
-	st, err := aiwgstate.Init(ctx, store, aiwgstate.InitOptions{Options: aiwgstate.Options{NoSync: true}, Agent: "bench"})
+	storeDir := filepath.Join(work, "store.git")
+	st, err := store.Init(ctx, storeDir, store.InitOptions{Options: store.Options{NoSync: true}, Agent: "bench"})
 	check(err)
 	t0 := time.Now()
-	fastImport(store, *commits)
+	fastImport(storeDir, *commits)
 	st.Close()
-	st, err = aiwgstate.Open(ctx, store, aiwgstate.Options{NoSync: true})
+	st, err = store.Open(ctx, storeDir, store.Options{NoSync: true})
 	check(err)
 	defer st.Close()
 	fmt.Printf("machine: %s/%s, %d CPUs, %s\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), strings.TrimSpace(out("git", "version")))
@@ -57,13 +57,13 @@ func main() {
 	// one, git to the other, the same commit each round.
 	for _, name := range []string{"a.git", "b.git"} {
 		run("git", "init", "-q", "--bare", filepath.Join(root, name))
-		run("git", "--git-dir", store, "push", "-q", base+name, "main")
+		run("git", "--git-dir", storeDir, "push", "-q", base+name, "main")
 		run("git", "--git-dir", filepath.Join(root, name), "symbolic-ref", "HEAD", "refs/heads/main")
 	}
 	check(st.AddRemote(ctx, "origin", base+"a.git"))
 
 	// Fetchers: an aiwg-state clone of a, a plain bare clone of b.
-	fa, err := aiwgstate.Clone(ctx, base+"a.git", filepath.Join(work, "fa.git"), aiwgstate.CloneOptions{Options: aiwgstate.Options{NoSync: true}})
+	fa, err := store.Clone(ctx, base+"a.git", filepath.Join(work, "fa.git"), store.CloneOptions{Options: store.Options{NoSync: true}})
 	check(err)
 	defer fa.Close()
 	fb := filepath.Join(work, "fb.git")
@@ -71,17 +71,17 @@ func main() {
 
 	var aPush, gPush, aFetch, gFetch []time.Duration
 	for i := 0; i < *rounds; i++ {
-		_, err := st.Set(ctx, fmt.Sprintf("docs/d%03d.json", i%100), "round", []byte(fmt.Sprint(i)), aiwgstate.WriteOptions{Agent: "bench"})
+		_, err := st.Set(ctx, fmt.Sprintf("docs/d%03d.json", i%100), "round", []byte(fmt.Sprint(i)), store.WriteOptions{Agent: "bench"})
 		check(err)
 		pushA := func() {
 			t := time.Now()
-			_, err := st.Push(ctx, "origin", aiwgstate.PushOptions{})
+			_, err := st.Push(ctx, "origin", store.PushOptions{})
 			check(err)
 			aPush = append(aPush, time.Since(t))
 		}
 		pushG := func() {
 			t := time.Now()
-			run("git", "--git-dir", store, "push", "-q", base+"b.git", "main")
+			run("git", "--git-dir", storeDir, "push", "-q", base+"b.git", "main")
 			gPush = append(gPush, time.Since(t))
 		}
 		fetchA := func() {
@@ -115,7 +115,7 @@ func main() {
 	for i := 0; i < *clones; i++ {
 		dA, dG := filepath.Join(work, fmt.Sprintf("ca%d.git", i)), filepath.Join(work, fmt.Sprintf("cg%d.git", i))
 		t := time.Now()
-		c, err := aiwgstate.Clone(ctx, base+"a.git", dA, aiwgstate.CloneOptions{Options: aiwgstate.Options{NoSync: true}})
+		c, err := store.Clone(ctx, base+"a.git", dA, store.CloneOptions{Options: store.Options{NoSync: true}})
 		check(err)
 		c.Close()
 		aClone = append(aClone, time.Since(t))
@@ -138,9 +138,9 @@ func row(what string, a, g []time.Duration) {
 
 // fastImport appends n commits to main, each a canonical JSON document
 // rewrite among 100, in the shape aiwg-state writes.
-func fastImport(store string, n int) {
-	head := strings.TrimSpace(out("git", "--git-dir", store, "rev-parse", "main"))
-	cmd := exec.Command("git", "--git-dir", store, "fast-import", "--quiet")
+func fastImport(storeDir string, n int) {
+	head := strings.TrimSpace(out("git", "--git-dir", storeDir, "rev-parse", "main"))
+	cmd := exec.Command("git", "--git-dir", storeDir, "fast-import", "--quiet")
 	in, err := cmd.StdinPipe()
 	check(err)
 	check(cmd.Start())

@@ -21,8 +21,8 @@ import (
 	"runtime"
 	"time"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/bench/internal/benchutil"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 func main() {
@@ -72,13 +72,13 @@ func main() {
 	sc, bc = alternate(*ncli, cli(bin, smallDir, smallID, false), cli(bin, bigDir, bigID, false))
 	row("CLI var get (process per call)", sc, bc)
 
-	st, err := aiwgstate.Open(ctx, bigDir, aiwgstate.Options{})
+	st, err := store.Open(ctx, bigDir, store.Options{})
 	check(err)
 	var exp []time.Duration
 	var size int
 	for i := 0; i < 5; i++ {
 		t := time.Now()
-		doc, err := st.ExportState(ctx, bigID, aiwgstate.ExportOptions{})
+		doc, err := st.ExportState(ctx, bigID, store.ExportOptions{})
 		exp = append(exp, time.Since(t))
 		check(err)
 		size = len(doc)
@@ -101,21 +101,21 @@ func main() {
 // mutations in all (one commit each after the init, which makes two).
 func seed(ctx context.Context, work, name string, vars, muts int) (string, string) {
 	dir := filepath.Join(work, name+".git")
-	st, err := aiwgstate.Init(ctx, dir, aiwgstate.InitOptions{Options: aiwgstate.Options{NoSync: true}})
+	st, err := store.Init(ctx, dir, store.InitOptions{Options: store.Options{NoSync: true}})
 	check(err)
 	defer st.Close()
-	info, _, err := st.InitState(ctx, aiwgstate.StateInit{Prompt: "benchmark"}, aiwgstate.WriteOptions{Agent: "bench"})
+	info, _, err := st.InitState(ctx, store.StateInit{Prompt: "benchmark"}, store.WriteOptions{Agent: "bench"})
 	check(err)
 	for i := 0; i < muts-2; i++ {
-		_, err := st.SetVariable(ctx, info.StateID, fmt.Sprintf("var_%04d", i%(vars-2)), json.Number(fmt.Sprint(i)), aiwgstate.VarOptions{}, aiwgstate.WriteOptions{Agent: "bench"})
+		_, err := st.SetVariable(ctx, info.StateID, fmt.Sprintf("var_%04d", i%(vars-2)), json.Number(fmt.Sprint(i)), store.VarOptions{}, store.WriteOptions{Agent: "bench"})
 		check(err)
 	}
 	check(st.GC(ctx, false))
 	return dir, info.StateID
 }
 
-func openStore(ctx context.Context, dir string, sync bool) *aiwgstate.Store {
-	st, err := aiwgstate.Open(ctx, dir, aiwgstate.Options{NoSync: !sync})
+func openStore(ctx context.Context, dir string, sync bool) *store.Store {
+	st, err := store.Open(ctx, dir, store.Options{NoSync: !sync})
 	check(err)
 	return st
 }
@@ -133,16 +133,16 @@ func alternate(n int, a, b func(i int)) (ta, tb []time.Duration) {
 	return ta, tb
 }
 
-func apiSet(ctx context.Context, st *aiwgstate.Store, id string) func(int) {
+func apiSet(ctx context.Context, st *store.Store, id string) func(int) {
 	return func(i int) {
-		_, err := st.SetVariable(ctx, id, "var_0005", json.Number(fmt.Sprint(1_000_000+i)), aiwgstate.VarOptions{}, aiwgstate.WriteOptions{Agent: "bench"})
+		_, err := st.SetVariable(ctx, id, "var_0005", json.Number(fmt.Sprint(1_000_000+i)), store.VarOptions{}, store.WriteOptions{Agent: "bench"})
 		check(err)
 	}
 }
 
-func apiGet(ctx context.Context, st *aiwgstate.Store, id string) func(int) {
+func apiGet(ctx context.Context, st *store.Store, id string) func(int) {
 	return func(i int) {
-		_, err := st.Variable(ctx, id, fmt.Sprintf("var_%04d", i%8), aiwgstate.GetOptions{})
+		_, err := st.Variable(ctx, id, fmt.Sprintf("var_%04d", i%8), store.GetOptions{})
 		check(err)
 	}
 }

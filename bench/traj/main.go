@@ -20,8 +20,8 @@ import (
 	"strings"
 	"time"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/bench/internal/benchutil"
+	"github.com/aiwg/aiwg-state/store"
 	"github.com/aiwg/aiwg-state/trajectory"
 )
 
@@ -65,7 +65,7 @@ func main() {
 	var an trajectory.Analysis
 	for i := 0; i < 5; i++ {
 		t := time.Now()
-		an, err = full.AnalyzeTrajectories(ctx, trajectory.AnalyzeOptions{}, aiwgstate.ReadOptions{})
+		an, err = full.AnalyzeTrajectories(ctx, trajectory.AnalyzeOptions{}, store.ReadOptions{})
 		check(err)
 		api = append(api, time.Since(t))
 	}
@@ -86,13 +86,13 @@ func main() {
 	check(full.Close())
 }
 
-func open(ctx context.Context, dir string) *aiwgstate.Store {
-	st, err := aiwgstate.Init(ctx, dir, aiwgstate.InitOptions{Options: aiwgstate.Options{NoSync: true}})
+func open(ctx context.Context, dir string) *store.Store {
+	st, err := store.Init(ctx, dir, store.InitOptions{Options: store.Options{NoSync: true}})
 	check(err)
 	return st
 }
 
-func seed(ctx context.Context, st *aiwgstate.Store, n, k int) {
+func seed(ctx context.Context, st *store.Store, n, k int) {
 	tools := []string{"Read", "Grep", "Write", "Bash"}
 	for i := 0; i < n; i++ {
 		its := make([]string, k)
@@ -107,23 +107,23 @@ func seed(ctx context.Context, st *aiwgstate.Store, n, k int) {
 		outcome := []string{"success", "success", "failure"}[i%3]
 		doc := fmt.Sprintf(`{"version": "1.0.0", "trajectory_id": "traj-%08x", "task_context": {"task_id": "task-%08x", "task_type": %q, "task_prompt": "a task"}, "outcome": {"status": %q}, "metadata": {"started_at": "2026-11-01T10:00:00Z"}, "iterations": [%s]}`,
 			i, i, []string{"bug_fixing", "code_analysis", "test_generation"}[i%3], outcome, strings.Join(its, ","))
-		_, _, err := st.ImportTrajectory(ctx, []byte(doc), aiwgstate.TrajectoryImport{}, aiwgstate.WriteOptions{Agent: "seed"})
+		_, _, err := st.ImportTrajectory(ctx, []byte(doc), store.TrajectoryImport{}, store.WriteOptions{Agent: "seed"})
 		check(err)
 	}
 	check(st.Repo().Maintain(ctx, true))
 }
 
-func start(ctx context.Context, st *aiwgstate.Store) string {
-	id, _, err := st.StartTrajectory(ctx, aiwgstate.TrajectoryStart{TaskType: "bug_fixing", Prompt: "p"}, aiwgstate.WriteOptions{Agent: "bench"})
+func start(ctx context.Context, st *store.Store) string {
+	id, _, err := st.StartTrajectory(ctx, store.TrajectoryStart{TaskType: "bug_fixing", Prompt: "p"}, store.WriteOptions{Agent: "bench"})
 	check(err)
 	return id
 }
 
-func record(ctx context.Context, st *aiwgstate.Store, id string) time.Duration {
+func record(ctx context.Context, st *store.Store, id string) time.Duration {
 	t := time.Now()
-	_, _, err := st.RecordIteration(ctx, id, aiwgstate.IterationInput{Fields: trajectory.IterationFields{
+	_, _, err := st.RecordIteration(ctx, id, store.IterationInput{Fields: trajectory.IterationFields{
 		ThoughtType: "progress", Thought: "next", Tool: "Bash", Status: "success", Result: "ok", CostUSD: "0.001",
-	}}, aiwgstate.WriteOptions{Agent: "bench"})
+	}}, store.WriteOptions{Agent: "bench"})
 	check(err)
 	return time.Since(t)
 }

@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/checkpoint"
 	"github.com/aiwg/aiwg-state/memory"
 	"github.com/aiwg/aiwg-state/repo"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 // adviceTable adds to a library error the hint a person at the command
@@ -18,7 +18,7 @@ import (
 // "error").
 var adviceTable = []func(error) (string, bool){
 	func(err error) (string, bool) {
-		var e *aiwgstate.StoreMissingError
+		var e *store.StoreMissingError
 		if !errors.As(err, &e) {
 			return "", false
 		}
@@ -28,14 +28,14 @@ var adviceTable = []func(error) (string, bool){
 		return ": check the path, or create one there with `aiwg-state init --store " + e.Dir + "`", true
 	},
 	func(err error) (string, bool) {
-		var e *aiwgstate.BranchMissingError
+		var e *store.BranchMissingError
 		if !errors.As(err, &e) {
 			return "", false
 		}
 		return " (aiwg-state branch lists the branches; aiwg-state branch " + e.Name + " creates it)", true
 	},
 	func(err error) (string, bool) {
-		var e *aiwgstate.MergeInProgressError
+		var e *store.MergeInProgressError
 		if !errors.As(err, &e) {
 			return "", false
 		}
@@ -45,11 +45,11 @@ var adviceTable = []func(error) (string, bool){
 		return "; resolve it (aiwg-state conflicts, resolve, merge --continue) or abort it (merge --abort)", true
 	},
 	func(err error) (string, bool) {
-		var e *aiwgstate.ConflictsError
+		var e *store.ConflictsError
 		return "; see aiwg-state conflicts", errors.As(err, &e)
 	},
 	func(err error) (string, bool) {
-		var e *aiwgstate.BranchInUseError
+		var e *store.BranchInUseError
 		if !errors.As(err, &e) {
 			return "", false
 		}
@@ -59,50 +59,50 @@ var adviceTable = []func(error) (string, bool){
 		return ": switch to another first, then delete it: aiwg-state switch " + e.Other + " && aiwg-state branch -d " + e.Name, true
 	},
 	func(err error) (string, bool) {
-		var e *aiwgstate.ResolvedMergeInvalidError
+		var e *store.ResolvedMergeInvalidError
 		return ": abort it with aiwg-state merge --abort, fix the branches, and merge again", errors.As(err, &e)
 	},
 	func(err error) (string, bool) {
-		var e *aiwgstate.NoMergeError
+		var e *store.NoMergeError
 		return " (aiwg-state merge BRANCH starts one)", errors.As(err, &e)
 	},
 	func(err error) (string, bool) {
-		var e *aiwgstate.StrategiesFileError
+		var e *store.StrategiesFileError
 		return ": aiwg-state strategy set PATTERN STRATEGY changes them (strategy ls lists them)", errors.As(err, &e)
 	},
 	func(err error) (string, bool) {
-		var e *aiwgstate.BrokenFileError
+		var e *store.BrokenFileError
 		if !errors.As(err, &e) {
 			return "", false
 		}
 		switch e.Kind {
-		case aiwgstate.BrokenQueueHead:
+		case store.BrokenQueueHead:
 			return "; remove it (aiwg-state rm " + e.File + ")", true
-		case aiwgstate.BrokenQueueMessage:
+		case store.BrokenQueueMessage:
 			return ": remove it (aiwg-state rm " + e.File + ")", true
-		case aiwgstate.BrokenSchemaRules:
+		case store.BrokenSchemaRules:
 			return " (aiwg-state schema rm --all clears them)", true
-		case aiwgstate.BrokenSchemaMissing:
+		case store.BrokenSchemaMissing:
 			return " (aiwg-state schema rm --all clears the rules)", true
-		case aiwgstate.BrokenSchema:
+		case store.BrokenSchema:
 			return " (aiwg-state schema rm " + e.Name + ", or schema rm --all)", true
-		case aiwgstate.BrokenPolicy:
+		case store.BrokenPolicy:
 			return " (aiwg-state policy set FILE repairs it)", true
-		case aiwgstate.BrokenTrust:
+		case store.BrokenTrust:
 			return " (aiwg-state trust --revoke clears it)", true
-		case aiwgstate.BrokenMemoryRecord:
+		case store.BrokenMemoryRecord:
 			hint := " (aiwg-state mv " + e.File + " OTHER/PLACE.json"
 			if k, ok := memory.KeyOf(e.File); ok {
 				hint += ", or remove it with aiwg-state memory rm " + k.Namespace + " " + k.Kind + " " + k.ID
 			}
 			return hint + ")", true
-		case aiwgstate.BrokenManifest:
+		case store.BrokenManifest:
 			return ": repair it with `aiwg-state config KEY VALUE`, which writes a manifest of the defaults and that setting, or commit a fixed " + e.File, true
 		}
 		return "", false
 	},
 	func(err error) (string, bool) {
-		var e *aiwgstate.VariableLimitError
+		var e *store.VariableLimitError
 		if !errors.As(err, &e) {
 			return "", false
 		}
@@ -116,16 +116,16 @@ var adviceTable = []func(error) (string, bool){
 		return fmt.Sprintf(", e.g. `aiwg-state checkpoint rm %s` or `aiwg-state checkpoint prune --keep %d`", e.Oldest[0], checkpoint.MaxPerState-10), true
 	},
 	func(err error) (string, bool) {
-		var e *aiwgstate.MissingError
+		var e *store.MissingError
 		if !errors.As(err, &e) {
 			return "", false
 		}
-		hint, ok := map[aiwgstate.MissingKind]string{
-			aiwgstate.MissingState:          " (create one with `aiwg-state state init --prompt TEXT`)",
-			aiwgstate.MissingTrajectory:     " (aiwg-state traj start makes one)",
-			aiwgstate.MissingSchema:         " (aiwg-state schema ls lists them)",
-			aiwgstate.MissingHandler:        " (aiwg-state trust --list shows them)",
-			aiwgstate.MissingTrustedHandler: " (aiwg-state trust --list shows them)",
+		hint, ok := map[store.MissingKind]string{
+			store.MissingState:          " (create one with `aiwg-state state init --prompt TEXT`)",
+			store.MissingTrajectory:     " (aiwg-state traj start makes one)",
+			store.MissingSchema:         " (aiwg-state schema ls lists them)",
+			store.MissingHandler:        " (aiwg-state trust --list shows them)",
+			store.MissingTrustedHandler: " (aiwg-state trust --list shows them)",
 		}[e.Kind]
 		return hint, ok
 	},

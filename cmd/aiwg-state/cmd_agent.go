@@ -5,7 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 func newAgentCommand() *cli.Command {
@@ -79,11 +79,11 @@ func runAgentStatus(ctx context.Context, s *session) error {
 	}
 	agent, from := s.agent()
 	why := map[string]string{
-		aiwgstate.AgentFromFlag:      "named by --agent",
-		aiwgstate.AgentFromEnv:       "from AIWG_AGENT",
-		aiwgstate.AgentFromStore:     "the store's agent (" + aiwgstate.AgentConfigKey + ", set by agent start)",
-		aiwgstate.AgentFromUser:      "the login name ($USER); aiwg-state agent start NAME names one for this store",
-		aiwgstate.AgentFromAnonymous: "no agent named; aiwg-state agent start NAME names one for this store",
+		store.AgentFromFlag:      "named by --agent",
+		store.AgentFromEnv:       "from AIWG_AGENT",
+		store.AgentFromStore:     "the store's agent (" + store.AgentConfigKey + ", set by agent start)",
+		store.AgentFromUser:      "the login name ($USER); aiwg-state agent start NAME names one for this store",
+		store.AgentFromAnonymous: "no agent named; aiwg-state agent start NAME names one for this store",
 	}[from]
 	v := map[string]any{"agent": agent, "from": from, "store_agent": s.store.DefaultAgent(), "branch": s.store.Branch()}
 	return s.done(v, "agent %s: %s\nbranch %s", agent, why, s.store.Branch())

@@ -8,7 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 func newApplyCommand() *cli.Command {
@@ -51,7 +51,7 @@ func runApply(ctx context.Context, s *session, opts applyOptions) error {
 	if err != nil {
 		return err
 	}
-	ops, err := aiwgstate.ReadOps(bytes.NewReader(data))
+	ops, err := store.ReadOps(bytes.NewReader(data))
 	if err != nil {
 		return err
 	}
@@ -59,8 +59,8 @@ func runApply(ctx context.Context, s *session, opts applyOptions) error {
 		return s.report(s.store.Apply(ctx, ops, s.writeOptions()))
 	}
 	for i, op := range ops {
-		m, err := s.store.Apply(ctx, []aiwgstate.Op{op}, s.writeOptions())
-		if err != nil && !errors.Is(err, aiwgstate.ErrNoChange) {
+		m, err := s.store.Apply(ctx, []store.Op{op}, s.writeOptions())
+		if err != nil && !errors.Is(err, store.ErrNoChange) {
 			return fmt.Errorf("line %d: %w (the %d lines before it were committed)", i+1, err, i)
 		}
 		if err := s.report(m, err); err != nil {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 func newBisectCommand() *cli.Command {
@@ -55,7 +55,7 @@ func runBisect(ctx context.Context, s *session, opts bisectOptions) error {
 	if _, err := args(s.c, 0, 0); err != nil {
 		return err
 	}
-	res, err := s.store.Bisect(ctx, aiwgstate.BisectOptions{Predicate: opts.Pred, Good: opts.Good, Bad: opts.Bad, Branch: opts.Branch})
+	res, err := s.store.Bisect(ctx, store.BisectOptions{Predicate: opts.Pred, Good: opts.Good, Bad: opts.Bad, Branch: opts.Branch})
 	if err != nil {
 		return err
 	}

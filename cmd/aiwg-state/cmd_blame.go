@@ -6,7 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 func newBlameCommand() *cli.Command {
@@ -80,7 +80,7 @@ func runBlame(ctx context.Context, s *session, opts blameOptions) error {
 		}
 		return nil
 	}
-	entries, err := s.store.Blame(ctx, a[0], s.readOptions(), aiwgstate.BlameOptions{AllParents: opts.AllParents})
+	entries, err := s.store.Blame(ctx, a[0], s.readOptions(), store.BlameOptions{AllParents: opts.AllParents})
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 func checkpointCommand() *cli.Command {
@@ -123,7 +123,7 @@ type checkpointLsOptions struct {
 }
 
 func runCheckpointLs(ctx context.Context, s *session, opts checkpointLsOptions) error {
-	cks, err := s.store.Checkpoints(ctx, opts.State, aiwgstate.ReadOptions{})
+	cks, err := s.store.Checkpoints(ctx, opts.State, store.ReadOptions{})
 	if err != nil {
 		return err
 	}
@@ -146,7 +146,7 @@ func runCheckpointShow(ctx context.Context, s *session, opts checkpointShowOptio
 	if err != nil {
 		return err
 	}
-	c, err := s.store.Checkpoint(ctx, opts.State, a[0], aiwgstate.ReadOptions{})
+	c, err := s.store.Checkpoint(ctx, opts.State, a[0], store.ReadOptions{})
 	if err != nil {
 		return err
 	}
@@ -165,7 +165,7 @@ func runCheckpointRm(ctx context.Context, s *session, opts checkpointRmOptions) 
 	if err != nil {
 		return err
 	}
-	c, err := s.store.DeleteCheckpoint(ctx, opts.State, a[0], aiwgstate.ReadOptions{})
+	c, err := s.store.DeleteCheckpoint(ctx, opts.State, a[0], store.ReadOptions{})
 	if err != nil {
 		return err
 	}
@@ -179,7 +179,7 @@ type checkpointPruneOptions struct {
 }
 
 func runCheckpointPrune(ctx context.Context, s *session, opts checkpointPruneOptions) error {
-	rm, err := s.store.PruneCheckpoints(ctx, opts.State, opts.Keep, aiwgstate.ReadOptions{})
+	rm, err := s.store.PruneCheckpoints(ctx, opts.State, opts.Keep, store.ReadOptions{})
 	if err != nil {
 		return err
 	}

@@ -5,8 +5,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/repo"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 func newCloneCommand() *cli.Command {
@@ -41,20 +41,20 @@ func runClone(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	dir := aiwgstate.DefaultDir
+	dir := store.DefaultDir
 	if len(a) == 2 {
 		dir = a[1]
 	}
 	if c.Int("depth") < 0 {
 		return usagef("--depth takes a positive number of commits")
 	}
-	st, err := aiwgstate.Clone(c.Context, a[0], dir, aiwgstate.CloneOptions{Options: aiwgstate.Options{NoSync: c.Bool("no-sync")},
+	st, err := store.Clone(c.Context, a[0], dir, store.CloneOptions{Options: store.Options{NoSync: c.Bool("no-sync")},
 		Filter: c.String("filter"), Depth: c.Int("depth")})
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	ignore, err := aiwgstate.KeepOutOfWorkTree(c.Context, st.Dir())
+	ignore, err := store.KeepOutOfWorkTree(c.Context, st.Dir())
 	if err != nil {
 		return fmt.Errorf("cloned into %s, but could not keep it out of the git project around it: %w", st.Dir(), err)
 	}
@@ -67,7 +67,7 @@ func runClone(c *cli.Context) error {
 	}
 	fmt.Fprintf(c.App.Writer, "cloned %s into %s (branch %s)\n", repo.RedactURL(a[0]), st.Dir(), st.Branch())
 	printIgnored(c.App.Writer, ignore)
-	if dir != aiwgstate.DefaultDir {
+	if dir != store.DefaultDir {
 		fmt.Fprintf(c.App.Writer, "use it with --store %s, or export AIWG_STATE_STORE=%s\n", shellQuote(dir), shellQuote(dir))
 	}
 	return nil

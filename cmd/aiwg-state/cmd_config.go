@@ -5,7 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 func newConfigCommand() *cli.Command {
@@ -37,5 +37,5 @@ func runConfig(ctx context.Context, s *session) error {
 	if err != nil {
 		return err
 	}
-	return s.printValue(aiwgstate.ManifestPath, key, v)
+	return s.printValue(store.ManifestPath, key, v)
 }

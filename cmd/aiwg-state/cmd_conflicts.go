@@ -7,7 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 func newConflictsCommand() *cli.Command {
@@ -37,11 +37,11 @@ type conflictsOptions struct {
 
 func runConflicts(ctx context.Context, s *session, opts conflictsOptions) error {
 	cs, err := s.store.Conflicts(ctx, opts.Into)
-	if errors.Is(err, aiwgstate.ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) {
 		// No merge in progress: nothing to resolve, which an
 		// agent polling this must not read as a failure.
 		if s.json {
-			return printJSON(s.out, []aiwgstate.ConflictEntry{})
+			return printJSON(s.out, []store.ConflictEntry{})
 		}
 		fmt.Fprintln(s.out, "no merge in progress")
 		return nil
@@ -51,7 +51,7 @@ func runConflicts(ctx context.Context, s *session, opts conflictsOptions) error 
 	}
 	if s.json {
 		if cs == nil {
-			cs = []aiwgstate.ConflictEntry{}
+			cs = []store.ConflictEntry{}
 		}
 		return printJSON(s.out, cs)
 	}

@@ -7,8 +7,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/objects/jsondiff"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 func newDiffCommand() *cli.Command {
@@ -62,7 +62,7 @@ func runDiff(ctx context.Context, s *session, opts diffOptions) error {
 		// every file, or every key.
 		return usagef("diff: an empty argument (want REV, FILE or KEYPATH)")
 	}
-	o := aiwgstate.DiffOptions{}
+	o := store.DiffOptions{}
 	var revs []string
 	for len(a) > 0 && len(revs) < 2 && !looksLikeFile(a[0]) {
 		revs = append(revs, a[0])

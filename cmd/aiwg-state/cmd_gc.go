@@ -7,7 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 func newGcCommand() *cli.Command {
@@ -48,7 +48,7 @@ type gcOptions struct {
 
 func runGc(ctx context.Context, s *session, opts gcOptions) error {
 	_, removed, err := s.store.RemoveExpired(ctx, s.writeOptions())
-	if err != nil && !errors.Is(err, aiwgstate.ErrNoChange) && !(s.store.WorkTree() != "" && errors.Is(err, aiwgstate.ErrReadOnly)) {
+	if err != nil && !errors.Is(err, store.ErrNoChange) && !(s.store.WorkTree() != "" && errors.Is(err, store.ErrReadOnly)) {
 		// (A git clone's checked-out branch is not written:
 		// expiry is the store's to do; packing is not.)
 		return err

@@ -5,7 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 func newInitCommand() *cli.Command {
@@ -38,14 +38,14 @@ func runInit(c *cli.Context) error {
 		dir = a[0]
 	}
 	if dir == "" {
-		dir = aiwgstate.DefaultDir
+		dir = store.DefaultDir
 	}
-	st, err := aiwgstate.Init(c.Context, dir, aiwgstate.InitOptions{Options: aiwgstate.Options{Branch: c.String("branch"), NoSync: c.Bool("no-sync")}, Agent: c.String("agent")})
+	st, err := store.Init(c.Context, dir, store.InitOptions{Options: store.Options{Branch: c.String("branch"), NoSync: c.Bool("no-sync")}, Agent: c.String("agent")})
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	ignore, err := aiwgstate.KeepOutOfWorkTree(c.Context, st.Dir())
+	ignore, err := store.KeepOutOfWorkTree(c.Context, st.Dir())
 	if err != nil {
 		return fmt.Errorf("created store %s, but could not keep it out of the git project around it: %w", st.Dir(), err)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 func newIntegrateCommand() *cli.Command {
@@ -50,9 +50,9 @@ func runIntegrate(ctx context.Context, s *session, opts integrateOptions) error 
 	if err != nil {
 		return err
 	}
-	res, err := s.store.Integrate(ctx, first(a), aiwgstate.IntegrateOptions{Into: opts.Into, NoPush: opts.NoPush, Merge: mergeOptions(s)})
+	res, err := s.store.Integrate(ctx, first(a), store.IntegrateOptions{Into: opts.Into, NoPush: opts.NoPush, Merge: mergeOptions(s)})
 	if err == nil && len(res.Conflicted()) > 0 {
-		err = fmt.Errorf("%w: not integrated: %s", aiwgstate.ErrConflict, strings.Join(res.Conflicted(), ", "))
+		err = fmt.Errorf("%w: not integrated: %s", store.ErrConflict, strings.Join(res.Conflicted(), ", "))
 	}
 	if res == nil || err != nil && len(res.Agents) == 0 {
 		return err
@@ -67,7 +67,7 @@ func runIntegrate(ctx context.Context, s *session, opts integrateOptions) error 
 		switch {
 		case am.Error != "":
 			fmt.Fprintf(s.out, "%s\t%s: error: %s\n", am.Agent, am.Branch, am.Error)
-		case am.Status == aiwgstate.MergeConflicts:
+		case am.Status == store.MergeConflicts:
 			fmt.Fprintf(s.out, "%s\t%s: %d conflict(s), left out\n", am.Agent, am.Branch, len(am.Conflicts))
 			printConflicts(s, am.Conflicts)
 		default:

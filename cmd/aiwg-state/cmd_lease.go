@@ -8,8 +8,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/lease"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 func newLeaseCommand() *cli.Command {
@@ -161,7 +161,7 @@ func runLeaseAcquire(ctx context.Context, s *session, opts leaseAcquireOptions) 
 	if opts.Id != "" && !opts.TtlSet {
 		ttl = 0 // a renewal keeps the lease's own time to live
 	}
-	res, err := s.store.Acquire(ctx, a[0], aiwgstate.LeaseOptions{
+	res, err := s.store.Acquire(ctx, a[0], store.LeaseOptions{
 		Type: typ, TTL: ttl, ID: opts.Id, Wait: opts.Wait, Priority: opts.Priority,
 	}, s.writeOptions())
 	if err != nil {
@@ -202,7 +202,7 @@ func runLeaseRelease(ctx context.Context, s *session, opts leaseReleaseOptions) 
 	if err != nil {
 		return err
 	}
-	rel, err := s.store.Release(ctx, a[0], aiwgstate.ReleaseOptions{
+	rel, err := s.store.Release(ctx, a[0], store.ReleaseOptions{
 		ID: opts.Id, Force: opts.Force, Reason: opts.Reason,
 	}, s.writeOptions())
 	if err != nil {

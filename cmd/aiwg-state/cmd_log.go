@@ -6,7 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 func newLogCommand() *cli.Command {
@@ -84,7 +84,7 @@ func runLog(ctx context.Context, s *session, opts logOptions) error {
 	if err != nil {
 		return err
 	}
-	lo := aiwgstate.LogOptions{ReadOptions: s.readOptions(), Agent: opts.Agent, Op: opts.Op, Limit: opts.N,
+	lo := store.LogOptions{ReadOptions: s.readOptions(), Agent: opts.Agent, Op: opts.Op, Limit: opts.N,
 		Source: opts.Source, Correlation: opts.Correlation,
 		Follow: opts.Follow, AllParents: opts.AllParents}
 	if len(a) == 1 {
@@ -98,9 +98,9 @@ func runLog(ctx context.Context, s *session, opts logOptions) error {
 	if lo.Until, err = parseTime("until", opts.Until); err != nil {
 		return err
 	}
-	var all []*aiwgstate.Mutation
+	var all []*store.Mutation
 	var verr error
-	err = s.store.Log(ctx, lo, func(m *aiwgstate.Mutation) bool {
+	err = s.store.Log(ctx, lo, func(m *store.Mutation) bool {
 		if sigs != nil {
 			if verr = sigs.Mark(m); verr != nil {
 				return false

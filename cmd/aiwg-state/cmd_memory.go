@@ -10,8 +10,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/memory"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 func newMemoryCommand() *cli.Command {
@@ -49,7 +49,7 @@ Examples:
    aiwg-state memory put workflow checkpoint run-7 - < state.json
    aiwg-state memory put long_term fact sky --string "blue"`,
 				Flags:  memoryValueFlags(),
-				Action: command(writeMemory((*aiwgstate.Store).PutMemory)),
+				Action: command(writeMemory((*store.Store).PutMemory)),
 			},
 			{
 				Name:      "append",
@@ -62,7 +62,7 @@ payload is not a list is refused (exit 3).
 Examples:
    aiwg-state memory append daily_log entries 2026-11-24 '{"at":"10:02","did":"deploy"}'`,
 				Flags:  memoryValueFlags(),
-				Action: command(writeMemory((*aiwgstate.Store).AppendMemory)),
+				Action: command(writeMemory((*store.Store).AppendMemory)),
 			},
 			{
 				Name:      "get",
@@ -203,7 +203,7 @@ func runMemoryPrune(ctx context.Context, s *session) error {
 		return err
 	}
 	keys, m, err := s.store.PruneMemory(ctx, argAt(a, 0), s.writeOptions())
-	if errors.Is(err, aiwgstate.ErrNoChange) {
+	if errors.Is(err, store.ErrNoChange) {
 		return s.done(map[string]any{"pruned": []memory.Key{}}, "nothing has expired")
 	}
 	if err != nil {
@@ -246,7 +246,7 @@ func runMemoryImport(ctx context.Context, s *session) error {
 		return usagef("memory import: %s holds no records", a[0])
 	}
 	res, err := s.store.ImportMemory(ctx, recs, s.writeOptions())
-	if errors.Is(err, aiwgstate.ErrNoChange) {
+	if errors.Is(err, store.ErrNoChange) {
 		return s.done(res, "nothing to import: the %d records are as the store has them", res.Unchanged)
 	}
 	if err != nil {
@@ -268,7 +268,7 @@ func memoryValueFlags() []cli.Flag {
 
 // writeMemory is the action of put and append: NAMESPACE KIND ID VALUE,
 // --ttl, and the record written.
-func writeMemory(write func(*aiwgstate.Store, context.Context, memory.Key, []byte, time.Duration, aiwgstate.WriteOptions) (*memory.Record, *aiwgstate.Mutation, error)) func(*session) error {
+func writeMemory(write func(*store.Store, context.Context, memory.Key, []byte, time.Duration, store.WriteOptions) (*memory.Record, *store.Mutation, error)) func(*session) error {
 	return func(s *session) error {
 		a, err := args(s.c, 4, 4)
 		if err != nil {
@@ -287,11 +287,11 @@ func writeMemory(write func(*aiwgstate.Store, context.Context, memory.Key, []byt
 }
 
 // memoryList reads [NAMESPACE [KIND]], --at and --expired.
-func (s *session) memoryList() (aiwgstate.MemoryListOptions, error) {
+func (s *session) memoryList() (store.MemoryListOptions, error) {
 	a, err := args(s.c, 0, 2)
 	if err != nil {
-		return aiwgstate.MemoryListOptions{}, err
+		return store.MemoryListOptions{}, err
 	}
-	lo := aiwgstate.MemoryListOptions{ReadOptions: s.readOptions(), Namespace: argAt(a, 0), Kind: argAt(a, 1), Expired: s.c.Bool("expired")}
+	lo := store.MemoryListOptions{ReadOptions: s.readOptions(), Namespace: argAt(a, 0), Kind: argAt(a, 1), Expired: s.c.Bool("expired")}
 	return lo, nil
 }

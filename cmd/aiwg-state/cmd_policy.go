@@ -8,9 +8,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/hooks"
 	"github.com/aiwg/aiwg-state/internal/errkind"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 func policyCommand() *cli.Command {
@@ -126,7 +126,7 @@ func runPolicyCheck(ctx context.Context, s *session, opts policyCheckOptions) er
 	if len(revs) == 1 && !strings.Contains(revs[0], "..") {
 		revs = append(revs, "--not", "--remotes")
 	}
-	err := hooks.CheckRevs(ctx, s.store.Dir(), revs, hooks.Options{PolicyFrom: opts.PolicyFrom, Validate: aiwgstate.ValidateKnownFile, Schemas: aiwgstate.SchemaValidator, Pusher: opts.Pusher})
+	err := hooks.CheckRevs(ctx, s.store.Dir(), revs, hooks.Options{PolicyFrom: opts.PolicyFrom, Validate: store.ValidateKnownFile, Schemas: store.SchemaValidator, Pusher: opts.Pusher})
 	var re *hooks.RefusedError
 	if errors.As(err, &re) {
 		if s.json {
@@ -138,8 +138,8 @@ func runPolicyCheck(ctx context.Context, s *session, opts policyCheckOptions) er
 		}
 		// Nothing was pushed: say what a push would meet.
 		kind := error(hooks.ErrRefused)
-		if errors.Is(re, aiwgstate.ErrDenied) {
-			kind = aiwgstate.ErrDenied
+		if errors.Is(re, store.ErrDenied) {
+			kind = store.ErrDenied
 		}
 		return errkind.Errorf(kind, "%d violation(s): a push of these commits would be refused", len(re.Violations))
 	}
@@ -185,9 +185,9 @@ func runPolicyShow(ctx context.Context, s *session, opts policyShowOptions) erro
 	if _, err := s.store.Resolve(ro.At, ro.Branch); err != nil {
 		return err
 	}
-	data, err := s.store.Cat(ctx, aiwgstate.PolicyPath, ro)
-	if errors.Is(err, aiwgstate.ErrNotFound) {
-		return fmt.Errorf("no policy: every agent may write every path (%s is absent): %w", aiwgstate.PolicyPath, err)
+	data, err := s.store.Cat(ctx, store.PolicyPath, ro)
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("no policy: every agent may write every path (%s is absent): %w", store.PolicyPath, err)
 	}
 	if err != nil {
 		return err

@@ -5,7 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 func newPushCommand() *cli.Command {
@@ -43,7 +43,7 @@ func runPush(ctx context.Context, s *session, opts pushOptions) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.store.Push(ctx, first(a), aiwgstate.PushOptions{Branch: second(a, opts.Branch), Tags: opts.Tags})
+	res, err := s.store.Push(ctx, first(a), store.PushOptions{Branch: second(a, opts.Branch), Tags: opts.Tags})
 	if err != nil && len(res) == 0 {
 		return err // nothing was tried: no result to show beside the error
 	}

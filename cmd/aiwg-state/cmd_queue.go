@@ -7,7 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 func newQueueCommand() *cli.Command {
@@ -108,7 +108,7 @@ func runQueueTake(ctx context.Context, s *session, opts queueTakeOptions) error 
 	if err != nil {
 		return err
 	}
-	msg, m, err := s.store.TakeMessage(ctx, a[0], aiwgstate.TakeOptions{Wait: opts.Wait}, s.writeOptions())
+	msg, m, err := s.store.TakeMessage(ctx, a[0], store.TakeOptions{Wait: opts.Wait}, s.writeOptions())
 	if err != nil {
 		return err
 	}

@@ -12,8 +12,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/internal/errkind"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 func newQuickstartCommand() *cli.Command {
@@ -42,7 +42,7 @@ Examples:
 }
 
 // printIgnored says that an ignore file keeps a new store out of the git
-// project around it (see aiwgstate.KeepOutOfWorkTree).
+// project around it (see store.KeepOutOfWorkTree).
 func printIgnored(w io.Writer, ignore string) {
 	if ignore != "" {
 		fmt.Fprintf(w, "kept the store out of the git project around it: %s ignores its files\n", ignore)
@@ -68,9 +68,9 @@ func quickstart(c *cli.Context) error {
 		// A scratch store is a demonstration: it goes with the session.
 		defer os.RemoveAll(dir)
 	}
-	store := filepath.Join(dir, aiwgstate.DefaultDir)
-	if _, err := os.Stat(store); err == nil {
-		return errkind.Errorf(aiwgstate.ErrExists, "%s already holds a store (pick an empty DIR)", dir)
+	storeDir := filepath.Join(dir, store.DefaultDir)
+	if _, err := os.Stat(storeDir); err == nil {
+		return errkind.Errorf(store.ErrExists, "%s already holds a store (pick an empty DIR)", dir)
 	}
 	asJSON := c.Bool("json")
 	w := c.App.Writer
@@ -78,8 +78,8 @@ func quickstart(c *cli.Context) error {
 		w = io.Discard
 	}
 	fmt.Fprintf(w, "A scratch store in %s. Every command below is a real aiwg-state command.\n\n", dir)
-	fmt.Fprintf(w, "$ export AIWG_STATE_STORE=%s\n", store)
-	os.Setenv("AIWG_STATE_STORE", store)
+	fmt.Fprintf(w, "$ export AIWG_STATE_STORE=%s\n", storeDir)
+	os.Setenv("AIWG_STATE_STORE", storeDir)
 	var ran []quickstartStep
 	for _, st := range quickstartSteps() {
 		if st.note != "" {
@@ -108,7 +108,7 @@ func quickstart(c *cli.Context) error {
 	}
 	if _, err := exec.LookPath("git"); err == nil {
 		fmt.Fprintf(w, "\n# Plain git reads the same history: the trailers are the audit record.\n")
-		gitArgs := []string{"--git-dir", store, "log", "-3", "--format=%h %an %s%n    %(trailers:separator=%x2c )"}
+		gitArgs := []string{"--git-dir", storeDir, "log", "-3", "--format=%h %an %s%n    %(trailers:separator=%x2c )"}
 		command := "git " + strings.Join(quoteAll(gitArgs), " ")
 		fmt.Fprintf(w, "$ %s\n", command)
 		out, err := exec.CommandContext(c.Context, "git", gitArgs...).CombinedOutput()
@@ -119,9 +119,9 @@ func quickstart(c *cli.Context) error {
 		ran = append(ran, quickstartStep{Note: "Plain git reads the same history.", Command: command, Output: jsonOrText(out)})
 	}
 	if asJSON {
-		return printJSON(c.App.Writer, map[string]any{"dir": dir, "store": store, "kept": keep, "steps": ran})
+		return printJSON(c.App.Writer, map[string]any{"dir": dir, "store": storeDir, "kept": keep, "steps": ran})
 	}
-	fmt.Fprintf(w, "\n%s\n", nextHint(keep, store))
+	fmt.Fprintf(w, "\n%s\n", nextHint(keep, storeDir))
 	fmt.Fprintf(w, "An agent calling aiwg-state in a loop: start `aiwg-state serve &` and run\nthe same command lines as `aiwg-state-client …`: the store stays open between them.\n")
 	return nil
 }

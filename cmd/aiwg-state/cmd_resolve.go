@@ -6,7 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 func newResolveCommand() *cli.Command {
@@ -56,7 +56,7 @@ func runResolve(ctx context.Context, s *session, opts resolveOptions) error {
 	if err != nil {
 		return err
 	}
-	var how aiwgstate.Resolution
+	var how store.Resolution
 	n := 0
 	for _, side := range []string{"ours", "theirs", "base"} {
 		if s.c.Bool(side) {

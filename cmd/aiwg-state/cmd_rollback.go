@@ -5,7 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 func rollbackCommand() *cli.Command {
@@ -63,6 +63,6 @@ func runRollback(ctx context.Context, s *session, opts rollbackOptions) error {
 		}
 		return s.done(map[string]any{"from": from.String(), "to": to.String(), "checkpoint_id": ck.ID}, "branch moved %s -> %s (%s %s)", shortHash(from.String()), shortHash(to.String()), ck.ID, ck.Name)
 	}
-	m, _, err := s.store.Rollback(ctx, opts.State, a[0], aiwgstate.RollbackOptions{Shared: opts.Shared}, s.writeOptions())
+	m, _, err := s.store.Rollback(ctx, opts.State, a[0], store.RollbackOptions{Shared: opts.Shared}, s.writeOptions())
 	return s.report(m, err)
 }

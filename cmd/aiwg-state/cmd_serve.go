@@ -10,8 +10,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/serve"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 func serveCommand() *cli.Command {
@@ -73,7 +73,7 @@ func runServe(c *cli.Context) error {
 	}
 	// Opened once here: a directory that is no store fails now,
 	// not at the first client's command.
-	st, err := aiwgstate.Open(c.Context, dir, aiwgstate.Options{})
+	st, err := store.Open(c.Context, dir, store.Options{})
 	if err != nil {
 		return err
 	}

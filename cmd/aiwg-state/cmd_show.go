@@ -7,7 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 func newShowCommand() *cli.Command {
@@ -60,7 +60,7 @@ func runShow(ctx context.Context, s *session, opts showOptions) error {
 			return err
 		}
 	}
-	diffs, _, _, err := s.store.Diff(ctx, aiwgstate.DiffOptions{From: m.Commit})
+	diffs, _, _, err := s.store.Diff(ctx, store.DiffOptions{From: m.Commit})
 	if err != nil {
 		return err
 	}

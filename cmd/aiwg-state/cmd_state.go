@@ -7,7 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 func stateCommand() *cli.Command {
@@ -208,7 +208,7 @@ func runStateInit(ctx context.Context, s *session, opts stateInitOptions) error 
 	if _, err := args(s.c, 0, 0); err != nil {
 		return err
 	}
-	info, m, err := s.store.InitState(ctx, aiwgstate.StateInit{Prompt: opts.Prompt, Session: opts.Session,
+	info, m, err := s.store.InitState(ctx, store.StateInit{Prompt: opts.Prompt, Session: opts.Session,
 		Tree: opts.Tree, Parent: opts.Parent, ExecutionConfig: opts.ExecutionConfig}, s.writeOptions())
 	if err != nil {
 		return err
@@ -289,7 +289,7 @@ func runStateExport(ctx context.Context, s *session, opts stateExportOptions) er
 	if opts.Page < 1 {
 		return usagef("--page %d: pages count from 1 (the newest)", opts.Page)
 	}
-	out, err := s.store.ExportState(ctx, stateArg(s, a), aiwgstate.ExportOptions{ReadOptions: s.readOptions(), Page: opts.Page})
+	out, err := s.store.ExportState(ctx, stateArg(s, a), store.ExportOptions{ReadOptions: s.readOptions(), Page: opts.Page})
 	if err != nil {
 		return err
 	}
@@ -312,8 +312,8 @@ func runStateImport(ctx context.Context, s *session, opts stateImportOptions) er
 	if err != nil {
 		return usagef("%v", err)
 	}
-	info, err := s.store.ImportStateWith(ctx, data, aiwgstate.ImportStateOptions{As: opts.As, Replace: opts.Replace}, s.writeOptions())
-	if errors.Is(err, aiwgstate.ErrNoChange) {
+	info, err := s.store.ImportStateWith(ctx, data, store.ImportStateOptions{As: opts.As, Replace: opts.Replace}, s.writeOptions())
+	if errors.Is(err, store.ErrNoChange) {
 		return s.report(nil, err)
 	}
 	if err != nil {
@@ -349,13 +349,13 @@ func runStateOnComplete(ctx context.Context, s *session, opts stateOnCompleteOpt
 			if !h.Trusted {
 				note = "  (not trusted here, does not run: aiwg-state trust --list)"
 			}
-			fmt.Fprintf(s.out, "%s: %s%s\n", h.Name, aiwgstate.CommandLine(h.Command), note)
+			fmt.Fprintf(s.out, "%s: %s%s\n", h.Name, store.CommandLine(h.Command), note)
 		}
 		return nil
 	}
-	var hs []aiwgstate.CompletionHandler
+	var hs []store.CompletionHandler
 	if len(a) == 1 {
-		hs = append(hs, aiwgstate.CompletionHandler{Name: "on-complete", Command: []string{"sh", "-c", a[0]}})
+		hs = append(hs, store.CompletionHandler{Name: "on-complete", Command: []string{"sh", "-c", a[0]}})
 	}
 	return s.report(s.store.SetCompletionHandlers(ctx, hs, s.writeOptions()))
 }

@@ -9,9 +9,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/statedoc"
+	"github.com/aiwg/aiwg-state/store"
 	"github.com/aiwg/aiwg-state/verbiage"
 )
 
@@ -431,7 +431,7 @@ func runLatest(ctx context.Context, s *session, opts latestOptions) error {
 		b = br
 		return out, paths, err
 	})
-	if err != nil && !errors.Is(err, aiwgstate.ErrNoChange) {
+	if err != nil && !errors.Is(err, store.ErrNoChange) {
 		return err
 	}
 	if s.json {
@@ -676,7 +676,7 @@ func stateReadFlags(extra ...cli.Flag) []cli.Flag {
 }
 
 // edit runs a statedoc verb as one commit and reports it.
-func (s *session) edit(subject string, verb aiwgstate.StateEdit) error {
+func (s *session) edit(subject string, verb store.StateEdit) error {
 	return s.report(s.store.EditState(s.c.Context, s.c.String("doc"), s.writeOptions(), subject, verb))
 }
 

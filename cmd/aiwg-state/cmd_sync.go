@@ -6,7 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 func newSyncCommand() *cli.Command {
@@ -43,7 +43,7 @@ func runSync(ctx context.Context, s *session, opts syncOptions) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.store.Sync(ctx, first(a), aiwgstate.SyncOptions{Branch: opts.Branch, Upstream: opts.Upstream, Merge: mergeOptions(s)})
+	res, err := s.store.Sync(ctx, first(a), store.SyncOptions{Branch: opts.Branch, Upstream: opts.Upstream, Merge: mergeOptions(s)})
 	if res == nil || err != nil && res.Fetched == nil && res.Merged == nil && res.Pushed == nil {
 		return err
 	}
@@ -55,8 +55,8 @@ func runSync(ctx context.Context, s *session, opts syncOptions) error {
 	}
 	for _, m := range res.Merged {
 		switch m.Status {
-		case aiwgstate.MergeUpToDate:
-		case aiwgstate.MergeConflicts:
+		case store.MergeUpToDate:
+		case store.MergeConflicts:
 			// Nothing merged yet: what is left is the news.
 			fmt.Fprintf(s.out, "merge %s into %s: %d conflict(s) left (aiwg-state conflicts; resolve, then merge --continue)\n", m.From, m.Into, len(m.Conflicts))
 			printConflicts(s, m.Conflicts)

@@ -10,8 +10,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/objects"
+	"github.com/aiwg/aiwg-state/store"
 	"github.com/aiwg/aiwg-state/trajectory"
 )
 
@@ -103,7 +103,7 @@ func runTrajStart(ctx context.Context, s *session, opts trajStartOptions) error 
 	if extra == nil && (opts.TaskType == "" || opts.Prompt == "") {
 		return usagef("traj start needs --task-type and --prompt")
 	}
-	id, m, err := s.store.StartTrajectory(ctx, aiwgstate.TrajectoryStart{
+	id, m, err := s.store.StartTrajectory(ctx, store.TrajectoryStart{
 		TaskType: opts.TaskType, Prompt: opts.Prompt, Task: opts.Task,
 		Tree: opts.Tree, State: opts.State, Parent: opts.Parent,
 		Model: opts.Model, Extra: extra,
@@ -256,7 +256,7 @@ func runTrajIter(ctx context.Context, s *session, opts trajIterOptions) error {
 		}
 		return usagef("traj iter needs the iteration: flags (--thought-type, --thought, --tool, --status, --result, ...) or \"-\" with a JSON object on standard input")
 	}
-	n, m, err := s.store.RecordIteration(ctx, a[0], aiwgstate.IterationInput{JSON: base, Fields: f, StateSnapshot: opts.StateSnapshot}, s.writeOptions())
+	n, m, err := s.store.RecordIteration(ctx, a[0], store.IterationInput{JSON: base, Fields: f, StateSnapshot: opts.StateSnapshot}, s.writeOptions())
 	if err != nil {
 		return err
 	}
@@ -315,7 +315,7 @@ func runTrajComplete(ctx context.Context, s *session, opts trajCompleteOptions) 
 	if err != nil {
 		return err
 	}
-	m, err := s.store.CompleteTrajectory(ctx, a[0], aiwgstate.TrajectoryCompletion{
+	m, err := s.store.CompleteTrajectory(ctx, a[0], store.TrajectoryCompletion{
 		Status: opts.Status, Final: opts.Final, Reason: opts.Reason, Extra: extra,
 	}, s.writeOptions())
 	return s.report(m, err)
@@ -396,7 +396,7 @@ func runTrajListLs(ctx context.Context, s *session, opts trajListLsOptions) erro
 	if err != nil {
 		return err
 	}
-	list, err := s.store.Trajectories(ctx, aiwgstate.TrajectoryFilter{TaskType: opts.TaskType, Status: opts.Status, Since: since}, s.readOptions())
+	list, err := s.store.Trajectories(ctx, store.TrajectoryFilter{TaskType: opts.TaskType, Status: opts.Status, Since: since}, s.readOptions())
 	if err != nil {
 		return err
 	}
@@ -446,7 +446,7 @@ func runTrajReport(ctx context.Context, s *session, opts trajReportOptions) erro
 		return err
 	}
 	if opts.NoWrite {
-		doc, err := s.store.Trajectory(ctx, a[0], aiwgstate.ReadOptions{})
+		doc, err := s.store.Trajectory(ctx, a[0], store.ReadOptions{})
 		if err != nil {
 			return err
 		}
@@ -624,9 +624,9 @@ func runTrajImport(ctx context.Context, s *session, opts trajImportOptions) erro
 		return err
 	}
 	type imported struct {
-		File string              `json:"file"`
-		ID   string              `json:"trajectory_id"`
-		M    *aiwgstate.Mutation `json:"mutation"`
+		File string          `json:"file"`
+		ID   string          `json:"trajectory_id"`
+		M    *store.Mutation `json:"mutation"`
 	}
 	var done []imported
 	for _, file := range a {
@@ -634,7 +634,7 @@ func runTrajImport(ctx context.Context, s *session, opts trajImportOptions) erro
 		if err != nil {
 			return err
 		}
-		id, m, err := s.store.ImportTrajectory(ctx, data, aiwgstate.TrajectoryImport{Name: file, NewID: opts.NewId}, s.writeOptions())
+		id, m, err := s.store.ImportTrajectory(ctx, data, store.TrajectoryImport{Name: file, NewID: opts.NewId}, s.writeOptions())
 		if err != nil {
 			if len(done) > 0 {
 				return fmt.Errorf("%s (after importing %d file(s)): %w", file, len(done), err)
@@ -759,7 +759,7 @@ func trajSince(v string, now time.Time) (time.Time, error) {
 	return now.Add(-d), nil
 }
 
-func trajNoChange(err error) bool { return errors.Is(err, aiwgstate.ErrNoChange) }
+func trajNoChange(err error) bool { return errors.Is(err, store.ErrNoChange) }
 
 func printTrajAnalysis(s *session, an trajectory.Analysis) {
 	w := s.out

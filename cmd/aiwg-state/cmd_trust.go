@@ -6,7 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 func trustCommand() *cli.Command {
@@ -78,7 +78,7 @@ func runTrust(ctx context.Context, s *session, opts trustOptions) error {
 			fmt.Fprintln(s.out, "nothing was trusted")
 		}
 		for _, t := range gone {
-			fmt.Fprintf(s.out, "revoked %s %s: %s\n", handlerName(t.Name), t.Digest, aiwgstate.CommandLine(t.Command))
+			fmt.Fprintf(s.out, "revoked %s %s: %s\n", handlerName(t.Name), t.Digest, store.CommandLine(t.Command))
 		}
 		return nil
 	}
@@ -90,14 +90,14 @@ func runTrust(ctx context.Context, s *session, opts trustOptions) error {
 		return printJSON(s.out, map[string]any{"trusted": done})
 	}
 	for _, t := range done {
-		fmt.Fprintf(s.out, "trusted %s %s: %s\n", handlerName(t.Name), t.Digest, aiwgstate.CommandLine(t.Command))
+		fmt.Fprintf(s.out, "trusted %s %s: %s\n", handlerName(t.Name), t.Digest, store.CommandLine(t.Command))
 	}
 	return nil
 }
 
 // trustList prints the manifest's handlers with their trust, and the
 // trust recorded for handlers the manifest no longer holds.
-func trustList(s *session, ro aiwgstate.ReadOptions) error {
+func trustList(s *session, ro store.ReadOptions) error {
 	hs, err := s.store.HandlerTrust(s.c.Context, ro)
 	if err != nil {
 		return err
@@ -110,7 +110,7 @@ func trustList(s *session, ro aiwgstate.ReadOptions) error {
 	for _, h := range hs {
 		inForce[h.Digest] = true
 	}
-	var stale []aiwgstate.TrustedHandler
+	var stale []store.TrustedHandler
 	for _, t := range recorded {
 		if !inForce[t.Digest] {
 			stale = append(stale, t)
@@ -127,14 +127,14 @@ func trustList(s *session, ro aiwgstate.ReadOptions) error {
 		if h.Trusted {
 			mark = "trusted"
 		}
-		fmt.Fprintf(s.out, "%s %s %s\n    %s\n", handlerName(h.Name), h.Digest, mark, aiwgstate.CommandLine(h.Command))
+		fmt.Fprintf(s.out, "%s %s %s\n    %s\n", handlerName(h.Name), h.Digest, mark, store.CommandLine(h.Command))
 	}
 	for _, t := range stale {
-		fmt.Fprintf(s.out, "(trusted, no longer in the manifest) %s %s\n    %s\n", handlerName(t.Name), t.Digest, aiwgstate.CommandLine(t.Command))
+		fmt.Fprintf(s.out, "(trusted, no longer in the manifest) %s %s\n    %s\n", handlerName(t.Name), t.Digest, store.CommandLine(t.Command))
 	}
 	return nil
 }
 
 // handlerName shows a handler's name as CommandLine shows an argument: nothing in
 // it can rewrite the terminal line it is read on.
-func handlerName(n string) string { return aiwgstate.CommandLine([]string{n}) }
+func handlerName(n string) string { return store.CommandLine([]string{n}) }

@@ -6,9 +6,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/rlm"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 func varCommand() *cli.Command {
@@ -141,7 +141,7 @@ func runVarGet(ctx context.Context, s *session, opts varGetOptions) error {
 	if err != nil {
 		return err
 	}
-	v, err := s.store.Variable(ctx, opts.State, a[0], aiwgstate.GetOptions{ReadOptions: s.readOptions(),
+	v, err := s.store.Variable(ctx, opts.State, a[0], store.GetOptions{ReadOptions: s.readOptions(),
 		Scope: rlm.Scope(opts.Scope), Raw: opts.Raw})
 	if err != nil {
 		return err

@@ -8,7 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 func newWatchCommand() *cli.Command {
@@ -76,7 +76,7 @@ func runWatch(ctx context.Context, s *session, opts watchOptions) error {
 	if limit < 0 {
 		return usagef("-n %d: want a count of mutations (0: no limit)", limit)
 	}
-	wo := aiwgstate.WatchOptions{Branch: opts.Branch, From: opts.From, Path: argAt(a, 0),
+	wo := store.WatchOptions{Branch: opts.Branch, From: opts.From, Path: argAt(a, 0),
 		Agent: opts.Agent, Op: opts.Op, Source: opts.Source, Correlation: opts.Correlation,
 		Poll: opts.Poll}
 	n := 0
@@ -89,7 +89,7 @@ func runWatch(ctx context.Context, s *session, opts watchOptions) error {
 		}
 		return werr == nil
 	}
-	err = s.store.Watch(ctx, wo, func(m *aiwgstate.Mutation) bool {
+	err = s.store.Watch(ctx, wo, func(m *store.Mutation) bool {
 		if s.json {
 			werr = printJSON(s.out, m)
 		} else {

@@ -13,8 +13,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/repo"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 func jsonFlag() cli.Flag { return &cli.BoolFlag{Name: "json", Usage: "print JSON"} }
@@ -57,7 +57,7 @@ func writeFlags() []cli.Flag {
 type session struct {
 	c     *cli.Context
 	inv   *invocation
-	store *aiwgstate.Store
+	store *store.Store
 	out   io.Writer
 	json  bool
 	// link are the trailers of --traj/--iter, checked when the session
@@ -90,13 +90,13 @@ func storeDir(c *cli.Context) (string, error) {
 		dir = inv.getenv("AIWG_STATE_STORE")
 	}
 	if dir != "" {
-		return aiwgstate.StoreDir(inv.resolve(dir)), nil
+		return store.StoreDir(inv.resolve(dir)), nil
 	}
 	wd, err := inv.workDir()
 	if err != nil {
 		return "", err
 	}
-	return aiwgstate.FindStore(wd)
+	return store.FindStore(wd)
 }
 
 func open(c *cli.Context) (*session, error) {
@@ -117,12 +117,12 @@ func open(c *cli.Context) (*session, error) {
 		// empty, a path that means something else here).
 		return nil, fmt.Errorf("the server for %s cannot run commands on %s: run aiwg-state itself", inv.serving.store, dir)
 	}
-	opts := aiwgstate.Options{Branch: c.String("branch"), NoSync: c.Bool("no-sync")}
-	var st *aiwgstate.Store
+	opts := store.Options{Branch: c.String("branch"), NoSync: c.Bool("no-sync")}
+	var st *store.Store
 	if inv.stores != nil {
 		st, err = inv.stores.get(c.Context, opts)
 	} else {
-		st, err = aiwgstate.Open(c.Context, dir, opts)
+		st, err = store.Open(c.Context, dir, opts)
 	}
 	if err != nil {
 		return nil, err
@@ -152,7 +152,7 @@ func trajLink(c *cli.Context) ([]repo.Trailer, error) {
 		}
 		return nil, nil
 	}
-	return aiwgstate.TrajectoryTrailers(id, iter)
+	return store.TrajectoryTrailers(id, iter)
 }
 
 func (s *session) close() {
@@ -162,17 +162,17 @@ func (s *session) close() {
 	s.store.Close()
 }
 
-func (s *session) writeOptions() aiwgstate.WriteOptions {
+func (s *session) writeOptions() store.WriteOptions {
 	wo := s.agentWrite()
 	wo.Source = s.c.String("source")
 	wo.Correlation = s.c.String("correlation")
 	// Given, even empty, the flags are passed on: the store refuses an
 	// empty revision (exit 2) rather than skip the check.
 	if s.c.IsSet("expect") {
-		wo.Expect = aiwgstate.Rev(s.c.String("expect"))
+		wo.Expect = store.Rev(s.c.String("expect"))
 	}
 	if s.c.IsSet("unchanged-since") {
-		wo.UnchangedSince = aiwgstate.Rev(s.c.String("unchanged-since"))
+		wo.UnchangedSince = store.Rev(s.c.String("unchanged-since"))
 	}
 	wo.Message = s.c.String("message")
 	wo.Trailers = s.link
@@ -181,19 +181,19 @@ func (s *session) writeOptions() aiwgstate.WriteOptions {
 
 // agentWrite are the write options every writing command has: the agent
 // (--agent) and where completion handlers run (a write may set Final).
-func (s *session) agentWrite() aiwgstate.WriteOptions {
+func (s *session) agentWrite() store.WriteOptions {
 	// The agent's defaults ($AIWG_AGENT, the store's agent, then $USER)
 	// are read here, through the invocation: left to the store, a server
 	// would read its own environment.
 	agent, from := s.agent()
-	if from == aiwgstate.AgentFromAnonymous {
+	if from == store.AgentFromAnonymous {
 		s.inv.anonymous.Store(true) // said once the command has succeeded
 	}
-	return aiwgstate.WriteOptions{Agent: agent, HandlerEnv: s.inv.handlerEnv(), HandlerDir: s.inv.handlerDir(), Warn: s.warn, SigningKey: s.signingKey()}
+	return store.WriteOptions{Agent: agent, HandlerEnv: s.inv.handlerEnv(), HandlerDir: s.inv.handlerDir(), Warn: s.warn, SigningKey: s.signingKey()}
 }
 
 // agent is the agent a write of this command is authored by, and where
-// the name comes from (see aiwgstate.Store.AgentFor).
+// the name comes from (see store.Store.AgentFor).
 func (s *session) agent() (agent, from string) {
 	flag := s.c.String("agent")
 	if env := s.inv.getenv("AIWG_AGENT"); flag != "" && flag == env {
@@ -202,8 +202,8 @@ func (s *session) agent() (agent, from string) {
 	return s.store.AgentFor(flag, s.inv.getenv)
 }
 
-func (s *session) readOptions() aiwgstate.ReadOptions {
-	return aiwgstate.ReadOptions{At: s.c.String("at")}
+func (s *session) readOptions() store.ReadOptions {
+	return store.ReadOptions{At: s.c.String("at")}
 }
 
 // done prints a command's outcome: v as JSON with --json, else one line.

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 // opsFor is the JSON Lines one writer applies: n sets on its own keys and
@@ -99,19 +99,19 @@ func TestConcurrentWritersLoseNothing(t *testing.T) {
 	}
 	// Every value written is in history, once, at the commit that wrote it;
 	// and each key's final value is the one of its newest commit.
-	st, err := aiwgstate.Open(ctx, s, aiwgstate.Options{})
+	st, err := store.Open(ctx, s, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
 	seen := map[string]int{}
 	final := map[string]string{}
-	err = st.Log(ctx, aiwgstate.LogOptions{}, func(m *aiwgstate.Mutation) bool {
+	err = st.Log(ctx, store.LogOptions{}, func(m *store.Mutation) bool {
 		for _, c := range m.Changes {
 			if c.Key == "" {
 				continue
 			}
-			v, err := st.Get(ctx, c.File, c.Key, aiwgstate.ReadOptions{At: m.Commit})
+			v, err := st.Get(ctx, c.File, c.Key, store.ReadOptions{At: m.Commit})
 			if err != nil {
 				t.Errorf("%s %s#%s: %v", m.Commit, c.File, c.Key, err)
 				continue
@@ -135,7 +135,7 @@ func TestConcurrentWritersLoseNothing(t *testing.T) {
 	}
 	for key, want := range final {
 		file, k, _ := strings.Cut(key, "#")
-		got, err := st.Get(ctx, file, k, aiwgstate.ReadOptions{})
+		got, err := st.Get(ctx, file, k, store.ReadOptions{})
 		if err != nil || strings.TrimSpace(string(got)) != want {
 			t.Fatalf("%s = %s, but its last commit wrote %s", key, got, want)
 		}

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/docschema"
 	"github.com/aiwg/aiwg-state/hooks"
 	"github.com/aiwg/aiwg-state/lease"
@@ -20,6 +19,7 @@ import (
 	"github.com/aiwg/aiwg-state/queue"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/statedoc"
+	"github.com/aiwg/aiwg-state/store"
 	"github.com/aiwg/aiwg-state/trajectory"
 	"github.com/aiwg/aiwg-state/verbiage"
 )
@@ -53,33 +53,33 @@ var exitTable = []struct {
 	{lease.ErrHeld, exitLock},
 	{lease.ErrNotHolder, exitDomain},
 	{lease.ErrInvalid, exitUsage},
-	{aiwgstate.ErrInvalidRecord, exitDomain},
+	{store.ErrInvalidRecord, exitDomain},
 	{memory.ErrInvalid, exitUsage},
 	{memory.ErrNotList, exitDomain},
 	{queue.ErrInvalid, exitUsage},
-	{aiwgstate.ErrEmpty, exitDomain},
+	{store.ErrEmpty, exitDomain},
 	{docschema.ErrInvalid, exitDomain},
 	{docschema.ErrRules, exitUsage},
 	{policy.ErrInvalid, exitDomain}, // a policy that does not parse: refused data, whoever wrote it
 	{statedoc.ErrInFlight, exitConflict}, {statedoc.ErrInvalidState, exitDomain}, {statedoc.ErrExists, exitDomain},
-	{aiwgstate.ErrBadManifest, exitDomain},  // before ErrInvalidJSON: the store's state, not the caller's input
-	{aiwgstate.ErrInvalidState, exitDomain}, // rlm: a state document that breaks the schema
+	{store.ErrBadManifest, exitDomain},  // before ErrInvalidJSON: the store's state, not the caller's input
+	{store.ErrInvalidState, exitDomain}, // rlm: a state document that breaks the schema
 	{verbiage.ErrInvalidPath, exitUsage},
 	{verbiage.ErrInvalidKey, exitUsage},
 	{verbiage.ErrInvalidName, exitUsage},
 	{verbiage.ErrInvalidPattern, exitUsage},
 	{repo.ErrInvalidName, exitUsage},
 	{objects.ErrInvalidJSON, exitUsage},
-	{aiwgstate.ErrUsage, exitUsage},
+	{store.ErrUsage, exitUsage},
 	{merge.ErrUnknownStrategy, exitUsage},
-	{aiwgstate.ErrConflict, exitConflict},
-	{aiwgstate.ErrDenied, exitDomain},
-	{aiwgstate.ErrSigningKey, exitDomain}, // a signing key that cannot sign
+	{store.ErrConflict, exitConflict},
+	{store.ErrDenied, exitDomain},
+	{store.ErrSigningKey, exitDomain}, // a signing key that cannot sign
 	{hooks.ErrRefused, exitDomain},
 	{trajectory.ErrInvalid, exitDomain},
-	{aiwgstate.ErrLimit, exitDomain},
-	{aiwgstate.ErrExists, exitDomain},
-	{aiwgstate.ErrReadOnly, exitDomain},
+	{store.ErrLimit, exitDomain},
+	{store.ErrExists, exitDomain},
+	{store.ErrReadOnly, exitDomain},
 	{objects.ErrNotContainer, exitDomain},
 	{objects.ErrNotFound, exitDomain},
 	{repo.ErrCorrupt, exitDomain}, // before ErrNotFound: a miss explained by damage is damage
@@ -150,7 +150,7 @@ func reportError(w io.Writer, err error, asJSON bool) {
 			details["shallow"] = true
 			details["revision"] = she.Rev
 		}
-		var sv *aiwgstate.SchemaViolation
+		var sv *store.SchemaViolation
 		if errors.As(err, &sv) {
 			details["file"], details["schema"] = sv.File, sv.Schema
 			var ve *docschema.ValidationError

@@ -7,8 +7,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/objects/jsondiff"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 func nonNil[T any](v []T) []T {
@@ -23,7 +23,7 @@ func looksLikeFile(a string) bool {
 	return strings.HasSuffix(a, ".json") || strings.Contains(a, ".json#")
 }
 
-func writeDiffs(s *session, diffs []aiwgstate.FileDiff, format string) error {
+func writeDiffs(s *session, diffs []store.FileDiff, format string) error {
 	switch format {
 	case "json":
 		return printJSON(s.out, nonNil(diffs))
@@ -92,7 +92,7 @@ func isTerminal(w any) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-func printMutationLine(s *session, m *aiwgstate.Mutation) {
+func printMutationLine(s *session, m *store.Mutation) {
 	what := m.Subject
 	if v := m.Value; v != nil {
 		what = fmt.Sprintf("%s %s#%s: %s → %s", v.Op, v.File, v.Key, valueOrNone(v.Old), valueOrNone(v.New))
@@ -100,7 +100,7 @@ func printMutationLine(s *session, m *aiwgstate.Mutation) {
 			what += " (moved from " + v.From + ")"
 		}
 	}
-	if traj, iter, ok := aiwgstate.TrajectoryLink(m); ok {
+	if traj, iter, ok := store.TrajectoryLink(m); ok {
 		// The run this write belongs to (--traj/--iter on the write).
 		if iter > 0 {
 			what += fmt.Sprintf("  [%s#%d]", traj, iter)

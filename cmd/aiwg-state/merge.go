@@ -12,9 +12,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/internal/errkind"
 	"github.com/aiwg/aiwg-state/merge"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 func listBranches(s *session) error {
@@ -112,7 +112,7 @@ func runMerge(s *session) error {
 		return err
 	}
 	wo.Branch = ""
-	res, err := s.store.Merge(c.Context, a[0], aiwgstate.MergeOptions{
+	res, err := s.store.Merge(c.Context, a[0], store.MergeOptions{
 		Into: into, Strategy: merge.Strategy(c.String("strategy")), DryRun: c.Bool("dry-run"), NoFF: c.Bool("no-ff"), FirstParent: c.Bool("first-parent"), Write: wo,
 	})
 	return s.printMerge(res, err)
@@ -133,8 +133,8 @@ func jsonLine(v any) (string, error) {
 
 // printMerge prints a merge's outcome; with conflicts it prints them and
 // returns the error, so the exit code is 4.
-func (s *session) printMerge(res *aiwgstate.MergeResult, err error) error {
-	if res == nil || (err != nil && !errors.Is(err, aiwgstate.ErrConflict) && res.Commit == nil) {
+func (s *session) printMerge(res *store.MergeResult, err error) error {
+	if res == nil || (err != nil && !errors.Is(err, store.ErrConflict) && res.Commit == nil) {
 		return err // refused before anything landed: no outcome to print
 	}
 	if s.json {
@@ -148,24 +148,24 @@ func (s *session) printMerge(res *aiwgstate.MergeResult, err error) error {
 		dry = " (dry run: nothing written)"
 	}
 	switch res.Status {
-	case aiwgstate.MergeUpToDate:
+	case store.MergeUpToDate:
 		fmt.Fprintf(s.out, "already up to date: %s contains %s\n", res.Into, res.From)
-	case aiwgstate.MergeFastForward:
+	case store.MergeFastForward:
 		fmt.Fprintf(s.out, "fast-forward %s to %s, %d file(s)%s\n", res.Into, shortHash(res.Theirs), len(res.Files), dry)
-	case aiwgstate.MergeCommitted:
+	case store.MergeCommitted:
 		if res.Commit != nil {
 			fmt.Fprintf(s.out, "%s %s %s\n", shortHash(res.Commit.Commit), res.Commit.MutationID, res.Commit.Subject)
 		} else {
 			fmt.Fprintf(s.out, "merge %s into %s: clean, %d file(s)%s\n", res.From, res.Into, len(res.Files), dry)
 		}
-	case aiwgstate.MergeConflicts:
+	case store.MergeConflicts:
 		fmt.Fprintf(s.out, "merge %s into %s: %d conflict(s)%s\n", res.From, res.Into, len(res.Conflicts), dry)
 		printConflicts(s, res.Conflicts)
 	}
 	return err
 }
 
-func printConflicts(s *session, cs []aiwgstate.ConflictEntry) {
+func printConflicts(s *session, cs []store.ConflictEntry) {
 	side := func(v []byte, missing bool) string {
 		if missing || v == nil {
 			return "-"
@@ -257,7 +257,7 @@ func runMergeFile(c *cli.Context) error {
 	if rec.Reason != "" {
 		n = 1
 	}
-	return fmt.Errorf("%w: %s: %d conflict(s) left (%s strategy); recorded in %s", aiwgstate.ErrConflict, orName(path, a[1]), n, strategy, where)
+	return fmt.Errorf("%w: %s: %d conflict(s) left (%s strategy); recorded in %s", store.ErrConflict, orName(path, a[1]), n, strategy, where)
 }
 
 func orName(path, file string) string {
@@ -300,7 +300,7 @@ func driverClocks(path string) [2]merge.Clock {
 		}
 		// git log adds a newline after the format; the message ends in one.
 		msg := strings.TrimSuffix(parts[2], "\n")
-		out[i] = aiwgstate.ClockFrom(msg, ct, parts[1])
+		out[i] = store.ClockFrom(msg, ct, parts[1])
 	}
 	return out
 }
@@ -323,10 +323,10 @@ func runInstallDrivers(c *cli.Context) error {
 	if abs, err := filepath.Abs(exe); err == nil {
 		exe = abs
 	}
-	installed, err := aiwgstate.InstallMergeDrivers(c.Context, dir, exe)
+	installed, err := store.InstallMergeDrivers(c.Context, dir, exe)
 	if err != nil {
-		if errors.Is(err, aiwgstate.ErrNotFound) {
-			return errkind.Errorf(aiwgstate.ErrNotFound, "%s is not in a git repository (run install-drivers in a git clone of a store, or pass --repo DIR)", dir)
+		if errors.Is(err, store.ErrNotFound) {
+			return errkind.Errorf(store.ErrNotFound, "%s is not in a git repository (run install-drivers in a git clone of a store, or pass --repo DIR)", dir)
 		}
 		return err
 	}

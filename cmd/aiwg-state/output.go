@@ -9,8 +9,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/objects"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 // value reads a VALUE argument as JSON bytes, honouring --string and "-".
@@ -49,8 +49,8 @@ func (s *session) printValue(file, key string, v []byte) error {
 }
 
 // report prints the outcome of a write.
-func (s *session) report(m *aiwgstate.Mutation, err error) error {
-	if errors.Is(err, aiwgstate.ErrNoChange) {
+func (s *session) report(m *store.Mutation, err error) error {
+	if errors.Is(err, store.ErrNoChange) {
 		if s.json {
 			return printJSON(s.out, map[string]any{"no_change": true})
 		}

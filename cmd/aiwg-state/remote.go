@@ -9,10 +9,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/hooks"
 	"github.com/aiwg/aiwg-state/merge"
 	"github.com/aiwg/aiwg-state/repo"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 // remoteMergeFlags are the flags of the commands that merge what they
@@ -39,7 +39,7 @@ func runPreReceive(c *cli.Context, stdin io.Reader, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	err = hooks.CheckWithin(c.Context, timeout, gitDir, ups, hooks.Options{Validate: aiwgstate.ValidateKnownFile, Schemas: aiwgstate.SchemaValidator, Getenv: os.Getenv})
+	err = hooks.CheckWithin(c.Context, timeout, gitDir, ups, hooks.Options{Validate: store.ValidateKnownFile, Schemas: store.SchemaValidator, Getenv: os.Getenv})
 	var re *hooks.RefusedError
 	if errors.As(err, &re) {
 		for _, v := range re.Violations {
@@ -53,14 +53,14 @@ func runPreReceive(c *cli.Context, stdin io.Reader, stderr io.Writer) error {
 // refusedSummary is the last line of a refusal: the access policy's when
 // a policy rule is among those broken, else the store's.
 func refusedSummary(re *hooks.RefusedError) error {
-	if errors.Is(re, aiwgstate.ErrDenied) {
-		return fmt.Errorf("%w: %d violation(s)", aiwgstate.ErrDenied, len(re.Violations))
+	if errors.Is(re, store.ErrDenied) {
+		return fmt.Errorf("%w: %d violation(s)", store.ErrDenied, len(re.Violations))
 	}
 	return fmt.Errorf("%w: %d violation(s)", hooks.ErrRefused, len(re.Violations))
 }
 
-func mergeOptions(s *session) aiwgstate.MergeOptions {
-	return aiwgstate.MergeOptions{Strategy: merge.Strategy(s.c.String("strategy")), Write: s.agentWrite()}
+func mergeOptions(s *session) store.MergeOptions {
+	return store.MergeOptions{Strategy: merge.Strategy(s.c.String("strategy")), Write: s.agentWrite()}
 }
 
 func first(a []string) string {

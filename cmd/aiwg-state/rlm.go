@@ -8,9 +8,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/rlm"
+	"github.com/aiwg/aiwg-state/store"
 	"github.com/aiwg/aiwg-state/verbiage"
 )
 
@@ -79,7 +79,7 @@ func (s *session) setVariable(name, arg string) error {
 	if err != nil {
 		return usagef("variable %s: %v", name, err)
 	}
-	vo := aiwgstate.VarOptions{Type: typ, Scope: rlm.Scope(s.c.String("scope")), ReadOnly: s.c.Bool("read-only"), Description: s.c.String("description")}
+	vo := store.VarOptions{Type: typ, Scope: rlm.Scope(s.c.String("scope")), ReadOnly: s.c.Bool("read-only"), Description: s.c.String("description")}
 	if s.c.IsSet("ttl") {
 		d := time.Duration(s.c.Int64("ttl")) * time.Second
 		vo.TTL = &d
@@ -89,7 +89,7 @@ func (s *session) setVariable(name, arg string) error {
 		for _, a := range res.Advice {
 			s.warn(a)
 		}
-	} else if err == nil || errors.Is(err, aiwgstate.ErrNoChange) {
+	} else if err == nil || errors.Is(err, store.ErrNoChange) {
 		s.warnNaming(name)
 	}
 	if err != nil {
@@ -105,7 +105,7 @@ func verbiageAdvice(name string) []string { return verbiage.NamingAdvice(name) }
 
 // stateOfArg reads the state named by the optional ID argument (or
 // --state, or the newest).
-func stateOfArg(s *session) (*aiwgstate.StateInfo, error) {
+func stateOfArg(s *session) (*store.StateInfo, error) {
 	a, err := args(s.c, 0, 1)
 	if err != nil {
 		return nil, err

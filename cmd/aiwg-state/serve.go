@@ -15,9 +15,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/internal/errkind"
 	"github.com/aiwg/aiwg-state/serve"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 // socketPath is where a store's server listens, inside its git directory:
@@ -49,7 +49,7 @@ func served(name string) bool {
 // serverStatus answers serve --status and --stop.
 func serverStatus(c *cli.Context, dir string) error {
 	if _, err := os.Stat(filepath.Join(dir, "HEAD")); err != nil {
-		return errkind.Errorf(aiwgstate.ErrNotFound, "no store at %s", dir)
+		return errkind.Errorf(store.ErrNotFound, "no store at %s", dir)
 	}
 	sock := socketPath(dir)
 	pid, err := serve.Running(sock)
@@ -57,7 +57,7 @@ func serverStatus(c *cli.Context, dir string) error {
 		return err
 	}
 	if pid == 0 {
-		return errkind.Errorf(aiwgstate.ErrNotFound, "no server runs for %s", dir)
+		return errkind.Errorf(store.ErrNotFound, "no server runs for %s", dir)
 	}
 	if !c.Bool("stop") {
 		return (&session{c: c, out: c.App.Writer, json: c.Bool("json")}).done(map[string]any{"store": dir, "socket": sock, "pid": pid},
@@ -71,7 +71,7 @@ func serverStatus(c *cli.Context, dir string) error {
 			break
 		}
 		if time.Since(start) > time.Minute {
-			return fmt.Errorf("the server (pid %d) has not ended after a minute: it is finishing commands in progress: %w", pid, aiwgstate.ErrLocked)
+			return fmt.Errorf("the server (pid %d) has not ended after a minute: it is finishing commands in progress: %w", pid, store.ErrLocked)
 		}
 	}
 	return (&session{c: c, out: c.App.Writer, json: c.Bool("json")}).done(map[string]any{"store": dir, "stopped": pid},
@@ -241,7 +241,7 @@ func (sv *server) run(ctx context.Context, req *serve.Invocation) (code int) {
 type storePool struct {
 	dir  string
 	mu   sync.Mutex
-	idle []*aiwgstate.Store // nil once closed
+	idle []*store.Store // nil once closed
 }
 
 // lender lends stores of the pool to one command. What the command
@@ -249,12 +249,12 @@ type storePool struct {
 // after a panic their state is unknown.
 type lender struct {
 	pool *storePool
-	lent []*aiwgstate.Store
+	lent []*store.Store
 }
 
 func (p *storePool) lender() *lender { return &lender{pool: p} }
 
-func (l *lender) get(ctx context.Context, opts aiwgstate.Options) (*aiwgstate.Store, error) {
+func (l *lender) get(ctx context.Context, opts store.Options) (*store.Store, error) {
 	st, err := l.pool.get(ctx, opts)
 	if err == nil {
 		l.lent = append(l.lent, st)
@@ -281,19 +281,19 @@ func (l *lender) discard() {
 const maxIdle = 4
 
 func newStorePool(dir string) *storePool {
-	return &storePool{dir: dir, idle: []*aiwgstate.Store{}}
+	return &storePool{dir: dir, idle: []*store.Store{}}
 }
 
 // get lends a store set up as Open with opts would set it up now.
-func (p *storePool) get(ctx context.Context, opts aiwgstate.Options) (*aiwgstate.Store, error) {
+func (p *storePool) get(ctx context.Context, opts store.Options) (*store.Store, error) {
 	p.mu.Lock()
-	var st *aiwgstate.Store
+	var st *store.Store
 	if n := len(p.idle); n > 0 {
 		st, p.idle = p.idle[n-1], p.idle[:n-1]
 	}
 	p.mu.Unlock()
 	if st == nil {
-		return aiwgstate.Open(ctx, p.dir, opts)
+		return store.Open(ctx, p.dir, opts)
 	}
 	if err := st.Reset(opts); err != nil {
 		st.Close()
@@ -303,7 +303,7 @@ func (p *storePool) get(ctx context.Context, opts aiwgstate.Options) (*aiwgstate
 }
 
 // put takes a lent store back.
-func (p *storePool) put(st *aiwgstate.Store) {
+func (p *storePool) put(st *store.Store) {
 	p.mu.Lock()
 	keep := p.idle != nil && len(p.idle) < maxIdle
 	if keep {

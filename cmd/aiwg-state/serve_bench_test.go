@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/serve"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 // benchStore is a store of 1,000 small documents in one directory, as
@@ -17,16 +17,16 @@ import (
 func benchStore(b *testing.B) string {
 	b.Helper()
 	dir, _ := project(b)
-	st, err := aiwgstate.Open(context.Background(), dir+"/.aiwg/state.git", aiwgstate.Options{NoSync: true})
+	st, err := store.Open(context.Background(), dir+"/.aiwg/state.git", store.Options{NoSync: true})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	ops := make([]aiwgstate.Op, 1000)
+	ops := make([]store.Op, 1000)
 	for i := range ops {
-		ops[i] = aiwgstate.Op{Op: "put", File: fmt.Sprintf("docs/doc-%04d.json", i), Value: []byte(fmt.Sprintf(`{"id": %d, "status": {"value": %d}}`, i, i))}
+		ops[i] = store.Op{Op: "put", File: fmt.Sprintf("docs/doc-%04d.json", i), Value: []byte(fmt.Sprintf(`{"id": %d, "status": {"value": %d}}`, i, i))}
 	}
-	if _, err := st.Apply(context.Background(), ops, aiwgstate.WriteOptions{Agent: "seed"}); err != nil {
+	if _, err := st.Apply(context.Background(), ops, store.WriteOptions{Agent: "seed"}); err != nil {
 		b.Fatal(err)
 	}
 	return dir
@@ -66,14 +66,14 @@ func BenchmarkStoreSet(b *testing.B) {
 	for _, sync := range []bool{false, true} {
 		b.Run(fmt.Sprintf("sync=%v", sync), func(b *testing.B) {
 			dir := benchStore(b)
-			st, err := aiwgstate.Open(context.Background(), dir+"/.aiwg/state.git", aiwgstate.Options{NoSync: !sync})
+			st, err := store.Open(context.Background(), dir+"/.aiwg/state.git", store.Options{NoSync: !sync})
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer st.Close()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				if _, err := st.Set(context.Background(), fmt.Sprintf("docs/doc-%04d.json", i%1000), "status.value", []byte(fmt.Sprint(i+5000)), aiwgstate.WriteOptions{Agent: "bench"}); err != nil {
+				if _, err := st.Set(context.Background(), fmt.Sprintf("docs/doc-%04d.json", i%1000), "status.value", []byte(fmt.Sprint(i+5000)), store.WriteOptions{Agent: "bench"}); err != nil {
 					b.Fatal(err)
 				}
 			}

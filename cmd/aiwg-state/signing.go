@@ -5,8 +5,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/policy"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 func verifyFlag() cli.Flag {
@@ -15,18 +15,18 @@ func verifyFlag() cli.Flag {
 
 // signatures is the verifier of --verify, nil without it. The policy
 // whose signers it trusts is the one at --at, else at the branch head.
-func (s *session) signatures() (*aiwgstate.Signatures, error) {
+func (s *session) signatures() (*store.Signatures, error) {
 	if !s.c.Bool("verify") {
 		return nil, nil
 	}
-	ro := aiwgstate.ReadOptions{Branch: s.c.String("branch")}
+	ro := store.ReadOptions{Branch: s.c.String("branch")}
 	if s.c.IsSet("at") {
 		ro.At = s.c.String("at")
 	}
 	return s.store.Signatures(ro)
 }
 
-func verifyCommit(sigs *aiwgstate.Signatures, commit string) (*policy.Verdict, error) {
+func verifyCommit(sigs *store.Signatures, commit string) (*policy.Verdict, error) {
 	if sigs == nil || commit == "" {
 		return nil, nil
 	}

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/merge"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 func strategyNames() []string {
@@ -91,7 +91,7 @@ var strategyMeaning = map[merge.Strategy]string{
 	merge.Manual:             "every clash is left a conflict, to resolve with aiwg-state resolve",
 }
 
-func printExplanation(s *session, e *aiwgstate.StrategyExplanation) {
+func printExplanation(s *session, e *store.StrategyExplanation) {
 	what := e.File
 	if e.Key != "" {
 		what += "#" + e.Key

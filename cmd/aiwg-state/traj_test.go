@@ -68,7 +68,7 @@ func trajWithoutIDsAndTimes(doc map[string]any) map[string]any {
 
 func loadTrajSchema(t *testing.T) *trajectory.Schema {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "schemas", "rlm-trajectory.schema.json"))
+	data, err := os.ReadFile(filepath.Join("..", "..", "trajectory", "trajectory.schema.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

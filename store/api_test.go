@@ -1,0 +1,108 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/aiwg/aiwg-state/internal/testutil"
+	"github.com/aiwg/aiwg-state/store"
+)
+
+// TestInstallMergeDrivers: every strategy's driver lands in the clone's
+// git config as git reads it; a directory outside git is refused.
+func TestInstallMergeDrivers(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	testutil.Git{}.Run(t, "init", "-q", dir)
+	ds, err := store.InstallMergeDrivers(ctx, dir, "/opt/aiwg state/bin/aiwg-state")
+	if err != nil || len(ds) < 5 {
+		t.Fatalf("%+v %v", ds, err)
+	}
+	for _, d := range ds {
+		out, err := exec.Command("git", "-C", dir, "config", "merge."+d.Driver+".driver").Output()
+		if err != nil || strings.TrimSpace(string(out)) != d.Command {
+			t.Errorf("%s: git config says %q (%v), want %q", d.Driver, out, err, d.Command)
+		}
+		if !strings.HasPrefix(d.Command, "'/opt/aiwg state/bin/aiwg-state' merge-file --strategy ") {
+			t.Errorf("%s: the executable is not quoted for the shell: %s", d.Driver, d.Command)
+		}
+	}
+	if _, err := store.InstallMergeDrivers(ctx, t.TempDir(), "/usr/bin/aiwg-state"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("outside git: %v", err)
+	}
+	if _, err := store.InstallMergeDrivers(ctx, dir, "aiwg-state"); !errors.Is(err, store.ErrUsage) {
+		t.Errorf("a relative executable: %v", err)
+	}
+}
+
+// TestFileDiffPatch: a diff's RFC 6902 patch, whole or scoped to a key,
+// with pointers from the document root.
+func TestFileDiffPatch(t *testing.T) {
+	st := newStore(t)
+	ctx := context.Background()
+	if _, err := st.Put(ctx, "plan.json", []byte(`{"risk":{"level":"low","owner":"a"},"steps":[1]}`), store.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Put(ctx, "plan.json", []byte(`{"risk":{"level":"high","owner":"a"},"steps":[1,2]}`), store.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	diffs, _, _, err := st.Diff(ctx, store.DiffOptions{File: "plan.json"})
+	if err != nil || len(diffs) != 1 {
+		t.Fatalf("%+v %v", diffs, err)
+	}
+	all, err := diffs[0].Patch("")
+	if err != nil || len(all) != 2 {
+		t.Errorf("whole patch: %+v %v", all, err)
+	}
+	scoped, err := diffs[0].Patch("risk")
+	if err != nil || len(scoped) != 1 || scoped[0].Op != "replace" || scoped[0].Path != "/risk/level" {
+		t.Errorf("patch of risk: %+v %v", scoped, err)
+	}
+	if none, err := diffs[0].Patch("absent.key"); err != nil || len(none) != 0 {
+		t.Errorf("patch of an absent key: %+v %v", none, err)
+	}
+}
+
+// TestDiffShowsMovesAsRenames: a file moved whole is one rename, whether
+// moved by mv or by plain git; one moved and changed is a deletion and
+// an addition, as git without similarity detection shows it.
+func TestDiffShowsMovesAsRenames(t *testing.T) {
+	st := newStore(t)
+	ctx := context.Background()
+	for _, f := range []string{"a.json", "b.json"} {
+		if _, err := st.Put(ctx, f, []byte(`{"k":"`+f+`"}`), store.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start, _ := st.Resolve("HEAD", "")
+	if _, err := st.Move(ctx, "a.json", "moved/a.json", store.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	diffs, _, _, err := st.Diff(ctx, store.DiffOptions{})
+	if err != nil || len(diffs) != 1 || diffs[0].Status != "renamed" || diffs[0].From != "a.json" || diffs[0].File != "moved/a.json" {
+		t.Fatalf("diff of a move: %+v %v", diffs, err)
+	}
+	for _, f := range []string{"a.json", "moved/a.json"} {
+		if d, _, _, _ := st.Diff(ctx, store.DiffOptions{File: f}); len(d) != 1 || d[0].Status != "renamed" {
+			t.Errorf("diff of %s: %+v", f, d)
+		}
+	}
+	if _, err := st.Apply(ctx, []store.Op{{Op: "mv", File: "b.json", To: "b2.json"}, {Op: "set", File: "b2.json", Path: "k", Value: []byte(`2`)}}, store.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	diffs, _, _, err = st.Diff(ctx, store.DiffOptions{})
+	if err != nil || len(diffs) != 2 || diffs[0].Status != "deleted" || diffs[1].Status != "added" {
+		t.Fatalf("diff of a move with a change: %+v %v", diffs, err)
+	}
+	diffs, _, _, _ = st.Diff(ctx, store.DiffOptions{From: start.String(), To: "HEAD"})
+	got := []string{}
+	for _, d := range diffs {
+		got = append(got, d.Status+" "+d.From+">"+d.File)
+	}
+	if strings.Join(got, ", ") != "deleted >b.json, added >b2.json, renamed a.json>moved/a.json" {
+		t.Errorf("diff across both: %v", got)
+	}
+}

@@ -1,0 +1,273 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/aiwg/aiwg-state/checkpoint"
+	"github.com/aiwg/aiwg-state/repo"
+	"github.com/aiwg/aiwg-state/rlm"
+)
+
+// OpRollback is the Operation trailer of a rollback commit.
+const OpRollback = "rollback"
+
+// checkpointErr maps the checkpoint package's sentinels onto the store's.
+func checkpointErr(err error) error {
+	switch {
+	case errors.Is(err, checkpoint.ErrExists):
+		return fmt.Errorf("%w: %w", ErrExists, err)
+	case errors.Is(err, checkpoint.ErrLimit):
+		return fmt.Errorf("%w: %w", ErrLimit, err)
+	}
+	return err
+}
+
+// CreateCheckpoint tags the branch head as checkpoint name of a state (""
+// = the newest), an annotated tag refs/tags/checkpoints/<state>/<name>.
+func (s *Store) CreateCheckpoint(ctx context.Context, stateID, name, description string, wo WriteOptions) (*checkpoint.Checkpoint, error) {
+	if err := checkpoint.CheckName(name); err != nil {
+		return nil, err
+	}
+	head, err := s.Resolve("HEAD", wo.Branch)
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.repo.ReadCommit(head)
+	if err != nil {
+		return nil, err
+	}
+	h, err := s.stateAt(c.Tree, stateID)
+	if err != nil {
+		return nil, err
+	}
+	when := wo.Time
+	if when.IsZero() {
+		when = s.now()
+	}
+	ck := &checkpoint.Checkpoint{Name: name, State: h.StateID, Description: description, Commit: head, Agent: s.agentName(wo.Agent), Time: when}
+	signer, err := s.signerFor(ck.Agent, wo)
+	if err != nil {
+		return nil, err
+	}
+	ck.Sign = signFunc(signer)
+	if err := checkpoint.Create(ctx, s.repo, ck); err != nil {
+		return nil, checkpointErr(err)
+	}
+	return ck, nil
+}
+
+// Checkpoints lists a state's checkpoints, oldest first.
+func (s *Store) Checkpoints(ctx context.Context, stateID string, ro ReadOptions) ([]checkpoint.Checkpoint, error) {
+	id, err := s.stateIDAt(stateID, ro)
+	if err != nil {
+		return nil, err
+	}
+	return checkpoint.List(s.repo, id)
+}
+
+// Checkpoint reads one checkpoint of a state.
+func (s *Store) Checkpoint(ctx context.Context, stateID, name string, ro ReadOptions) (*checkpoint.Checkpoint, error) {
+	id, err := s.stateIDAt(stateID, ro)
+	if err != nil {
+		return nil, err
+	}
+	return checkpoint.Get(s.repo, id, name)
+}
+
+// DeleteCheckpoint removes a checkpoint's tag; the commits stay.
+func (s *Store) DeleteCheckpoint(ctx context.Context, stateID, name string, ro ReadOptions) (*checkpoint.Checkpoint, error) {
+	id, err := s.stateIDAt(stateID, ro)
+	if err != nil {
+		return nil, err
+	}
+	return checkpoint.Delete(ctx, s.repo, id, name)
+}
+
+// PruneCheckpoints removes a state's oldest checkpoints until keep remain.
+func (s *Store) PruneCheckpoints(ctx context.Context, stateID string, keep int, ro ReadOptions) ([]checkpoint.Checkpoint, error) {
+	if keep < 0 {
+		return nil, fmt.Errorf("%w: keep %d checkpoints? (0 or more)", ErrUsage, keep)
+	}
+	id, err := s.stateIDAt(stateID, ro)
+	if err != nil {
+		return nil, err
+	}
+	return checkpoint.Prune(ctx, s.repo, id, keep)
+}
+
+func (s *Store) stateIDAt(stateID string, ro ReadOptions) (string, error) {
+	root, err := s.tree(ro)
+	if err != nil {
+		return "", err
+	}
+	h, err := s.stateAt(root, stateID)
+	if err != nil {
+		return "", err
+	}
+	return h.StateID, nil
+}
+
+// RollbackOptions choose what a rollback restores.
+type RollbackOptions struct {
+	// Shared also restores the state's session and tree variables when
+	// other states share them. By default a rollback restores what belongs
+	// to the state: states/<id>/, temp/<id>/, the session it was given at
+	// init (even when its children share it), and a session or tree no
+	// other state on the branch uses. When only a
+	// shared one changed since the checkpoint, the rollback is refused
+	// (ErrUsage) rather than reported as no change.
+	Shared bool
+}
+
+// rollbackDirs are the directories a rollback of state h restores.
+func rollbackDirs(h *rlm.Header, shared bool, sharedWith func(kind, id string) bool) (dirs, skipped []string) {
+	dirs = []string{"states/" + h.StateID, "temp/" + h.StateID}
+	// The session a state was given at init (named after it) is its own,
+	// though its children share it: a parent's session-scoped variables
+	// are the parent's to roll back.
+	own := "sess-" + strings.TrimPrefix(h.StateID, "state-")
+	for _, d := range []struct{ kind, id string }{{"sessions", h.SessionID}, {"trees", h.TreeID}} {
+		switch {
+		case d.id == "":
+		case shared || d.id == own || !sharedWith(d.kind, d.id):
+			dirs = append(dirs, d.kind+"/"+d.id)
+		default:
+			skipped = append(skipped, d.kind+"/"+d.id)
+		}
+	}
+	return dirs, skipped
+}
+
+// sharers says whether a state other than id uses a session or tree
+// (kind "sessions" or "trees"), reading the states' headers in tx once,
+// at the first question.
+func sharers(tx *repo.Tx, id string) func(kind, of string) bool {
+	var used map[string]bool // "sessions/<id>", "trees/<id>" of the other states
+	return func(kind, of string) bool {
+		if used == nil {
+			entries, err := tx.ReadDir("states")
+			if err != nil {
+				return true // unknown: shared, the safe reading
+			}
+			used = map[string]bool{}
+			for _, e := range entries {
+				if e.Name == id {
+					continue
+				}
+				if h, err := readHeader(tx.ReadFile, e.Name); err == nil { // else not a state directory
+					used["sessions/"+h.SessionID] = true
+					used["trees/"+h.TreeID] = true
+				}
+			}
+		}
+		return used[kind+"/"+of]
+	}
+}
+
+// Rollback restores a state to a checkpoint as one new commit (history
+// stays): the state's directories become byte-identical to the
+// checkpoint's; other states are untouched. The commit carries the
+// trailers Operation: rollback and Checkpoint: ckpt-….
+func (s *Store) Rollback(ctx context.Context, stateID, name string, opts RollbackOptions, wo WriteOptions) (*Mutation, *checkpoint.Checkpoint, error) {
+	id, err := s.stateIDAt(stateID, ReadOptions{Branch: wo.Branch})
+	if err != nil {
+		return nil, nil, err
+	}
+	ck, err := checkpoint.Get(s.repo, id, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	target, err := s.repo.ReadCommit(ck.Commit)
+	if err != nil {
+		return nil, nil, err
+	}
+	if wo.Message == "" {
+		wo.Message = "rollback " + id + " to " + ck.Name + " (" + ck.ID + ")"
+	}
+	wo.Trailers = append(append(repo.Trailers(nil), wo.Trailers...),
+		repo.Trailer{Key: TrailerState, Value: id}, repo.Trailer{Key: TrailerCheckpoint, Value: ck.ID})
+	m, err := s.commit(ctx, wo, "", func(tx *repo.Tx, rec *recorder) error {
+		h, err := readHeader(tx.ReadFile, id)
+		if err != nil {
+			return err
+		}
+		dirs, skipped := rollbackDirs(h, opts.Shared, sharers(tx, id))
+		changes, err := checkpoint.Restore(tx, target.Tree, dirs)
+		if err != nil {
+			return err
+		}
+		if len(changes) == 0 {
+			// Nothing of the state's own changed; saying "no change"
+			// would hide that what did change is shared.
+			for _, dir := range skipped {
+				if differs, err := checkpoint.DirDiffers(tx, target.Tree, dir); err != nil {
+					return err
+				} else if differs {
+					return fmt.Errorf("%w: since %s only %s changed, which other states share too; --shared restores it (theirs with it)", ErrUsage, ck.Name, dir)
+				}
+			}
+		}
+		done := map[string]bool{}
+		for _, ch := range changes {
+			dir := topDir(ch.Path)
+			if !done[dir] {
+				done[dir] = true
+				rec.add(OpRollback, dir, "")
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, ck, err
+	}
+	return m, ck, nil
+}
+
+// topDir is the restored directory a file belongs to (states/<id>,
+// temp/<id>, sessions/<sid>, trees/<tid>).
+func topDir(p string) string {
+	parts := strings.SplitN(p, "/", 3)
+	if len(parts) < 2 {
+		return p
+	}
+	return parts[0] + "/" + parts[1]
+}
+
+// RollbackHard moves the branch back to the checkpoint's commit, dropping
+// every later commit of every state from the branch (they stay reachable
+// from the reflog-less object store only until gc). Callers must confirm.
+func (s *Store) RollbackHard(ctx context.Context, stateID, name, branch string) (from, to plumbing.Hash, ck *checkpoint.Checkpoint, err error) {
+	id, err := s.stateIDAt(stateID, ReadOptions{Branch: branch})
+	if err != nil {
+		return from, to, nil, err
+	}
+	if ck, err = checkpoint.Get(s.repo, id, name); err != nil {
+		return from, to, nil, err
+	}
+	ref, err := s.writeRef(branch)
+	if err != nil {
+		return from, to, ck, err
+	}
+	if from, err = s.repo.Ref(ref); err != nil {
+		return from, to, ck, err
+	}
+	if merging, err := s.HasConflicts(shortBranch(ref)); err == nil && merging {
+		return from, to, ck, fmt.Errorf("%w: %s has a merge in progress; resolve or abort it first", ErrConflict, shortBranch(ref))
+	}
+	// A checkpoint belongs to a state, not a branch: moving a branch to a
+	// checkpoint taken on another branch would swap its history.
+	if ok, err := s.repo.IsAncestor(ck.Commit, from); err != nil {
+		return from, to, ck, err
+	} else if !ok {
+		return from, to, ck, fmt.Errorf("%w: checkpoint %s was not taken on %s's history; rollback --hard only moves a branch back", ErrReadOnly, name, shortBranch(ref))
+	}
+	if err := s.repo.UpdateRef(ctx, ref, from, ck.Commit); err != nil {
+		return from, to, ck, err
+	}
+	return from, ck.Commit, ck, nil
+}

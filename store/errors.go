@@ -1,0 +1,254 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/aiwg/aiwg-state/repo"
+)
+
+// Sentinel errors of the store. Errors returned by a Store wrap one of
+// these, or a sentinel of the package that owns the concept: verbiage
+// (ErrInvalidPath, ErrInvalidKey, ErrInvalidName, ErrInvalidPattern),
+// objects (ErrInvalidJSON, ErrNotFound for a key, ErrNotContainer), repo
+// (ErrStale, ErrLocked, ErrNotStore, ErrDetached), merge
+// (ErrUnknownStrategy), statedoc (ErrInFlight, ErrInvalidState, ErrExists),
+// trajectory (ErrInvalid), lease (ErrHeld, ErrNotHolder, ErrInvalid),
+// memory (ErrInvalid, ErrNotList), queue (ErrInvalid), docschema
+// (ErrInvalid, ErrRules) and hooks (ErrRefused). The CLI maps them to exit
+// codes in one table (cmd/aiwg-state/exit.go).
+var (
+	// ErrNoChange: the write would not change anything; no commit was made.
+	ErrNoChange = repo.ErrNoChange
+	// ErrNotFound: no such file, revision, branch or store. A missing key
+	// inside a document is objects.ErrNotFound (the objects package knows
+	// no git); test for both to cover either.
+	ErrNotFound = repo.ErrNotFound
+	// ErrStale: the branch was not at WriteOptions.Expect (the error is a
+	// *repo.StaleError naming the current head), a file the write changes
+	// changed since WriteOptions.UnchangedSince, or a push was not a fast
+	// forward.
+	ErrStale = repo.ErrStale
+	// ErrLocked: another writer held the branch lock past the timeout.
+	ErrLocked = repo.ErrLocked
+	// ErrObjectMissing: an object the store refers to could not be read:
+	// in a partial clone, one its promisor remote did not supply; anywhere
+	// else, damage. It is never ErrNotFound: nothing is answered, and
+	// nothing written, on a base that could not be read.
+	ErrObjectMissing = repo.ErrObjectMissing
+	// ErrShallow: a revision beyond a shallow clone's history.
+	ErrShallow = repo.ErrShallow
+	// ErrExists: the target of a create or move already exists.
+	ErrExists = errors.New("already exists")
+	// ErrLimit: a document or value is over a limit of the store.
+	ErrLimit = errors.New("over limit")
+	// ErrReadOnly: the path is not writable by these operations.
+	ErrReadOnly = errors.New("read-only")
+	// ErrEmpty: a queue take found no message (after waiting, if it
+	// waited).
+	ErrEmpty = errors.New("queue empty")
+	// ErrInvalidRecord: a file where the store keeps a lease record, a
+	// memory record or a queue message that does not read as one
+	// (written by hand, or by plain git).
+	ErrInvalidRecord = errors.New("invalid record")
+	// ErrBadManifest: the store's manifest (.aiwg/store.json), committed
+	// by plain git or by hand, does not read as one; writes refuse until
+	// `aiwg-state config KEY VALUE` rewrites it (see SetConfig).
+	ErrBadManifest = errors.New("the store's manifest is damaged")
+	// ErrUsage: a request that is malformed as a whole (unknown operation,
+	// missing argument).
+	ErrUsage = errors.New("invalid request")
+)
+
+// The typed errors below say what happened and nothing of what to run
+// next: a Go program has no commands or flags. The CLI adds its hints,
+// keyed by type.
+
+// StoreMissingError: no store where one was looked for. It is
+// ErrNotFound.
+type StoreMissingError struct {
+	// Dir is the store directory named; "" when the store was searched
+	// for from a working directory up (FindStore).
+	Dir string
+}
+
+func (e *StoreMissingError) Error() string {
+	if e.Dir == "" {
+		return "no store here or in any parent directory"
+	}
+	return "no store at " + e.Dir
+}
+
+func (e *StoreMissingError) Unwrap() error { return ErrNotFound }
+
+// BranchMissingError: a branch named to read, write or switch to does not
+// exist. It is ErrNotFound.
+type BranchMissingError struct{ Name string }
+
+func (e *BranchMissingError) Error() string { return "branch " + e.Name + " does not exist" }
+
+func (e *BranchMissingError) Unwrap() error { return ErrNotFound }
+
+// MergeInProgressError: a branch has a merge waiting for its conflicts to
+// be resolved, so nothing else merges into it (or, Pushing, leaves it)
+// until the merge is continued or aborted. It is ErrConflict.
+type MergeInProgressError struct {
+	Branch  string
+	Pushing bool // refused a push, rather than a merge
+}
+
+func (e *MergeInProgressError) Error() string {
+	return ErrConflict.Error() + ": " + e.Branch + " has a merge in progress"
+}
+
+func (e *MergeInProgressError) Unwrap() error { return ErrConflict }
+
+// ConflictsError: a merge stopped on conflicts, recorded for resolution
+// (Left: those still unresolved when it was continued). It is ErrConflict;
+// the MergeResult returned with it lists them.
+type ConflictsError struct {
+	Conflicts, Files int
+	Left             bool
+}
+
+func (e *ConflictsError) Error() string {
+	left := ""
+	if e.Left {
+		left = " left"
+	}
+	return fmt.Sprintf("%v: %d conflict(s)%s in %d file(s)", ErrConflict, e.Conflicts, left, e.Files)
+}
+
+func (e *ConflictsError) Unwrap() error { return ErrConflict }
+
+// MissingKind is what a MissingError found missing.
+type MissingKind int
+
+const (
+	MissingState          MissingKind = iota // the branch has no RLM state yet
+	MissingTrajectory                        // no trajectory of that id on the branch
+	MissingSchema                            // no schema rule of that name
+	MissingHandler                           // no completion handler of that name in the manifest
+	MissingTrustedHandler                    // no trusted completion handler of that name
+)
+
+// MissingError: a named thing of the store does not exist. It is
+// ErrNotFound.
+type MissingError struct {
+	Kind MissingKind
+	// Name is what was asked for ("" for MissingState; several names
+	// are comma-separated).
+	Name string
+}
+
+func (e *MissingError) Error() string {
+	switch e.Kind {
+	case MissingState:
+		return "no state on this branch yet"
+	case MissingTrajectory:
+		return "trajectory " + e.Name + ": no such trajectory on this branch"
+	case MissingSchema:
+		return "no schema " + e.Name
+	case MissingHandler:
+		return "no completion handler named " + e.Name
+	case MissingTrustedHandler:
+		return "no trusted handler named " + e.Name
+	}
+	return e.Name + ": " + ErrNotFound.Error()
+}
+
+func (e *MissingError) Unwrap() error { return ErrNotFound }
+
+// BranchInUseError: a delete of the branch the store is on (its HEAD).
+// It is ErrReadOnly.
+type BranchInUseError struct {
+	Name string
+	// Other is a branch to switch to first (main when it is not Name);
+	// "" when Name is the store's only branch.
+	Other string
+}
+
+func (e *BranchInUseError) Error() string {
+	if e.Other == "" {
+		return e.Name + " is the store's only branch, and the one it is on (its HEAD)"
+	}
+	return e.Name + " is the branch the store is on (its HEAD)"
+}
+
+func (e *BranchInUseError) Unwrap() error { return ErrReadOnly }
+
+// NoMergeError: a continue, abort or resolve on a branch with no merge in
+// progress. It is ErrNotFound.
+type NoMergeError struct{ Branch string }
+
+func (e *NoMergeError) Error() string {
+	return e.Branch + " has no merge in progress, so there is nothing to continue, abort or resolve"
+}
+
+func (e *NoMergeError) Unwrap() error { return ErrNotFound }
+
+// StrategiesFileError: a document operation on the store's merge
+// strategies (.gitattributes), which only the strategy operations
+// change. It is ErrReadOnly.
+type StrategiesFileError struct{ Path string }
+
+func (e *StrategiesFileError) Error() string {
+	return ErrReadOnly.Error() + ": " + e.Path + " is the store's merge strategies, not a document"
+}
+
+func (e *StrategiesFileError) Unwrap() error { return ErrReadOnly }
+
+// BrokenKind is the kind of file a BrokenFileError found broken.
+type BrokenKind int
+
+const (
+	BrokenQueueHead     BrokenKind = iota // a queue's next message, which stops the queue
+	BrokenQueueMessage                    // a queue message
+	BrokenSchemaRules                     // the schema rules (docschema.Path)
+	BrokenSchemaMissing                   // the rules name a schema the store does not hold
+	BrokenSchema                          // a schema the store holds (Name)
+	BrokenPolicy                          // the policy (policy.Path)
+	BrokenTrust                           // the machine's trust file
+	BrokenManifest                        // the manifest (ManifestPath)
+	BrokenMemoryRecord                    // a file under memory/ that is not a memory record
+)
+
+// BrokenFileError: a file the store keeps, written by plain git, by hand
+// or by a merge, does not read as what it should be. It wraps the error
+// that says why, whose kind (ErrInvalidRecord, ErrBadManifest,
+// policy.ErrInvalid) it keeps.
+type BrokenFileError struct {
+	Kind BrokenKind
+	File string // the file at fault
+	Name string // BrokenSchema: the schema's name
+	Err  error
+}
+
+func (e *BrokenFileError) Error() string { return e.Err.Error() }
+
+func (e *BrokenFileError) Unwrap() error { return e.Err }
+
+// VariableLimitError: creating a variable would give a state more
+// variables than rlm.MaxVariables. It is ErrLimit.
+type VariableLimitError struct {
+	State       string
+	Seen, Limit int
+	Creating    string // the variable that was to be created
+}
+
+func (e *VariableLimitError) Error() string {
+	return fmt.Sprintf("%v: %s sees %d variables, the limit is %d", ErrLimit, e.State, e.Seen, e.Limit)
+}
+
+func (e *VariableLimitError) Unwrap() error { return ErrLimit }
+
+// ResolvedMergeInvalidError: a merge's resolutions are settled, and the
+// result breaks a schema; the merge cannot be resolved again, only
+// aborted. It wraps the schema's error (docschema.ErrInvalid).
+type ResolvedMergeInvalidError struct{ Err error }
+
+func (e *ResolvedMergeInvalidError) Error() string {
+	return e.Err.Error() + " (the merge as resolved breaks a schema)"
+}
+
+func (e *ResolvedMergeInvalidError) Unwrap() error { return e.Err }

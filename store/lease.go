@@ -1,0 +1,595 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/aiwg/aiwg-state/internal/errkind"
+	"github.com/aiwg/aiwg-state/lease"
+	"github.com/aiwg/aiwg-state/objects"
+	"github.com/aiwg/aiwg-state/policy"
+	"github.com/aiwg/aiwg-state/repo"
+	"github.com/aiwg/aiwg-state/verbiage"
+)
+
+// LeaseDir is the directory of lease records: leases/<resource>.json,
+// one file a resource, so that log and blame of a resource's file are
+// the history of who held it.
+const LeaseDir = "leases"
+
+// Trailers of a lease commit.
+const (
+	// TrailerLease is what the commit did: acquire, renew, release,
+	// force-release, wait or give-up.
+	TrailerLease = "Lease"
+	// TrailerLeaseID is the lease (or wait request) it did it to.
+	TrailerLeaseID = "Lease-Id"
+	// TrailerLeaseExpired names a lease, or a wait request, found run
+	// out and removed.
+	TrailerLeaseExpired = "Lease-Expired"
+	// TrailerReason is why a lease was force-released.
+	TrailerReason = "Reason"
+)
+
+// LeaseOptions is a lease request.
+type LeaseOptions struct {
+	// Type: lease.Exclusive ("" too) or lease.Shared.
+	Type lease.Type
+	// TTL is how long the lease lives unless renewed (at least 1ms; 0
+	// with ID keeps the lease's own).
+	TTL time.Duration
+	// ID names a lease the agent holds, to renew it with Type: an
+	// upgrade or a downgrade when the type differs. Without it, an agent
+	// that holds the resource is excluded like any other, so that two of
+	// its processes never both hold it exclusively.
+	ID string
+	// Wait: while the resource is held, wait up to this long for it,
+	// queued (one commit) in priority order; 0 fails at once.
+	Wait time.Duration
+	// Priority of the wait: critical, high, normal ("" too) or low.
+	Priority string
+	// Poll is how often a waiter reads the record (default 50ms, rising
+	// to 500ms).
+	Poll time.Duration
+}
+
+// LeaseResult is what Acquire got.
+type LeaseResult struct {
+	Lease lease.Lease `json:"lease"`
+	// Change is acquire, renew, upgrade or downgrade (see LeaseOptions.ID).
+	Change   string    `json:"change"`
+	Waited   string    `json:"waited,omitempty"`
+	Mutation *Mutation `json:"mutation"`
+}
+
+// LeaseFile is the file that records resource's leases.
+func LeaseFile(resource string) (string, error) {
+	clean, err := verbiage.CleanStorePath(resource)
+	if err != nil {
+		return "", fmt.Errorf("lease resource %q: %w", resource, err)
+	}
+	if clean != resource {
+		return "", fmt.Errorf("%w: lease resource %q: write it %q", verbiage.ErrInvalidPath, resource, clean)
+	}
+	for _, seg := range strings.Split(resource, "/") {
+		if strings.HasSuffix(seg, ".json") {
+			// Its file would be another resource's directory, or the
+			// reverse: x.json/y beside x.
+			return "", fmt.Errorf("%w: lease resource %q: a name segment cannot end in .json", verbiage.ErrInvalidPath, resource)
+		}
+	}
+	return LeaseDir + "/" + resource + ".json", nil
+}
+
+// A waiter's queued request lives for queueHold at a time, and the
+// waiter renews it while it waits, refreshMargin before it would run out:
+// a killed waiter holds the agents behind it up for queueHold at most,
+// not for all of its wait.
+const (
+	queueHold     = 30 * time.Second
+	refreshMargin = 10 * time.Second
+)
+
+// Acquire takes a lease on resource for the writing agent: one commit
+// that records it in the resource's file. Held in a way that excludes the
+// request (or with another agent's wait served first), it fails with
+// lease.ErrHeld, unless lo.Wait lets it queue and wait. With lo.ID the
+// agent renews a lease it holds. Leases that ran out are removed by the
+// next write to their resource. Expiry is judged by the writing
+// process's clock, read once the branch lock is held.
+func (s *Store) Acquire(ctx context.Context, resource string, lo LeaseOptions, wo WriteOptions) (_ *LeaseResult, err error) {
+	file, err := LeaseFile(resource)
+	if err != nil {
+		return nil, err
+	}
+	typ, err := lease.ParseType(string(lo.Type))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	prio, err := lease.ParsePriority(lo.Priority)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	if lo.TTL < time.Millisecond && (lo.TTL != 0 || lo.ID == "") {
+		return nil, fmt.Errorf("%w: a lease needs a time to live of at least 1ms", ErrUsage)
+	}
+	if lo.Wait < 0 {
+		return nil, fmt.Errorf("%w: a negative wait", ErrUsage)
+	}
+	agent := s.agentName(wo.Agent)
+	start := wo.Time
+	if start.IsZero() {
+		start = s.now()
+	}
+	deadline := start.Add(lo.Wait)
+	hold := func(now time.Time) int64 { return (min(deadline.Sub(now), queueHold) + time.Second).Milliseconds() }
+	req := lease.Request{ID: objects.NewID("req"), Type: typ, Requester: agent, RequestedAt: start, Timeout: hold(start), Priority: prio}
+	poll := lo.Poll
+	if poll <= 0 {
+		poll = 50 * time.Millisecond
+	}
+	// queued: the request went into the queue, and lives until
+	// queuedUntil unless renewed; a waiter that stops waiting for any
+	// reason but a withdrawal takes it out again.
+	queued, withdrawn := false, false
+	var queuedUntil time.Time
+	defer func() {
+		if err != nil && queued && !withdrawn {
+			s.giveUp(context.WithoutCancel(ctx), file, resource, req.ID, wo)
+		}
+	}()
+	for {
+		var res LeaseResult
+		enqueued := false
+		m, err := s.leaseCommit(ctx, file, resource, wo, func(rec *lease.Record, now time.Time, r *recorder) (string, error) {
+			g, err := rec.Acquire(req, lo.ID, objects.NewID("lease"), lo.TTL, now)
+			if err == nil {
+				res.Lease, res.Change = g.Lease, g.Change
+				r.trailer(TrailerLease, g.Change)
+				r.trailer(TrailerLeaseID, g.Lease.ID)
+				return fmt.Sprintf("lease %s %s (%s, %s)", g.Change, resource, g.Lease.Type, time.Duration(g.Lease.TTL)*time.Millisecond), nil
+			}
+			if lo.Wait == 0 || !errors.Is(err, lease.ErrHeld) || errors.Is(err, lease.ErrDeadlock) || !now.Before(deadline) {
+				return "", err
+			}
+			if q, ok := rec.Waiting(req.ID); ok && !needsRefresh(q, now, deadline) {
+				return "", err // queued, for long enough: nothing to write
+			}
+			// Queued anew, or renewed in place (Enqueue keeps its place).
+			renewed := req
+			if queued {
+				renewed.RequestedAt, renewed.Timeout = now, hold(now)
+			}
+			rec.Enqueue(renewed)
+			enqueued = true
+			queuedUntil = renewed.RequestedAt.Add(time.Duration(renewed.Timeout) * time.Millisecond)
+			r.trailer(TrailerLease, "wait")
+			r.trailer(TrailerLeaseID, req.ID)
+			return fmt.Sprintf("lease wait %s (%s, %s priority, up to %s)", resource, typ, prio, lo.Wait), nil
+		})
+		var held error
+		switch {
+		case err == nil && !enqueued:
+			res.Mutation = m
+			if queued {
+				res.Waited = s.now().Sub(start).Round(time.Millisecond).String()
+			}
+			if wo.Time.IsZero() && !res.Lease.ExpiresAt.After(s.now()) {
+				return nil, errkind.Errorf(ErrLocked, "the lease on %s ran out (ttl %s) before its commit landed: the branch was busy; ask again with a longer --ttl", resource, time.Duration(res.Lease.TTL)*time.Millisecond)
+			}
+			return &res, nil
+		case err == nil:
+			queued = true
+		case errors.Is(err, lease.ErrHeld) && !errors.Is(err, lease.ErrDeadlock) && lo.Wait > 0:
+			held = err
+		default:
+			return nil, err
+		}
+		// Waiting: read the record (no commit) until it looks free or the
+		// queued request needs renewing, then try again.
+		for {
+			now := s.now()
+			if !now.Before(deadline) {
+				return nil, fmt.Errorf("%w (waited %s)", held, lo.Wait)
+			}
+			select {
+			case <-ctx.Done():
+				return nil, errkind.Errorf(lease.ErrHeld, "interrupted while waiting for %s (the request is withdrawn): %w", resource, ctx.Err())
+			case <-time.After(min(poll, deadline.Sub(now))):
+			}
+			poll = min(poll*3/2, 500*time.Millisecond)
+			rec, err := s.leaseRecord(file, resource, ReadOptions{Branch: wo.Branch})
+			if err != nil {
+				return nil, err
+			}
+			q, ok := rec.Waiting(req.ID)
+			if queued && !ok && s.now().Add(time.Second).Before(queuedUntil) {
+				// Gone well before it would run out: withdrawn (lease
+				// release), not to be queued again.
+				withdrawn = true
+				return nil, errkind.Errorf(lease.ErrHeld, "the wait %s for %s was withdrawn", req.ID, resource)
+			}
+			if queued && (!ok || needsRefresh(q, s.now(), deadline)) {
+				break
+			}
+			// rec is a copy read for this probe alone: trying the
+			// request on it changes nothing stored.
+			if _, err := rec.Acquire(req, lo.ID, "probe", lo.TTL, s.now()); err == nil {
+				break
+			} else if !errors.Is(err, lease.ErrHeld) {
+				return nil, err
+			} else {
+				held = err
+			}
+		}
+	}
+}
+
+// needsRefresh: the queued request q runs out before the wait ends, and
+// soon.
+func needsRefresh(q lease.Request, now, deadline time.Time) bool {
+	end := q.RequestedAt.Add(time.Duration(q.Timeout) * time.Millisecond)
+	return end.Before(deadline) && end.Sub(now) < refreshMargin
+}
+
+// giveUp takes a waiter's request out of the queue once it stops
+// waiting, so that the agents behind it are not held up until its timeout.
+// Best effort: the timeout removes it anyway.
+func (s *Store) giveUp(ctx context.Context, file, resource, id string, wo WriteOptions) {
+	s.leaseCommit(ctx, file, resource, wo, func(rec *lease.Record, _ time.Time, r *recorder) (string, error) {
+		if !rec.Dequeue(id) {
+			return "", ErrNoChange
+		}
+		r.trailer(TrailerLease, "give-up")
+		r.trailer(TrailerLeaseID, id)
+		return "lease give-up " + resource, nil
+	})
+}
+
+// Renew gives the writing agent's lease on resource (id, or "" for its
+// one lease there) a fresh time to live.
+func (s *Store) Renew(ctx context.Context, resource, id string, ttl time.Duration, wo WriteOptions) (*LeaseResult, error) {
+	file, err := LeaseFile(resource)
+	if err != nil {
+		return nil, err
+	}
+	if ttl < time.Millisecond {
+		return nil, fmt.Errorf("%w: a lease needs a time to live of at least 1ms", ErrUsage)
+	}
+	agent := s.agentName(wo.Agent)
+	var res LeaseResult
+	m, err := s.leaseCommit(ctx, file, resource, wo, func(rec *lease.Record, now time.Time, r *recorder) (string, error) {
+		l, err := rec.Renew(agent, id, ttl, now)
+		if err != nil {
+			return "", err
+		}
+		res.Lease, res.Change = l, "renew"
+		r.trailer(TrailerLease, "renew")
+		r.trailer(TrailerLeaseID, l.ID)
+		return fmt.Sprintf("lease renew %s (%s)", resource, ttl), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	res.Mutation = m
+	if wo.Time.IsZero() && !res.Lease.ExpiresAt.After(s.now()) {
+		return nil, errkind.Errorf(ErrLocked, "the lease on %s ran out (ttl %s) before its commit landed: the branch was busy; renew with a longer --ttl", resource, ttl)
+	}
+	return &res, nil
+}
+
+// ReleaseOptions says what Release removes.
+type ReleaseOptions struct {
+	// ID of a lease, or of a waiting request (req-…); "" = the writing
+	// agent's lease on the resource, or its waiting request.
+	ID string
+	// Force releases another agent's lease or request (every lease and
+	// request on the resource when ID is ""), as the swarm shared state specification's coordinator
+	// does; Reason is recorded.
+	Force  bool
+	Reason string
+}
+
+// Released is what Release removed.
+type Released struct {
+	Leases   []lease.Lease   `json:"released"`
+	Requests []lease.Request `json:"withdrawn,omitempty"`
+	Mutation *Mutation       `json:"mutation"`
+}
+
+// Release removes a lease, or a waiting request, from resource.
+func (s *Store) Release(ctx context.Context, resource string, ro ReleaseOptions, wo WriteOptions) (*Released, error) {
+	file, err := LeaseFile(resource)
+	if err != nil {
+		return nil, err
+	}
+	if ro.Reason != "" && !ro.Force {
+		return nil, fmt.Errorf("%w: a reason goes with a forced release", ErrUsage)
+	}
+	agent := s.agentName(wo.Agent)
+	out := &Released{}
+	m, err := s.leaseCommit(ctx, file, resource, wo, func(rec *lease.Record, now time.Time, r *recorder) (string, error) {
+		ls, qs, err := rec.Release(agent, ro.ID, ro.Force, now)
+		if err != nil {
+			return "", err
+		}
+		out.Leases, out.Requests = ls, qs
+		verb := "release"
+		if ro.Force {
+			verb = "force-release"
+		}
+		r.trailer(TrailerLease, verb)
+		for _, l := range ls {
+			r.trailer(TrailerLeaseID, l.ID)
+		}
+		for _, q := range qs {
+			r.trailer(TrailerLeaseID, q.ID)
+		}
+		if ro.Reason != "" {
+			r.trailer(TrailerReason, ro.Reason)
+		}
+		return "lease " + verb + " " + resource, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out.Mutation = m
+	return out, nil
+}
+
+// leaseCommit is one lease write: it reads resource's record in the
+// transaction, drops what ran out, lets change decide (its subject, or an
+// error that aborts the commit), and writes the record back, removing the
+// file when nobody holds or waits.
+func (s *Store) leaseCommit(ctx context.Context, file, resource string, wo WriteOptions, change func(*lease.Record, time.Time, *recorder) (string, error)) (*Mutation, error) {
+	return s.commit(ctx, wo, "", func(tx *repo.Tx, rec *recorder) error {
+		// Read with the branch lock held: a clock read before waiting for
+		// it could grant a lease already run out, or judge one live that
+		// has.
+		now := wo.Time
+		if now.IsZero() {
+			now = s.now()
+		}
+		data, err := tx.ReadFile(file)
+		exists := err == nil
+		if errors.Is(err, repo.ErrNotFound) {
+			data, err = nil, nil
+		}
+		if err != nil {
+			return err
+		}
+		lr, err := lease.Decode(resource, data)
+		if err != nil {
+			return errkind.Errorf(ErrInvalidRecord, "%v", err)
+		}
+		expired, dropped := lr.Prune(now)
+		for _, l := range expired {
+			rec.trailer(TrailerLeaseExpired, l.ID)
+		}
+		for _, q := range dropped {
+			rec.trailer(TrailerLeaseExpired, q.ID)
+		}
+		rec.subject, err = change(lr, now, rec)
+		if errors.Is(err, ErrNoChange) && len(expired)+len(dropped) > 0 {
+			// Nothing to do but what ran out: that is written, or
+			// the next reader would find it again.
+			rec.subject, err = "lease expire "+resource, nil
+		}
+		if err != nil {
+			return err
+		}
+		if lr.Empty() {
+			if !exists {
+				return ErrNoChange
+			}
+			if err := tx.Remove(file); err != nil {
+				return err
+			}
+			rec.add(OpDelete, file, "")
+			return nil
+		}
+		b, err := json.Marshal(lr)
+		if err != nil {
+			return err
+		}
+		if b, err = objects.Canonical(b); err != nil {
+			return err
+		}
+		if err := tx.WriteFile(file, b); err != nil {
+			return err
+		}
+		op := OpUpdate
+		if !exists {
+			op = OpCreate
+		}
+		rec.add(op, file, "")
+		return nil
+	})
+}
+
+// LeaseInfo is a resource's record as read, with what has run out marked.
+type LeaseInfo struct {
+	lease.Record
+	// Expired are the leases that ran out but are still in the file (the
+	// next write to the resource removes them).
+	Expired []string `json:"expired,omitempty"`
+}
+
+// Leases reads the lease records under prefix (a resource, a directory
+// of resources, or "" for all), in path order.
+func (s *Store) Leases(ctx context.Context, prefix string, ro ReadOptions) ([]LeaseInfo, error) {
+	h, err := s.Resolve(ro.At, ro.Branch)
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.repo.ReadCommit(h)
+	if err != nil {
+		return nil, err
+	}
+	root := c.Tree
+	// What had run out is judged at the revision read: now for the head,
+	// the commit's time for an older one.
+	now := s.now()
+	if ro.At != "" {
+		now = c.Committer.When
+	}
+	dir := LeaseDir
+	if prefix != "" {
+		p, err := verbiage.CleanStorePath(prefix)
+		if err != nil {
+			return nil, fmt.Errorf("lease resource %q: %w", prefix, err)
+		}
+		dir += "/" + p
+	}
+	var files []string
+	if e, err := s.repo.Lookup(root, dir+".json"); err == nil && !e.IsDir() {
+		files = append(files, dir+".json")
+	}
+	if e, err := s.repo.Lookup(root, dir); err == nil && e.IsDir() {
+		err = s.repo.Walk(root, dir, func(path string, _ plumbing.Hash) error {
+			if strings.HasSuffix(path, ".json") {
+				files = append(files, path)
+			}
+			return ctx.Err()
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	out := make([]LeaseInfo, 0, len(files))
+	for _, f := range files {
+		resource := strings.TrimSuffix(strings.TrimPrefix(f, LeaseDir+"/"), ".json")
+		data, err := s.repo.ReadFileAt(root, f)
+		if err != nil {
+			return nil, err
+		}
+		rec, err := lease.Decode(resource, data)
+		if err != nil {
+			return nil, errkind.Errorf(ErrInvalidRecord, "%v", err)
+		}
+		info := LeaseInfo{Record: *rec}
+		for _, l := range rec.Locks {
+			if l.Expired(now) {
+				info.Expired = append(info.Expired, l.ID)
+			}
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+// leaseRecord reads resource's record at the head of ro's branch.
+func (s *Store) leaseRecord(file, resource string, ro ReadOptions) (*lease.Record, error) {
+	root, err := s.tree(ro)
+	if err != nil {
+		return nil, err
+	}
+	data, err := s.repo.ReadFileAt(root, file)
+	if errors.Is(err, repo.ErrNotFound) {
+		data, err = nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	rec, err := lease.Decode(resource, data)
+	if err != nil {
+		return nil, errkind.Errorf(ErrInvalidRecord, "%v", err)
+	}
+	return rec, nil
+}
+
+// checkLeaseHolders keeps other agents' leases and waits theirs: a write
+// that removes, changes or forges one that is live is a forced release,
+// which the access policy reserves for the holder and its lease_admin
+// role. Every write is checked, not only Release: a lease file written
+// by put or set, or brought by a merge, must not do it either. A store
+// without a policy is open, as for every other write.
+func (s *Store) checkLeaseHolders(tx *repo.Tx, wo WriteOptions, _ []Change) error {
+	var files []string
+	for _, p := range tx.Changed() {
+		if strings.HasPrefix(p, LeaseDir+"/") && strings.HasSuffix(p, ".json") {
+			files = append(files, p)
+		}
+	}
+	if len(files) == 0 {
+		return nil
+	}
+	p, err := s.policyAt(tx.Parent())
+	if err != nil || p == nil {
+		return err
+	}
+	agent := AgentName(wo.Agent)
+	if p.InRole(agent, policy.RoleLeaseAdmin) {
+		return nil
+	}
+	now := wo.Time
+	if now.IsZero() {
+		now = s.now()
+	}
+	parents := append([]plumbing.Hash{tx.Parent()}, wo.mergeParents...)
+	// A merge is judged against its merge bases too (lease.Foreign): what
+	// a side changed since is that side's doing, the rest the merger's.
+	var bases []plumbing.Hash
+	for i := range parents {
+		for j := i + 1; j < len(parents) && !parents[i].IsZero(); j++ {
+			bs, err := s.repo.MergeBases(parents[i], parents[j])
+			if err != nil {
+				return err
+			}
+			if len(bs) == 0 {
+				bs = []plumbing.Hash{plumbing.ZeroHash} // no common history: an empty record
+			}
+			bases = append(bases, bs...)
+		}
+	}
+	records := func(resource, f string, at []plumbing.Hash) ([]*lease.Record, error) {
+		out := make([]*lease.Record, len(at))
+		for i, ph := range at {
+			if ph.IsZero() {
+				continue
+			}
+			c, err := s.repo.ReadCommit(ph)
+			if err != nil {
+				return nil, err
+			}
+			data, err := s.repo.ReadFileAt(c.Tree, f)
+			if errors.Is(err, repo.ErrNotFound) {
+				continue
+			} else if err != nil {
+				return nil, err
+			}
+			// A record that does not decode held nobody's lease.
+			out[i], _ = lease.Decode(resource, data)
+		}
+		return out, nil
+	}
+	for _, f := range files {
+		resource := strings.TrimSuffix(strings.TrimPrefix(f, LeaseDir+"/"), ".json")
+		var next *lease.Record
+		if data, err := tx.ReadFile(f); err == nil {
+			if next, err = lease.Decode(resource, data); err != nil {
+				return nil // checkRecords refuses it
+			}
+		} else if !errors.Is(err, repo.ErrNotFound) {
+			return err
+		}
+		before, err := records(resource, f, parents)
+		if err != nil {
+			return err
+		}
+		based, err := records(resource, f, bases)
+		if err != nil {
+			return err
+		}
+		if taken := lease.Foreign(agent, before, based, next, now); len(taken) > 0 {
+			return errkind.Errorf(ErrDenied, "agent %q %s: a forced release is for the holder, or an agent of the policy's %q role", agent, taken[0], policy.RoleLeaseAdmin)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,194 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/aiwg/aiwg-state/internal/errkind"
+	"github.com/aiwg/aiwg-state/objects"
+	"github.com/aiwg/aiwg-state/policy"
+	"github.com/aiwg/aiwg-state/repo"
+)
+
+// ErrDenied: the store's rules refuse the write or the push: the access
+// policy (.aiwg/policy.json), or a remote's server-side checks. The CLI
+// exits 3.
+var ErrDenied = policy.ErrDenied
+
+// PolicyPath is where the store keeps its access policy.
+const PolicyPath = policy.Path
+
+// checkPolicy applies the access policy in force at the branch head before
+// the write (never the one the write brings: changing the policy is itself
+// a write the old policy must allow) to every path the write changes. The
+// agent is the commit's author. A merge is judged on what it did not take
+// cleanly from its parents (mergepolicy.go), as the server's hook judges it.
+func (s *Store) checkPolicy(tx *repo.Tx, wo WriteOptions, changes []Change) error {
+	p, err := s.policyAt(tx.Parent())
+	if errors.Is(err, policy.ErrInvalid) {
+		return s.checkPolicyRepair(tx, wo, err)
+	}
+	if err != nil || p == nil {
+		return err
+	}
+	agent := s.agentName(wo.Agent) // as commit names the author
+	paths := tx.Changed()
+	if len(wo.mergeParents) > 0 {
+		if paths, err = s.mergeTxWrites(tx, wo.mergeParents); err != nil {
+			return err
+		}
+	}
+	for _, path := range paths {
+		if err := p.Check(agent, path); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkPolicyRepair judges a write while the policy in force is broken
+// (written by plain git, or pushed to a server that did not check it):
+// such a policy answers nothing, so the only write accepted is one that
+// repairs it, changing .aiwg/policy.json alone, and who may make it is
+// decided by the last policy of the branch's first-parent history that
+// parses (none: the store was open, and still is to this one write).
+// Every other write is refused with the reason, rather than failing on
+// the broken file forever: `policy set` is always the way out.
+func (s *Store) checkPolicyRepair(tx *repo.Tx, wo WriteOptions, broken error) error {
+	for _, path := range tx.Changed() {
+		if path != policy.Path {
+			return &BrokenFileError{Kind: BrokenPolicy, File: policy.Path, Err: errkind.Errorf(ErrInvalidRecord, "%v; until then no other write is accepted", broken)}
+		}
+	}
+	last, err := s.lastValidPolicy(tx.Parent())
+	if err != nil {
+		return err
+	}
+	return last.Check(s.agentName(wo.Agent), policy.Path)
+}
+
+// maxPolicyHistory bounds the walk back for a policy that parses: a
+// history that long with a broken policy all the way denies the repair
+// to all but those the empty policy allows (no one), not hang.
+const maxPolicyHistory = 10000
+
+// lastValidPolicy is the policy of the newest commit on commit's
+// first-parent history whose policy parses; nil when that commit has
+// none (an open store).
+func (s *Store) lastValidPolicy(commit plumbing.Hash) (*policy.Policy, error) {
+	for i := 0; i < maxPolicyHistory && !commit.IsZero(); i++ {
+		p, err := s.policyAt(commit)
+		if !errors.Is(err, policy.ErrInvalid) {
+			return p, err
+		}
+		c, err := s.repo.ReadCommit(commit)
+		if err != nil {
+			return nil, err
+		}
+		commit = plumbing.ZeroHash
+		if len(c.Parents) > 0 {
+			commit = c.Parents[0]
+		}
+	}
+	return nil, nil
+}
+
+// TrailerMergedCommit names the commit a merge brings in (pull, sync and
+// integrate add it), for whoever reads the history; the policy reads the
+// merge's parents themselves.
+const TrailerMergedCommit = "Merged-Commit"
+
+// mergeTxWrites is the paths a merge staged in tx writes itself: of those
+// it changes, and of those the merged commits changed (which the merge may
+// throw away), the ones it does not take cleanly from its parents.
+func (s *Store) mergeTxWrites(tx *repo.Tx, merged []plumbing.Hash) ([]string, error) {
+	paths := tx.Changed()
+	seen := map[string]bool{}
+	for _, p := range paths {
+		seen[p] = true
+	}
+	ours := s.treeOf(tx.Parent())
+	for _, m := range merged {
+		files, err := s.repo.DiffTrees(ours, s.treeOf(m))
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			if !seen[f.Path] {
+				seen[f.Path] = true
+				paths = append(paths, f.Path)
+			}
+		}
+	}
+	parents := append([]plumbing.Hash{tx.Parent()}, merged...)
+	return s.mergeWrites(parents, paths, func(path string) (string, error) {
+		data, err := tx.ReadFile(path)
+		if errors.Is(err, repo.ErrNotFound) {
+			return "", nil
+		}
+		if err != nil {
+			return "", err
+		}
+		return plumbing.ComputeHash(plumbing.BlobObject, data).String(), nil
+	})
+}
+
+// policyAt reads the policy of a commit; nil when it has none.
+func (s *Store) policyAt(commit plumbing.Hash) (*policy.Policy, error) {
+	if commit.IsZero() {
+		return nil, nil
+	}
+	c, err := s.repo.ReadCommit(commit)
+	if err != nil {
+		return nil, err
+	}
+	data, err := s.repo.ReadFileAt(c.Tree, policy.Path)
+	if errors.Is(err, repo.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	p, err := policy.Parse(data)
+	if err != nil {
+		return nil, &BrokenFileError{Kind: BrokenPolicy, File: policy.Path, Err: err}
+	}
+	return p, nil
+}
+
+// Policy returns the access policy at a revision ("" = the default
+// branch's head); nil when the store has none (every write is allowed).
+func (s *Store) Policy(ctx context.Context, ro ReadOptions) (*policy.Policy, error) {
+	h, err := s.Resolve(revName(ro), ro.Branch)
+	if err != nil {
+		return nil, err
+	}
+	return s.policyAt(h)
+}
+
+// SetPolicy validates and writes the access policy (.aiwg/policy.json) as
+// one commit. The policy in force judges the change: once a policy exists,
+// only an agent it lets write .aiwg/policy.json can change it.
+func (s *Store) SetPolicy(ctx context.Context, data []byte, wo WriteOptions) (*Mutation, error) {
+	if _, err := policy.Parse(data); err != nil {
+		return nil, err
+	}
+	canon, err := objects.Canonical(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", policy.Path, err)
+	}
+	return s.commit(ctx, wo, "set access policy", func(tx *repo.Tx, rec *recorder) error {
+		op := OpUpdate
+		if ok, _ := tx.Exists(policy.Path); !ok {
+			op = OpCreate
+		}
+		if err := tx.WriteFile(policy.Path, canon); err != nil {
+			return err
+		}
+		rec.add(op, policy.Path, "")
+		return nil
+	})
+}

@@ -1,0 +1,212 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/aiwg/aiwg-state/internal/errkind"
+	"github.com/aiwg/aiwg-state/objects"
+	"github.com/aiwg/aiwg-state/repo"
+	"github.com/aiwg/aiwg-state/verbiage"
+)
+
+// ReadOptions say where a read looks.
+type ReadOptions struct {
+	// At is a revision ("" = the head of Branch).
+	At string
+	// Branch that At's HEAD and times are taken on ("" = default).
+	Branch string
+	// NoResolve reads a verbiage-ruled document as stored: its
+	// "ref file://" mounts as strings rather than the shards inlined.
+	NoResolve bool
+
+	// named is At as the caller named it, when a read pinned a moving
+	// name to a commit: errors say "at HEAD", not a hash nobody typed.
+	named string
+}
+
+func (s *Store) tree(ro ReadOptions) (plumbing.Hash, error) {
+	h, err := s.Resolve(ro.At, ro.Branch)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	c, err := s.repo.ReadCommit(h)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return c.Tree, nil
+}
+
+// Get returns the canonical JSON of a key of a document (the whole
+// document when keypath is empty). A key path with wildcards returns an
+// object from each matching key path to its value.
+func (s *Store) Get(ctx context.Context, file, keypath string, ro ReadOptions) ([]byte, error) {
+	p, err := verbiage.ParsePath(keypath)
+	if err != nil {
+		return nil, err
+	}
+	if ro.At == "" {
+		// Pin the revision once, so the rule and the data come from the
+		// same commit even while others write.
+		h, err := s.Resolve("HEAD", ro.Branch)
+		if err != nil {
+			return nil, err
+		}
+		ro.At, ro.named = h.String(), "HEAD"
+	}
+	if !ro.NoResolve {
+		if ruled, err := s.isRuled(file, ro); err != nil {
+			return nil, err
+		} else if ruled {
+			return s.GetState(ctx, file, keypath, ro, false)
+		}
+	}
+	data, err := s.Cat(ctx, file, ro)
+	if err != nil {
+		return nil, err
+	}
+	if len(p) == 0 {
+		return data, nil
+	}
+	for _, seg := range p {
+		if seg.Wildcard {
+			return s.selectKeys(file, data, p)
+		}
+	}
+	out, err := objects.GetRaw(data, p)
+	if err != nil {
+		return nil, fmt.Errorf("%s#%s: %w", file, p, err)
+	}
+	return out, nil
+}
+
+func (s *Store) selectKeys(file string, data []byte, p verbiage.Path) ([]byte, error) {
+	doc, err := objects.Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	ms, err := objects.Select(doc, p)
+	if err != nil {
+		return nil, fmt.Errorf("%s#%s: %w", file, p, err)
+	}
+	out := make(map[string]any, len(ms))
+	for _, m := range ms {
+		out[m.Path.String()] = m.Value
+	}
+	return objects.Encode(out)
+}
+
+// Cat returns a document's stored bytes, checked to be canonical JSON: a
+// file written by plain git that is not canonical is returned canonicalized,
+// and one that is not JSON is an error naming the file.
+func (s *Store) Cat(ctx context.Context, file string, ro ReadOptions) ([]byte, error) {
+	clean, data, err := s.readFile(file, ro)
+	if err != nil {
+		return nil, err
+	}
+	if data == nil {
+		return nil, errkind.Errorf(ErrNotFound, "%s: no such document at %s", clean, revName(ro))
+	}
+	out, err := objects.Canonical(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not valid JSON: %w", clean, err)
+	}
+	return out, nil
+}
+
+// ReadRaw returns a file's bytes as stored, whatever they hold.
+func (s *Store) ReadRaw(ctx context.Context, file string, ro ReadOptions) ([]byte, error) {
+	clean, data, err := s.readFile(file, ro)
+	if err == nil && data == nil {
+		err = errkind.Errorf(ErrNotFound, "%s: no such file at %s", clean, revName(ro))
+	}
+	return data, err
+}
+
+// readFile reads a store path at a revision; a missing file is nil data
+// and no error (a bad revision is an error).
+func (s *Store) readFile(file string, ro ReadOptions) (string, []byte, error) {
+	clean, err := verbiage.CleanStorePath(file)
+	if err != nil {
+		return "", nil, err
+	}
+	root, err := s.tree(ro)
+	if err != nil {
+		return clean, nil, err
+	}
+	data, err := s.repo.ReadFileAt(root, clean)
+	if errors.Is(err, repo.ErrNotFound) {
+		return clean, nil, nil
+	}
+	if err == nil && data == nil {
+		data = []byte{} // an empty file is not a missing one
+	}
+	return clean, data, err
+}
+
+func revName(ro ReadOptions) string {
+	switch {
+	case ro.named != "":
+		return ro.named
+	case ro.At == "":
+		return "HEAD"
+	}
+	return ro.At
+}
+
+// Entry is one name in a directory of the store.
+type Entry struct {
+	Name  string `json:"name"`
+	Path  string `json:"path"`
+	IsDir bool   `json:"dir,omitempty"`
+}
+
+// List lists a directory of the store ("" is the root).
+func (s *Store) List(ctx context.Context, dir string, ro ReadOptions) ([]Entry, error) {
+	clean, err := verbiage.CleanStoreDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	root, err := s.tree(ro)
+	if err != nil {
+		return nil, err
+	}
+	es, err := s.repo.ReadDirAt(root, clean)
+	if err != nil {
+		return nil, fmt.Errorf("%s: no such directory at %s: %w", dir, revName(ro), ErrNotFound)
+	}
+	out := make([]Entry, len(es))
+	for i, e := range es {
+		p := e.Name
+		if clean != "" {
+			p = clean + "/" + e.Name
+		}
+		out[i] = Entry{Name: e.Name, Path: p, IsDir: e.IsDir}
+	}
+	return out, nil
+}
+
+// isRuled reports whether file is a verbiage-ruled document at the
+// revision read, whose reads resolve its shards.
+// A manifest that cannot be read (a partial clone offline) is an error:
+// read as absent, a ruled document would be read and written as a plain
+// one.
+func (s *Store) isRuled(file string, ro ReadOptions) (bool, error) {
+	clean, err := verbiage.CleanStorePath(file)
+	if err != nil {
+		return false, nil
+	}
+	root, err := s.tree(ro)
+	if err != nil {
+		return false, nil
+	}
+	data, err := absentIsNil(s.repo.ReadFileAt(root, ManifestPath))
+	if err != nil {
+		return false, err
+	}
+	patterns, err := ruledPatterns(data)
+	return err == nil && matchesAny(patterns, clean), nil
+}

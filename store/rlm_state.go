@@ -1,0 +1,1184 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/aiwg/aiwg-state/checkpoint"
+	"github.com/aiwg/aiwg-state/internal/errkind"
+	"github.com/aiwg/aiwg-state/objects"
+	"github.com/aiwg/aiwg-state/repo"
+	"github.com/aiwg/aiwg-state/rlm"
+	"github.com/aiwg/aiwg-state/verbiage"
+)
+
+// ErrComplete: Final is already set; a state completes once. It is a
+// read-only error (exit 3), so a second agent racing to complete a state
+// learns that its answer did not land instead of silently replacing it.
+var ErrComplete = fmt.Errorf("state already complete: %w", ErrReadOnly)
+
+// Trailers of RLM mutations.
+const (
+	// TrailerState names the state a mutation belongs to.
+	TrailerState = "State"
+	// TrailerBlob is "<blob> <path>" for each variable file a mutation
+	// writes (a zero blob: removed). `state export` reads old and new values
+	// from these blobs directly instead of decoding every commit's tree.
+	TrailerBlob = "Blob"
+	// TrailerCheckpoint names the checkpoint a rollback restored.
+	TrailerCheckpoint = "Checkpoint"
+	// TrailerParentEnded names the ended parent a child's Final was not
+	// returned to.
+	TrailerParentEnded = "Parent-Ended"
+	// TrailerImportedMutation keeps a mutation id from an imported
+	// document; exports show it in place of the commit's own.
+	TrailerImportedMutation = "Imported-Mutation-Id"
+)
+
+// InitialCheckpoint is the checkpoint every state starts with.
+const InitialCheckpoint = "initial_state"
+
+// StateInit is what a new state starts from.
+type StateInit struct {
+	Prompt string
+	// Session groups states; default: the parent's session, else a new
+	// session of this state's own (sess-<same hex as the state>).
+	Session string
+	// Tree is the task tree (tree-xxxxxxxx); default: the parent's.
+	Tree string
+	// Parent is the parent state in a task tree.
+	Parent          string
+	ExecutionConfig map[string]any
+	// ID and Time are for importers; empty means a new id and now.
+	ID   string
+	Time time.Time
+
+	noCheckpoint bool // an import brings its own checkpoints
+}
+
+// StateInfo is a state's header with what is derived from it.
+type StateInfo struct {
+	rlm.Header
+	CompletionStatus string   `json:"completion_status"`
+	Final            any      `json:"final"`
+	VariableCount    int      `json:"variable_count"`
+	Children         []string `json:"children,omitempty"`
+}
+
+// InitState creates a state in one commit: its header, prompt (read-only
+// from then on) and Final = null; then tags that commit as the state's
+// initial checkpoint (the specification's initialize_state).
+func (s *Store) InitState(ctx context.Context, in StateInit, wo WriteOptions) (*StateInfo, *Mutation, error) {
+	id := in.ID
+	if id == "" {
+		id = objects.NewID(verbiage.PrefixState)
+	}
+	if !verbiage.ValidID(verbiage.PrefixState, id) {
+		return nil, nil, fmt.Errorf("%w: state id %q is not state- and 8 hex digits", ErrUsage, id)
+	}
+	if in.Tree != "" && !verbiage.ValidID(verbiage.PrefixTree, in.Tree) {
+		return nil, nil, fmt.Errorf("%w: tree id %q is not tree- and 8 hex digits", ErrUsage, in.Tree)
+	}
+	if in.Session != "" {
+		if err := checkSegment("session id", in.Session); err != nil {
+			return nil, nil, err
+		}
+	}
+	if in.Parent != "" && !verbiage.ValidID(verbiage.PrefixState, in.Parent) {
+		return nil, nil, fmt.Errorf("%w: parent %q is not a state id", ErrUsage, in.Parent)
+	}
+	if err := rlm.CheckExecutionConfig(in.ExecutionConfig); err != nil {
+		return nil, nil, errkind.Errorf(ErrUsage, "%w", err)
+	}
+	when := in.Time
+	if when.IsZero() {
+		when = s.now()
+	}
+	if wo.Time.IsZero() {
+		wo.Time = when
+	}
+	if wo.Message == "" {
+		wo.Message = "state init " + id
+	}
+	wo.Trailers = append(append(repo.Trailers(nil), wo.Trailers...), repo.Trailer{Key: TrailerState, Value: id})
+	slots := newBlobSlots(2)
+	h := &rlm.Header{Version: rlm.Version, StateID: id, SessionID: in.Session, TreeID: in.Tree, ParentStateID: in.Parent,
+		CreatedAt: rlm.Timestamp(when), ExecutionConfig: in.ExecutionConfig}
+	m, err := s.commit(ctx, wo, "", func(tx *repo.Tx, rec *recorder) error {
+		slots.reset(rec)
+		if ok, _ := tx.Exists(rlm.HeaderPath(id)); ok {
+			return fmt.Errorf("%w: state %s", ErrExists, id)
+		}
+		if in.Parent != "" {
+			ph, err := readOpenHeader(tx.ReadFile, in.Parent)
+			if err != nil {
+				return fmt.Errorf("parent: %w", err)
+			}
+			if h.SessionID == "" {
+				h.SessionID = ph.SessionID
+			}
+			if h.TreeID == "" {
+				h.TreeID = ph.TreeID
+			}
+		}
+		if h.SessionID == "" {
+			h.SessionID = "sess-" + strings.TrimPrefix(id, "state-")
+		}
+		hdr, err := encodeJSON(h)
+		if err != nil {
+			return err
+		}
+		if err := tx.WriteFile(rlm.HeaderPath(id), hdr); err != nil {
+			return err
+		}
+		rec.add(OpCreate, rlm.HeaderPath(id), "")
+		dir, _ := h.Dir(rlm.ScopeState)
+		ts := rlm.Timestamp(when)
+		src := wo.Source
+		if src == "" {
+			src = "user_input"
+		}
+		prompt := &rlm.Variable{Name: verbiage.NamePrompt, Value: in.Prompt, Type: rlm.TypeText, Source: src, CreatedAt: ts, UpdatedAt: ts,
+			Metadata: rlm.VarMeta{ReadOnly: true, Scope: rlm.ScopeState}}
+		final := &rlm.Variable{Name: verbiage.NameFinal, Value: nil, Type: rlm.TypeNull, CreatedAt: ts, UpdatedAt: ts,
+			Metadata: rlm.VarMeta{Scope: rlm.ScopeState}}
+		for _, v := range []*rlm.Variable{prompt, final} {
+			if err := writeVar(tx, rec, slots, dir, v, OpCreate); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	info := &StateInfo{Header: *h, CompletionStatus: rlm.StatusIncomplete, VariableCount: 2}
+	if in.noCheckpoint {
+		return info, m, nil
+	}
+	c := &checkpoint.Checkpoint{Name: InitialCheckpoint, State: id, Description: "State initialized with user prompt",
+		Commit: plumbing.NewHash(m.Commit), Agent: m.Agent, Time: when}
+	if signer, err := s.signerFor(m.Agent, wo); err == nil {
+		c.Sign = signFunc(signer) // the write itself was signed with it
+	}
+	if err := checkpoint.Create(ctx, s.repo, c); err != nil {
+		return nil, m, fmt.Errorf("state %s created (commit %s) but its initial checkpoint failed: %w", id, shortID(m.Commit), checkpointErr(err))
+	}
+	return info, m, nil
+}
+
+func checkSegment(what, v string) error {
+	if v == "" || strings.Contains(v, "/") {
+		return fmt.Errorf("%w: %s %q must be one path segment", ErrUsage, what, v)
+	}
+	if _, err := verbiage.CleanStorePath(v); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
+
+func shortID(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+// readHeader reads a state's header through read (a transaction's or a
+// tree's file reader).
+func readHeader(read func(string) ([]byte, error), id string) (*rlm.Header, error) {
+	if !verbiage.ValidID(verbiage.PrefixState, id) {
+		return nil, fmt.Errorf("%w: %q is not a state id (state- and 8 hex digits)", ErrUsage, id)
+	}
+	data, err := read(rlm.HeaderPath(id))
+	if errors.Is(err, repo.ErrNotFound) {
+		return nil, errkind.Errorf(ErrNotFound, "no state %s on this branch", id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var h rlm.Header
+	if err := decodeJSON(data, &h); err != nil {
+		return nil, fmt.Errorf("%s: %w", rlm.HeaderPath(id), err)
+	}
+	if h.StateID != id {
+		return nil, fmt.Errorf("%s names state %q: %w", rlm.HeaderPath(id), h.StateID, objects.ErrInvalidJSON)
+	}
+	return &h, nil
+}
+
+// readOpenHeader reads the header of a state whose variables may change:
+// one that has not ended with an error or cancelled.
+func readOpenHeader(read func(string) ([]byte, error), id string) (*rlm.Header, error) {
+	h, err := readHeader(read, id)
+	if err != nil {
+		return nil, err
+	}
+	if h.CompletionStatus != "" {
+		return nil, errkind.Errorf(ErrReadOnly, "state %s ended (%s at %s): its variables no longer change (start a new state, or roll back to a checkpoint before the end)", id, h.CompletionStatus, h.EndedAt)
+	}
+	return h, nil
+}
+
+// EndState ends a state without a Final (the RLM state specification's completion statuses
+// error and cancelled): one commit to its header, recording when and why.
+// Its variables are read-only from then on; a rollback to a checkpoint
+// taken before restores the state as it was, open. A state with a Final
+// is complete and cannot end otherwise.
+func (s *Store) EndState(ctx context.Context, id, status, reason string, wo WriteOptions) (*StateInfo, *Mutation, error) {
+	if status != rlm.StatusError && status != rlm.StatusCancelled {
+		return nil, nil, fmt.Errorf("%w: a state ends as error or cancelled, not %q (a Final completes it)", ErrUsage, status)
+	}
+	id, _, err := s.stateForWrite(id, wo.Branch)
+	if err != nil {
+		return nil, nil, err
+	}
+	now := wo.Time
+	if now.IsZero() {
+		now = s.now()
+	}
+	wo.Time = now
+	wo.Trailers = append(append(repo.Trailers(nil), wo.Trailers...), repo.Trailer{Key: TrailerState, Value: id})
+	var h *rlm.Header
+	m, err := s.commit(ctx, wo, "state end "+id+": "+status, func(tx *repo.Tx, rec *recorder) error {
+		if h, err = readHeader(tx.ReadFile, id); err != nil {
+			return err
+		}
+		if h.CompletionStatus != "" {
+			return errkind.Errorf(ErrReadOnly, "state %s already ended (%s at %s)", id, h.CompletionStatus, h.EndedAt)
+		}
+		dir, _ := h.Dir(rlm.ScopeState)
+		if v, err := readVarTx(tx, rlm.VarFile(dir, verbiage.NameFinal)); err != nil {
+			return err
+		} else if v != nil && v.Value != nil {
+			return errkind.Errorf(ErrReadOnly, "state %s is complete (its Final is set): it cannot end as %s", id, status)
+		}
+		h.CompletionStatus, h.EndedAt, h.EndReason = status, rlm.Timestamp(now), reason
+		b, err := encodeJSON(h)
+		if err != nil {
+			return err
+		}
+		if err := tx.WriteFile(rlm.HeaderPath(id), b); err != nil {
+			return err
+		}
+		rec.add(OpUpdate, rlm.HeaderPath(id), "")
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	info, err := s.State(ctx, id, ReadOptions{At: m.Commit})
+	if err != nil {
+		return nil, m, err
+	}
+	return info, m, nil
+}
+
+func treeReader(r *repo.Repo, root plumbing.Hash) func(string) ([]byte, error) {
+	return func(p string) ([]byte, error) { return r.ReadFileAt(root, p) }
+}
+
+// stateAt resolves a state id ("" = the newest state) in a tree.
+func (s *Store) stateAt(root plumbing.Hash, id string) (*rlm.Header, error) {
+	if id != "" {
+		return readHeader(treeReader(s.repo, root), id)
+	}
+	hs, err := s.headers(root)
+	if err != nil {
+		return nil, err
+	}
+	if len(hs) == 0 {
+		return nil, &MissingError{Kind: MissingState}
+	}
+	return hs[len(hs)-1], nil
+}
+
+// headers lists the states of a tree, oldest first (by created_at, then
+// id). The newest is what commands act on when no state is named.
+func (s *Store) headers(root plumbing.Hash) ([]*rlm.Header, error) {
+	es, err := s.repo.ReadDirAt(root, rlm.StatesDir)
+	if errors.Is(err, repo.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []*rlm.Header
+	for _, e := range es {
+		if !e.IsDir || !verbiage.ValidID(verbiage.PrefixState, e.Name) {
+			continue
+		}
+		h, err := readHeader(treeReader(s.repo, root), e.Name)
+		if err != nil {
+			continue // a directory without a header is not a state
+		}
+		out = append(out, h)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		ti, _ := time.Parse(time.RFC3339Nano, out[i].CreatedAt)
+		tj, _ := time.Parse(time.RFC3339Nano, out[j].CreatedAt)
+		if !ti.Equal(tj) {
+			return ti.Before(tj)
+		}
+		return out[i].StateID < out[j].StateID
+	})
+	return out, nil
+}
+
+// States lists the states on the branch, oldest first.
+func (s *Store) States(ctx context.Context, ro ReadOptions) ([]StateInfo, error) {
+	root, err := s.tree(ro)
+	if err != nil {
+		return nil, err
+	}
+	hs, err := s.headers(root)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]StateInfo, 0, len(hs))
+	for _, h := range hs {
+		out = append(out, s.info(root, h, hs))
+	}
+	return out, nil
+}
+
+// State describes one state ("" = the newest).
+func (s *Store) State(ctx context.Context, id string, ro ReadOptions) (*StateInfo, error) {
+	root, err := s.tree(ro)
+	if err != nil {
+		return nil, err
+	}
+	h, err := s.stateAt(root, id)
+	if err != nil {
+		return nil, err
+	}
+	hs, err := s.headers(root)
+	if err != nil {
+		return nil, err
+	}
+	info := s.info(root, h, hs)
+	return &info, nil
+}
+
+func (s *Store) info(root plumbing.Hash, h *rlm.Header, all []*rlm.Header) StateInfo {
+	info := StateInfo{Header: *h, CompletionStatus: cmp.Or(h.CompletionStatus, rlm.StatusIncomplete)}
+	dir, _ := h.Dir(rlm.ScopeState)
+	if data, err := s.repo.ReadFileAt(root, rlm.VarFile(dir, verbiage.NameFinal)); err == nil {
+		if v, err := rlm.DecodeVariable(data); err == nil {
+			if v.IsStored() {
+				if d, err := s.repo.ReadFileAt(root, v.DataPath()); err == nil {
+					v.Load(d)
+				}
+			}
+			info.Final = v.Value
+			if v.Value != nil {
+				info.CompletionStatus = rlm.StatusComplete
+			}
+		}
+	}
+	vars, _ := s.visible(root, h, "", s.now())
+	info.VariableCount = len(vars)
+	for _, o := range all {
+		if o.ParentStateID == h.StateID {
+			info.Children = append(info.Children, o.StateID)
+		}
+	}
+	return info
+}
+
+// VarOptions describe a variable write.
+type VarOptions struct {
+	// Type is declared, or inferred from the value when empty.
+	Type rlm.Type
+	// Scope defaults to session (the specification's default), or temporary when
+	// TTL is set. Final always lives in the state's own scope.
+	Scope rlm.Scope
+	// TTL makes a temporary variable invisible TTL after its last write.
+	TTL         *time.Duration
+	ReadOnly    bool
+	Description string
+
+	importing bool // history replay: no read-only or completion guard
+	// source, when importing, is the variable's source as exported, which
+	// may differ from that of the commit that wrote it.
+	source string
+}
+
+// VarResult is the outcome of a variable write.
+type VarResult struct {
+	Mutation *Mutation    `json:"mutation"`
+	Variable rlm.Variable `json:"variable"`
+	File     string       `json:"file"`
+	// Advice is naming-convention advice (a warning, never an error).
+	Advice []string `json:"advice,omitempty"`
+}
+
+// SetVariable writes one variable of a state ("" = the newest) as one
+// commit. The name must be an identifier; prompt and read-only variables
+// refuse writes (ErrReadOnly); Final completes the state once (ErrComplete
+// after that) and, in a child state, is propagated to the parent in the
+// same commit.
+func (s *Store) SetVariable(ctx context.Context, stateID, name string, value any, vo VarOptions, wo WriteOptions) (*VarResult, error) {
+	if err := verbiage.ValidIdentifier(name); err != nil {
+		return nil, err
+	}
+	if name == verbiage.NamePrompt {
+		return nil, fmt.Errorf("%w: variable prompt of a state is set by `state init` and cannot change", ErrReadOnly)
+	}
+	typ := vo.Type
+	if typ == "" {
+		typ = rlm.InferType(value)
+	} else if err := rlm.CheckType(typ, value); err != nil {
+		return nil, fmt.Errorf("%w: variable %s: %v", ErrUsage, name, err)
+	}
+	scope, err := varScope(name, vo)
+	if err != nil {
+		return nil, err
+	}
+	id, parent, err := s.stateForWrite(stateID, wo.Branch)
+	if err != nil {
+		return nil, err
+	}
+	n := 1
+	if name == verbiage.NameFinal && parent != "" {
+		n = 2
+	}
+	wo.Trailers = append(append(repo.Trailers(nil), wo.Trailers...), repo.Trailer{Key: TrailerState, Value: id})
+	slots := newBlobSlots(n)
+	res := &VarResult{Advice: verbiage.NamingAdvice(name)}
+	m, err := s.commit(ctx, wo, "", func(tx *repo.Tx, rec *recorder) error {
+		slots.reset(rec)
+		h, err := readOpenHeader(tx.ReadFile, id)
+		if err != nil {
+			return err
+		}
+		v, file, err := s.setVarTx(tx, rec, slots, h, name, value, typ, scope, vo, wo)
+		if err != nil {
+			return err
+		}
+		res.Variable, res.File = *v, file
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	res.Mutation = m
+	return res, nil
+}
+
+func varScope(name string, vo VarOptions) (rlm.Scope, error) {
+	scope := vo.Scope
+	if scope != "" {
+		if _, err := rlm.ParseScope(string(scope)); err != nil {
+			return "", fmt.Errorf("%w: %v", ErrUsage, err)
+		}
+	}
+	if name == verbiage.NameFinal {
+		if scope != "" && scope != rlm.ScopeState {
+			return "", fmt.Errorf("%w: Final belongs to its state; it takes no --scope", ErrUsage)
+		}
+		if vo.TTL != nil {
+			return "", fmt.Errorf("%w: Final cannot expire", ErrUsage)
+		}
+		return rlm.ScopeState, nil
+	}
+	if vo.TTL != nil {
+		if *vo.TTL < 0 {
+			return "", fmt.Errorf("%w: a negative --ttl", ErrUsage)
+		}
+		if scope == "" {
+			scope = rlm.ScopeTemporary
+		}
+		if scope != rlm.ScopeTemporary {
+			return "", fmt.Errorf("%w: --ttl is for temporary variables, not %s ones", ErrUsage, scope)
+		}
+	}
+	if scope == "" {
+		scope = rlm.DefaultScope
+	}
+	return scope, nil
+}
+
+// stateForWrite resolves the state id and its parent at the branch head,
+// before the write takes the lock: a state's header never changes, so the
+// transaction only checks that it still exists.
+func (s *Store) stateForWrite(id, branch string) (string, string, error) {
+	root, err := s.tree(ReadOptions{Branch: branch})
+	if err != nil {
+		return "", "", err
+	}
+	h, err := s.stateAt(root, id)
+	if err != nil {
+		return "", "", err
+	}
+	return h.StateID, h.ParentStateID, nil
+}
+
+// setVarTx stages one variable write.
+func (s *Store) setVarTx(tx *repo.Tx, rec *recorder, slots *blobSlots, h *rlm.Header, name string, value any, typ rlm.Type, scope rlm.Scope, vo VarOptions, wo WriteOptions) (*rlm.Variable, string, error) {
+	dir, err := h.Dir(scope)
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	file := rlm.VarFile(dir, name)
+	now := s.now()
+	if !wo.Time.IsZero() {
+		now = wo.Time
+	}
+	old, err := readVarTx(tx, file)
+	if err != nil {
+		return nil, "", err
+	}
+	if old != nil && old.Expired(s.now()) {
+		old = nil
+	}
+	op := OpCreate
+	source := wo.Source
+	if vo.source != "" {
+		source = vo.source
+	}
+	v := &rlm.Variable{Name: name, Value: value, Type: typ, Description: vo.Description, Source: source,
+		CreatedAt: rlm.Timestamp(now), UpdatedAt: rlm.Timestamp(now), Metadata: rlm.VarMeta{ReadOnly: vo.ReadOnly, Scope: scope}}
+	if vo.TTL != nil {
+		secs := int64(*vo.TTL / time.Second)
+		v.Metadata.TTLSeconds = &secs
+	}
+	if old != nil {
+		if old.Metadata.ReadOnly && !vo.importing {
+			return nil, "", fmt.Errorf("%w: variable %s is read-only (%s)", ErrReadOnly, name, file)
+		}
+		op = OpUpdate
+		v.CreatedAt = old.CreatedAt
+		if v.Description == "" {
+			v.Description = old.Description
+		}
+		if old.IsStored() {
+			data, err := tx.ReadFile(old.DataPath())
+			if err != nil {
+				return nil, "", fmt.Errorf("variable %s: %w", name, err)
+			}
+			if err := old.Load(data); err != nil {
+				return nil, "", err
+			}
+		}
+		if name == verbiage.NameFinal && old.Value != nil && value != nil && !vo.importing {
+			if objects.Equal(old.Value, value) {
+				return nil, "", ErrNoChange
+			}
+			return nil, "", fmt.Errorf("%w: %s: Final is already set (to %s); set it to null first to reopen the state", ErrComplete, h.StateID, preview(old.Value))
+		}
+		if rlm.SameContent(old, v) {
+			return nil, "", ErrNoChange
+		}
+	} else if err := checkVariableLimit(tx, h, dir, name); err != nil {
+		return nil, "", err
+	}
+	if name == verbiage.NameFinal && value != nil && !vo.importing {
+		if err := s.checkChildrenDone(tx, h); err != nil {
+			return nil, "", err
+		}
+	}
+	if err := writeVar(tx, rec, slots, dir, v, op); err != nil {
+		return nil, "", err
+	}
+	if name == verbiage.NameFinal && value != nil && h.ParentStateID != "" {
+		if err := propagateFinal(tx, rec, slots, h, value, now); err != nil {
+			return nil, "", err
+		}
+	}
+	return v, file, nil
+}
+
+// checkChildrenDone refuses a parent's Final while a child of it has
+// neither completed nor ended (the RLM state specification: "Parent can set Final when all
+// children complete"): its result would come back to a parent already
+// done.
+func (s *Store) checkChildrenDone(tx *repo.Tx, h *rlm.Header) error {
+	root, err := tx.ParentTree()
+	if err != nil || root.IsZero() {
+		return err
+	}
+	all, err := s.headers(root)
+	if err != nil {
+		return err
+	}
+	var running []string
+	for _, c := range all {
+		if c.ParentStateID != h.StateID || c.CompletionStatus != "" {
+			continue
+		}
+		dir, _ := c.Dir(rlm.ScopeState)
+		if v, err := readVarTx(tx, rlm.VarFile(dir, verbiage.NameFinal)); err != nil {
+			return err
+		} else if v == nil || v.Value == nil {
+			running = append(running, c.StateID)
+		}
+	}
+	if len(running) > 0 {
+		return errkind.Errorf(ErrInvalidState, "state %s has children that have not completed (%s): a parent sets Final once all its children complete; end those it gives up on (state end --status cancelled)", h.StateID, strings.Join(running, ", "))
+	}
+	return nil
+}
+
+// propagateFinal returns a child's result to its parent, in the child's
+// commit (the specification: "Leaf task sets Final → result returned to parent"): the
+// parent gets the variable result_<child id> in its own scope.
+func propagateFinal(tx *repo.Tx, rec *recorder, slots *blobSlots, h *rlm.Header, value any, now time.Time) error {
+	ph, err := readHeader(tx.ReadFile, h.ParentStateID)
+	if err != nil {
+		return fmt.Errorf("propagating Final to the parent: %w", err)
+	}
+	if ph.CompletionStatus != "" {
+		// An ended parent's variables no longer change: the child
+		// completes, and its commit says where the result did not go.
+		rec.trailer(TrailerParentEnded, ph.StateID+" ("+ph.CompletionStatus+")")
+		return nil
+	}
+	dir, _ := ph.Dir(rlm.ScopeState)
+	name := rlm.ResultName(h.StateID)
+	old, err := readVarTx(tx, rlm.VarFile(dir, name))
+	if err != nil {
+		return err
+	}
+	v := &rlm.Variable{Name: name, Value: value, Type: rlm.InferType(value), Source: h.StateID,
+		Description: "Final of child state " + h.StateID, CreatedAt: rlm.Timestamp(now), UpdatedAt: rlm.Timestamp(now),
+		Metadata: rlm.VarMeta{Scope: rlm.ScopeState}}
+	op := OpCreate
+	if old != nil {
+		op, v.CreatedAt = OpUpdate, old.CreatedAt
+	}
+	return writeVar(tx, rec, slots, dir, v, op)
+}
+
+func preview(v any) string {
+	b, _ := objects.Encode(v)
+	s := strings.Join(strings.Fields(string(b)), " ")
+	if len(s) > 60 {
+		s = s[:57] + "..."
+	}
+	return s
+}
+
+func readVarTx(tx *repo.Tx, file string) (*rlm.Variable, error) {
+	data, err := tx.ReadFile(file)
+	if errors.Is(err, repo.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	v, err := rlm.DecodeVariable(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return v, nil
+}
+
+// writeVar stages a variable's file, and its .data file when the value is
+// large; a .data file the old value had and the new one does not is
+// removed.
+func writeVar(tx *repo.Tx, rec *recorder, slots *blobSlots, dir string, v *rlm.Variable, op string) error {
+	file := rlm.VarFile(dir, v.Name)
+	dataPath := rlm.DataFile(dir, v.Name)
+	body, data, err := v.Encode(dataPath)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	if err := tx.WriteFile(file, body); err != nil {
+		return err
+	}
+	rec.add(op, file, "")
+	slots.add(file, body)
+	if data != nil {
+		if err := tx.WriteFile(dataPath, data); err != nil {
+			return err
+		}
+		rec.add(op, dataPath, "")
+	} else if ok, _ := tx.Exists(dataPath); ok {
+		if err := tx.Remove(dataPath); err != nil {
+			return err
+		}
+		rec.add(OpDelete, dataPath, "")
+	}
+	return nil
+}
+
+// checkVariableLimit refuses a new variable in dir when a state that sees
+// dir already sees rlm.MaxVariables: the writing state, and, for a shared
+// scope (session, tree, global), every other state that shares it. Only
+// creations pay for the count.
+func checkVariableLimit(tx *repo.Tx, h *rlm.Header, dir, name string) error {
+	counts := map[string]int{} // variables per directory, each listed once
+	sees := func(h *rlm.Header) int {
+		n := 0
+		for _, sd := range h.Dirs() {
+			c, ok := counts[sd.Dir]
+			if !ok {
+				es, _ := tx.ReadDir(sd.Dir)
+				for _, e := range es {
+					if _, ok := rlm.NameOfFile(e.Name); ok && !e.IsDir {
+						c++
+					}
+				}
+				counts[sd.Dir] = c
+			}
+			n += c
+		}
+		return n
+	}
+	states := []*rlm.Header{h}
+	own, _ := h.Dir(rlm.ScopeState)
+	temp, _ := h.Dir(rlm.ScopeTemporary)
+	if dir != own && dir != temp {
+		es, _ := tx.ReadDir(rlm.StatesDir)
+		for _, e := range es {
+			if !e.IsDir || e.Name == h.StateID {
+				continue
+			}
+			if other, err := readHeader(tx.ReadFile, e.Name); err == nil && seesDir(other, dir) {
+				states = append(states, other)
+			}
+		}
+	}
+	for _, st := range states {
+		if n := sees(st); n >= rlm.MaxVariables {
+			return &VariableLimitError{State: st.StateID, Seen: n, Limit: rlm.MaxVariables, Creating: name}
+		}
+	}
+	return nil
+}
+
+func seesDir(h *rlm.Header, dir string) bool {
+	for _, sd := range h.Dirs() {
+		if sd.Dir == dir {
+			return true
+		}
+	}
+	return false
+}
+
+// blobSlots records a Blob trailer (blob id and path) for each variable
+// file a transaction writes, so export reads old and new values straight
+// from the blobs. At most n are recorded: the count was fixed before the
+// transaction from what the operation writes.
+type blobSlots struct {
+	rec   *recorder
+	n     int
+	limit int
+}
+
+func newBlobSlots(n int) *blobSlots { return &blobSlots{limit: n} }
+
+// reset binds the slots to a transaction's recorder (a retried
+// transaction starts from an empty one).
+func (b *blobSlots) reset(rec *recorder) {
+	b.rec, b.n = rec, 0
+}
+
+func (b *blobSlots) add(path string, data []byte) {
+	if b == nil || b.rec == nil || b.n >= b.limit {
+		return
+	}
+	h := plumbing.ZeroHash
+	if data != nil {
+		h = plumbing.ComputeHash(plumbing.BlobObject, data)
+	}
+	b.rec.trailer(TrailerBlob, h.String()+" "+path)
+	b.n++
+}
+
+// GetOptions say where a variable read looks.
+type GetOptions struct {
+	ReadOptions
+	// Scope reads one scope only ("" = resolve temporary → tree →
+	// session → global, after the state's own variables).
+	Scope rlm.Scope
+	// Raw returns a large value's reference instead of its content.
+	Raw bool
+}
+
+// Variable reads a variable of a state ("" = the newest). The read writes
+// no commit; it counts one access outside the versioned tree, and the
+// returned AccessCount includes it. An expired temporary variable is not
+// found.
+func (s *Store) Variable(ctx context.Context, stateID, name string, g GetOptions) (*rlm.Variable, error) {
+	if err := verbiage.ValidIdentifier(name); err != nil {
+		return nil, err
+	}
+	if g.Scope != "" {
+		if _, err := rlm.ParseScope(string(g.Scope)); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+		}
+	}
+	root, err := s.tree(g.ReadOptions)
+	if err != nil {
+		return nil, err
+	}
+	h, err := s.stateAt(root, stateID)
+	if err != nil {
+		return nil, err
+	}
+	v, file, err := s.lookupVar(root, h, name, g.Scope, s.now())
+	if err != nil {
+		return nil, err
+	}
+	if v.IsStored() && !g.Raw {
+		data, err := s.repo.ReadFileAt(root, v.DataPath())
+		if err != nil {
+			return nil, fmt.Errorf("variable %s: its value file %s: %w", name, v.DataPath(), err)
+		}
+		if err := v.Load(data); err != nil {
+			return nil, err
+		}
+	}
+	n := s.countAccess(file)
+	v.AccessCount = &n
+	return v, nil
+}
+
+func (s *Store) lookupVar(root plumbing.Hash, h *rlm.Header, name string, only rlm.Scope, now time.Time) (*rlm.Variable, string, error) {
+	dirs := h.Dirs()
+	if only != "" {
+		dir, err := h.Dir(only)
+		if err != nil {
+			return nil, "", fmt.Errorf("%w: %v", ErrUsage, err)
+		}
+		dirs = []rlm.ScopeDir{{Scope: only, Dir: dir}}
+	}
+	for _, sd := range dirs {
+		file := rlm.VarFile(sd.Dir, name)
+		data, err := s.repo.ReadFileAt(root, file)
+		if errors.Is(err, repo.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		v, err := rlm.DecodeVariable(data)
+		if err != nil {
+			return nil, "", fmt.Errorf("%s: %w", file, err)
+		}
+		if v.Expired(now) {
+			continue
+		}
+		v.Metadata.Scope = sd.Scope
+		return v, file, nil
+	}
+	where := "any scope"
+	if only != "" {
+		where = "scope " + string(only)
+	}
+	return nil, "", errkind.Errorf(ErrNotFound, "%s has no variable %s in %s", h.StateID, name, where)
+}
+
+type visibleVar struct {
+	v    *rlm.Variable
+	file string
+	size int64
+}
+
+// visible lists the variables a state sees, each name once, resolved in
+// scope order (only, when set, restricts to one scope).
+func (s *Store) visible(root plumbing.Hash, h *rlm.Header, only rlm.Scope, now time.Time) ([]visibleVar, error) {
+	seen := map[string]bool{}
+	var out []visibleVar
+	for _, sd := range h.Dirs() {
+		if only != "" && sd.Scope != only {
+			continue
+		}
+		es, err := s.repo.ReadDirAt(root, sd.Dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range es {
+			name, ok := rlm.NameOfFile(e.Name)
+			if !ok || e.IsDir || seen[name] {
+				continue
+			}
+			file := rlm.VarFile(sd.Dir, name)
+			data, err := s.repo.ReadBlob(e.Hash)
+			if err != nil {
+				return nil, err
+			}
+			v, err := rlm.DecodeVariable(data)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", file, err)
+			}
+			if v.Expired(now) {
+				continue
+			}
+			seen[name] = true
+			v.Metadata.Scope = sd.Scope
+			out = append(out, visibleVar{v: v, file: file, size: int64(len(data))})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].v.Name < out[j].v.Name })
+	return out, nil
+}
+
+// Variables lists the variables a state sees (one scope when scope is
+// set), with their access counts; large values show as their reference.
+func (s *Store) Variables(ctx context.Context, stateID string, scope rlm.Scope, ro ReadOptions) ([]rlm.Variable, error) {
+	if scope != "" {
+		if _, err := rlm.ParseScope(string(scope)); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+		}
+	}
+	root, err := s.tree(ro)
+	if err != nil {
+		return nil, err
+	}
+	h, err := s.stateAt(root, stateID)
+	if err != nil {
+		return nil, err
+	}
+	vs, err := s.visible(root, h, scope, s.now())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]rlm.Variable, len(vs))
+	for i, x := range vs {
+		n := s.peekAccess(x.file)
+		x.v.AccessCount = &n
+		out[i] = *x.v
+	}
+	return out, nil
+}
+
+// DeleteVariable removes a variable (the first one found in resolution
+// order, or the one of scope) in one commit.
+func (s *Store) DeleteVariable(ctx context.Context, stateID, name string, scope rlm.Scope, wo WriteOptions) (*Mutation, error) {
+	if err := verbiage.ValidIdentifier(name); err != nil {
+		return nil, err
+	}
+	if name == verbiage.NamePrompt || name == verbiage.NameFinal {
+		return nil, fmt.Errorf("%w: variable %s of a state cannot be removed (set Final to null to reopen a state)", ErrReadOnly, name)
+	}
+	id, _, err := s.stateForWrite(stateID, wo.Branch)
+	if err != nil {
+		return nil, err
+	}
+	wo.Trailers = append(append(repo.Trailers(nil), wo.Trailers...), repo.Trailer{Key: TrailerState, Value: id})
+	slots := newBlobSlots(1)
+	return s.commit(ctx, wo, "", func(tx *repo.Tx, rec *recorder) error {
+		slots.reset(rec)
+		h, err := readOpenHeader(tx.ReadFile, id)
+		if err != nil {
+			return err
+		}
+		v, file, err := findVarTx(tx, h, name, scope)
+		if err != nil {
+			return err
+		}
+		if v.Metadata.ReadOnly {
+			return fmt.Errorf("%w: variable %s is read-only (%s)", ErrReadOnly, name, file)
+		}
+		if err := tx.Remove(file); err != nil {
+			return err
+		}
+		rec.add(OpDelete, file, "")
+		slots.add(file, nil)
+		if v.IsStored() {
+			if ok, _ := tx.Exists(v.DataPath()); ok {
+				tx.Remove(v.DataPath())
+				rec.add(OpDelete, v.DataPath(), "")
+			}
+		}
+		return nil
+	})
+}
+
+func findVarTx(tx *repo.Tx, h *rlm.Header, name string, scope rlm.Scope) (*rlm.Variable, string, error) {
+	for _, sd := range h.Dirs() {
+		if scope != "" && sd.Scope != scope {
+			continue
+		}
+		file := rlm.VarFile(sd.Dir, name)
+		v, err := readVarTx(tx, file)
+		if err != nil {
+			return nil, "", err
+		}
+		if v != nil {
+			v.Metadata.Scope = sd.Scope
+			return v, file, nil
+		}
+	}
+	return nil, "", errkind.Errorf(ErrNotFound, "%s has no variable %s", h.StateID, name)
+}
+
+// RenameVariable renames a variable within its scope in one commit; it
+// refuses to overwrite.
+func (s *Store) RenameVariable(ctx context.Context, stateID, oldName, newName string, scope rlm.Scope, wo WriteOptions) (*Mutation, error) {
+	for _, n := range []string{oldName, newName} {
+		if err := verbiage.ValidIdentifier(n); err != nil {
+			return nil, err
+		}
+		if n == verbiage.NamePrompt || n == verbiage.NameFinal {
+			return nil, fmt.Errorf("%w: variable %s of a state cannot be renamed", ErrReadOnly, n)
+		}
+	}
+	if oldName == newName {
+		return nil, ErrNoChange
+	}
+	id, _, err := s.stateForWrite(stateID, wo.Branch)
+	if err != nil {
+		return nil, err
+	}
+	wo.Trailers = append(append(repo.Trailers(nil), wo.Trailers...), repo.Trailer{Key: TrailerState, Value: id})
+	slots := newBlobSlots(2)
+	return s.commit(ctx, wo, "", func(tx *repo.Tx, rec *recorder) error {
+		slots.reset(rec)
+		h, err := readOpenHeader(tx.ReadFile, id)
+		if err != nil {
+			return err
+		}
+		v, file, err := findVarTx(tx, h, oldName, scope)
+		if err != nil {
+			return err
+		}
+		if v.Metadata.ReadOnly {
+			return fmt.Errorf("%w: variable %s is read-only (%s)", ErrReadOnly, oldName, file)
+		}
+		dir := strings.TrimSuffix(file, "/"+oldName+".json")
+		to := rlm.VarFile(dir, newName)
+		if ok, _ := tx.Exists(to); ok {
+			return fmt.Errorf("%w: variable %s (%s); rename refuses to overwrite", ErrExists, newName, to)
+		}
+		if v.IsStored() {
+			data, err := tx.ReadFile(v.DataPath())
+			if err != nil {
+				return err
+			}
+			if err := v.Load(data); err != nil {
+				return err
+			}
+			tx.Remove(rlm.DataFile(dir, oldName))
+		}
+		v.Name = newName
+		body, data, err := v.Encode(rlm.DataFile(dir, newName))
+		if err != nil {
+			return err
+		}
+		if err := tx.Remove(file); err != nil {
+			return err
+		}
+		if err := tx.WriteFile(to, body); err != nil {
+			return err
+		}
+		if data != nil {
+			if err := tx.WriteFile(rlm.DataFile(dir, newName), data); err != nil {
+				return err
+			}
+		}
+		rec.changes = append(rec.changes, Change{Operation: OpRename, File: file, To: to})
+		slots.add(file, nil)
+		slots.add(to, body)
+		return nil
+	})
+}
+
+// SetFinal completes a state: Final = value (see SetVariable).
+func (s *Store) SetFinal(ctx context.Context, stateID string, value any, wo WriteOptions) (*VarResult, error) {
+	return s.SetVariable(ctx, stateID, verbiage.NameFinal, value, VarOptions{}, wo)
+}
+
+// RemoveExpired deletes every temporary variable whose TTL has run out, in
+// all states, in one commit, and returns the removed variable files
+// (ErrNoChange when none has expired). `aiwg-state gc` calls it.
+func (s *Store) RemoveExpired(ctx context.Context, wo WriteOptions) (*Mutation, []string, error) {
+	var removed []string
+	if wo.Message == "" {
+		wo.Message = "remove expired temporary variables"
+	}
+	m, err := s.commit(ctx, wo, "", func(tx *repo.Tx, rec *recorder) error {
+		removed = removed[:0]
+		now := s.now()
+		states, err := tx.ReadDir("temp")
+		if errors.Is(err, repo.ErrNotFound) {
+			return ErrNoChange
+		}
+		if err != nil {
+			return err
+		}
+		for _, st := range states {
+			dir := "temp/" + st.Name + "/variables"
+			es, err := tx.ReadDir(dir)
+			if err != nil {
+				continue
+			}
+			for _, e := range es {
+				name, ok := rlm.NameOfFile(e.Name)
+				if !ok {
+					continue
+				}
+				file := rlm.VarFile(dir, name)
+				v, err := readVarTx(tx, file)
+				if err != nil || v == nil || !v.Expired(now) {
+					continue
+				}
+				if err := tx.Remove(file); err != nil {
+					return err
+				}
+				rec.add(OpDelete, file, "")
+				if ok, _ := tx.Exists(rlm.DataFile(dir, name)); ok {
+					tx.Remove(rlm.DataFile(dir, name))
+					rec.add(OpDelete, rlm.DataFile(dir, name), "")
+				}
+				removed = append(removed, file)
+			}
+		}
+		if len(removed) == 0 {
+			return ErrNoChange
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, removed, nil
+}
+
+// Access counts live under the git directory, one file per variable file
+// whose size is the count: a read appends one byte (O_APPEND, atomic
+// between processes), so counting never commits and costs one stat.
+func (s *Store) accessFile(file string) string {
+	return filepath.Join(s.repo.Dir(), "aiwg", "access", filepath.FromSlash(file)+".count")
+}
+
+func (s *Store) countAccess(file string) int64 {
+	p := s.accessFile(file)
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if errors.Is(err, fs.ErrNotExist) {
+		if os.MkdirAll(filepath.Dir(p), 0o755) == nil {
+			f, err = os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		}
+	}
+	if err != nil {
+		return s.peekAccess(file) // a read-only store still reads
+	}
+	f.Write([]byte{'.'})
+	fi, err := f.Stat()
+	f.Close()
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+func (s *Store) peekAccess(file string) int64 {
+	fi, err := os.Stat(s.accessFile(file))
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}

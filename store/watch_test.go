@@ -1,0 +1,87 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aiwg/aiwg-state/store"
+)
+
+// TestWatchStreamsWhatLands: a watcher sees every matching mutation after
+// its starting point, oldest first, including plain git's commits; a
+// reset is reported before the new line's mutations, and commits that
+// come back after a reset are not streamed twice.
+func TestWatchStreamsWhatLands(t *testing.T) {
+	st := newStore(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	from := strings.TrimSpace(git(t, st, "rev-parse", "HEAD"))
+	var mu sync.Mutex
+	var events []string
+	count := func() int { mu.Lock(); defer mu.Unlock(); return len(events) }
+	done := make(chan error, 1)
+	go func() {
+		done <- st.Watch(ctx, store.WatchOptions{From: from, Path: "docs", Poll: time.Millisecond,
+			OnReset: func(a, b string) bool {
+				mu.Lock()
+				events = append(events, "reset "+a+" "+b)
+				mu.Unlock()
+				return true
+			}}, func(m *store.Mutation) bool {
+			mu.Lock()
+			events = append(events, m.Commit)
+			mu.Unlock()
+			return true
+		})
+	}()
+	// waitFor: until the watcher has streamed n events (a commit reset
+	// away before the next poll is never seen: that is polling).
+	waitFor := func(n int) {
+		t.Helper()
+		for count() < n {
+			select {
+			case <-ctx.Done():
+				t.Fatalf("streamed %d events of %d: %v", count(), n, events)
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}
+	set := func(file, agent string) string {
+		m, err := st.Set(ctx, file, "k", []byte(`1`), store.WriteOptions{Agent: agent})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.Commit
+	}
+	a := set("docs/a.json", "a")
+	set("other.json", "a") // not under docs
+	b := set("docs/sub/b.json", "b")
+	// Plain git: a commit that puts back the tree of the start, without
+	// docs/.
+	head := strings.TrimSpace(git(t, st, "rev-parse", "HEAD"))
+	plain := strings.TrimSpace(git(t, st, "commit-tree", "-p", head, "-m", "undo by hand", from+"^{tree}"))
+	git(t, st, "update-ref", "refs/heads/main", plain, head)
+	waitFor(3)
+	// Reset back to the start, and a commit on the new line.
+	git(t, st, "update-ref", "refs/heads/main", from)
+	waitFor(4)
+	c := set("docs/c.json", "c")
+	waitFor(5)
+	// Back to the old line: a reset, and nothing streamed twice.
+	git(t, st, "update-ref", "refs/heads/main", plain)
+	waitFor(6)
+	d := set("docs/d.json", "d")
+	waitFor(7)
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+	want := []string{a, b, plain, "reset " + plain + " " + from, c, "reset " + c + " " + plain, d}
+	if strings.Join(events, "\n") != strings.Join(want, "\n") {
+		t.Errorf("streamed\n%s\nwant\n%s", strings.Join(events, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -1,0 +1,675 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/aiwg/aiwg-state/internal/errkind"
+	"github.com/aiwg/aiwg-state/objects"
+	"github.com/aiwg/aiwg-state/repo"
+	"github.com/aiwg/aiwg-state/signing"
+	"github.com/aiwg/aiwg-state/statedoc"
+	"github.com/aiwg/aiwg-state/verbiage"
+)
+
+// Operation kinds, as recorded in the Operation trailer.
+const (
+	OpCreate = "create"
+	OpUpdate = "update"
+	OpDelete = "delete"
+	OpRename = "rename"
+)
+
+// Op is one operation of a write, and one line of `aiwg-state apply`.
+type Op struct {
+	// Op is "set" (a key, or the whole document when Path is empty),
+	// "put" (the whole document), "del" (a key, or the file when Path is
+	// empty) or "mv" (the file, to To).
+	Op    string          `json:"op"`
+	File  string          `json:"file"`
+	Path  string          `json:"path,omitempty"`
+	Value json.RawMessage `json:"value,omitempty"`
+	To    string          `json:"to,omitempty"`
+}
+
+// WriteOptions say who writes, where, and why.
+type WriteOptions struct {
+	// Branch to write ("" = the store's default branch).
+	Branch string
+	// Agent authors the commit; default $AIWG_AGENT, then the store's
+	// default agent (see AgentFor), then $USER.
+	Agent string
+	// Source and Correlation become the Source and Correlation-Id trailers.
+	Source, Correlation string
+	// Expect, when set, is the revision the branch must be at: the write
+	// fails with a *repo.StaleError instead of applying on a newer head.
+	// nil asks for no check; a pointer to an empty (or blank) revision is
+	// refused with ErrUsage, never read as "no check": an unset shell
+	// variable in `--expect "$REV"` must not switch the check off.
+	Expect *string
+	// UnchangedSince, when set, is a revision at which every file the
+	// write changes must still be as it is now: optimistic concurrency
+	// per file, where Expect is per branch, so writes to other files in
+	// between do not fail it. A file changed since fails the write with
+	// an error wrapping ErrStale that names the file. nil and empty are
+	// as for Expect.
+	UnchangedSince *string
+	// Message replaces the generated subject line.
+	Message string
+	// Trailers are added after the standard ones.
+	Trailers repo.Trailers
+	// Time stamps the commit (default now); importers keep original times.
+	Time time.Time
+	// HandlerEnv and HandlerDir are the environment (KEY=VALUE) and
+	// working directory of the completion handlers a write that sets
+	// Final runs; nil and "" are this process's. A server writing on a
+	// client's behalf passes the client's, so a handler runs as it would
+	// have run from the client.
+	HandlerEnv []string
+	HandlerDir string
+	// Warn, when set, is told of each warning the write adds to its
+	// Mutation (a completion handler not run because it is not trusted).
+	Warn func(msg string)
+	// SigningKey is an SSH private key file that signs the commit (git's
+	// SSH signature, verified by git verify-commit and by a policy's
+	// signers); "" takes the agent's key configured in the store's git
+	// config, if any (see Store.SigningKey). Signer, when set, signs
+	// instead.
+	SigningKey string
+	Signer     *signing.Signer
+
+	// For merges, set by this package only: the other parents, the head
+	// the branch must be at, and whether an unchanged tree still commits.
+	mergeParents  []plumbing.Hash
+	upstreamFirst bool // repo.CommitInfo.UpstreamFirst
+	expectHead    *plumbing.Hash
+}
+
+// Rev returns a pointer to rev, for WriteOptions.Expect and
+// UnchangedSince.
+func Rev(rev string) *string { return &rev }
+
+// checkRevisions refuses an expectation given empty: it would otherwise
+// read as none, and the compare-and-swap would silently not happen.
+func (wo WriteOptions) checkRevisions() error {
+	for _, f := range []struct {
+		name string
+		rev  *string
+	}{{"Expect (--expect)", wo.Expect}, {"UnchangedSince (--unchanged-since)", wo.UnchangedSince}} {
+		if f.rev != nil && strings.TrimSpace(*f.rev) == "" {
+			return fmt.Errorf("%w: %s is empty: name the revision to compare with (an unset variable?), or leave it out", ErrUsage, f.name)
+		}
+	}
+	return nil
+}
+
+// Change is one path a mutation touched.
+type Change struct {
+	Operation string `json:"operation"`
+	File      string `json:"file"`
+	Key       string `json:"key,omitempty"`
+	// To is where a renamed file went.
+	To string `json:"to,omitempty"`
+}
+
+// Path renders the change as the Path trailer does: FILE or FILE#KEY.
+func (c Change) Path() string {
+	if c.Key == "" {
+		return c.File
+	}
+	return c.File + "#" + c.Key
+}
+
+// recorder collects the changes of a transaction for its message, and the
+// trailers only the transaction can know (a number chosen under the lock).
+type recorder struct {
+	changes  []Change
+	trailers repo.Trailers
+	// subject, when set, is the commit's subject: for writes whose
+	// description is known only once the transaction has read the tree.
+	subject string
+}
+
+// trailer adds a trailer to the commit being built.
+func (r *recorder) trailer(key, value string) {
+	r.trailers = append(r.trailers, repo.Trailer{Key: key, Value: value})
+}
+
+func (r *recorder) add(op, file, key string) {
+	r.changes = append(r.changes, Change{Operation: op, File: file, Key: key})
+}
+
+// Set writes value (JSON) at key path keypath of file; an empty keypath
+// replaces the document. A missing file is created. In a verbiage-ruled
+// state document the key path goes through its shards: a key inside a
+// mounted subtree is written to the shard file, the parent keeps its ref,
+// in one commit (the state document specification).
+func (s *Store) Set(ctx context.Context, file, keypath string, value []byte, wo WriteOptions) (*Mutation, error) {
+	ruled, err := s.keyRuled(file, keypath, wo)
+	if err != nil {
+		return nil, err
+	}
+	if ruled {
+		p, err := verbiage.ParsePath(keypath)
+		if err != nil {
+			return nil, err
+		}
+		v, err := objects.Decode(value)
+		if err != nil {
+			return nil, fmt.Errorf("value: %w", err)
+		}
+		return s.EditState(ctx, file, wo, "", func(doc any) (any, []verbiage.Path, error) {
+			return statedoc.SetPath(doc, p, v)
+		})
+	}
+	return s.Apply(ctx, []Op{{Op: "set", File: file, Path: keypath, Value: value}}, wo)
+}
+
+// keyRuled reports whether a write to a key of file goes through the
+// shards of a ruled state document.
+func (s *Store) keyRuled(file, keypath string, wo WriteOptions) (bool, error) {
+	if keypath == "" {
+		return false, nil
+	}
+	return s.isRuled(file, ReadOptions{Branch: wo.Branch})
+}
+
+// Put replaces (or creates) a whole document.
+func (s *Store) Put(ctx context.Context, file string, value []byte, wo WriteOptions) (*Mutation, error) {
+	return s.Apply(ctx, []Op{{Op: "put", File: file, Value: value}}, wo)
+}
+
+// Delete removes a key, or the whole file when keypath is empty; in a
+// verbiage-ruled state document, through its shards as Set does.
+func (s *Store) Delete(ctx context.Context, file, keypath string, wo WriteOptions) (*Mutation, error) {
+	ruled, err := s.keyRuled(file, keypath, wo)
+	if err != nil {
+		return nil, err
+	}
+	if ruled {
+		p, err := verbiage.ParsePath(keypath)
+		if err != nil {
+			return nil, err
+		}
+		return s.EditState(ctx, file, wo, "", func(doc any) (any, []verbiage.Path, error) {
+			return statedoc.DeletePath(doc, p)
+		})
+	}
+	return s.Apply(ctx, []Op{{Op: "del", File: file, Path: keypath}}, wo)
+}
+
+// Move renames a document.
+func (s *Store) Move(ctx context.Context, file, to string, wo WriteOptions) (*Mutation, error) {
+	return s.Apply(ctx, []Op{{Op: "mv", File: file, To: to}}, wo)
+}
+
+// Apply runs ops as one transaction and one commit: all land or none. Each
+// op sees the effect of the ones before it. When nothing changes the result
+// is ErrNoChange and no commit is written.
+func (s *Store) Apply(ctx context.Context, ops []Op, wo WriteOptions) (*Mutation, error) {
+	if len(ops) == 0 {
+		return nil, fmt.Errorf("%w: no operations", ErrUsage)
+	}
+	// Parse everything before taking the branch lock: bad input fails fast
+	// and never holds up other writers.
+	parsed := make([]parsedOp, len(ops))
+	for i, op := range ops {
+		p, err := parseOp(op)
+		if err != nil {
+			if len(ops) > 1 {
+				return nil, fmt.Errorf("operation %d: %w", i+1, err)
+			}
+			return nil, err
+		}
+		parsed[i] = p
+	}
+	return s.commit(ctx, wo, "", func(tx *repo.Tx, rec *recorder) error {
+		d := docs{tx: tx, cache: map[string]any{}}
+		for i, p := range parsed {
+			if err := p.apply(&d, rec); err != nil {
+				if len(parsed) > 1 {
+					return fmt.Errorf("operation %d: %w", i+1, err)
+				}
+				return err
+			}
+		}
+		return d.flush()
+	})
+}
+
+type parsedOp struct {
+	kind  string
+	file  string
+	path  verbiage.Path
+	key   string // the path as given, canonicalized, for messages
+	value any
+	to    string
+}
+
+func parseOp(op Op) (parsedOp, error) {
+	p := parsedOp{kind: op.Op}
+	var err error
+	if p.file, err = documentPath(op.File); err != nil {
+		return p, err
+	}
+	if p.path, err = verbiage.ParsePath(op.Path); err != nil {
+		return p, err
+	}
+	for _, seg := range p.path {
+		if seg.Wildcard {
+			return p, fmt.Errorf("%w: wildcards are for reads, not writes: %s", verbiage.ErrInvalidPath, op.Path)
+		}
+	}
+	p.key = p.path.String()
+	switch op.Op {
+	case "set", "put":
+		if op.Op == "put" && len(p.path) > 0 {
+			return p, fmt.Errorf("%w: put replaces a whole document; use set for a key", ErrUsage)
+		}
+		if len(op.Value) == 0 {
+			return p, fmt.Errorf("%w: %s needs a value", ErrUsage, op.Op)
+		}
+		if p.value, err = objects.Decode(op.Value); err != nil {
+			return p, fmt.Errorf("value: %w", err)
+		}
+	case "del":
+	case "mv":
+		if len(p.path) > 0 {
+			return p, fmt.Errorf("%w: mv moves whole documents", ErrUsage)
+		}
+		if p.to, err = documentPath(op.To); err != nil {
+			return p, err
+		}
+	default:
+		return p, fmt.Errorf("%w: unknown operation %q (want set, put, del or mv)", ErrUsage, op.Op)
+	}
+	return p, nil
+}
+
+// documentPath checks a document's path: inside the store, a .json file,
+// and not one of the store's own files.
+func documentPath(file string) (string, error) {
+	clean, err := verbiage.CleanStorePath(file)
+	if err != nil {
+		return "", err
+	}
+	if clean == AttributesPath {
+		return "", &StrategiesFileError{Path: clean}
+	}
+	if !strings.HasSuffix(clean, ".json") {
+		return "", fmt.Errorf("%w: %s: documents are .json files", verbiage.ErrInvalidPath, file)
+	}
+	if strings.Contains(clean, "#") {
+		// FILE#KEY names a key in trailers and on the command line.
+		return "", fmt.Errorf("%w: %s: '#' separates a document from a key path and cannot be part of a name", verbiage.ErrInvalidPath, file)
+	}
+	if strings.HasPrefix(clean, ".aiwg/") {
+		return "", fmt.Errorf("%w: %s belongs to the store itself", ErrReadOnly, clean)
+	}
+	return clean, nil
+}
+
+// docs caches decoded documents for the span of one transaction, so a
+// batch touching one document many times decodes and encodes it once.
+type docs struct {
+	tx    *repo.Tx
+	cache map[string]any // nil value: deleted in this transaction
+	order []string
+}
+
+var deleted = &struct{}{}
+
+func (d *docs) load(file string) (any, bool, error) {
+	if v, ok := d.cache[file]; ok {
+		if v == deleted {
+			return nil, false, nil
+		}
+		return v, true, nil
+	}
+	data, err := d.tx.ReadFile(file)
+	if errors.Is(err, repo.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	v, err := objects.Decode(data)
+	if err != nil {
+		return nil, false, fmt.Errorf("%s holds %w", file, err)
+	}
+	return v, true, nil
+}
+
+func (d *docs) store(file string, v any) {
+	if _, ok := d.cache[file]; !ok {
+		d.order = append(d.order, file)
+	}
+	d.cache[file] = v
+}
+
+// flush encodes every touched document once and stages it.
+func (d *docs) flush() error {
+	for _, file := range d.order {
+		v := d.cache[file]
+		if v == deleted {
+			ok, err := d.tx.Exists(file)
+			if err != nil {
+				return err
+			}
+			if ok {
+				if err := d.tx.Remove(file); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		data, err := objects.Encode(v)
+		if err != nil {
+			return err
+		}
+		if err := d.tx.WriteFile(file, data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p parsedOp) apply(d *docs, rec *recorder) error {
+	doc, exists, err := d.load(p.file)
+	if err != nil {
+		return err
+	}
+	switch p.kind {
+	case "set", "put":
+		op := OpUpdate
+		if !exists {
+			op = OpCreate
+			if len(p.path) > 0 {
+				doc = map[string]any{}
+			}
+		} else if len(p.path) > 0 {
+			if old, err := objects.Get(doc, p.path); errors.Is(err, objects.ErrNotFound) {
+				op = OpCreate
+			} else if err == nil && objects.Equal(old, p.value) {
+				return nil
+			}
+		} else if objects.Equal(doc, p.value) {
+			return nil
+		}
+		nd, err := objects.Set(doc, p.path, p.value)
+		if err != nil {
+			return fmt.Errorf("%s: %w", p.file, err)
+		}
+		d.store(p.file, nd)
+		rec.add(op, p.file, appendedAt(doc, p.path, p.key))
+	case "del":
+		if !exists {
+			return fmt.Errorf("%s: %w", p.file, ErrNotFound)
+		}
+		if len(p.path) == 0 {
+			d.store(p.file, deleted)
+			rec.add(OpDelete, p.file, "")
+			return nil
+		}
+		nd, err := objects.Delete(doc, p.path)
+		if err != nil {
+			return fmt.Errorf("%s: %w", p.file, err)
+		}
+		d.store(p.file, nd)
+		rec.add(OpDelete, p.file, p.key)
+	case "mv":
+		if !exists {
+			return fmt.Errorf("%s: %w", p.file, ErrNotFound)
+		}
+		if p.to == p.file {
+			return nil
+		}
+		if _, there, err := d.load(p.to); err != nil {
+			return err
+		} else if there {
+			return fmt.Errorf("%w: %s (move refuses to overwrite)", ErrExists, p.to)
+		}
+		d.store(p.to, doc)
+		d.store(p.file, deleted)
+		rec.changes = append(rec.changes, Change{Operation: OpRename, File: p.file, To: p.to})
+	}
+	return nil
+}
+
+// appendedAt is key, the key path p as given, with each "-" (append)
+// replaced by the index the element gets in doc: the Path trailer and the
+// subject then name the element written (notes.3), which an auditor
+// reading the history with git alone could not tell from notes.-.
+func appendedAt(doc any, p verbiage.Path, key string) string {
+	if !slices.ContainsFunc(p, verbiage.Segment.Append) {
+		return key
+	}
+	out := slices.Clone(p)
+	node := doc
+	for i, seg := range p {
+		switch x := node.(type) {
+		case map[string]any:
+			node = x[seg.Key]
+		case []any:
+			if seg.Append() {
+				out[i] = verbiage.Segment{Key: strconv.Itoa(len(x))}
+				node = nil
+			} else if n, ok := seg.Index(); ok && n < len(x) {
+				node = x[n]
+			} else {
+				node = nil
+			}
+		default:
+			// Missing: Set creates it, an array where "-" follows, so
+			// the element is its first.
+			if seg.Append() {
+				out[i] = verbiage.Segment{Key: "0"}
+			}
+			node = nil
+		}
+	}
+	return out.String()
+}
+
+// checkUnchangedSince fails when a file the write changes differs
+// between the revision since (named rev) and the branch head the write
+// applies to (WriteOptions.UnchangedSince).
+func (s *Store) checkUnchangedSince(tx *repo.Tx, since *repo.Commit, rev string, changes []Change) error {
+	head, err := tx.ParentTree()
+	if err != nil {
+		return err
+	}
+	blob := func(root plumbing.Hash, path string) plumbing.Hash {
+		if root.IsZero() {
+			return plumbing.ZeroHash
+		}
+		e, err := s.repo.Lookup(root, path)
+		if err != nil {
+			return plumbing.ZeroHash // absent
+		}
+		return e.Hash
+	}
+	for _, c := range changes {
+		for _, f := range []string{c.File, c.To} {
+			if f != "" && blob(since.Tree, f) != blob(head, f) {
+				return fmt.Errorf("%w: %s changed since %s (read it again, then write)", ErrStale, f, rev)
+			}
+		}
+	}
+	return nil
+}
+
+// commit runs build in a transaction on the options' branch and records it
+// as one commit whose message and trailers describe the recorded changes.
+func (s *Store) commit(ctx context.Context, wo WriteOptions, subject string, build func(*repo.Tx, *recorder) error) (*Mutation, error) {
+	ref, err := s.writeRef(wo.Branch)
+	if err != nil {
+		return nil, err
+	}
+	if err := wo.checkRevisions(); err != nil {
+		return nil, err
+	}
+	copts := repo.CommitOptions{Expect: wo.expectHead}
+	if wo.Expect != nil {
+		h, err := s.Resolve(*wo.Expect, wo.Branch)
+		if err != nil {
+			return nil, err
+		}
+		copts.Expect = &h
+	}
+	var since *repo.Commit
+	if wo.UnchangedSince != nil {
+		h, err := s.Resolve(*wo.UnchangedSince, wo.Branch)
+		if err != nil {
+			return nil, err
+		}
+		if since, err = s.repo.ReadCommit(h); err != nil {
+			return nil, err
+		}
+	}
+	agent := s.agentName(wo.Agent)
+	if repo.IdentityName(agent) != agent {
+		// git identities cannot hold them; rewriting the name would
+		// attribute the write to an agent nobody named.
+		return nil, fmt.Errorf("%w: agent %q: an agent id cannot hold <, > or a line break", ErrUsage, agent)
+	}
+	when := wo.Time
+	if when.IsZero() {
+		when = s.now()
+	}
+	signer, err := s.signerFor(agent, wo)
+	if err != nil {
+		return nil, err
+	}
+	mutID := objects.NewID("mut")
+	var rec recorder
+	c, err := s.repo.Commit(ctx, ref, func(tx *repo.Tx) (*repo.CommitInfo, error) {
+		if tx.Parent().IsZero() {
+			// A write to a branch that does not exist would start an
+			// unrelated history, without the store's manifest: most
+			// likely a mistyped name. Only HEAD's branch is written
+			// unborn (the store's first commit).
+			if head, err := s.repo.Head(); err != nil || s.refTarget(head) != ref {
+				name := strings.TrimPrefix(ref, "refs/heads/")
+				if other := s.otherRefNamed(name); other != "" {
+					return nil, errkind.Errorf(ErrReadOnly, "%s is %s, not a branch to write: make one of your own (aiwg-state branch NAME --from %s)", name, other, name)
+				}
+				return nil, &BranchMissingError{Name: name}
+			}
+		}
+		rec = recorder{}
+		if err := build(tx, &rec); err != nil {
+			return nil, err
+		}
+		for _, check := range s.writeChecks() {
+			if err := check(tx, wo, rec.changes); err != nil {
+				return nil, err
+			}
+		}
+		if since != nil {
+			if err := s.checkUnchangedSince(tx, since, *wo.UnchangedSince, rec.changes); err != nil {
+				return nil, err
+			}
+		}
+		sig := repo.NewSignature(agent, when)
+		trailers := append(trailersFor(mutID, wo, rec.changes), rec.trailers...)
+		// The hybrid logical clock orders this write for last-write-wins
+		// merges: past the parent's (and a merged branch's) clock.
+		var merged plumbing.Hash
+		if len(wo.mergeParents) > 0 {
+			merged = wo.mergeParents[0]
+		}
+		trailers = append(trailers, repo.Trailer{Key: TrailerClock, Value: s.nextClock(tx.Parent(), merged, agent, when).String()})
+		msg := repo.FormatMessage(subjectFor(cmp.Or(rec.subject, subject), wo.Message, rec.changes), "", trailers)
+		return &repo.CommitInfo{Author: sig, Committer: sig, Message: msg, MergeParents: wo.mergeParents, UpstreamFirst: wo.upstreamFirst, AllowEmpty: len(wo.mergeParents) > 0, Sign: signFunc(signer)}, nil
+	}, copts)
+	if err != nil {
+		return nil, err
+	}
+	s.maybeMaintain()
+	m := mutationOf(c, ref)
+	for _, after := range s.afterCommits() {
+		if err := after(m, wo, rec.changes); err != nil {
+			return m, err
+		}
+	}
+	return m, nil
+}
+
+// AgentName is the agent a write is attributed to when none is given:
+// $AIWG_AGENT, then the login name ($USER), else "anonymous".
+func AgentName(agent string) string { return AgentNameFrom(agent, os.Getenv) }
+
+// AgentNameFrom is AgentName with the environment read through getenv
+// (a server's client's, say).
+func AgentNameFrom(agent string, getenv func(string) string) string {
+	for _, a := range []string{agent, getenv("AIWG_AGENT"), getenv("USER")} {
+		if a = strings.TrimSpace(a); a != "" {
+			return a
+		}
+	}
+	return "anonymous"
+}
+
+func subjectFor(subject, message string, changes []Change) string {
+	switch {
+	case message != "":
+		return message
+	case subject != "":
+		return subject
+	case len(changes) == 1 && changes[0].To != "":
+		return changes[0].Operation + " " + changes[0].File + " to " + changes[0].To
+	case len(changes) == 1:
+		return changes[0].Operation + " " + changes[0].Path()
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "apply %d operations:", len(changes))
+	for i, c := range changes {
+		if i == 3 {
+			fmt.Fprintf(&b, " …")
+			break
+		}
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(" " + c.Operation + " " + c.Path())
+	}
+	return b.String()
+}
+
+// Trailer keys written on every mutation.
+const (
+	TrailerMutationID  = "Mutation-Id"
+	TrailerOperation   = "Operation"
+	TrailerPath        = "Path"
+	TrailerSource      = "Source"
+	TrailerCorrelation = "Correlation-Id"
+	TrailerRenamedTo   = "Renamed-To"
+)
+
+func trailersFor(mutID string, wo WriteOptions, changes []Change) repo.Trailers {
+	t := repo.Trailers{{Key: TrailerMutationID, Value: mutID}}
+	for _, c := range changes {
+		t = append(t, repo.Trailer{Key: TrailerOperation, Value: c.Operation}, repo.Trailer{Key: TrailerPath, Value: c.Path()})
+		if c.To != "" {
+			t = append(t, repo.Trailer{Key: TrailerRenamedTo, Value: c.To})
+		}
+	}
+	if wo.Source != "" {
+		t = append(t, repo.Trailer{Key: TrailerSource, Value: wo.Source})
+	}
+	if wo.Correlation != "" {
+		t = append(t, repo.Trailer{Key: TrailerCorrelation, Value: wo.Correlation})
+	}
+	return append(t, wo.Trailers...)
+}

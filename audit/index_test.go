@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/audit"
 	"github.com/aiwg/aiwg-state/internal/storetest"
 	"github.com/aiwg/aiwg-state/internal/testutil"
@@ -16,7 +17,7 @@ import (
 	"github.com/aiwg/aiwg-state/verbiage"
 )
 
-func logOf(t *testing.T, ix *audit.Index, st *store.Store, file string) []string {
+func logOf(t *testing.T, ix *audit.Index, st *aiwgstate.Store, file string) []string {
 	t.Helper()
 	head, err := st.Resolve("HEAD", "")
 	if err != nil {
@@ -33,7 +34,7 @@ func logOf(t *testing.T, ix *audit.Index, st *store.Store, file string) []string
 	return got
 }
 
-func gitLog(t *testing.T, st *store.Store, file string) []string {
+func gitLog(t *testing.T, st *aiwgstate.Store, file string) []string {
 	t.Helper()
 	return strings.Fields(testutil.Git{GitDir: st.Dir()}.Output(t, "log", "--first-parent", "--format=%H", "--", file))
 }
@@ -122,7 +123,7 @@ func TestIndexSurvivesDamage(t *testing.T) {
 	}
 }
 
-func mustHead(t *testing.T, st *store.Store) [20]byte {
+func mustHead(t *testing.T, st *aiwgstate.Store) [20]byte {
 	h, err := st.Resolve("HEAD", "")
 	if err != nil {
 		t.Fatal(err)

@@ -75,9 +75,9 @@ func (s *Store) AgentFor(flag string, getenv func(string) string) (agent, from s
 	return "anonymous", AgentFromAnonymous
 }
 
-// agentName is the agent of a write whose options name agent ("" for
+// Agent is the agent of a write whose options name agent ("" for
 // none), as AgentFor settles it with this process's environment.
-func (s *Store) agentName(agent string) string {
+func (s *Store) Agent(agent string) string {
 	a, _ := s.AgentFor(agent, os.Getenv)
 	return a
 }

@@ -98,7 +98,7 @@ func (w who) of(s *Store, h plumbing.Hash) *Mutation {
 	}
 	m := &Mutation{Commit: h.String()}
 	if c, err := s.repo.ReadCommit(h); err == nil {
-		m = mutationOf(c, "")
+		m = MutationOf(c, "")
 	}
 	w[h] = m
 	return m
@@ -170,7 +170,7 @@ func (s *Store) auditTarget(file string, ro ReadOptions) (string, plumbing.Hash,
 		return "", plumbing.ZeroHash, err
 	}
 	if _, err := s.repo.ReadFileAt(mustTree(s, at), clean); errors.Is(err, repo.ErrNotFound) {
-		return "", plumbing.ZeroHash, errkind.Errorf(ErrNotFound, "%s: no such document at %s", clean, revName(ro))
+		return "", plumbing.ZeroHash, errkind.Errorf(ErrNotFound, "%s: no such document at %s", clean, RevName(ro))
 	} else if err != nil {
 		return "", plumbing.ZeroHash, err
 	}
@@ -256,7 +256,7 @@ func (s *Store) Bisect(ctx context.Context, o BisectOptions) (*BisectResult, err
 	if err != nil {
 		return nil, err
 	}
-	return &BisectResult{Mutation: mutationOf(c, ""), Predicate: p.String(), Reads: reads + n}, nil
+	return &BisectResult{Mutation: MutationOf(c, ""), Predicate: p.String(), Reads: reads + n}, nil
 }
 
 func revOr(rev, def string) string {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/internal/testutil"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/store"
@@ -25,7 +26,7 @@ import (
 // second per commit, so git's date order is well defined.
 type auditHistory struct {
 	t     *testing.T
-	st    *store.Store
+	st    *aiwgstate.Store
 	rng   *rand.Rand
 	clock time.Time
 	docs  []string
@@ -204,7 +205,7 @@ func TestLogMatchesGit(t *testing.T) {
 }
 
 // replayValue is a key's value at a commit, canonical JSON, "" when absent.
-func replayValue(t *testing.T, st *store.Store, commit, file string, key verbiage.Path) string {
+func replayValue(t *testing.T, st *aiwgstate.Store, commit, file string, key verbiage.Path) string {
 	data, err := st.Cat(context.Background(), file, store.ReadOptions{At: commit})
 	if err != nil {
 		return ""
@@ -487,7 +488,7 @@ func TestFollowAndBlameAcrossAPlainGitMove(t *testing.T) {
 }
 
 // blameByPath blames file along first parents: key path -> "mutation-id agent".
-func blameByPath(t *testing.T, st *store.Store, file string) map[string]string {
+func blameByPath(t *testing.T, st *aiwgstate.Store, file string) map[string]string {
 	t.Helper()
 	blame, err := st.Blame(context.Background(), file, store.ReadOptions{}, store.BlameOptions{})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/internal/cputime"
 	"github.com/aiwg/aiwg-state/internal/signtest"
 	"github.com/aiwg/aiwg-state/internal/storetest"
@@ -16,7 +17,7 @@ import (
 
 // seed1000 makes a store of 1,000 documents in one directory: the shape
 // whose ~40 KB directory tree every mutation must rewrite.
-func seed1000(b *testing.B, sync bool) *store.Store {
+func seed1000(b *testing.B, sync bool) *aiwgstate.Store {
 	b.Helper()
 	st := storetest.NewWith(b, store.Options{NoSync: !sync})
 	ops := make([]store.Op, 1000)

@@ -144,7 +144,7 @@ func (s *Store) DeleteBranch(ctx context.Context, name string, force bool) error
 		return fmt.Errorf("branch %s: %w", name, err)
 	}
 	head, _ := s.repo.Head()
-	if head == ref || s.refTarget(head) == ref {
+	if head == ref || s.RefTarget(head) == ref {
 		// Name a branch that exists to switch to: main unless that is
 		// this one.
 		other := ""

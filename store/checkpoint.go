@@ -49,12 +49,12 @@ func (s *Store) CreateCheckpoint(ctx context.Context, stateID, name, description
 	if when.IsZero() {
 		when = s.now()
 	}
-	ck := &checkpoint.Checkpoint{Name: name, State: h.StateID, Description: description, Commit: head, Agent: s.agentName(wo.Agent), Time: when}
-	signer, err := s.signerFor(ck.Agent, wo)
+	ck := &checkpoint.Checkpoint{Name: name, State: h.StateID, Description: description, Commit: head, Agent: s.Agent(wo.Agent), Time: when}
+	signer, err := s.SignerFor(ck.Agent, wo)
 	if err != nil {
 		return nil, err
 	}
-	ck.Sign = signFunc(signer)
+	ck.Sign = SignFunc(signer)
 	if err := checkpoint.Create(ctx, s.repo, ck); err != nil {
 		return nil, checkpointErr(err)
 	}
@@ -101,7 +101,7 @@ func (s *Store) PruneCheckpoints(ctx context.Context, stateID string, keep int, 
 }
 
 func (s *Store) stateIDAt(stateID string, ro ReadOptions) (string, error) {
-	root, err := s.tree(ro)
+	root, err := s.Tree(ro)
 	if err != nil {
 		return "", err
 	}
@@ -191,7 +191,7 @@ func (s *Store) Rollback(ctx context.Context, stateID, name string, opts Rollbac
 	}
 	wo.Trailers = append(append(repo.Trailers(nil), wo.Trailers...),
 		repo.Trailer{Key: TrailerState, Value: id}, repo.Trailer{Key: TrailerCheckpoint, Value: ck.ID})
-	m, err := s.commit(ctx, wo, "", func(tx *repo.Tx, rec *recorder) error {
+	m, err := s.Commit(ctx, wo, "", func(tx *repo.Tx, rec *Recorder) error {
 		h, err := readHeader(tx.ReadFile, id)
 		if err != nil {
 			return err
@@ -217,7 +217,7 @@ func (s *Store) Rollback(ctx context.Context, stateID, name string, opts Rollbac
 			dir := topDir(ch.Path)
 			if !done[dir] {
 				done[dir] = true
-				rec.add(OpRollback, dir, "")
+				rec.Add(OpRollback, dir, "")
 			}
 		}
 		return nil
@@ -249,7 +249,7 @@ func (s *Store) RollbackHard(ctx context.Context, stateID, name, branch string) 
 	if ck, err = checkpoint.Get(s.repo, id, name); err != nil {
 		return from, to, nil, err
 	}
-	ref, err := s.writeRef(branch)
+	ref, err := s.WriteRef(branch)
 	if err != nil {
 		return from, to, ck, err
 	}

@@ -18,7 +18,7 @@ import (
 // Config returns a key of the store manifest (the whole manifest when key
 // is empty), as canonical JSON.
 func (s *Store) Config(ctx context.Context, key string, ro ReadOptions) ([]byte, error) {
-	root, err := s.tree(ro)
+	root, err := s.Tree(ro)
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +56,7 @@ func (s *Store) SetConfig(ctx context.Context, key string, value []byte, wo Writ
 	if err != nil {
 		return nil, fmt.Errorf("value: %w", err)
 	}
-	return s.commit(ctx, wo, "", func(tx *repo.Tx, rec *recorder) error {
+	return s.Commit(ctx, wo, "", func(tx *repo.Tx, rec *Recorder) error {
 		data, err := tx.ReadFile(ManifestPath)
 		if errors.Is(err, repo.ErrNotFound) {
 			data = defaultManifest()
@@ -82,18 +82,18 @@ func (s *Store) SetConfig(ctx context.Context, key string, value []byte, wo Writ
 		if err != nil {
 			return err
 		}
-		if err := checkManifest(out); err != nil {
+		if err := CheckManifest(out); err != nil {
 			return fmt.Errorf("%w: %v", ErrUsage, err)
 		}
-		rec.add(OpUpdate, ManifestPath, p.String())
+		rec.Add(OpUpdate, ManifestPath, p.String())
 		return tx.WriteFile(ManifestPath, out)
 	})
 }
 
-// checkManifest is what SetConfig holds a manifest to, beyond what reading
+// CheckManifest is what SetConfig holds a manifest to, beyond what reading
 // one needs: every setting known and of its type, the limit positive, the
 // format this version's (it describes the store, it does not configure it).
-func checkManifest(data []byte) error {
+func CheckManifest(data []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var m Manifest

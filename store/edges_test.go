@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/internal/testutil"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/store"
@@ -25,7 +26,7 @@ type answers struct {
 	last    map[string]string // file#key -> commit
 }
 
-func (a *answers) set(t *testing.T, st *store.Store, file, key, value string) {
+func (a *answers) set(t *testing.T, st *aiwgstate.Store, file, key, value string) {
 	t.Helper()
 	m, err := st.Set(context.Background(), file, key, []byte(value), store.WriteOptions{Agent: "matrix"})
 	if err != nil {
@@ -40,7 +41,7 @@ func (a *answers) set(t *testing.T, st *store.Store, file, key, value string) {
 func (a *answers) check(t *testing.T, dir, step string) {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, dir, store.Options{NoSync: true})
+	st, err := aiwgstate.Open(ctx, dir, store.Options{NoSync: true})
 	if err != nil {
 		t.Fatalf("%s: open: %v", step, err)
 	}
@@ -138,7 +139,7 @@ func TestGitMaintenanceMatrix(t *testing.T) {
 		// Writes after the step: through the Store that was open across
 		// it, and through a fresh one that finds its tail on disk.
 		a.set(t, st, fmt.Sprintf("docs/d%d.json", i%4), "k1", fmt.Sprint(1000+i))
-		fresh, err := store.Open(ctx, dir, store.Options{NoSync: true})
+		fresh, err := aiwgstate.Open(ctx, dir, store.Options{NoSync: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,7 +184,7 @@ func TestStoreWrittenByPlainGit(t *testing.T) {
 		t.Fatal("the ref should be packed")
 	}
 	ctx := context.Background()
-	st, err := store.Open(ctx, dir, store.Options{NoSync: true})
+	st, err := aiwgstate.Open(ctx, dir, store.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +204,7 @@ func TestSHA256RepositoryIsRefused(t *testing.T) {
 	if out, err := (testutil.Git{}).Try("init", "-q", "--bare", "--object-format=sha256", dir); err != nil {
 		t.Skipf("this git makes no SHA-256 repositories: %v %s", err, out)
 	}
-	_, err := store.Open(context.Background(), dir, store.Options{})
+	_, err := aiwgstate.Open(context.Background(), dir, store.Options{})
 	if !errors.Is(err, repo.ErrUnsupported) || !strings.Contains(err.Error(), "SHA256") {
 		t.Fatalf("open of a SHA-256 repository: %v, want ErrUnsupported naming SHA256", err)
 	}

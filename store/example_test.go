@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/lease"
 	"github.com/aiwg/aiwg-state/memory"
 	"github.com/aiwg/aiwg-state/store"
@@ -22,7 +23,7 @@ func Example() {
 	dir, _ := os.MkdirTemp("", "example-")
 	defer os.RemoveAll(dir)
 
-	st, err := store.Init(ctx, filepath.Join(dir, "state.git"), store.InitOptions{})
+	st, err := aiwgstate.Init(ctx, filepath.Join(dir, "state.git"), store.InitOptions{})
 	if err != nil {
 		panic(err)
 	}
@@ -46,7 +47,7 @@ func ExampleStore_Apply() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "example-")
 	defer os.RemoveAll(dir)
-	st, _ := store.Init(ctx, filepath.Join(dir, "state.git"), store.InitOptions{})
+	st, _ := aiwgstate.Init(ctx, filepath.Join(dir, "state.git"), store.InitOptions{})
 	defer st.Close()
 
 	m, err := st.Apply(ctx, []store.Op{
@@ -76,7 +77,7 @@ func ExampleStore_Log() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "example-")
 	defer os.RemoveAll(dir)
-	st, _ := store.Init(ctx, filepath.Join(dir, "state.git"), store.InitOptions{})
+	st, _ := aiwgstate.Init(ctx, filepath.Join(dir, "state.git"), store.InitOptions{})
 	defer st.Close()
 	st.Set(ctx, "plan.json", "goal", []byte(`"ship"`), store.WriteOptions{Agent: "planner"})
 	st.Set(ctx, "notes.json", "todo", []byte(`[]`), store.WriteOptions{Agent: "scribe"})
@@ -115,7 +116,7 @@ func ExampleStore_Acquire() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "example-")
 	defer os.RemoveAll(dir)
-	st, _ := store.Init(ctx, filepath.Join(dir, "state.git"), store.InitOptions{})
+	st, _ := aiwgstate.Init(ctx, filepath.Join(dir, "state.git"), store.InitOptions{})
 	defer st.Close()
 
 	pulse := store.WriteOptions{Agent: "pulse"}
@@ -138,7 +139,7 @@ func ExampleStore_PutMemory() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "example-")
 	defer os.RemoveAll(dir)
-	st, _ := store.Init(ctx, filepath.Join(dir, "state.git"), store.InitOptions{})
+	st, _ := aiwgstate.Init(ctx, filepath.Join(dir, "state.git"), store.InitOptions{})
 	defer st.Close()
 
 	theme := memory.Key{Namespace: "long_term", Kind: "preference", ID: "theme"}

@@ -102,7 +102,7 @@ func (s *Store) Fsck(ctx context.Context) (*FsckReport, error) {
 			Repair: "`aiwg-state reindex` rebuilds it from git (queries meanwhile read history from git, slower but right)"})
 	}
 
-	root, err := s.tree(ReadOptions{})
+	root, err := s.Tree(ReadOptions{})
 	if errors.Is(err, repo.ErrNotFound) {
 		return rep, nil // an empty store: no files to check
 	}
@@ -127,7 +127,7 @@ func (s *Store) Fsck(ctx context.Context) (*FsckReport, error) {
 		if _, err := parseManifest(data); err != nil {
 			add(FsckProblem{Check: "manifest", File: ManifestPath, Problem: "not valid JSON: " + err.Error(),
 				Repair: "`aiwg-state config KEY VALUE` writes a manifest of the defaults and that setting"})
-		} else if err := checkManifest(data); err != nil {
+		} else if err := CheckManifest(data); err != nil {
 			add(FsckProblem{Check: "manifest", File: ManifestPath, Problem: err.Error(),
 				Repair: "`aiwg-state config KEY VALUE` for the setting at fault, or commit a fixed " + ManifestPath})
 		}

@@ -122,7 +122,7 @@ func (s *Store) Acquire(ctx context.Context, resource string, lo LeaseOptions, w
 	if lo.Wait < 0 {
 		return nil, fmt.Errorf("%w: a negative wait", ErrUsage)
 	}
-	agent := s.agentName(wo.Agent)
+	agent := s.Agent(wo.Agent)
 	start := wo.Time
 	if start.IsZero() {
 		start = s.now()
@@ -147,12 +147,12 @@ func (s *Store) Acquire(ctx context.Context, resource string, lo LeaseOptions, w
 	for {
 		var res LeaseResult
 		enqueued := false
-		m, err := s.leaseCommit(ctx, file, resource, wo, func(rec *lease.Record, now time.Time, r *recorder) (string, error) {
+		m, err := s.leaseCommit(ctx, file, resource, wo, func(rec *lease.Record, now time.Time, r *Recorder) (string, error) {
 			g, err := rec.Acquire(req, lo.ID, objects.NewID("lease"), lo.TTL, now)
 			if err == nil {
 				res.Lease, res.Change = g.Lease, g.Change
-				r.trailer(TrailerLease, g.Change)
-				r.trailer(TrailerLeaseID, g.Lease.ID)
+				r.Trailer(TrailerLease, g.Change)
+				r.Trailer(TrailerLeaseID, g.Lease.ID)
 				return fmt.Sprintf("lease %s %s (%s, %s)", g.Change, resource, g.Lease.Type, time.Duration(g.Lease.TTL)*time.Millisecond), nil
 			}
 			if lo.Wait == 0 || !errors.Is(err, lease.ErrHeld) || errors.Is(err, lease.ErrDeadlock) || !now.Before(deadline) {
@@ -169,8 +169,8 @@ func (s *Store) Acquire(ctx context.Context, resource string, lo LeaseOptions, w
 			rec.Enqueue(renewed)
 			enqueued = true
 			queuedUntil = renewed.RequestedAt.Add(time.Duration(renewed.Timeout) * time.Millisecond)
-			r.trailer(TrailerLease, "wait")
-			r.trailer(TrailerLeaseID, req.ID)
+			r.Trailer(TrailerLease, "wait")
+			r.Trailer(TrailerLeaseID, req.ID)
 			return fmt.Sprintf("lease wait %s (%s, %s priority, up to %s)", resource, typ, prio, lo.Wait), nil
 		})
 		var held error
@@ -242,12 +242,12 @@ func needsRefresh(q lease.Request, now, deadline time.Time) bool {
 // waiting, so that the agents behind it are not held up until its timeout.
 // Best effort: the timeout removes it anyway.
 func (s *Store) giveUp(ctx context.Context, file, resource, id string, wo WriteOptions) {
-	s.leaseCommit(ctx, file, resource, wo, func(rec *lease.Record, _ time.Time, r *recorder) (string, error) {
+	s.leaseCommit(ctx, file, resource, wo, func(rec *lease.Record, _ time.Time, r *Recorder) (string, error) {
 		if !rec.Dequeue(id) {
 			return "", ErrNoChange
 		}
-		r.trailer(TrailerLease, "give-up")
-		r.trailer(TrailerLeaseID, id)
+		r.Trailer(TrailerLease, "give-up")
+		r.Trailer(TrailerLeaseID, id)
 		return "lease give-up " + resource, nil
 	})
 }
@@ -262,16 +262,16 @@ func (s *Store) Renew(ctx context.Context, resource, id string, ttl time.Duratio
 	if ttl < time.Millisecond {
 		return nil, fmt.Errorf("%w: a lease needs a time to live of at least 1ms", ErrUsage)
 	}
-	agent := s.agentName(wo.Agent)
+	agent := s.Agent(wo.Agent)
 	var res LeaseResult
-	m, err := s.leaseCommit(ctx, file, resource, wo, func(rec *lease.Record, now time.Time, r *recorder) (string, error) {
+	m, err := s.leaseCommit(ctx, file, resource, wo, func(rec *lease.Record, now time.Time, r *Recorder) (string, error) {
 		l, err := rec.Renew(agent, id, ttl, now)
 		if err != nil {
 			return "", err
 		}
 		res.Lease, res.Change = l, "renew"
-		r.trailer(TrailerLease, "renew")
-		r.trailer(TrailerLeaseID, l.ID)
+		r.Trailer(TrailerLease, "renew")
+		r.Trailer(TrailerLeaseID, l.ID)
 		return fmt.Sprintf("lease renew %s (%s)", resource, ttl), nil
 	})
 	if err != nil {
@@ -312,9 +312,9 @@ func (s *Store) Release(ctx context.Context, resource string, ro ReleaseOptions,
 	if ro.Reason != "" && !ro.Force {
 		return nil, fmt.Errorf("%w: a reason goes with a forced release", ErrUsage)
 	}
-	agent := s.agentName(wo.Agent)
+	agent := s.Agent(wo.Agent)
 	out := &Released{}
-	m, err := s.leaseCommit(ctx, file, resource, wo, func(rec *lease.Record, now time.Time, r *recorder) (string, error) {
+	m, err := s.leaseCommit(ctx, file, resource, wo, func(rec *lease.Record, now time.Time, r *Recorder) (string, error) {
 		ls, qs, err := rec.Release(agent, ro.ID, ro.Force, now)
 		if err != nil {
 			return "", err
@@ -324,15 +324,15 @@ func (s *Store) Release(ctx context.Context, resource string, ro ReleaseOptions,
 		if ro.Force {
 			verb = "force-release"
 		}
-		r.trailer(TrailerLease, verb)
+		r.Trailer(TrailerLease, verb)
 		for _, l := range ls {
-			r.trailer(TrailerLeaseID, l.ID)
+			r.Trailer(TrailerLeaseID, l.ID)
 		}
 		for _, q := range qs {
-			r.trailer(TrailerLeaseID, q.ID)
+			r.Trailer(TrailerLeaseID, q.ID)
 		}
 		if ro.Reason != "" {
-			r.trailer(TrailerReason, ro.Reason)
+			r.Trailer(TrailerReason, ro.Reason)
 		}
 		return "lease " + verb + " " + resource, nil
 	})
@@ -347,8 +347,8 @@ func (s *Store) Release(ctx context.Context, resource string, ro ReleaseOptions,
 // transaction, drops what ran out, lets change decide (its subject, or an
 // error that aborts the commit), and writes the record back, removing the
 // file when nobody holds or waits.
-func (s *Store) leaseCommit(ctx context.Context, file, resource string, wo WriteOptions, change func(*lease.Record, time.Time, *recorder) (string, error)) (*Mutation, error) {
-	return s.commit(ctx, wo, "", func(tx *repo.Tx, rec *recorder) error {
+func (s *Store) leaseCommit(ctx context.Context, file, resource string, wo WriteOptions, change func(*lease.Record, time.Time, *Recorder) (string, error)) (*Mutation, error) {
+	return s.Commit(ctx, wo, "", func(tx *repo.Tx, rec *Recorder) error {
 		// Read with the branch lock held: a clock read before waiting for
 		// it could grant a lease already run out, or judge one live that
 		// has.
@@ -370,16 +370,16 @@ func (s *Store) leaseCommit(ctx context.Context, file, resource string, wo Write
 		}
 		expired, dropped := lr.Prune(now)
 		for _, l := range expired {
-			rec.trailer(TrailerLeaseExpired, l.ID)
+			rec.Trailer(TrailerLeaseExpired, l.ID)
 		}
 		for _, q := range dropped {
-			rec.trailer(TrailerLeaseExpired, q.ID)
+			rec.Trailer(TrailerLeaseExpired, q.ID)
 		}
-		rec.subject, err = change(lr, now, rec)
+		rec.Subject, err = change(lr, now, rec)
 		if errors.Is(err, ErrNoChange) && len(expired)+len(dropped) > 0 {
 			// Nothing to do but what ran out: that is written, or
 			// the next reader would find it again.
-			rec.subject, err = "lease expire "+resource, nil
+			rec.Subject, err = "lease expire "+resource, nil
 		}
 		if err != nil {
 			return err
@@ -391,7 +391,7 @@ func (s *Store) leaseCommit(ctx context.Context, file, resource string, wo Write
 			if err := tx.Remove(file); err != nil {
 				return err
 			}
-			rec.add(OpDelete, file, "")
+			rec.Add(OpDelete, file, "")
 			return nil
 		}
 		b, err := json.Marshal(lr)
@@ -408,7 +408,7 @@ func (s *Store) leaseCommit(ctx context.Context, file, resource string, wo Write
 		if !exists {
 			op = OpCreate
 		}
-		rec.add(op, file, "")
+		rec.Add(op, file, "")
 		return nil
 	})
 }
@@ -486,7 +486,7 @@ func (s *Store) Leases(ctx context.Context, prefix string, ro ReadOptions) ([]Le
 
 // leaseRecord reads resource's record at the head of ro's branch.
 func (s *Store) leaseRecord(file, resource string, ro ReadOptions) (*lease.Record, error) {
-	root, err := s.tree(ro)
+	root, err := s.Tree(ro)
 	if err != nil {
 		return nil, err
 	}
@@ -520,7 +520,7 @@ func (s *Store) checkLeaseHolders(tx *repo.Tx, wo WriteOptions, _ []Change) erro
 	if len(files) == 0 {
 		return nil
 	}
-	p, err := s.policyAt(tx.Parent())
+	p, err := s.PolicyAt(tx.Parent())
 	if err != nil || p == nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/internal/testutil"
 	"github.com/aiwg/aiwg-state/lease"
 	"github.com/aiwg/aiwg-state/store"
@@ -30,7 +31,7 @@ func TestLeaseExcludesAcrossStores(t *testing.T) {
 		wg.Add(1)
 		go func(a int) {
 			defer wg.Done()
-			s, err := store.Open(ctx, st.Dir(), store.Options{NoSync: true})
+			s, err := aiwgstate.Open(ctx, st.Dir(), store.Options{NoSync: true})
 			if err != nil {
 				errs <- err
 				return
@@ -204,7 +205,7 @@ func TestLeaseSameAgentProcessesExclude(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s, err := store.Open(ctx, st.Dir(), store.Options{NoSync: true})
+			s, err := aiwgstate.Open(ctx, st.Dir(), store.Options{NoSync: true})
 			if err != nil {
 				t.Error(err)
 				return
@@ -319,7 +320,7 @@ func TestLeasesAtARevision(t *testing.T) {
 	}
 }
 
-func waitQueue(t *testing.T, st *store.Store, res string) []lease.Request {
+func waitQueue(t *testing.T, st *aiwgstate.Store, res string) []lease.Request {
 	infos, err := st.Leases(context.Background(), res, store.ReadOptions{})
 	if err != nil || len(infos) != 1 {
 		t.Fatalf("leases: %v %v", infos, err)
@@ -351,7 +352,7 @@ func TestLeaseWaitsArePerProcess(t *testing.T) {
 	}
 	got := make(chan string, 2)
 	acq := func(agent string, wait time.Duration) {
-		s, err := store.Open(ctx, st.Dir(), store.Options{NoSync: true})
+		s, err := aiwgstate.Open(ctx, st.Dir(), store.Options{NoSync: true})
 		if err != nil {
 			t.Error(err)
 			return
@@ -494,7 +495,7 @@ func TestWatchDoesNotRestreamItsStart(t *testing.T) {
 // plainCommit makes, with git plumbing alone, a commit on top of HEAD
 // that writes body at path, as a plain git user would; it returns the
 // commit, which no ref names yet.
-func plainCommit(t testing.TB, st *store.Store, path, body string) string {
+func plainCommit(t testing.TB, st *aiwgstate.Store, path, body string) string {
 	t.Helper()
 	return testutil.CommitFile(t, testutil.Git{GitDir: st.Dir()}, "HEAD", path, body, "by hand\n")
 }

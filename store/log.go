@@ -62,7 +62,7 @@ type Trailer struct {
 	Value string `json:"value"`
 }
 
-func mutationOf(c *repo.Commit, _ string) *Mutation {
+func MutationOf(c *repo.Commit, _ string) *Mutation {
 	tr := c.Trailers()
 	m := &Mutation{
 		Commit:          c.Hash.String(),
@@ -205,7 +205,7 @@ func (lo *LogOptions) keep(c *repo.Commit) (*Mutation, bool) {
 	if lo.Agent != "" && c.Author.Name != repo.IdentityName(lo.Agent) {
 		return nil, false
 	}
-	m := mutationOf(c, "")
+	m := MutationOf(c, "")
 	if lo.Op != "" && !hasOp(m, lo.Op) {
 		return nil, false
 	}
@@ -350,8 +350,8 @@ func hasOp(m *Mutation, op string) bool {
 	return false
 }
 
-// entryHash is the blob (or subtree) at file in a tree, zero when absent.
-func (s *Store) entryHash(root plumbing.Hash, file string) plumbing.Hash {
+// EntryHash is the blob (or subtree) at file in a tree, zero when absent.
+func (s *Store) EntryHash(root plumbing.Hash, file string) plumbing.Hash {
 	e, err := s.repo.Lookup(root, file)
 	if err != nil || e.IsDir() {
 		return plumbing.ZeroHash
@@ -378,7 +378,7 @@ func (s *Store) Show(ctx context.Context, rev, branch string) (*Mutation, error)
 			if err != nil {
 				return nil, err
 			}
-			if m := mutationOf(c, ""); m.MutationID == rev {
+			if m := MutationOf(c, ""); m.MutationID == rev {
 				return m, nil
 			}
 		}
@@ -392,5 +392,5 @@ func (s *Store) Show(ctx context.Context, rev, branch string) (*Mutation, error)
 	if err != nil {
 		return nil, err
 	}
-	return mutationOf(c, ""), nil
+	return MutationOf(c, ""), nil
 }

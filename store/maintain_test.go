@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/store"
 )
 
@@ -20,7 +21,7 @@ import (
 // anyone running gc; the history stays whole.
 func TestPacksAreRolledUpAutomatically(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Init(ctx, filepath.Join(t.TempDir(), "state.git"), store.InitOptions{Options: store.Options{NoSync: true}})
+	st, err := aiwgstate.Init(ctx, filepath.Join(t.TempDir(), "state.git"), store.InitOptions{Options: store.Options{NoSync: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +56,7 @@ func TestPacksAreRolledUpAutomatically(t *testing.T) {
 // the bitmap and commit-graph git writes beside the new pack.
 func TestObjectBytesCountsObjectsOnly(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Init(ctx, filepath.Join(t.TempDir(), "state.git"), store.InitOptions{Options: store.Options{NoSync: true}})
+	st, err := aiwgstate.Init(ctx, filepath.Join(t.TempDir(), "state.git"), store.InitOptions{Options: store.Options{NoSync: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

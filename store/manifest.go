@@ -136,7 +136,7 @@ func checkSettings(tx *repo.Tx, _ WriteOptions, _ []Change) error {
 			}
 			continue
 		}
-		if err := checkManifest(data); err != nil {
+		if err := CheckManifest(data); err != nil {
 			return errkind.Errorf(ErrInvalidRecord, "%s: %v", ManifestPath, err)
 		}
 	}
@@ -147,7 +147,7 @@ func checkSettings(tx *repo.Tx, _ WriteOptions, _ []Change) error {
 // writes no commit for the write checks to judge: the policy and manifest
 // the branch brings must parse and validate.
 func (s *Store) checkSettingsFastForward(ours, theirs plumbing.Hash) error {
-	from, to := s.treeOf(ours), s.treeOf(theirs)
+	from, to := s.TreeOf(ours), s.TreeOf(theirs)
 	for _, path := range []string{policy.Path, ManifestPath} {
 		now, err := s.repo.ReadFileAt(to, path)
 		if errors.Is(err, repo.ErrNotFound) {
@@ -162,7 +162,7 @@ func (s *Store) checkSettingsFastForward(ours, theirs plumbing.Hash) error {
 		var bad error
 		if path == policy.Path {
 			_, bad = policy.Parse(now)
-		} else if err := checkManifest(now); err != nil {
+		} else if err := CheckManifest(now); err != nil {
 			bad = errkind.Errorf(ErrInvalidRecord, "%s: %v", ManifestPath, err)
 		}
 		if bad != nil {

@@ -50,7 +50,7 @@ func (s *Store) writeMemory(ctx context.Context, key memory.Key, verb string, wo
 	}
 	wo.Time = now
 	var out *memory.Record
-	m, err := s.commit(ctx, wo, "memory "+verb+" "+key.String(), func(tx *repo.Tx, rec *recorder) error {
+	m, err := s.Commit(ctx, wo, "memory "+verb+" "+key.String(), func(tx *repo.Tx, rec *Recorder) error {
 		file := key.File()
 		old, err := readMemoryTx(tx, file)
 		if err != nil {
@@ -71,8 +71,8 @@ func (s *Store) writeMemory(ctx context.Context, key memory.Key, verb string, wo
 		if old == nil {
 			op = OpCreate
 		}
-		rec.add(op, file, "")
-		rec.trailer(TrailerMemory, verb)
+		rec.Add(op, file, "")
+		rec.Trailer(TrailerMemory, verb)
 		out = r
 		return nil
 	})
@@ -118,7 +118,7 @@ func (s *Store) GetMemory(ctx context.Context, key memory.Key, ro ReadOptions) (
 	if err := key.Check(); err != nil {
 		return nil, err
 	}
-	root, err := s.tree(ro)
+	root, err := s.Tree(ro)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +164,7 @@ func (s *Store) ListMemory(ctx context.Context, lo MemoryListOptions) ([]memory.
 	if lo.Kind != "" && lo.Namespace == "" {
 		return nil, fmt.Errorf("%w: a record kind needs its namespace", ErrUsage)
 	}
-	root, err := s.tree(lo.ReadOptions)
+	root, err := s.Tree(lo.ReadOptions)
 	if err != nil {
 		return nil, err
 	}
@@ -202,15 +202,15 @@ func (s *Store) DeleteMemory(ctx context.Context, key memory.Key, wo WriteOption
 	if err := key.Check(); err != nil {
 		return nil, err
 	}
-	return s.commit(ctx, wo, "memory delete "+key.String(), func(tx *repo.Tx, rec *recorder) error {
+	return s.Commit(ctx, wo, "memory delete "+key.String(), func(tx *repo.Tx, rec *Recorder) error {
 		if err := tx.Remove(key.File()); err != nil {
 			if errors.Is(err, repo.ErrNotFound) {
 				return errkind.Errorf(ErrNotFound, "no memory record %s", key)
 			}
 			return err
 		}
-		rec.add(OpDelete, key.File(), "")
-		rec.trailer(TrailerMemory, "delete")
+		rec.Add(OpDelete, key.File(), "")
+		rec.Trailer(TrailerMemory, "delete")
 		return nil
 	})
 }
@@ -232,7 +232,7 @@ func (s *Store) PruneMemory(ctx context.Context, namespace string, wo WriteOptio
 	}
 	wo.Time = now
 	var pruned []memory.Key
-	m, err := s.commit(ctx, wo, "", func(tx *repo.Tx, rec *recorder) error {
+	m, err := s.Commit(ctx, wo, "", func(tx *repo.Tx, rec *Recorder) error {
 		pruned = nil
 		root, err := tx.ParentTree()
 		if err != nil {
@@ -259,18 +259,18 @@ func (s *Store) PruneMemory(ctx context.Context, namespace string, wo WriteOptio
 			if err := tx.Remove(f); err != nil {
 				return err
 			}
-			rec.add(OpDelete, f, "")
+			rec.Add(OpDelete, f, "")
 			pruned = append(pruned, r.Key)
 		}
 		if len(pruned) == 0 {
 			return ErrNoChange
 		}
-		rec.trailer(TrailerMemory, "prune")
+		rec.Trailer(TrailerMemory, "prune")
 		where := "memory"
 		if namespace != "" {
 			where += " " + namespace
 		}
-		rec.subject = fmt.Sprintf("memory prune: %d expired records of %s", len(pruned), where)
+		rec.Subject = fmt.Sprintf("memory prune: %d expired records of %s", len(pruned), where)
 		return nil
 	})
 	if err != nil {
@@ -308,7 +308,7 @@ func (s *Store) ImportMemory(ctx context.Context, recs []memory.Record, wo Write
 		seen[r.Key] = i
 	}
 	out := &MemoryImport{}
-	m, err := s.commit(ctx, wo, "", func(tx *repo.Tx, rec *recorder) error {
+	m, err := s.Commit(ctx, wo, "", func(tx *repo.Tx, rec *Recorder) error {
 		*out = MemoryImport{}
 		for i := range recs {
 			r := recs[i]
@@ -332,14 +332,14 @@ func (s *Store) ImportMemory(ctx context.Context, recs []memory.Record, wo Write
 			if old != nil {
 				op = OpUpdate
 			}
-			rec.add(op, r.File(), "")
+			rec.Add(op, r.File(), "")
 			out.Written++
 		}
 		if out.Written == 0 {
 			return ErrNoChange
 		}
-		rec.trailer(TrailerMemory, "import")
-		rec.subject = fmt.Sprintf("memory import: %d records", out.Written)
+		rec.Trailer(TrailerMemory, "import")
+		rec.Subject = fmt.Sprintf("memory import: %d records", out.Written)
 		return nil
 	})
 	if err != nil {

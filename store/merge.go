@@ -170,7 +170,7 @@ func mergeRef(branchRef string) string {
 // checkConflicts refuses every write on a branch with a merge in progress,
 // except the commit of `merge --continue` that finishes it.
 func (s *Store) checkConflicts(tx *repo.Tx, wo WriteOptions, changes []Change) error {
-	ref := s.refTarget(s.ref(wo.Branch)) // an alias's merge is its branch's
+	ref := s.RefTarget(s.Ref(wo.Branch)) // an alias's merge is its branch's
 	state, err := s.repo.Ref(mergeRef(ref))
 	if errors.Is(err, repo.ErrNotFound) {
 		return nil
@@ -197,7 +197,7 @@ func (s *Store) checkConflicts(tx *repo.Tx, wo WriteOptions, changes []Change) e
 // committed with `merge --continue`. No write proceeds on such a branch,
 // and a push of it should not either.
 func (s *Store) HasConflicts(branch string) (bool, error) {
-	_, err := s.repo.Ref(mergeRef(s.refTarget(s.ref(branch))))
+	_, err := s.repo.Ref(mergeRef(s.RefTarget(s.Ref(branch))))
 	if errors.Is(err, repo.ErrNotFound) {
 		return false, nil
 	}
@@ -234,7 +234,7 @@ func (s *Store) Merge(ctx context.Context, from string, mo MergeOptions) (*Merge
 		// A fast-forward writes no commit to check it on.
 		return nil, fmt.Errorf("%w: UnchangedSince is for writes of files; a merge takes Expect (--expect)", ErrUsage)
 	}
-	intoRef, err := s.writeRef(into)
+	intoRef, err := s.WriteRef(into)
 	if err != nil {
 		return nil, err
 	}
@@ -293,7 +293,7 @@ func (s *Store) Merge(ctx context.Context, from string, mo MergeOptions) (*Merge
 	}
 	if ff {
 		res.Status = MergeFastForward
-		if files, err := s.repo.DiffTrees(s.treeOf(ours), s.treeOf(theirs)); err == nil {
+		if files, err := s.repo.DiffTrees(s.TreeOf(ours), s.TreeOf(theirs)); err == nil {
 			for _, f := range files {
 				res.Files = append(res.Files, MergedPath{Path: f.Path, From: "theirs", Deleted: f.New.IsZero()})
 			}
@@ -383,7 +383,7 @@ func (s *Store) mergeBases(ours, theirs plumbing.Hash, oursName, theirsName stri
 	return bases, err
 }
 
-func (s *Store) treeOf(commit plumbing.Hash) plumbing.Hash {
+func (s *Store) TreeOf(commit plumbing.Hash) plumbing.Hash {
 	c, err := s.repo.ReadCommit(commit)
 	if err != nil {
 		return plumbing.ZeroHash
@@ -492,17 +492,17 @@ func (s *Store) virtualBase(bases []plumbing.Hash, depth int) (plumbing.Hash, er
 	case 0:
 		return repo.EmptyTree(), nil
 	case 1:
-		return s.treeOf(bases[0]), nil
+		return s.TreeOf(bases[0]), nil
 	}
 	if depth > 8 {
-		return s.treeOf(bases[0]), nil // pathological histories: the newest base
+		return s.TreeOf(bases[0]), nil // pathological histories: the newest base
 	}
 	ordered := append([]plumbing.Hash(nil), bases...)
 	// MergeBases returns newest first; fold oldest first, as git does.
 	for i, j := 0, len(ordered)-1; i < j; i, j = i+1, j-1 {
 		ordered[i], ordered[j] = ordered[j], ordered[i]
 	}
-	acc := s.treeOf(ordered[0])
+	acc := s.TreeOf(ordered[0])
 	for _, next := range ordered[1:] {
 		inner, err := s.repo.MergeBases(ordered[0], next)
 		if err != nil {
@@ -516,7 +516,7 @@ func (s *Store) virtualBase(bases []plumbing.Hash, depth int) (plumbing.Hash, er
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
-		tr, err := s.mergeTreesWith(innerTree, acc, s.treeOf(next), opts)
+		tr, err := s.mergeTreesWith(innerTree, acc, s.TreeOf(next), opts)
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
@@ -664,7 +664,7 @@ func (sc *sideClocks) side(i int, path string) (merge.Clock, error) {
 		sc.next[i] = plumbing.ZeroHash
 		if len(c.Parents) > 0 {
 			sc.next[i] = c.Parents[0]
-			parentTree = sc.s.treeOf(c.Parents[0])
+			parentTree = sc.s.TreeOf(c.Parents[0])
 		}
 		changed, err := sc.s.repo.DiffTrees(parentTree, c.Tree)
 		if err != nil {
@@ -741,7 +741,7 @@ func (s *Store) commitMerge(ctx context.Context, intoRef string, ours, theirs pl
 	wo.mergeParents = []plumbing.Hash{theirs}
 	wo.expectHead = &ours
 	subject := "merge " + from + " into " + shortBranch(intoRef)
-	return s.commit(ctx, wo, subject, func(tx *repo.Tx, rec *recorder) error {
+	return s.Commit(ctx, wo, subject, func(tx *repo.Tx, rec *Recorder) error {
 		for _, f := range files {
 			switch {
 			case f.missing:
@@ -762,9 +762,9 @@ func (s *Store) commitMerge(ctx context.Context, intoRef string, ours, theirs pl
 					return err
 				}
 			}
-			rec.add(OpMerge, f.path, "")
+			rec.Add(OpMerge, f.path, "")
 		}
-		rec.trailer(TrailerMerged, from)
+		rec.Trailer(TrailerMerged, from)
 		return nil
 	})
 }
@@ -772,9 +772,9 @@ func (s *Store) commitMerge(ctx context.Context, intoRef string, ours, theirs pl
 // startMerge records a merge with conflicts under refs/aiwg/merge/<branch>.
 func (s *Store) startMerge(ctx context.Context, intoRef, from string, ours, theirs plumbing.Hash, bases []plumbing.Hash, mo MergeOptions, tr merge.TreeResult) error {
 	st := mergeState{Into: shortBranch(intoRef), From: from, Ours: ours.String(), Theirs: theirs.String(), Bases: hashStrings(bases), Strategy: string(mo.Strategy), Message: mo.Write.Message, UpstreamFirst: mo.upstreamFirst}
-	agent := s.agentName(mo.Write.Agent)
+	agent := s.Agent(mo.Write.Agent)
 	zero := plumbing.ZeroHash
-	signer, err := s.signerFor(agent, mo.Write)
+	signer, err := s.SignerFor(agent, mo.Write)
 	if err != nil {
 		return err
 	}
@@ -806,7 +806,7 @@ func (s *Store) startMerge(ctx context.Context, intoRef, from string, ours, thei
 		}
 		sig := repo.NewSignature(agent, s.now())
 		msg := repo.FormatMessage("merge "+from+" into "+st.Into+": conflicts", "", repo.Trailers{{Key: TrailerMerged, Value: from}})
-		return &repo.CommitInfo{Author: sig, Committer: sig, Message: msg, MergeParents: []plumbing.Hash{ours, theirs}, Sign: signFunc(signer)}, nil
+		return &repo.CommitInfo{Author: sig, Committer: sig, Message: msg, MergeParents: []plumbing.Hash{ours, theirs}, Sign: SignFunc(signer)}, nil
 	}, repo.CommitOptions{Expect: &zero})
 	return err
 }
@@ -838,7 +838,7 @@ func readState(read func(string) ([]byte, error)) (mergeState, error) {
 
 // inProgress returns the merge-in-progress commit of a branch.
 func (s *Store) inProgress(branch string) (plumbing.Hash, *repo.Commit, error) {
-	ref := s.ref(branch)
+	ref := s.Ref(branch)
 	h, err := s.repo.Ref(mergeRef(ref))
 	if errors.Is(err, repo.ErrNotFound) {
 		return h, nil, &NoMergeError{Branch: shortBranch(ref)}
@@ -852,7 +852,7 @@ func (s *Store) inProgress(branch string) (plumbing.Hash, *repo.Commit, error) {
 
 func (s *Store) countConflicts(state plumbing.Hash) (int, error) {
 	n := 0
-	err := s.repo.Walk(s.treeOf(state), strings.TrimSuffix(conflictsDir, "/"), func(string, plumbing.Hash) error {
+	err := s.repo.Walk(s.TreeOf(state), strings.TrimSuffix(conflictsDir, "/"), func(string, plumbing.Hash) error {
 		n++
 		return nil
 	})
@@ -976,12 +976,12 @@ func (s *Store) ResolveConflict(ctx context.Context, branch, file, keypath strin
 	case how.Take != "ours" && how.Take != "theirs" && how.Take != "base":
 		return 0, fmt.Errorf("%w: a resolution takes ours, theirs or base (Resolution.Take) or a Value", ErrUsage)
 	}
-	ref := s.ref(branch)
+	ref := s.Ref(branch)
 	stateHash, _, err := s.inProgress(branch)
 	if err != nil {
 		return 0, err
 	}
-	signer, err := s.signerFor(s.agentName(wo.Agent), wo)
+	signer, err := s.SignerFor(s.Agent(wo.Agent), wo)
 	if err != nil {
 		return 0, err
 	}
@@ -1086,9 +1086,9 @@ func (s *Store) ResolveConflict(ctx context.Context, branch, file, keypath strin
 		if len(key) > 0 {
 			target += "#" + key.String()
 		}
-		sig := repo.NewSignature(s.agentName(wo.Agent), s.now())
+		sig := repo.NewSignature(s.Agent(wo.Agent), s.now())
 		msg := repo.FormatMessage("resolve "+target+" with "+verb, "", repo.Trailers{{Key: TrailerPath, Value: target}})
-		return &repo.CommitInfo{Author: sig, Committer: sig, Message: msg, AllowEmpty: true, Sign: signFunc(signer)}, nil
+		return &repo.CommitInfo{Author: sig, Committer: sig, Message: msg, AllowEmpty: true, Sign: SignFunc(signer)}, nil
 	}, repo.CommitOptions{Expect: &stateHash})
 	return remaining, err
 }
@@ -1174,7 +1174,7 @@ func (s *Store) stagedDoc(tx *repo.Tx, st mergeState, file string) (any, bool, e
 	}
 	data, err := tx.ReadFile(resultDir + file)
 	if errors.Is(err, repo.ErrNotFound) {
-		data, err = s.repo.ReadFileAt(s.treeOf(plumbing.NewHash(st.Ours)), file)
+		data, err = s.repo.ReadFileAt(s.TreeOf(plumbing.NewHash(st.Ours)), file)
 		if errors.Is(err, repo.ErrNotFound) {
 			return nil, false, nil
 		}
@@ -1201,7 +1201,7 @@ func (s *Store) stage(tx *repo.Tx, st *mergeState, file string, data []byte, pre
 		}
 	}
 	st.Deleted = kept
-	oursData, err := s.repo.ReadFileAt(s.treeOf(plumbing.NewHash(st.Ours)), file)
+	oursData, err := s.repo.ReadFileAt(s.TreeOf(plumbing.NewHash(st.Ours)), file)
 	oursHas := err == nil
 	if ok, _ := tx.Exists(resultDir + file); ok {
 		if err := tx.Remove(resultDir + file); err != nil {
@@ -1242,13 +1242,13 @@ func (s *Store) Continue(ctx context.Context, branch string, wo WriteOptions) (*
 		res.Status = MergeConflicts
 		return res, &ConflictsError{Conflicts: len(res.Conflicts), Files: len(recs), Left: true}
 	}
-	ref := s.ref(branch)
+	ref := s.Ref(branch)
 	ours, theirs := plumbing.NewHash(st.Ours), plumbing.NewHash(st.Theirs)
 	// A --continue that committed but died before removing the ref left
 	// the merge commit on the branch: finish the cleanup only.
 	if head, err := s.repo.Ref(ref); err == nil && head != ours {
 		if hc, err := s.repo.ReadCommit(head); err == nil && hc.Trailers().Get(TrailerMergeRecord) == stateHash.String() {
-			res.Status, res.Commit = MergeCommitted, mutationOf(hc, ref)
+			res.Status, res.Commit = MergeCommitted, MutationOf(hc, ref)
 			return res, s.keepMergeRecord(ctx, ref, head, stateHash)
 		}
 	}
@@ -1307,7 +1307,7 @@ func (s *Store) Abort(ctx context.Context, branch string) error {
 	if err != nil {
 		return err
 	}
-	return s.repo.UpdateRef(ctx, mergeRef(s.ref(branch)), h, plumbing.ZeroHash)
+	return s.repo.UpdateRef(ctx, mergeRef(s.Ref(branch)), h, plumbing.ZeroHash)
 }
 
 // MergeDifference is one path where a merge commit differs from the
@@ -1399,7 +1399,7 @@ func (s *Store) VerifyMerge(ctx context.Context, rev, branch string, strategy me
 		return nil, err
 	}
 	res := &VerifyResult{Commit: h.String(), Parents: hashStrings(c.Parents), Bases: hashStrings(bases), Differences: []MergeDifference{}, Conflicts: conflictEntries(tr.Conflicts)}
-	oursTree := s.treeOf(ours)
+	oursTree := s.TreeOf(ours)
 	expected := map[string]plumbing.Hash{}
 	for _, f := range tr.Files {
 		switch {
@@ -1445,7 +1445,7 @@ func (s *Store) VerifyMerge(ctx context.Context, rev, branch string, strategy me
 		e, eok := expected[p]
 		a, aok := actual[p]
 		if !eok || !aok {
-			unchanged := s.entryHash(oursTree, p)
+			unchanged := s.EntryHash(oursTree, p)
 			if !eok {
 				e = unchanged
 			}

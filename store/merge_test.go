@@ -5,13 +5,15 @@ import (
 
 	"errors"
 	"fmt"
-	"github.com/go-git/go-git/v5/plumbing"
 	"math/rand"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
+	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/merge"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/repo"
@@ -45,7 +47,7 @@ func randomOps(rng *rand.Rand, files []string) []store.Op {
 
 // applySome applies ops one by one, skipping those that do not apply
 // (deleting what is gone, setting through a scalar).
-func applySome(t *testing.T, st *store.Store, ops []store.Op, wo store.WriteOptions) {
+func applySome(t *testing.T, st *aiwgstate.Store, ops []store.Op, wo store.WriteOptions) {
 	t.Helper()
 	for _, op := range ops {
 		_, err := st.Apply(context.Background(), []store.Op{op}, wo)
@@ -57,7 +59,7 @@ func applySome(t *testing.T, st *store.Store, ops []store.Op, wo store.WriteOpti
 }
 
 // snapshot reads every document of a revision.
-func snapshot(t *testing.T, st *store.Store, rev string) map[string]any {
+func snapshot(t *testing.T, st *aiwgstate.Store, rev string) map[string]any {
 	t.Helper()
 	out := map[string]any{}
 	h, err := st.Resolve(rev, "")

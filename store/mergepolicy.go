@@ -64,7 +64,7 @@ func (s *Store) baseTrees(parents []plumbing.Hash) ([]plumbing.Hash, error) {
 				add(plumbing.ZeroHash)
 			}
 			for _, b := range bases {
-				add(s.treeOf(b))
+				add(s.TreeOf(b))
 			}
 		}
 	}
@@ -135,7 +135,7 @@ func (s *Store) commitWrites(c *repo.Commit) ([]string, error) {
 		return paths, diff(plumbing.ZeroHash)
 	}
 	for _, p := range c.Parents {
-		if err := diff(s.treeOf(p)); err != nil {
+		if err := diff(s.TreeOf(p)); err != nil {
 			return nil, err
 		}
 		if len(c.Parents) == 1 {
@@ -264,7 +264,7 @@ func (q *commitHeap) Pop() any {
 // takes the coordinator's new policy and the commits it allows); never an
 // older policy a commit's tree still holds from before ours changed it.
 func (s *Store) checkBrought(ours, theirs plumbing.Hash) error {
-	p0, err := s.policyAt(ours)
+	p0, err := s.PolicyAt(ours)
 	if err != nil || p0 == nil {
 		return err
 	}
@@ -272,7 +272,7 @@ func (s *Store) checkBrought(ours, theirs plumbing.Hash) error {
 	if err != nil {
 		return err
 	}
-	key0, err := s.entryAt(s.treeOf(ours), policy.Path)
+	key0, err := s.entryAt(s.TreeOf(ours), policy.Path)
 	if err != nil {
 		return err
 	}
@@ -302,7 +302,7 @@ func (s *Store) checkBrought(ours, theirs plumbing.Hash) error {
 	for _, c := range order {
 		p := p0
 		if len(c.Parents) > 0 && brought[c.Parents[0]] != nil {
-			key, err := s.entryAt(s.treeOf(c.Parents[0]), policy.Path)
+			key, err := s.entryAt(s.TreeOf(c.Parents[0]), policy.Path)
 			if err != nil {
 				return err
 			}

@@ -27,14 +27,14 @@ const PolicyPath = policy.Path
 // agent is the commit's author. A merge is judged on what it did not take
 // cleanly from its parents (mergepolicy.go), as the server's hook judges it.
 func (s *Store) checkPolicy(tx *repo.Tx, wo WriteOptions, changes []Change) error {
-	p, err := s.policyAt(tx.Parent())
+	p, err := s.PolicyAt(tx.Parent())
 	if errors.Is(err, policy.ErrInvalid) {
 		return s.checkPolicyRepair(tx, wo, err)
 	}
 	if err != nil || p == nil {
 		return err
 	}
-	agent := s.agentName(wo.Agent) // as commit names the author
+	agent := s.Agent(wo.Agent) // as commit names the author
 	paths := tx.Changed()
 	if len(wo.mergeParents) > 0 {
 		if paths, err = s.mergeTxWrites(tx, wo.mergeParents); err != nil {
@@ -67,7 +67,7 @@ func (s *Store) checkPolicyRepair(tx *repo.Tx, wo WriteOptions, broken error) er
 	if err != nil {
 		return err
 	}
-	return last.Check(s.agentName(wo.Agent), policy.Path)
+	return last.Check(s.Agent(wo.Agent), policy.Path)
 }
 
 // maxPolicyHistory bounds the walk back for a policy that parses: a
@@ -80,7 +80,7 @@ const maxPolicyHistory = 10000
 // none (an open store).
 func (s *Store) lastValidPolicy(commit plumbing.Hash) (*policy.Policy, error) {
 	for i := 0; i < maxPolicyHistory && !commit.IsZero(); i++ {
-		p, err := s.policyAt(commit)
+		p, err := s.PolicyAt(commit)
 		if !errors.Is(err, policy.ErrInvalid) {
 			return p, err
 		}
@@ -110,9 +110,9 @@ func (s *Store) mergeTxWrites(tx *repo.Tx, merged []plumbing.Hash) ([]string, er
 	for _, p := range paths {
 		seen[p] = true
 	}
-	ours := s.treeOf(tx.Parent())
+	ours := s.TreeOf(tx.Parent())
 	for _, m := range merged {
-		files, err := s.repo.DiffTrees(ours, s.treeOf(m))
+		files, err := s.repo.DiffTrees(ours, s.TreeOf(m))
 		if err != nil {
 			return nil, err
 		}
@@ -136,8 +136,8 @@ func (s *Store) mergeTxWrites(tx *repo.Tx, merged []plumbing.Hash) ([]string, er
 	})
 }
 
-// policyAt reads the policy of a commit; nil when it has none.
-func (s *Store) policyAt(commit plumbing.Hash) (*policy.Policy, error) {
+// PolicyAt reads the policy of a commit; nil when it has none.
+func (s *Store) PolicyAt(commit plumbing.Hash) (*policy.Policy, error) {
 	if commit.IsZero() {
 		return nil, nil
 	}
@@ -162,11 +162,11 @@ func (s *Store) policyAt(commit plumbing.Hash) (*policy.Policy, error) {
 // Policy returns the access policy at a revision ("" = the default
 // branch's head); nil when the store has none (every write is allowed).
 func (s *Store) Policy(ctx context.Context, ro ReadOptions) (*policy.Policy, error) {
-	h, err := s.Resolve(revName(ro), ro.Branch)
+	h, err := s.Resolve(RevName(ro), ro.Branch)
 	if err != nil {
 		return nil, err
 	}
-	return s.policyAt(h)
+	return s.PolicyAt(h)
 }
 
 // SetPolicy validates and writes the access policy (.aiwg/policy.json) as
@@ -180,7 +180,7 @@ func (s *Store) SetPolicy(ctx context.Context, data []byte, wo WriteOptions) (*M
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", policy.Path, err)
 	}
-	return s.commit(ctx, wo, "set access policy", func(tx *repo.Tx, rec *recorder) error {
+	return s.Commit(ctx, wo, "set access policy", func(tx *repo.Tx, rec *Recorder) error {
 		op := OpUpdate
 		if ok, _ := tx.Exists(policy.Path); !ok {
 			op = OpCreate
@@ -188,7 +188,7 @@ func (s *Store) SetPolicy(ctx context.Context, data []byte, wo WriteOptions) (*M
 		if err := tx.WriteFile(policy.Path, canon); err != nil {
 			return err
 		}
-		rec.add(op, policy.Path, "")
+		rec.Add(op, policy.Path, "")
 		return nil
 	})
 }

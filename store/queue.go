@@ -32,7 +32,7 @@ func (s *Store) PutMessage(ctx context.Context, name string, payload []byte, wo 
 		return nil, nil, err
 	}
 	var msg *queue.Message
-	m, err := s.commit(ctx, wo, "queue put "+name, func(tx *repo.Tx, rec *recorder) error {
+	m, err := s.Commit(ctx, wo, "queue put "+name, func(tx *repo.Tx, rec *Recorder) error {
 		// Read with the branch lock held, so that enqueued_at follows
 		// the queue's order.
 		now := wo.Time
@@ -47,7 +47,7 @@ func (s *Store) PutMessage(ctx context.Context, name string, payload []byte, wo 
 		if len(files) > 0 {
 			last, _ = queue.IsFile(files[len(files)-1])
 		}
-		if msg, err = queue.New(name, objects.NewID(verbiage.PrefixMessage), last, payload, s.agentName(wo.Agent), now); err != nil {
+		if msg, err = queue.New(name, objects.NewID(verbiage.PrefixMessage), last, payload, s.Agent(wo.Agent), now); err != nil {
 			return err
 		}
 		b, err := msg.Encode()
@@ -57,9 +57,9 @@ func (s *Store) PutMessage(ctx context.Context, name string, payload []byte, wo 
 		if err := tx.WriteFile(msg.File(), b); err != nil {
 			return err
 		}
-		rec.add(OpCreate, msg.File(), "")
-		rec.trailer(TrailerQueue, "put")
-		rec.trailer(TrailerMessageID, msg.ID)
+		rec.Add(OpCreate, msg.File(), "")
+		rec.Trailer(TrailerQueue, "put")
+		rec.Trailer(TrailerMessageID, msg.ID)
 		return nil
 	})
 	if err != nil {
@@ -116,7 +116,7 @@ func (s *Store) TakeMessage(ctx context.Context, name string, to TakeOptions, wo
 	}
 	for {
 		var msg *queue.Message
-		m, err := s.commit(ctx, wo, "queue take "+name, func(tx *repo.Tx, rec *recorder) error {
+		m, err := s.Commit(ctx, wo, "queue take "+name, func(tx *repo.Tx, rec *Recorder) error {
 			files, err := queueFiles(tx, name)
 			if err != nil {
 				return err
@@ -135,9 +135,9 @@ func (s *Store) TakeMessage(ctx context.Context, name string, to TakeOptions, wo
 			if err := tx.Remove(file); err != nil {
 				return err
 			}
-			rec.add(OpDelete, file, "")
-			rec.trailer(TrailerQueue, "take")
-			rec.trailer(TrailerMessageID, msg.ID)
+			rec.Add(OpDelete, file, "")
+			rec.Trailer(TrailerQueue, "take")
+			rec.Trailer(TrailerMessageID, msg.ID)
 			return nil
 		})
 		if err == nil {
@@ -181,7 +181,7 @@ func (s *Store) PeekMessages(ctx context.Context, name string, n int, ro ReadOpt
 	if n < 0 {
 		return nil, fmt.Errorf("%w: a negative count", ErrUsage)
 	}
-	root, err := s.tree(ro)
+	root, err := s.Tree(ro)
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +222,7 @@ type QueueInfo struct {
 
 // Queues lists the queues that hold messages, in name order.
 func (s *Store) Queues(ctx context.Context, ro ReadOptions) ([]QueueInfo, error) {
-	root, err := s.tree(ro)
+	root, err := s.Tree(ro)
 	if err != nil {
 		return nil, err
 	}

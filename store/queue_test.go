@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/store"
 )
 
@@ -32,7 +33,7 @@ func TestQueueTakesEachMessageOnce(t *testing.T) {
 		wg.Add(1)
 		go func(c int) {
 			defer wg.Done()
-			s, err := store.Open(ctx, st.Dir(), store.Options{NoSync: true})
+			s, err := aiwgstate.Open(ctx, st.Dir(), store.Options{NoSync: true})
 			if err != nil {
 				t.Error(err)
 				return

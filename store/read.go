@@ -28,7 +28,7 @@ type ReadOptions struct {
 	named string
 }
 
-func (s *Store) tree(ro ReadOptions) (plumbing.Hash, error) {
+func (s *Store) Tree(ro ReadOptions) (plumbing.Hash, error) {
 	h, err := s.Resolve(ro.At, ro.Branch)
 	if err != nil {
 		return plumbing.ZeroHash, err
@@ -108,7 +108,7 @@ func (s *Store) Cat(ctx context.Context, file string, ro ReadOptions) ([]byte, e
 		return nil, err
 	}
 	if data == nil {
-		return nil, errkind.Errorf(ErrNotFound, "%s: no such document at %s", clean, revName(ro))
+		return nil, errkind.Errorf(ErrNotFound, "%s: no such document at %s", clean, RevName(ro))
 	}
 	out, err := objects.Canonical(data)
 	if err != nil {
@@ -121,7 +121,7 @@ func (s *Store) Cat(ctx context.Context, file string, ro ReadOptions) ([]byte, e
 func (s *Store) ReadRaw(ctx context.Context, file string, ro ReadOptions) ([]byte, error) {
 	clean, data, err := s.readFile(file, ro)
 	if err == nil && data == nil {
-		err = errkind.Errorf(ErrNotFound, "%s: no such file at %s", clean, revName(ro))
+		err = errkind.Errorf(ErrNotFound, "%s: no such file at %s", clean, RevName(ro))
 	}
 	return data, err
 }
@@ -133,7 +133,7 @@ func (s *Store) readFile(file string, ro ReadOptions) (string, []byte, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	root, err := s.tree(ro)
+	root, err := s.Tree(ro)
 	if err != nil {
 		return clean, nil, err
 	}
@@ -147,7 +147,7 @@ func (s *Store) readFile(file string, ro ReadOptions) (string, []byte, error) {
 	return clean, data, err
 }
 
-func revName(ro ReadOptions) string {
+func RevName(ro ReadOptions) string {
 	switch {
 	case ro.named != "":
 		return ro.named
@@ -170,13 +170,13 @@ func (s *Store) List(ctx context.Context, dir string, ro ReadOptions) ([]Entry, 
 	if err != nil {
 		return nil, err
 	}
-	root, err := s.tree(ro)
+	root, err := s.Tree(ro)
 	if err != nil {
 		return nil, err
 	}
 	es, err := s.repo.ReadDirAt(root, clean)
 	if err != nil {
-		return nil, fmt.Errorf("%s: no such directory at %s: %w", dir, revName(ro), ErrNotFound)
+		return nil, fmt.Errorf("%s: no such directory at %s: %w", dir, RevName(ro), ErrNotFound)
 	}
 	out := make([]Entry, len(es))
 	for i, e := range es {
@@ -199,7 +199,7 @@ func (s *Store) isRuled(file string, ro ReadOptions) (bool, error) {
 	if err != nil {
 		return false, nil
 	}
-	root, err := s.tree(ro)
+	root, err := s.Tree(ro)
 	if err != nil {
 		return false, nil
 	}

@@ -78,7 +78,7 @@ type PushOptions struct {
 // repo.ErrStale (pull, then push again); when its hooks refuse, the error
 // matches ErrDenied and carries what they said.
 func (s *Store) Push(ctx context.Context, remote string, po PushOptions) ([]repo.PushResult, error) {
-	ref := s.ref(po.Branch)
+	ref := s.Ref(po.Branch)
 	if busy, err := s.HasConflicts(ref); err != nil {
 		return nil, err
 	} else if busy {
@@ -151,7 +151,7 @@ func (s *Store) Pull(ctx context.Context, remote string, po PullOptions) (*Merge
 	if _, err := s.Fetch(ctx, remote); err != nil {
 		return nil, err
 	}
-	return s.mergeRemote(ctx, remote, s.ref(po.Branch), po.Merge)
+	return s.mergeRemote(ctx, remote, s.Ref(po.Branch), po.Merge)
 }
 
 // mergeRemote merges refs/remotes/<remote>/<branch> into branch; nil
@@ -278,7 +278,7 @@ type SyncResult struct {
 // it with ErrConflict, persisted for `resolve`.
 func (s *Store) Sync(ctx context.Context, remote string, so SyncOptions) (*SyncResult, error) {
 	remote = remoteOr(remote)
-	ref := s.ref(so.Branch)
+	ref := s.Ref(so.Branch)
 	upstream := branchRef(so.Upstream)
 	if so.Upstream == "" {
 		upstream = "refs/heads/main"

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/internal/gitserver"
 	"github.com/aiwg/aiwg-state/policy"
 	"github.com/aiwg/aiwg-state/store"
@@ -72,9 +73,9 @@ func TestSyncAndIntegrateOverGitDaemon(t *testing.T) {
 	if _, err := coord.Push(ctx, "", store.PushOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	agents := map[string]*store.Store{}
+	agents := map[string]*aiwgstate.Store{}
 	for _, a := range []string{"pulse", "heartbeat"} {
-		st, err := store.Clone(ctx, url, filepath.Join(t.TempDir(), a+".git"), store.CloneOptions{Options: store.Options{NoSync: true}})
+		st, err := aiwgstate.Clone(ctx, url, filepath.Join(t.TempDir(), a+".git"), store.CloneOptions{Options: store.Options{NoSync: true}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -90,7 +90,7 @@ func (s *Store) rlmSettingsAt(root plumbing.Hash) (rlmSettings, error) {
 
 // CompletionHandlers lists the handlers the manifest registers.
 func (s *Store) CompletionHandlers(ctx context.Context, ro ReadOptions) ([]CompletionHandler, error) {
-	root, err := s.tree(ro)
+	root, err := s.Tree(ro)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +116,7 @@ func (s *Store) SetCompletionHandlers(ctx context.Context, hs []CompletionHandle
 }
 
 func (s *Store) setCompletionHandlers(ctx context.Context, hs []CompletionHandler, wo WriteOptions) (*Mutation, error) {
-	return s.commit(ctx, wo, "", func(tx *repo.Tx, rec *recorder) error {
+	return s.Commit(ctx, wo, "", func(tx *repo.Tx, rec *Recorder) error {
 		doc := map[string]any{}
 		data, err := tx.ReadFile(ManifestPath)
 		if err != nil && !errors.Is(err, repo.ErrNotFound) {
@@ -156,7 +156,7 @@ func (s *Store) setCompletionHandlers(ctx context.Context, hs []CompletionHandle
 		if err := tx.WriteFile(ManifestPath, data); err != nil {
 			return err
 		}
-		rec.add(OpUpdate, ManifestPath, "rlm.on_complete")
+		rec.Add(OpUpdate, ManifestPath, "rlm.on_complete")
 		return nil
 	})
 }
@@ -469,7 +469,7 @@ func (s *Store) stateHistory(head plumbing.Hash, h *rlm.Header) ([]rlm.Mutation,
 	headerPath := rlm.HeaderPath(h.StateID)
 	err := s.repo.FirstParents(head, func(c *repo.Commit) (bool, error) {
 		commits = append(commits, c)
-		for _, ch := range mutationOf(c, "").Changes {
+		for _, ch := range MutationOf(c, "").Changes {
 			if ch.File == headerPath && ch.Operation == OpCreate {
 				return false, nil
 			}
@@ -493,7 +493,7 @@ func (s *Store) stateHistory(head plumbing.Hash, h *rlm.Header) ([]rlm.Mutation,
 	var out []rlm.Mutation
 	for i := len(commits) - 1; i >= 0; i-- {
 		c := commits[i]
-		m := mutationOf(c, "")
+		m := MutationOf(c, "")
 		var parentTree plumbing.Hash
 		if len(c.Parents) > 0 {
 			p, err := s.repo.ReadCommit(c.Parents[0])
@@ -776,7 +776,7 @@ func (s *Store) ImportStateWith(ctx context.Context, data []byte, io ImportState
 	// Should a later step fail anyway, what was written is taken back:
 	// the branch returns to head (unless another writer moved it since)
 	// and the checkpoints made are removed.
-	ref, err := s.writeRef(wo.Branch)
+	ref, err := s.WriteRef(wo.Branch)
 	if err != nil {
 		return nil, err
 	}
@@ -936,12 +936,12 @@ func (s *Store) ImportStateWith(ctx context.Context, data []byte, io ImportState
 		if !verbiage.ValidID(verbiage.PrefixCheckpoint, id) {
 			id = ""
 		}
-		c := &checkpoint.Checkpoint{ID: id, Name: ck.Name, State: doc.StateID, Description: ck.Description, Commit: target, Agent: s.agentName(wo.Agent), Time: when}
-		signer, err := s.signerFor(c.Agent, wo)
+		c := &checkpoint.Checkpoint{ID: id, Name: ck.Name, State: doc.StateID, Description: ck.Description, Commit: target, Agent: s.Agent(wo.Agent), Time: when}
+		signer, err := s.SignerFor(c.Agent, wo)
 		if err != nil {
 			return nil, undo(err)
 		}
-		c.Sign = signFunc(signer)
+		c.Sign = SignFunc(signer)
 		if err := checkpoint.Create(ctx, s.repo, c); err != nil {
 			return nil, undo(fmt.Errorf("import of %s: checkpoint %s: %w", doc.StateID, ck.Name, checkpointErr(err)))
 		}
@@ -1026,7 +1026,7 @@ func (s *Store) replaceState(ctx context.Context, doc *rlm.Document, wo WriteOpt
 func (s *Store) importBatch(ctx context.Context, id string, nblobs int, wo WriteOptions, guarded bool, each func(apply func(name, op string, value any, from string) error) error,
 	scopeOf func(string) rlm.Scope, target ...map[string]*rlm.Variable) (*Mutation, error) {
 	slots := newBlobSlots(nblobs)
-	return s.commit(ctx, wo, "", func(tx *repo.Tx, rec *recorder) error {
+	return s.Commit(ctx, wo, "", func(tx *repo.Tx, rec *Recorder) error {
 		slots.reset(rec)
 		h, err := readOpenHeader(tx.ReadFile, id)
 		if err != nil {
@@ -1050,7 +1050,7 @@ func (s *Store) importBatch(ctx context.Context, id string, nblobs int, wo Write
 					return fmt.Errorf("%w: variable %s is read-only (%s)", ErrReadOnly, name, file)
 				}
 				tx.Remove(file)
-				rec.add(OpDelete, file, "")
+				rec.Add(OpDelete, file, "")
 				slots.add(file, nil)
 				if v.IsStored() {
 					tx.Remove(v.DataPath())
@@ -1062,12 +1062,12 @@ func (s *Store) importBatch(ctx context.Context, id string, nblobs int, wo Write
 						tx.Remove(file)
 						slots.add(file, nil)
 						defer func(at int, from string) { // record one rename, as `var mv` does
-							for i := at; i < len(rec.changes); i++ {
-								if c := rec.changes[i]; c.Operation == OpCreate && strings.HasSuffix(c.File, "/"+name+".json") {
-									rec.changes[i] = Change{Operation: OpRename, File: from, To: c.File}
+							for i := at; i < len(rec.Changes); i++ {
+								if c := rec.Changes[i]; c.Operation == OpCreate && strings.HasSuffix(c.File, "/"+name+".json") {
+									rec.Changes[i] = Change{Operation: OpRename, File: from, To: c.File}
 								}
 							}
-						}(len(rec.changes), file)
+						}(len(rec.Changes), file)
 					}
 				}
 			}

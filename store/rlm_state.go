@@ -114,7 +114,7 @@ func (s *Store) InitState(ctx context.Context, in StateInit, wo WriteOptions) (*
 	slots := newBlobSlots(2)
 	h := &rlm.Header{Version: rlm.Version, StateID: id, SessionID: in.Session, TreeID: in.Tree, ParentStateID: in.Parent,
 		CreatedAt: rlm.Timestamp(when), ExecutionConfig: in.ExecutionConfig}
-	m, err := s.commit(ctx, wo, "", func(tx *repo.Tx, rec *recorder) error {
+	m, err := s.Commit(ctx, wo, "", func(tx *repo.Tx, rec *Recorder) error {
 		slots.reset(rec)
 		if ok, _ := tx.Exists(rlm.HeaderPath(id)); ok {
 			return fmt.Errorf("%w: state %s", ErrExists, id)
@@ -141,7 +141,7 @@ func (s *Store) InitState(ctx context.Context, in StateInit, wo WriteOptions) (*
 		if err := tx.WriteFile(rlm.HeaderPath(id), hdr); err != nil {
 			return err
 		}
-		rec.add(OpCreate, rlm.HeaderPath(id), "")
+		rec.Add(OpCreate, rlm.HeaderPath(id), "")
 		dir, _ := h.Dir(rlm.ScopeState)
 		ts := rlm.Timestamp(when)
 		src := wo.Source
@@ -168,8 +168,8 @@ func (s *Store) InitState(ctx context.Context, in StateInit, wo WriteOptions) (*
 	}
 	c := &checkpoint.Checkpoint{Name: InitialCheckpoint, State: id, Description: "State initialized with user prompt",
 		Commit: plumbing.NewHash(m.Commit), Agent: m.Agent, Time: when}
-	if signer, err := s.signerFor(m.Agent, wo); err == nil {
-		c.Sign = signFunc(signer) // the write itself was signed with it
+	if signer, err := s.SignerFor(m.Agent, wo); err == nil {
+		c.Sign = SignFunc(signer) // the write itself was signed with it
 	}
 	if err := checkpoint.Create(ctx, s.repo, c); err != nil {
 		return nil, m, fmt.Errorf("state %s created (commit %s) but its initial checkpoint failed: %w", id, shortID(m.Commit), checkpointErr(err))
@@ -250,7 +250,7 @@ func (s *Store) EndState(ctx context.Context, id, status, reason string, wo Writ
 	wo.Time = now
 	wo.Trailers = append(append(repo.Trailers(nil), wo.Trailers...), repo.Trailer{Key: TrailerState, Value: id})
 	var h *rlm.Header
-	m, err := s.commit(ctx, wo, "state end "+id+": "+status, func(tx *repo.Tx, rec *recorder) error {
+	m, err := s.Commit(ctx, wo, "state end "+id+": "+status, func(tx *repo.Tx, rec *Recorder) error {
 		if h, err = readHeader(tx.ReadFile, id); err != nil {
 			return err
 		}
@@ -271,7 +271,7 @@ func (s *Store) EndState(ctx context.Context, id, status, reason string, wo Writ
 		if err := tx.WriteFile(rlm.HeaderPath(id), b); err != nil {
 			return err
 		}
-		rec.add(OpUpdate, rlm.HeaderPath(id), "")
+		rec.Add(OpUpdate, rlm.HeaderPath(id), "")
 		return nil
 	})
 	if err != nil {
@@ -337,7 +337,7 @@ func (s *Store) headers(root plumbing.Hash) ([]*rlm.Header, error) {
 
 // States lists the states on the branch, oldest first.
 func (s *Store) States(ctx context.Context, ro ReadOptions) ([]StateInfo, error) {
-	root, err := s.tree(ro)
+	root, err := s.Tree(ro)
 	if err != nil {
 		return nil, err
 	}
@@ -354,7 +354,7 @@ func (s *Store) States(ctx context.Context, ro ReadOptions) ([]StateInfo, error)
 
 // State describes one state ("" = the newest).
 func (s *Store) State(ctx context.Context, id string, ro ReadOptions) (*StateInfo, error) {
-	root, err := s.tree(ro)
+	root, err := s.Tree(ro)
 	if err != nil {
 		return nil, err
 	}
@@ -456,7 +456,7 @@ func (s *Store) SetVariable(ctx context.Context, stateID, name string, value any
 	wo.Trailers = append(append(repo.Trailers(nil), wo.Trailers...), repo.Trailer{Key: TrailerState, Value: id})
 	slots := newBlobSlots(n)
 	res := &VarResult{Advice: verbiage.NamingAdvice(name)}
-	m, err := s.commit(ctx, wo, "", func(tx *repo.Tx, rec *recorder) error {
+	m, err := s.Commit(ctx, wo, "", func(tx *repo.Tx, rec *Recorder) error {
 		slots.reset(rec)
 		h, err := readOpenHeader(tx.ReadFile, id)
 		if err != nil {
@@ -513,7 +513,7 @@ func varScope(name string, vo VarOptions) (rlm.Scope, error) {
 // before the write takes the lock: a state's header never changes, so the
 // transaction only checks that it still exists.
 func (s *Store) stateForWrite(id, branch string) (string, string, error) {
-	root, err := s.tree(ReadOptions{Branch: branch})
+	root, err := s.Tree(ReadOptions{Branch: branch})
 	if err != nil {
 		return "", "", err
 	}
@@ -525,7 +525,7 @@ func (s *Store) stateForWrite(id, branch string) (string, string, error) {
 }
 
 // setVarTx stages one variable write.
-func (s *Store) setVarTx(tx *repo.Tx, rec *recorder, slots *blobSlots, h *rlm.Header, name string, value any, typ rlm.Type, scope rlm.Scope, vo VarOptions, wo WriteOptions) (*rlm.Variable, string, error) {
+func (s *Store) setVarTx(tx *repo.Tx, rec *Recorder, slots *blobSlots, h *rlm.Header, name string, value any, typ rlm.Type, scope rlm.Scope, vo VarOptions, wo WriteOptions) (*rlm.Variable, string, error) {
 	dir, err := h.Dir(scope)
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: %v", ErrUsage, err)
@@ -633,7 +633,7 @@ func (s *Store) checkChildrenDone(tx *repo.Tx, h *rlm.Header) error {
 // propagateFinal returns a child's result to its parent, in the child's
 // commit (the specification: "Leaf task sets Final → result returned to parent"): the
 // parent gets the variable result_<child id> in its own scope.
-func propagateFinal(tx *repo.Tx, rec *recorder, slots *blobSlots, h *rlm.Header, value any, now time.Time) error {
+func propagateFinal(tx *repo.Tx, rec *Recorder, slots *blobSlots, h *rlm.Header, value any, now time.Time) error {
 	ph, err := readHeader(tx.ReadFile, h.ParentStateID)
 	if err != nil {
 		return fmt.Errorf("propagating Final to the parent: %w", err)
@@ -641,7 +641,7 @@ func propagateFinal(tx *repo.Tx, rec *recorder, slots *blobSlots, h *rlm.Header,
 	if ph.CompletionStatus != "" {
 		// An ended parent's variables no longer change: the child
 		// completes, and its commit says where the result did not go.
-		rec.trailer(TrailerParentEnded, ph.StateID+" ("+ph.CompletionStatus+")")
+		rec.Trailer(TrailerParentEnded, ph.StateID+" ("+ph.CompletionStatus+")")
 		return nil
 	}
 	dir, _ := ph.Dir(rlm.ScopeState)
@@ -687,7 +687,7 @@ func readVarTx(tx *repo.Tx, file string) (*rlm.Variable, error) {
 // writeVar stages a variable's file, and its .data file when the value is
 // large; a .data file the old value had and the new one does not is
 // removed.
-func writeVar(tx *repo.Tx, rec *recorder, slots *blobSlots, dir string, v *rlm.Variable, op string) error {
+func writeVar(tx *repo.Tx, rec *Recorder, slots *blobSlots, dir string, v *rlm.Variable, op string) error {
 	file := rlm.VarFile(dir, v.Name)
 	dataPath := rlm.DataFile(dir, v.Name)
 	body, data, err := v.Encode(dataPath)
@@ -697,18 +697,18 @@ func writeVar(tx *repo.Tx, rec *recorder, slots *blobSlots, dir string, v *rlm.V
 	if err := tx.WriteFile(file, body); err != nil {
 		return err
 	}
-	rec.add(op, file, "")
+	rec.Add(op, file, "")
 	slots.add(file, body)
 	if data != nil {
 		if err := tx.WriteFile(dataPath, data); err != nil {
 			return err
 		}
-		rec.add(op, dataPath, "")
+		rec.Add(op, dataPath, "")
 	} else if ok, _ := tx.Exists(dataPath); ok {
 		if err := tx.Remove(dataPath); err != nil {
 			return err
 		}
-		rec.add(OpDelete, dataPath, "")
+		rec.Add(OpDelete, dataPath, "")
 	}
 	return nil
 }
@@ -772,7 +772,7 @@ func seesDir(h *rlm.Header, dir string) bool {
 // from the blobs. At most n are recorded: the count was fixed before the
 // transaction from what the operation writes.
 type blobSlots struct {
-	rec   *recorder
+	rec   *Recorder
 	n     int
 	limit int
 }
@@ -781,7 +781,7 @@ func newBlobSlots(n int) *blobSlots { return &blobSlots{limit: n} }
 
 // reset binds the slots to a transaction's recorder (a retried
 // transaction starts from an empty one).
-func (b *blobSlots) reset(rec *recorder) {
+func (b *blobSlots) reset(rec *Recorder) {
 	b.rec, b.n = rec, 0
 }
 
@@ -793,7 +793,7 @@ func (b *blobSlots) add(path string, data []byte) {
 	if data != nil {
 		h = plumbing.ComputeHash(plumbing.BlobObject, data)
 	}
-	b.rec.trailer(TrailerBlob, h.String()+" "+path)
+	b.rec.Trailer(TrailerBlob, h.String()+" "+path)
 	b.n++
 }
 
@@ -820,7 +820,7 @@ func (s *Store) Variable(ctx context.Context, stateID, name string, g GetOptions
 			return nil, fmt.Errorf("%w: %v", ErrUsage, err)
 		}
 	}
-	root, err := s.tree(g.ReadOptions)
+	root, err := s.Tree(g.ReadOptions)
 	if err != nil {
 		return nil, err
 	}
@@ -934,7 +934,7 @@ func (s *Store) Variables(ctx context.Context, stateID string, scope rlm.Scope, 
 			return nil, fmt.Errorf("%w: %v", ErrUsage, err)
 		}
 	}
-	root, err := s.tree(ro)
+	root, err := s.Tree(ro)
 	if err != nil {
 		return nil, err
 	}
@@ -970,7 +970,7 @@ func (s *Store) DeleteVariable(ctx context.Context, stateID, name string, scope 
 	}
 	wo.Trailers = append(append(repo.Trailers(nil), wo.Trailers...), repo.Trailer{Key: TrailerState, Value: id})
 	slots := newBlobSlots(1)
-	return s.commit(ctx, wo, "", func(tx *repo.Tx, rec *recorder) error {
+	return s.Commit(ctx, wo, "", func(tx *repo.Tx, rec *Recorder) error {
 		slots.reset(rec)
 		h, err := readOpenHeader(tx.ReadFile, id)
 		if err != nil {
@@ -986,12 +986,12 @@ func (s *Store) DeleteVariable(ctx context.Context, stateID, name string, scope 
 		if err := tx.Remove(file); err != nil {
 			return err
 		}
-		rec.add(OpDelete, file, "")
+		rec.Add(OpDelete, file, "")
 		slots.add(file, nil)
 		if v.IsStored() {
 			if ok, _ := tx.Exists(v.DataPath()); ok {
 				tx.Remove(v.DataPath())
-				rec.add(OpDelete, v.DataPath(), "")
+				rec.Add(OpDelete, v.DataPath(), "")
 			}
 		}
 		return nil
@@ -1036,7 +1036,7 @@ func (s *Store) RenameVariable(ctx context.Context, stateID, oldName, newName st
 	}
 	wo.Trailers = append(append(repo.Trailers(nil), wo.Trailers...), repo.Trailer{Key: TrailerState, Value: id})
 	slots := newBlobSlots(2)
-	return s.commit(ctx, wo, "", func(tx *repo.Tx, rec *recorder) error {
+	return s.Commit(ctx, wo, "", func(tx *repo.Tx, rec *Recorder) error {
 		slots.reset(rec)
 		h, err := readOpenHeader(tx.ReadFile, id)
 		if err != nil {
@@ -1080,7 +1080,7 @@ func (s *Store) RenameVariable(ctx context.Context, stateID, oldName, newName st
 				return err
 			}
 		}
-		rec.changes = append(rec.changes, Change{Operation: OpRename, File: file, To: to})
+		rec.Changes = append(rec.Changes, Change{Operation: OpRename, File: file, To: to})
 		slots.add(file, nil)
 		slots.add(to, body)
 		return nil
@@ -1100,7 +1100,7 @@ func (s *Store) RemoveExpired(ctx context.Context, wo WriteOptions) (*Mutation, 
 	if wo.Message == "" {
 		wo.Message = "remove expired temporary variables"
 	}
-	m, err := s.commit(ctx, wo, "", func(tx *repo.Tx, rec *recorder) error {
+	m, err := s.Commit(ctx, wo, "", func(tx *repo.Tx, rec *Recorder) error {
 		removed = removed[:0]
 		now := s.now()
 		states, err := tx.ReadDir("temp")
@@ -1129,10 +1129,10 @@ func (s *Store) RemoveExpired(ctx context.Context, wo WriteOptions) (*Mutation, 
 				if err := tx.Remove(file); err != nil {
 					return err
 				}
-				rec.add(OpDelete, file, "")
+				rec.Add(OpDelete, file, "")
 				if ok, _ := tx.Exists(rlm.DataFile(dir, name)); ok {
 					tx.Remove(rlm.DataFile(dir, name))
-					rec.add(OpDelete, rlm.DataFile(dir, name), "")
+					rec.Add(OpDelete, rlm.DataFile(dir, name), "")
 				}
 				removed = append(removed, file)
 			}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/checkpoint"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/rlm"
@@ -17,7 +18,7 @@ import (
 	"github.com/aiwg/aiwg-state/verbiage"
 )
 
-func initState(t *testing.T, st *store.Store, in store.StateInit) string {
+func initState(t *testing.T, st *aiwgstate.Store, in store.StateInit) string {
 	t.Helper()
 	info, _, err := st.InitState(context.Background(), in, store.WriteOptions{Agent: "planner"})
 	if err != nil {
@@ -26,7 +27,7 @@ func initState(t *testing.T, st *store.Store, in store.StateInit) string {
 	return info.StateID
 }
 
-func setVar(t *testing.T, st *store.Store, id, name string, v any, vo store.VarOptions) *store.VarResult {
+func setVar(t *testing.T, st *aiwgstate.Store, id, name string, v any, vo store.VarOptions) *store.VarResult {
 	t.Helper()
 	res, err := st.SetVariable(context.Background(), id, name, v, vo, store.WriteOptions{Agent: "worker", Source: "task-1a2b3c4d"})
 	if err != nil {
@@ -364,7 +365,7 @@ func TestRLMCheckpointsAndRollback(t *testing.T) {
 	fsck(t, st)
 }
 
-func mustList(t *testing.T, st *store.Store, id string) []checkpoint.Checkpoint {
+func mustList(t *testing.T, st *aiwgstate.Store, id string) []checkpoint.Checkpoint {
 	cks, err := st.Checkpoints(context.Background(), id, store.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)

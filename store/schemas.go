@@ -226,7 +226,7 @@ func (s *Store) schema(read func(string) ([]byte, error), file string) (*docsche
 // SchemaRules reads the schema rules at a revision; empty when there are
 // none.
 func (s *Store) SchemaRules(ctx context.Context, ro ReadOptions) (*docschema.Rules, error) {
-	root, err := s.tree(ro)
+	root, err := s.Tree(ro)
 	if err != nil {
 		return nil, err
 	}
@@ -254,7 +254,7 @@ func (s *Store) AddSchema(ctx context.Context, name string, paths []string, sche
 	if err != nil {
 		return nil, fmt.Errorf("schema %s: %w", name, err)
 	}
-	return s.commit(ctx, wo, "schema "+name+" rules "+strings.Join(paths, " "), func(tx *repo.Tx, rec *recorder) error {
+	return s.Commit(ctx, wo, "schema "+name+" rules "+strings.Join(paths, " "), func(tx *repo.Tx, rec *Recorder) error {
 		rules, err := rulesIn(tx.ReadFile)
 		if err != nil {
 			return err
@@ -274,7 +274,7 @@ func (s *Store) AddSchema(ctx context.Context, name string, paths []string, sche
 			if err := tx.WriteFile(file, canon); err != nil {
 				return err
 			}
-			rec.add(map[bool]string{true: OpUpdate, false: OpCreate}[old], file, "")
+			rec.Add(map[bool]string{true: OpUpdate, false: OpCreate}[old], file, "")
 			_, err := docschema.Compile(file, tx.ReadFile)
 			return err
 		})
@@ -286,7 +286,7 @@ func (s *Store) AddSchema(ctx context.Context, name string, paths []string, sche
 // way out of rules broken by plain git or a merge.
 func (s *Store) RemoveSchema(ctx context.Context, name string, wo WriteOptions) (*Mutation, error) {
 	if name == "" {
-		return s.commit(ctx, wo, "schema: every rule removed", func(tx *repo.Tx, rec *recorder) error {
+		return s.Commit(ctx, wo, "schema: every rule removed", func(tx *repo.Tx, rec *Recorder) error {
 			var gone []string
 			if ok, _ := tx.Exists(docschema.Path); ok {
 				gone = append(gone, docschema.Path)
@@ -309,13 +309,13 @@ func (s *Store) RemoveSchema(ctx context.Context, name string, wo WriteOptions) 
 				if err := tx.Remove(f); err != nil {
 					return err
 				}
-				rec.add(OpDelete, f, "")
+				rec.Add(OpDelete, f, "")
 			}
 			return nil
 		})
 	}
 	file := docschema.Dir + "/" + name + ".schema.json"
-	return s.commit(ctx, wo, "schema "+name+" removed", func(tx *repo.Tx, rec *recorder) error {
+	return s.Commit(ctx, wo, "schema "+name+" removed", func(tx *repo.Tx, rec *Recorder) error {
 		rules, err := rulesIn(tx.ReadFile)
 		if err != nil {
 			return err
@@ -333,7 +333,7 @@ func (s *Store) RemoveSchema(ctx context.Context, name string, wo WriteOptions) 
 				if err := tx.Remove(file); err != nil {
 					return err
 				}
-				rec.add(OpDelete, file, "")
+				rec.Add(OpDelete, file, "")
 			}
 			return nil
 		})
@@ -346,7 +346,7 @@ func (s *Store) RemoveSchema(ctx context.Context, name string, wo WriteOptions) 
 // documents whose schema that changes, must meet their schema as the
 // branch has them.
 func (s *Store) checkFastForward(ours, theirs plumbing.Hash) error {
-	from, to := s.treeOf(ours), s.treeOf(theirs)
+	from, to := s.TreeOf(ours), s.TreeOf(theirs)
 	read := treeReader(s.repo, to)
 	rules, err := rulesIn(read)
 	if err != nil || rules == nil {
@@ -387,7 +387,7 @@ func (s *Store) checkFastForward(ours, theirs plumbing.Hash) error {
 
 // writeRules stages the rules (parsed again, so that what is written is
 // what Parse accepts) and whatever else the write does.
-func (s *Store) writeRules(tx *repo.Tx, rec *recorder, rules *docschema.Rules, also func() error) error {
+func (s *Store) writeRules(tx *repo.Tx, rec *Recorder, rules *docschema.Rules, also func() error) error {
 	b, err := rules.Encode()
 	if err != nil {
 		return err
@@ -399,7 +399,7 @@ func (s *Store) writeRules(tx *repo.Tx, rec *recorder, rules *docschema.Rules, a
 	if err := tx.WriteFile(docschema.Path, b); err != nil {
 		return err
 	}
-	rec.add(map[bool]string{true: OpUpdate, false: OpCreate}[old], docschema.Path, "")
+	rec.Add(map[bool]string{true: OpUpdate, false: OpCreate}[old], docschema.Path, "")
 	return also()
 }
 
@@ -432,7 +432,7 @@ func (v *SchemaViolation) Unwrap() []error {
 // merge or a plain git commit may have left) and lists those that break
 // their schema.
 func (s *Store) CheckSchemas(ctx context.Context, ro ReadOptions) ([]SchemaViolation, error) {
-	root, err := s.tree(ro)
+	root, err := s.Tree(ro)
 	if err != nil {
 		return nil, err
 	}

@@ -82,9 +82,9 @@ type signerEntry struct {
 	signer *signing.Signer
 }
 
-// signerFor is the signer of an agent's writes: nil when none is
+// SignerFor is the signer of an agent's writes: nil when none is
 // configured (the write is unsigned).
-func (s *Store) signerFor(agent string, wo WriteOptions) (*signing.Signer, error) {
+func (s *Store) SignerFor(agent string, wo WriteOptions) (*signing.Signer, error) {
 	if wo.Signer != nil {
 		return wo.Signer, nil
 	}
@@ -225,8 +225,8 @@ func (s *Store) loadSigner(path string) (*signing.Signer, error) {
 	return sg, nil
 }
 
-// signFunc is what repo.CommitInfo.Sign takes: nil for no signer.
-func signFunc(sg *signing.Signer) func([]byte) ([]byte, error) {
+// SignFunc is what repo.CommitInfo.Sign takes: nil for no signer.
+func SignFunc(sg *signing.Signer) func([]byte) ([]byte, error) {
 	if sg == nil {
 		return nil
 	}
@@ -238,11 +238,11 @@ func signFunc(sg *signing.Signer) func([]byte) ([]byte, error) {
 // without a signing key, or with a key the policy does not list for it.
 func (s *Store) checkSigner(tx *repo.Tx, wo WriteOptions, _ []Change) error {
 	p, err := s.signingPolicy(tx)
-	agent := s.agentName(wo.Agent)
+	agent := s.Agent(wo.Agent)
 	if err != nil || !p.SignatureRequired(agent) {
 		return err
 	}
-	sg, err := s.signerFor(agent, wo)
+	sg, err := s.SignerFor(agent, wo)
 	if err != nil {
 		return err
 	}
@@ -269,11 +269,11 @@ type Signatures struct {
 
 // Signatures reads the policy whose signers verify mutations.
 func (s *Store) Signatures(ro ReadOptions) (*Signatures, error) {
-	h, err := s.Resolve(revName(ro), ro.Branch)
+	h, err := s.Resolve(RevName(ro), ro.Branch)
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.policyAt(h)
+	p, err := s.PolicyAt(h)
 	if errors.Is(err, policy.ErrInvalid) {
 		p, err = s.lastValidPolicy(h) // as the hook judges while it is broken
 	}
@@ -345,7 +345,7 @@ func (s *Store) signingPolicy(tx *repo.Tx) (*policy.Policy, error) {
 		return p, nil
 	}
 	sc.mu.Unlock()
-	p, err := s.policyAt(tx.Parent())
+	p, err := s.PolicyAt(tx.Parent())
 	if errors.Is(err, policy.ErrInvalid) {
 		// A broken policy answers nothing: its repair (the only write
 		// then taken) is held to the last one that parses, as the hook

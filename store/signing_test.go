@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/internal/signtest"
 	"github.com/aiwg/aiwg-state/policy"
 	"github.com/aiwg/aiwg-state/repo"
@@ -93,7 +94,7 @@ func TestSignedWritesVerifyWithGit(t *testing.T) {
 	}
 }
 
-func catCommit(t *testing.T, st *store.Store, c string) []byte {
+func catCommit(t *testing.T, st *aiwgstate.Store, c string) []byte {
 	t.Helper()
 	return []byte(git(t, st, "cat-file", "commit", c))
 }

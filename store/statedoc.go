@@ -108,6 +108,20 @@ func (f *txFiles) ReadFile(path string) ([]byte, error) {
 	return f.tx.ReadFile(path)
 }
 
+// Files reads the files of one revision of the store: a commit's tree,
+// or a write's staged tree. Rules over documents read through it, so they
+// judge a write in progress and a pushed commit alike.
+type Files = statedoc.Files
+
+// TreeFiles reads the files of the tree root, refusing symlinks (a
+// document that is a symlink could point anywhere, outside the store
+// included).
+func (s *Store) TreeFiles(root plumbing.Hash) Files { return treeFiles{s: s, root: root} }
+
+// StagedFiles reads the files of a write in progress: what tx staged, else
+// its parent's, refusing symlinks the parent holds.
+func (s *Store) StagedFiles(tx *repo.Tx) (Files, error) { return s.txFiles(tx) }
+
 // treeFiles reads the files of a commit's tree, refusing symlinks.
 type treeFiles struct {
 	s    *Store
@@ -282,7 +296,7 @@ func stateDocPath(file string, patterns []verbiage.Pattern) (string, error) {
 // revision, with every shard it mounts, and validates it: a store holding
 // an invalid one (written by plain git) reports statedoc.ErrInvalidState.
 func (s *Store) StateDoc(ctx context.Context, file string, ro ReadOptions) (*statedoc.Doc, error) {
-	root, err := s.tree(ro)
+	root, err := s.Tree(ro)
 	if err != nil {
 		return nil, err
 	}
@@ -300,7 +314,7 @@ func (s *Store) StateDoc(ctx context.Context, file string, ro ReadOptions) (*sta
 	}
 	files := treeFiles{s: s, root: root}
 	if _, err := s.repo.ReadFileAt(root, clean); errors.Is(err, repo.ErrNotFound) {
-		return nil, errkind.Errorf(ErrNotFound, "%s: no such document at %s", clean, revName(ro))
+		return nil, errkind.Errorf(ErrNotFound, "%s: no such document at %s", clean, RevName(ro))
 	}
 	d, err := statedoc.Load(files, clean)
 	if err != nil {
@@ -371,7 +385,7 @@ type StateEdit func(doc any) (any, []verbiage.Path, error)
 // write their shards. subject is the commit subject (WriteOptions.Message
 // overrides it). An edit that changes nothing is ErrNoChange.
 func (s *Store) EditState(ctx context.Context, file string, wo WriteOptions, subject string, edit StateEdit) (*Mutation, error) {
-	return s.writeState(ctx, file, wo, subject, false, func(d *statedoc.Doc, files statedoc.Files) ([]statedoc.FileWrite, *statedoc.Doc, []verbiage.Path, error) {
+	return s.WriteState(ctx, file, wo, subject, false, func(d *statedoc.Doc, files statedoc.Files) ([]statedoc.FileWrite, *statedoc.Doc, []verbiage.Path, error) {
 		nv, paths, err := edit(d.Resolved())
 		if err != nil {
 			return nil, nil, nil, err
@@ -386,7 +400,7 @@ func (s *Store) EditState(ctx context.Context, file string, wo WriteOptions, sub
 func (s *Store) ResetState(ctx context.Context, file string, wo WriteOptions) (*Mutation, error) {
 	// Reset is how a document broken by a plain-git commit is mended, so
 	// the stored one need not be valid.
-	return s.writeState(ctx, file, wo, "doc reset", true, func(d *statedoc.Doc, files statedoc.Files) ([]statedoc.FileWrite, *statedoc.Doc, []verbiage.Path, error) {
+	return s.WriteState(ctx, file, wo, "doc reset", true, func(d *statedoc.Doc, files statedoc.Files) ([]statedoc.FileWrite, *statedoc.Doc, []verbiage.Path, error) {
 		writes, next, err := d.Replace(files, statedoc.Default())
 		return writes, next, []verbiage.Path{{}}, err
 	})
@@ -394,11 +408,11 @@ func (s *Store) ResetState(ctx context.Context, file string, wo WriteOptions) (*
 
 type stateWrite func(d *statedoc.Doc, files statedoc.Files) ([]statedoc.FileWrite, *statedoc.Doc, []verbiage.Path, error)
 
-// writeState runs write on the ruled document file in one commit. A
+// WriteState runs write on the ruled document file in one commit. A
 // stored document that is not valid is refused, unless overInvalid: then
 // write starts from a new default document in its place.
-func (s *Store) writeState(ctx context.Context, file string, wo WriteOptions, subject string, overInvalid bool, write stateWrite) (*Mutation, error) {
-	return s.commit(ctx, wo, subject, func(tx *repo.Tx, rec *recorder) error {
+func (s *Store) WriteState(ctx context.Context, file string, wo WriteOptions, subject string, overInvalid bool, write stateWrite) (*Mutation, error) {
+	return s.Commit(ctx, wo, subject, func(tx *repo.Tx, rec *Recorder) error {
 		manifest, err := absentIsNil(tx.ReadFile(ManifestPath))
 		if err != nil {
 			return err
@@ -455,14 +469,14 @@ func (s *Store) writeState(ctx context.Context, file string, wo WriteOptions, su
 			} else if _, err := objects.Get(d.Resolved(), p); err != nil || create {
 				op = OpCreate
 			}
-			rec.add(op, f, inner.String())
+			rec.Add(op, f, inner.String())
 			recorded[f] = true
 			// At a mount point the parent holds the ref: name it too when
 			// it changed (a new mount).
 			for _, mt := range next.Mounts() {
 				if len(inner) == 0 && mt.File == f && slices.Equal(mt.At, p) {
 					if _, ok := written[mt.From]; ok && !recorded[mt.From] {
-						rec.add(OpUpdate, mt.From, mt.Inner.String())
+						rec.Add(OpUpdate, mt.From, mt.Inner.String())
 						recorded[mt.From] = true
 					}
 				}
@@ -474,7 +488,7 @@ func (s *Store) writeState(ctx context.Context, file string, wo WriteOptions, su
 				if w.Create {
 					op = OpCreate
 				}
-				rec.add(op, w.Path, "")
+				rec.Add(op, w.Path, "")
 			}
 		}
 		return nil

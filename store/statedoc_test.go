@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/internal/testutil"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/statedoc"
@@ -19,7 +20,7 @@ import (
 // plainGit runs git commands on the store as a plain git user would, with
 // an index of its own; commit writes the index as a commit on main. No
 // check of the store runs.
-func plainGit(t *testing.T, st *store.Store) (run func(stdin string, args ...string) string, commit func(msg string)) {
+func plainGit(t *testing.T, st *aiwgstate.Store) (run func(stdin string, args ...string) string, commit func(msg string)) {
 	env := []string{"GIT_INDEX_FILE=" + filepath.Join(t.TempDir(), "index"),
 		"GIT_AUTHOR_NAME=plain", "GIT_AUTHOR_EMAIL=p@x", "GIT_COMMITTER_NAME=plain", "GIT_COMMITTER_EMAIL=p@x"}
 	run = func(stdin string, args ...string) string {
@@ -37,7 +38,7 @@ func plainGit(t *testing.T, st *store.Store) (run func(stdin string, args ...str
 
 // gitWrite commits files with the git CLI alone, as a plain git push
 // would. mode "120000" makes a symlink.
-func gitWrite(t *testing.T, st *store.Store, mode string, files map[string]string) {
+func gitWrite(t *testing.T, st *aiwgstate.Store, mode string, files map[string]string) {
 	t.Helper()
 	run, commit := plainGit(t, st)
 	for path, content := range files {
@@ -48,7 +49,7 @@ func gitWrite(t *testing.T, st *store.Store, mode string, files map[string]strin
 }
 
 // gitMove renames a file with the git CLI alone, as git mv would.
-func gitMove(t *testing.T, st *store.Store, from, to string) {
+func gitMove(t *testing.T, st *aiwgstate.Store, from, to string) {
 	t.Helper()
 	run, commit := plainGit(t, st)
 	blob := run("", "rev-parse", "HEAD:"+from)
@@ -57,7 +58,7 @@ func gitMove(t *testing.T, st *store.Store, from, to string) {
 	commit("git mv " + from + " " + to + "\n")
 }
 
-func edit(t *testing.T, st *store.Store, subject string, e store.StateEdit) *store.Mutation {
+func edit(t *testing.T, st *aiwgstate.Store, subject string, e store.StateEdit) *store.Mutation {
 	t.Helper()
 	m, err := st.EditState(context.Background(), "", store.WriteOptions{Agent: "tester"}, subject, e)
 	if err != nil {

@@ -39,6 +39,12 @@ type Options struct {
 	// Branch is the default branch of writes and reads; "" is the
 	// store's HEAD.
 	Branch string
+	// Guards and After are the features' rules over writes and what they
+	// do once a write is published (see Guard). Package aiwgstate's Open
+	// sets them; a store opened here without them writes under the core's
+	// rules alone.
+	Guards []Guard
+	After  []AfterCommit
 }
 
 // Store is an open store. Its methods are safe for concurrent use, and
@@ -55,6 +61,9 @@ type Store struct {
 	// signing caches the store's git config (its agent, its signing
 	// keys) by content, and the keys that sign writes.
 	signing signingConfig
+	// guards and after: see Options.
+	guards []Guard
+	after  []AfterCommit
 }
 
 // Discover finds the store for a working directory: $AIWG_STATE_STORE when
@@ -120,24 +129,24 @@ func Init(ctx context.Context, dir string, opts InitOptions) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{repo: r, branch: "refs/heads/" + branch, now: time.Now}
+	s := &Store{repo: r, branch: "refs/heads/" + branch, now: time.Now, guards: opts.Guards, after: opts.After}
 	agent := opts.Agent
 	if agent == "" {
 		agent = "aiwg-state"
 	}
-	_, err = s.commit(ctx, WriteOptions{Agent: agent}, "init", func(tx *repo.Tx, rec *recorder) error {
+	_, err = s.Commit(ctx, WriteOptions{Agent: agent}, "init", func(tx *repo.Tx, rec *Recorder) error {
 		if err := tx.WriteFile(ManifestPath, defaultManifest()); err != nil {
 			return err
 		}
-		rec.add("create", ManifestPath, "")
+		rec.Add("create", ManifestPath, "")
 		if err := tx.WriteFile(AttributesPath, []byte(DefaultAttributes)); err != nil {
 			return err
 		}
-		rec.add("create", AttributesPath, "")
+		rec.Add("create", AttributesPath, "")
 		if err := tx.WriteFile(statedoc.DefaultPath, statedoc.DefaultStateDocument()); err != nil {
 			return err
 		}
-		rec.add("create", statedoc.DefaultPath, "")
+		rec.Add("create", statedoc.DefaultPath, "")
 		return nil
 	})
 	if err != nil {
@@ -157,7 +166,7 @@ func StoreDir(dir string) string { return storedir.Resolve(dir) }
 // of a git clone of one (see FindStore). In a clone, the branch checked
 // out is not written and HEAD is not moved (see Store.WorkTree).
 func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
-	s := &Store{now: time.Now}
+	s := &Store{now: time.Now, guards: opts.Guards, after: opts.After}
 	dir = StoreDir(dir)
 	if _, err := os.Stat(filepath.Join(dir, "HEAD")); errors.Is(err, fs.ErrNotExist) {
 		if _, err := os.Stat(filepath.Join(dir, DefaultDir, "HEAD")); err == nil {
@@ -181,18 +190,18 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	s.repo = r
 	if opts.Branch != "" {
 		s.branch = branchRef(opts.Branch)
-	} else if s.branch, err = s.head(); err != nil {
+	} else if s.branch, err = s.Head(); err != nil {
 		r.Close()
 		return nil, err
 	}
 	return s, nil
 }
 
-// head is the branch HEAD names. A git clone may have a commit checked
+// Head is the branch HEAD names. A git clone may have a commit checked
 // out rather than a branch (CI checks pull requests out so): there "HEAD"
 // itself is the default, which reads take as that commit and writes
 // refuse (it is not a branch).
-func (s *Store) head() (string, error) {
+func (s *Store) Head() (string, error) {
 	ref, err := s.repo.Head()
 	if errors.Is(err, repo.ErrDetached) && s.workTree != "" {
 		return "HEAD", nil
@@ -203,7 +212,7 @@ func (s *Store) head() (string, error) {
 // syncOff reports whether the manifest on the default branch turns fsync
 // off (see Manifest.Sync).
 func (s *Store) syncOff() bool {
-	root, err := s.tree(ReadOptions{})
+	root, err := s.Tree(ReadOptions{})
 	if err != nil {
 		return false
 	}
@@ -219,7 +228,7 @@ func (s *Store) syncOff() bool {
 func (s *Store) Reset(opts Options) error {
 	branch := branchRef(opts.Branch)
 	if opts.Branch == "" {
-		head, err := s.head()
+		head, err := s.Head()
 		if err != nil {
 			return err
 		}
@@ -254,11 +263,11 @@ func branchRef(b string) string {
 	return "refs/heads/" + b
 }
 
-// writeRef is the ref a write on branch moves: a branch (refs/heads/…),
+// WriteRef is the ref a write on branch moves: a branch (refs/heads/…),
 // never a remote-tracking branch (the next fetch would drop the write), a
 // tag, or a merge in progress (which has its own guard).
-func (s *Store) writeRef(branch string) (string, error) {
-	ref := s.ref(branch)
+func (s *Store) WriteRef(branch string) (string, error) {
+	ref := s.Ref(branch)
 	if !strings.HasPrefix(ref, "refs/heads/") {
 		return "", fmt.Errorf("%w: %s is not a branch; writes go to refs/heads/", ErrReadOnly, ref)
 	}
@@ -272,23 +281,23 @@ func (s *Store) writeRef(branch string) (string, error) {
 	if s.workTree != "" {
 		// As git refuses a push to a checked-out branch: the commit would
 		// land, and the work tree's files would show it undone.
-		if head, err := s.repo.Head(); err == nil && s.refTarget(head) == ref {
+		if head, err := s.repo.Head(); err == nil && s.RefTarget(head) == ref {
 			return "", errkind.Errorf(ErrReadOnly, "%s is checked out in the git clone %s: a write would leave its files behind the branch (write to another branch, or to the store it was cloned from)", shortBranch(ref), s.workTree)
 		}
 	}
 	return ref, nil
 }
 
-// refTarget is the branch ref names, following an alias; ref itself when
+// RefTarget is the branch ref names, following an alias; ref itself when
 // it cannot be followed.
-func (s *Store) refTarget(ref string) string {
+func (s *Store) RefTarget(ref string) string {
 	if t, err := s.repo.RefTarget(ref); err == nil {
 		return t
 	}
 	return ref
 }
 
-func (s *Store) ref(branch string) string {
+func (s *Store) Ref(branch string) string {
 	if branch == "" {
 		return s.branch
 	}
@@ -301,7 +310,7 @@ func (s *Store) Resolve(rev, branch string) (plumbing.Hash, error) {
 	if rev == "" {
 		rev = "HEAD"
 	}
-	ref := s.ref(branch)
+	ref := s.Ref(branch)
 	h, err := s.repo.Resolve(rev, ref)
 	if err != nil {
 		if _, rerr := s.repo.Ref(ref); errors.Is(rerr, repo.ErrNotFound) {

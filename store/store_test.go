@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/internal/storetest"
 	"github.com/aiwg/aiwg-state/internal/testutil"
 	"github.com/aiwg/aiwg-state/objects"
@@ -18,18 +19,18 @@ import (
 	"github.com/aiwg/aiwg-state/verbiage"
 )
 
-func newStore(t testing.TB) *store.Store {
+func newStore(t testing.TB) *aiwgstate.Store {
 	t.Helper()
 	return storetest.New(t)
 }
 
 // git runs the git CLI against the store: the oracle of these tests.
-func git(t testing.TB, st *store.Store, args ...string) string {
+func git(t testing.TB, st *aiwgstate.Store, args ...string) string {
 	t.Helper()
 	return testutil.RunGit(t, st.Dir(), args...)
 }
 
-func fsck(t testing.TB, st *store.Store) {
+func fsck(t testing.TB, st *aiwgstate.Store) {
 	t.Helper()
 	testutil.Fsck(t, st.Dir())
 }
@@ -292,7 +293,7 @@ func TestConfigChangesTheManifest(t *testing.T) {
 	if _, err := st.SetConfig(ctx, "sync", []byte(`false`), store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	again, err := store.Open(ctx, st.Dir(), store.Options{})
+	again, err := aiwgstate.Open(ctx, st.Dir(), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +309,7 @@ func TestInitNeverTakesANonEmptyDirectory(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "precious.txt"), []byte("keep me"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.Init(context.Background(), dir, store.InitOptions{}); !errors.Is(err, store.ErrExists) {
+	if _, err := aiwgstate.Init(context.Background(), dir, store.InitOptions{}); !errors.Is(err, store.ErrExists) {
 		t.Fatalf("init into a non-empty directory: %v", err)
 	}
 	if data, err := os.ReadFile(filepath.Join(dir, "precious.txt")); err != nil || string(data) != "keep me" {

@@ -24,7 +24,7 @@ func (s *Store) StrategyRules(ctx context.Context, ro ReadOptions) ([]merge.Rule
 }
 
 func (s *Store) attributes(ro ReadOptions) (merge.Attributes, error) {
-	root, err := s.tree(ro)
+	root, err := s.Tree(ro)
 	if err != nil {
 		return merge.Attributes{}, err
 	}
@@ -50,7 +50,7 @@ func (s *Store) SetStrategy(ctx context.Context, pattern string, opts merge.Opti
 	if err != nil {
 		return nil, err
 	}
-	return s.commit(ctx, wo, "", func(tx *repo.Tx, rec *recorder) error {
+	return s.Commit(ctx, wo, "", func(tx *repo.Tx, rec *Recorder) error {
 		data, err := tx.ReadFile(AttributesPath)
 		if err != nil && !errors.Is(err, repo.ErrNotFound) {
 			return err
@@ -80,8 +80,8 @@ func (s *Store) SetStrategy(ctx context.Context, pattern string, opts merge.Opti
 		if err := tx.WriteFile(AttributesPath, out); err != nil {
 			return err
 		}
-		rec.add(OpUpdate, AttributesPath, "")
-		rec.subject = "strategy set " + pattern + " " + describeOptions(opts)
+		rec.Add(OpUpdate, AttributesPath, "")
+		rec.Subject = "strategy set " + pattern + " " + describeOptions(opts)
 		return nil
 	})
 }

@@ -172,7 +172,7 @@ func (s *Store) StartTrajectory(ctx context.Context, st TrajectoryStart, wo Writ
 		return "", nil, err
 	}
 	wo = trajWithTrailers(wo, repo.Trailer{Key: TrailerTrajectory, Value: id})
-	m, err := s.commit(ctx, wo, "traj start "+id+": "+trajectory.Str(header, "task_context", "task_type"), func(tx *repo.Tx, rec *recorder) error {
+	m, err := s.Commit(ctx, wo, "traj start "+id+": "+trajectory.Str(header, "task_context", "task_type"), func(tx *repo.Tx, rec *Recorder) error {
 		if ok, err := tx.Exists(trajHeaderPath(id)); err != nil {
 			return err
 		} else if ok {
@@ -181,7 +181,7 @@ func (s *Store) StartTrajectory(ctx context.Context, st TrajectoryStart, wo Writ
 		if err := tx.WriteFile(trajHeaderPath(id), data); err != nil {
 			return err
 		}
-		rec.add(OpCreate, trajHeaderPath(id), "")
+		rec.Add(OpCreate, trajHeaderPath(id), "")
 		return nil
 	})
 	if err != nil {
@@ -269,7 +269,7 @@ func (s *Store) RecordIteration(ctx context.Context, id string, in IterationInpu
 		extra = append(extra, repo.Trailer{Key: TrailerStateSnapshot, Value: snapshot})
 	}
 	wo = trajWithTrailers(wo, extra...)
-	build := func(tx *repo.Tx, rec *recorder) error {
+	build := func(tx *repo.Tx, rec *Recorder) error {
 		header, err := s.readTrajHeaderTx(tx, id)
 		if err != nil {
 			return err
@@ -302,11 +302,11 @@ func (s *Store) RecordIteration(ctx context.Context, id string, in IterationInpu
 		if err := tx.WriteFile(file, data); err != nil {
 			return err
 		}
-		rec.trailer(TrailerIteration, strconv.Itoa(number)) // the number chosen under the lock
-		rec.add(OpCreate, file, "")
+		rec.Trailer(TrailerIteration, strconv.Itoa(number)) // the number chosen under the lock
+		rec.Add(OpCreate, file, "")
 		return nil
 	}
-	m, err := s.commit(ctx, wo, "", build)
+	m, err := s.Commit(ctx, wo, "", build)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -460,7 +460,7 @@ func (s *Store) CompleteTrajectory(ctx context.Context, id string, c TrajectoryC
 	if status == "" {
 		status = trajectory.Str(extra, "outcome", "status")
 	}
-	return s.commit(ctx, wo, "traj complete "+id+": "+status, func(tx *repo.Tx, rec *recorder) error {
+	return s.Commit(ctx, wo, "traj complete "+id+": "+status, func(tx *repo.Tx, rec *Recorder) error {
 		header, err := s.readTrajHeaderTx(tx, id)
 		if err != nil {
 			return err
@@ -490,7 +490,7 @@ func (s *Store) CompleteTrajectory(ctx context.Context, id string, c TrajectoryC
 		if err := s.checkTrajSize(tx, id, es, 0); err != nil {
 			return err
 		}
-		rec.add(OpUpdate, trajHeaderPath(id), "")
+		rec.Add(OpUpdate, trajHeaderPath(id), "")
 		return nil
 	})
 }
@@ -501,7 +501,7 @@ func (s *Store) Trajectory(ctx context.Context, id string, ro ReadOptions) (map[
 	if err := checkTrajID(id); err != nil {
 		return nil, err
 	}
-	root, err := s.tree(ro)
+	root, err := s.Tree(ro)
 	if err != nil {
 		return nil, err
 	}
@@ -529,7 +529,7 @@ type TrajectoryFilter struct {
 // Trajectories is the specification's trajectory index, derived from the tree:
 // one summary per trajectory, oldest start first.
 func (s *Store) Trajectories(ctx context.Context, f TrajectoryFilter, ro ReadOptions) ([]trajectory.Summary, error) {
-	root, err := s.tree(ro)
+	root, err := s.Tree(ro)
 	if err != nil {
 		return nil, err
 	}
@@ -597,7 +597,7 @@ func (s *Store) WriteTrajectoryReport(ctx context.Context, id string, wo WriteOp
 	}
 	var report []byte
 	wo = trajWithTrailers(wo, repo.Trailer{Key: TrailerTrajectory, Value: id})
-	m, err := s.commit(ctx, wo, "traj report "+id, func(tx *repo.Tx, rec *recorder) error {
+	m, err := s.Commit(ctx, wo, "traj report "+id, func(tx *repo.Tx, rec *Recorder) error {
 		header, err := s.readTrajHeaderTx(tx, id)
 		if err != nil {
 			return err
@@ -621,7 +621,7 @@ func (s *Store) WriteTrajectoryReport(ctx context.Context, id string, wo WriteOp
 		if err := s.checkTrajSize(tx, id, es, 0); err != nil {
 			return err
 		}
-		rec.add(op, trajReportPath(id), "")
+		rec.Add(op, trajReportPath(id), "")
 		return nil
 	})
 	return report, m, err
@@ -630,7 +630,7 @@ func (s *Store) WriteTrajectoryReport(ctx context.Context, id string, wo WriteOp
 // AnalyzeTrajectories computes the learning patterns of the RLM trajectories specification over all
 // trajectories at ro.
 func (s *Store) AnalyzeTrajectories(ctx context.Context, o trajectory.AnalyzeOptions, ro ReadOptions) (trajectory.Analysis, error) {
-	root, err := s.tree(ro)
+	root, err := s.Tree(ro)
 	if err != nil {
 		return trajectory.Analysis{}, err
 	}
@@ -669,7 +669,7 @@ func (s *Store) PruneTrajectories(ctx context.Context, olderThan time.Duration, 
 	}
 	cutoff := now.Add(-olderThan)
 	var pruned []string
-	m, err := s.commit(ctx, wo, "", func(tx *repo.Tx, rec *recorder) error {
+	m, err := s.Commit(ctx, wo, "", func(tx *repo.Tx, rec *Recorder) error {
 		pruned = nil
 		root, err := s.trajParentTree(tx)
 		if err != nil || root.IsZero() {
@@ -715,7 +715,7 @@ func (s *Store) PruneTrajectories(ctx context.Context, olderThan time.Duration, 
 			}
 			// One change per trajectory, not per file: a prune of a
 			// thousand runs would otherwise carry 100,000 trailers.
-			rec.add(OpDelete, trajDir(id), "")
+			rec.Add(OpDelete, trajDir(id), "")
 		}
 		return nil
 	})
@@ -820,7 +820,7 @@ func (s *Store) ImportTrajectory(ctx context.Context, data []byte, im Trajectory
 	}
 	wo = trajWithTrailers(wo, extra...)
 	subject := fmt.Sprintf("traj import %s: %d iterations", id, len(its))
-	m, err := s.commit(ctx, wo, subject, func(tx *repo.Tx, rec *recorder) error {
+	m, err := s.Commit(ctx, wo, subject, func(tx *repo.Tx, rec *Recorder) error {
 		if ok, err := tx.Exists(trajHeaderPath(id)); err != nil {
 			return err
 		} else if ok {
@@ -831,9 +831,9 @@ func (s *Store) ImportTrajectory(ctx context.Context, data []byte, im Trajectory
 				return err
 			}
 		}
-		rec.add(OpCreate, trajHeaderPath(id), "")
+		rec.Add(OpCreate, trajHeaderPath(id), "")
 		if len(its) > 0 {
-			rec.add(OpCreate, trajItersDir(id), "")
+			rec.Add(OpCreate, trajItersDir(id), "")
 		}
 		return nil
 	})
@@ -853,7 +853,7 @@ func ValidateKnownFile(path string, body []byte) (rule, detail string) {
 	if path == ManifestPath {
 		// A manifest that does not validate would be in force on the
 		// server and in every clone once the push lands.
-		if err := checkManifest(body); err != nil {
+		if err := CheckManifest(body); err != nil {
 			return "store-settings", err.Error() + " (write it with aiwg-state config, which checks it)"
 		}
 		return "", ""

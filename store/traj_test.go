@@ -11,12 +11,13 @@ import (
 	"testing"
 	"time"
 
+	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/store"
 	"github.com/aiwg/aiwg-state/trajectory"
 )
 
-func trajStart(t testing.TB, st *store.Store) string {
+func trajStart(t testing.TB, st *aiwgstate.Store) string {
 	t.Helper()
 	id, _, err := st.StartTrajectory(context.Background(), store.TrajectoryStart{TaskType: "bug_fixing", Prompt: "fix it"}, store.WriteOptions{Agent: "runner"})
 	if err != nil {
@@ -192,7 +193,7 @@ func TestSchemaFileIsTheOneEmbedded(t *testing.T) {
 
 // seedTrajectories fills a store with n trajectories of k iterations, one
 // import commit each.
-func seedTrajectories(tb testing.TB, st *store.Store, n, k int) {
+func seedTrajectories(tb testing.TB, st *aiwgstate.Store, n, k int) {
 	tb.Helper()
 	ctx := context.Background()
 	for i := 0; i < n; i++ {

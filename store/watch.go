@@ -111,7 +111,7 @@ func (s *Store) Watch(ctx context.Context, wo WatchOptions, fn func(*Mutation) b
 					delete(seen, order[0])
 					order = order[1:]
 				}
-				if wo.Path != "" && !s.changed(c, wo.Path) {
+				if wo.Path != "" && !s.Changed(c, wo.Path) {
 					continue
 				}
 				if m, ok := lo.keep(c); ok && !fn(m) {
@@ -163,9 +163,9 @@ func (s *Store) since(last, head plumbing.Hash) ([]*repo.Commit, error) {
 	return out, err
 }
 
-// changed reports whether commit c changed path (a file or a directory)
+// Changed reports whether commit c Changed path (a file or a directory)
 // from its first parent.
-func (s *Store) changed(c *repo.Commit, path string) bool {
+func (s *Store) Changed(c *repo.Commit, path string) bool {
 	at := func(tree plumbing.Hash) plumbing.Hash {
 		e, err := s.repo.Lookup(tree, path)
 		if err != nil {

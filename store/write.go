@@ -130,23 +130,25 @@ func (c Change) Path() string {
 	return c.File + "#" + c.Key
 }
 
-// recorder collects the changes of a transaction for its message, and the
+// Recorder collects the changes of a transaction for its message, and the
 // trailers only the transaction can know (a number chosen under the lock).
-type recorder struct {
-	changes  []Change
+type Recorder struct {
+	Changes  []Change
 	trailers repo.Trailers
-	// subject, when set, is the commit's subject: for writes whose
+	// Subject, when set, is the commit's Subject: for writes whose
 	// description is known only once the transaction has read the tree.
-	subject string
+	Subject string
 }
 
-// trailer adds a trailer to the commit being built.
-func (r *recorder) trailer(key, value string) {
+// Trailer adds a Trailer to the commit being built.
+func (r *Recorder) Trailer(key, value string) {
 	r.trailers = append(r.trailers, repo.Trailer{Key: key, Value: value})
 }
 
-func (r *recorder) add(op, file, key string) {
-	r.changes = append(r.changes, Change{Operation: op, File: file, Key: key})
+// Add records a change (op is one of the Op constants; key is "" for the
+// whole file) for the commit's message and trailers.
+func (r *Recorder) Add(op, file, key string) {
+	r.Changes = append(r.Changes, Change{Operation: op, File: file, Key: key})
 }
 
 // Set writes value (JSON) at key path keypath of file; an empty keypath
@@ -233,7 +235,7 @@ func (s *Store) Apply(ctx context.Context, ops []Op, wo WriteOptions) (*Mutation
 		}
 		parsed[i] = p
 	}
-	return s.commit(ctx, wo, "", func(tx *repo.Tx, rec *recorder) error {
+	return s.Commit(ctx, wo, "", func(tx *repo.Tx, rec *Recorder) error {
 		d := docs{tx: tx, cache: map[string]any{}}
 		for i, p := range parsed {
 			if err := p.apply(&d, rec); err != nil {
@@ -384,7 +386,7 @@ func (d *docs) flush() error {
 	return nil
 }
 
-func (p parsedOp) apply(d *docs, rec *recorder) error {
+func (p parsedOp) apply(d *docs, rec *Recorder) error {
 	doc, exists, err := d.load(p.file)
 	if err != nil {
 		return err
@@ -411,14 +413,14 @@ func (p parsedOp) apply(d *docs, rec *recorder) error {
 			return fmt.Errorf("%s: %w", p.file, err)
 		}
 		d.store(p.file, nd)
-		rec.add(op, p.file, appendedAt(doc, p.path, p.key))
+		rec.Add(op, p.file, appendedAt(doc, p.path, p.key))
 	case "del":
 		if !exists {
 			return fmt.Errorf("%s: %w", p.file, ErrNotFound)
 		}
 		if len(p.path) == 0 {
 			d.store(p.file, deleted)
-			rec.add(OpDelete, p.file, "")
+			rec.Add(OpDelete, p.file, "")
 			return nil
 		}
 		nd, err := objects.Delete(doc, p.path)
@@ -426,7 +428,7 @@ func (p parsedOp) apply(d *docs, rec *recorder) error {
 			return fmt.Errorf("%s: %w", p.file, err)
 		}
 		d.store(p.file, nd)
-		rec.add(OpDelete, p.file, p.key)
+		rec.Add(OpDelete, p.file, p.key)
 	case "mv":
 		if !exists {
 			return fmt.Errorf("%s: %w", p.file, ErrNotFound)
@@ -441,7 +443,7 @@ func (p parsedOp) apply(d *docs, rec *recorder) error {
 		}
 		d.store(p.to, doc)
 		d.store(p.file, deleted)
-		rec.changes = append(rec.changes, Change{Operation: OpRename, File: p.file, To: p.to})
+		rec.Changes = append(rec.Changes, Change{Operation: OpRename, File: p.file, To: p.to})
 	}
 	return nil
 }
@@ -509,10 +511,10 @@ func (s *Store) checkUnchangedSince(tx *repo.Tx, since *repo.Commit, rev string,
 	return nil
 }
 
-// commit runs build in a transaction on the options' branch and records it
-// as one commit whose message and trailers describe the recorded changes.
-func (s *Store) commit(ctx context.Context, wo WriteOptions, subject string, build func(*repo.Tx, *recorder) error) (*Mutation, error) {
-	ref, err := s.writeRef(wo.Branch)
+// Commit runs build in a transaction on the options' branch and records it
+// as one Commit whose message and trailers describe the recorded changes.
+func (s *Store) Commit(ctx context.Context, wo WriteOptions, subject string, build func(*repo.Tx, *Recorder) error) (*Mutation, error) {
+	ref, err := s.WriteRef(wo.Branch)
 	if err != nil {
 		return nil, err
 	}
@@ -537,7 +539,7 @@ func (s *Store) commit(ctx context.Context, wo WriteOptions, subject string, bui
 			return nil, err
 		}
 	}
-	agent := s.agentName(wo.Agent)
+	agent := s.Agent(wo.Agent)
 	if repo.IdentityName(agent) != agent {
 		// git identities cannot hold them; rewriting the name would
 		// attribute the write to an agent nobody named.
@@ -547,19 +549,19 @@ func (s *Store) commit(ctx context.Context, wo WriteOptions, subject string, bui
 	if when.IsZero() {
 		when = s.now()
 	}
-	signer, err := s.signerFor(agent, wo)
+	signer, err := s.SignerFor(agent, wo)
 	if err != nil {
 		return nil, err
 	}
 	mutID := objects.NewID("mut")
-	var rec recorder
+	var rec Recorder
 	c, err := s.repo.Commit(ctx, ref, func(tx *repo.Tx) (*repo.CommitInfo, error) {
 		if tx.Parent().IsZero() {
 			// A write to a branch that does not exist would start an
 			// unrelated history, without the store's manifest: most
 			// likely a mistyped name. Only HEAD's branch is written
 			// unborn (the store's first commit).
-			if head, err := s.repo.Head(); err != nil || s.refTarget(head) != ref {
+			if head, err := s.repo.Head(); err != nil || s.RefTarget(head) != ref {
 				name := strings.TrimPrefix(ref, "refs/heads/")
 				if other := s.otherRefNamed(name); other != "" {
 					return nil, errkind.Errorf(ErrReadOnly, "%s is %s, not a branch to write: make one of your own (aiwg-state branch NAME --from %s)", name, other, name)
@@ -567,22 +569,22 @@ func (s *Store) commit(ctx context.Context, wo WriteOptions, subject string, bui
 				return nil, &BranchMissingError{Name: name}
 			}
 		}
-		rec = recorder{}
+		rec = Recorder{}
 		if err := build(tx, &rec); err != nil {
 			return nil, err
 		}
 		for _, check := range s.writeChecks() {
-			if err := check(tx, wo, rec.changes); err != nil {
+			if err := check(tx, wo, rec.Changes); err != nil {
 				return nil, err
 			}
 		}
 		if since != nil {
-			if err := s.checkUnchangedSince(tx, since, *wo.UnchangedSince, rec.changes); err != nil {
+			if err := s.checkUnchangedSince(tx, since, *wo.UnchangedSince, rec.Changes); err != nil {
 				return nil, err
 			}
 		}
 		sig := repo.NewSignature(agent, when)
-		trailers := append(trailersFor(mutID, wo, rec.changes), rec.trailers...)
+		trailers := append(trailersFor(mutID, wo, rec.Changes), rec.trailers...)
 		// The hybrid logical clock orders this write for last-write-wins
 		// merges: past the parent's (and a merged branch's) clock.
 		var merged plumbing.Hash
@@ -590,16 +592,16 @@ func (s *Store) commit(ctx context.Context, wo WriteOptions, subject string, bui
 			merged = wo.mergeParents[0]
 		}
 		trailers = append(trailers, repo.Trailer{Key: TrailerClock, Value: s.nextClock(tx.Parent(), merged, agent, when).String()})
-		msg := repo.FormatMessage(subjectFor(cmp.Or(rec.subject, subject), wo.Message, rec.changes), "", trailers)
-		return &repo.CommitInfo{Author: sig, Committer: sig, Message: msg, MergeParents: wo.mergeParents, UpstreamFirst: wo.upstreamFirst, AllowEmpty: len(wo.mergeParents) > 0, Sign: signFunc(signer)}, nil
+		msg := repo.FormatMessage(subjectFor(cmp.Or(rec.Subject, subject), wo.Message, rec.Changes), "", trailers)
+		return &repo.CommitInfo{Author: sig, Committer: sig, Message: msg, MergeParents: wo.mergeParents, UpstreamFirst: wo.upstreamFirst, AllowEmpty: len(wo.mergeParents) > 0, Sign: SignFunc(signer)}, nil
 	}, copts)
 	if err != nil {
 		return nil, err
 	}
 	s.maybeMaintain()
-	m := mutationOf(c, ref)
+	m := MutationOf(c, ref)
 	for _, after := range s.afterCommits() {
-		if err := after(m, wo, rec.changes); err != nil {
+		if err := after(m, wo, rec.Changes); err != nil {
 			return m, err
 		}
 	}

@@ -40,6 +40,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/audit"
 	"github.com/aiwg/aiwg-state/bench/internal/benchutil"
 	"github.com/aiwg/aiwg-state/store"
@@ -112,7 +113,7 @@ func compare(bin, storeDir string, n int, label, file string, changes, runs int)
 	// The same through the Go API on a store kept open: the index's own
 	// cost, without process start and go-git's per-process pack set-up.
 	ctx := context.Background()
-	st, err := store.Open(ctx, storeDir, store.Options{})
+	st, err := aiwgstate.Open(ctx, storeDir, store.Options{})
 	check(err)
 	defer st.Close()
 	lg := median(runs, func() {
@@ -183,7 +184,7 @@ func fastImport(storeDir string, n int) int {
 func ownWritePath(bin, work string, n, runs int) {
 	ctx := context.Background()
 	dir := filepath.Join(work, "own.git")
-	st, err := store.Init(ctx, dir, store.InitOptions{Options: store.Options{NoSync: true}})
+	st, err := aiwgstate.Init(ctx, dir, store.InitOptions{Options: store.Options{NoSync: true}})
 	check(err)
 	for v := 0; v < variables; v++ {
 		_, err := st.Set(ctx, fmt.Sprintf("variables/v%04d.json", v), "value", []byte("0"), store.WriteOptions{Agent: "seed"})
@@ -204,7 +205,7 @@ func ownWritePath(bin, work string, n, runs int) {
 		commits = append(commits, plumbing.NewHash(m.Commit))
 	}
 	// The hook alone, on the same commits (into a scratch index).
-	scratch, err := store.Open(ctx, dir, store.Options{NoSync: true})
+	scratch, err := aiwgstate.Open(ctx, dir, store.Options{NoSync: true})
 	check(err)
 	ix := audit.Open(scratch.Repo())
 	hooks := make([]time.Duration, 0, len(commits))

@@ -26,6 +26,7 @@ import (
 	"strings"
 	"time"
 
+	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/bench/internal/benchutil"
 	"github.com/aiwg/aiwg-state/store"
 )
@@ -48,7 +49,7 @@ func main() {
 			}
 			dir := filepath.Join(work, fmt.Sprintf("s%d-c%d", size, changes))
 			build(ctx, dir, size, changes)
-			st, err := store.Open(ctx, dir, store.Options{NoSync: true})
+			st, err := aiwgstate.Open(ctx, dir, store.Options{NoSync: true})
 			check(err)
 			var api []time.Duration
 			var alloc []uint64
@@ -92,7 +93,7 @@ func main() {
 // and theirs with changes variables changed each, one commit each; the
 // sides overlap on half their changes.
 func build(ctx context.Context, dir string, size, changes int) {
-	st, err := store.Init(ctx, dir, store.InitOptions{Options: store.Options{NoSync: true}, Agent: "bench"})
+	st, err := aiwgstate.Init(ctx, dir, store.InitOptions{Options: store.Options{NoSync: true}, Agent: "bench"})
 	check(err)
 	defer st.Close()
 	doc := func(i int, v string, at time.Time) json.RawMessage {

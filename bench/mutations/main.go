@@ -32,6 +32,7 @@ import (
 	"strings"
 	"time"
 
+	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/bench/internal/benchutil"
 	"github.com/aiwg/aiwg-state/store"
 )
@@ -190,8 +191,8 @@ func docBody(i int) string {
 }
 
 // seedStore creates a store holding the documents in one commit.
-func seedStore(ctx context.Context, dir string, sync bool) *store.Store {
-	st, err := store.Init(ctx, dir, store.InitOptions{Options: store.Options{NoSync: !sync}})
+func seedStore(ctx context.Context, dir string, sync bool) *aiwgstate.Store {
+	st, err := aiwgstate.Init(ctx, dir, store.InitOptions{Options: store.Options{NoSync: !sync}})
 	check(err)
 	ops := make([]store.Op, docs)
 	for i := range ops {

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/bench/internal/benchutil"
 	"github.com/aiwg/aiwg-state/internal/gitserver"
 	"github.com/aiwg/aiwg-state/objects"
@@ -37,12 +38,12 @@ func main() {
 	defer os.RemoveAll(work)
 
 	storeDir := filepath.Join(work, "store.git")
-	st, err := store.Init(ctx, storeDir, store.InitOptions{Options: store.Options{NoSync: true}, Agent: "bench"})
+	st, err := aiwgstate.Init(ctx, storeDir, store.InitOptions{Options: store.Options{NoSync: true}, Agent: "bench"})
 	check(err)
 	t0 := time.Now()
 	fastImport(storeDir, *commits)
 	st.Close()
-	st, err = store.Open(ctx, storeDir, store.Options{NoSync: true})
+	st, err = aiwgstate.Open(ctx, storeDir, store.Options{NoSync: true})
 	check(err)
 	defer st.Close()
 	fmt.Printf("machine: %s/%s, %d CPUs, %s\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), strings.TrimSpace(out("git", "version")))

@@ -21,6 +21,7 @@ import (
 	"runtime"
 	"time"
 
+	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/bench/internal/benchutil"
 	"github.com/aiwg/aiwg-state/store"
 )
@@ -72,7 +73,7 @@ func main() {
 	sc, bc = alternate(*ncli, cli(bin, smallDir, smallID, false), cli(bin, bigDir, bigID, false))
 	row("CLI var get (process per call)", sc, bc)
 
-	st, err := store.Open(ctx, bigDir, store.Options{})
+	st, err := aiwgstate.Open(ctx, bigDir, store.Options{})
 	check(err)
 	var exp []time.Duration
 	var size int
@@ -101,7 +102,7 @@ func main() {
 // mutations in all (one commit each after the init, which makes two).
 func seed(ctx context.Context, work, name string, vars, muts int) (string, string) {
 	dir := filepath.Join(work, name+".git")
-	st, err := store.Init(ctx, dir, store.InitOptions{Options: store.Options{NoSync: true}})
+	st, err := aiwgstate.Init(ctx, dir, store.InitOptions{Options: store.Options{NoSync: true}})
 	check(err)
 	defer st.Close()
 	info, _, err := st.InitState(ctx, store.StateInit{Prompt: "benchmark"}, store.WriteOptions{Agent: "bench"})
@@ -114,8 +115,8 @@ func seed(ctx context.Context, work, name string, vars, muts int) (string, strin
 	return dir, info.StateID
 }
 
-func openStore(ctx context.Context, dir string, sync bool) *store.Store {
-	st, err := store.Open(ctx, dir, store.Options{NoSync: !sync})
+func openStore(ctx context.Context, dir string, sync bool) *aiwgstate.Store {
+	st, err := aiwgstate.Open(ctx, dir, store.Options{NoSync: !sync})
 	check(err)
 	return st
 }
@@ -133,14 +134,14 @@ func alternate(n int, a, b func(i int)) (ta, tb []time.Duration) {
 	return ta, tb
 }
 
-func apiSet(ctx context.Context, st *store.Store, id string) func(int) {
+func apiSet(ctx context.Context, st *aiwgstate.Store, id string) func(int) {
 	return func(i int) {
 		_, err := st.SetVariable(ctx, id, "var_0005", json.Number(fmt.Sprint(1_000_000+i)), store.VarOptions{}, store.WriteOptions{Agent: "bench"})
 		check(err)
 	}
 }
 
-func apiGet(ctx context.Context, st *store.Store, id string) func(int) {
+func apiGet(ctx context.Context, st *aiwgstate.Store, id string) func(int) {
 	return func(i int) {
 		_, err := st.Variable(ctx, id, fmt.Sprintf("var_%04d", i%8), store.GetOptions{})
 		check(err)

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/bench/internal/benchutil"
 	"github.com/aiwg/aiwg-state/store"
 	"github.com/aiwg/aiwg-state/trajectory"
@@ -86,13 +87,13 @@ func main() {
 	check(full.Close())
 }
 
-func open(ctx context.Context, dir string) *store.Store {
-	st, err := store.Init(ctx, dir, store.InitOptions{Options: store.Options{NoSync: true}})
+func open(ctx context.Context, dir string) *aiwgstate.Store {
+	st, err := aiwgstate.Init(ctx, dir, store.InitOptions{Options: store.Options{NoSync: true}})
 	check(err)
 	return st
 }
 
-func seed(ctx context.Context, st *store.Store, n, k int) {
+func seed(ctx context.Context, st *aiwgstate.Store, n, k int) {
 	tools := []string{"Read", "Grep", "Write", "Bash"}
 	for i := 0; i < n; i++ {
 		its := make([]string, k)
@@ -113,13 +114,13 @@ func seed(ctx context.Context, st *store.Store, n, k int) {
 	check(st.Repo().Maintain(ctx, true))
 }
 
-func start(ctx context.Context, st *store.Store) string {
+func start(ctx context.Context, st *aiwgstate.Store) string {
 	id, _, err := st.StartTrajectory(ctx, store.TrajectoryStart{TaskType: "bug_fixing", Prompt: "p"}, store.WriteOptions{Agent: "bench"})
 	check(err)
 	return id
 }
 
-func record(ctx context.Context, st *store.Store, id string) time.Duration {
+func record(ctx context.Context, st *aiwgstate.Store, id string) time.Duration {
 	t := time.Now()
 	_, _, err := st.RecordIteration(ctx, id, store.IterationInput{Fields: trajectory.IterationFields{
 		ThoughtType: "progress", Thought: "next", Tool: "Bash", Status: "success", Result: "ok", CostUSD: "0.001",

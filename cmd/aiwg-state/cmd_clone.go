@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 
+	aiwgstate "github.com/aiwg/aiwg-state"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/aiwg/aiwg-state/repo"
@@ -48,7 +50,7 @@ func runClone(c *cli.Context) error {
 	if c.Int("depth") < 0 {
 		return usagef("--depth takes a positive number of commits")
 	}
-	st, err := store.Clone(c.Context, a[0], dir, store.CloneOptions{Options: store.Options{NoSync: c.Bool("no-sync")},
+	st, err := aiwgstate.Clone(c.Context, a[0], dir, store.CloneOptions{Options: store.Options{NoSync: c.Bool("no-sync")},
 		Filter: c.String("filter"), Depth: c.Int("depth")})
 	if err != nil {
 		return err

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 
+	aiwgstate "github.com/aiwg/aiwg-state"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/aiwg/aiwg-state/store"
@@ -40,7 +42,7 @@ func runInit(c *cli.Context) error {
 	if dir == "" {
 		dir = store.DefaultDir
 	}
-	st, err := store.Init(c.Context, dir, store.InitOptions{Options: store.Options{Branch: c.String("branch"), NoSync: c.Bool("no-sync")}, Agent: c.String("agent")})
+	st, err := aiwgstate.Init(c.Context, dir, store.InitOptions{Options: store.Options{Branch: c.String("branch"), NoSync: c.Bool("no-sync")}, Agent: c.String("agent")})
 	if err != nil {
 		return err
 	}

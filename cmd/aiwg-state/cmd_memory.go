@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"time"
 
+	aiwgstate "github.com/aiwg/aiwg-state"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/aiwg/aiwg-state/memory"
@@ -49,7 +51,7 @@ Examples:
    aiwg-state memory put workflow checkpoint run-7 - < state.json
    aiwg-state memory put long_term fact sky --string "blue"`,
 				Flags:  memoryValueFlags(),
-				Action: command(writeMemory((*store.Store).PutMemory)),
+				Action: command(writeMemory((*aiwgstate.Store).PutMemory)),
 			},
 			{
 				Name:      "append",
@@ -62,7 +64,7 @@ payload is not a list is refused (exit 3).
 Examples:
    aiwg-state memory append daily_log entries 2026-11-24 '{"at":"10:02","did":"deploy"}'`,
 				Flags:  memoryValueFlags(),
-				Action: command(writeMemory((*store.Store).AppendMemory)),
+				Action: command(writeMemory((*aiwgstate.Store).AppendMemory)),
 			},
 			{
 				Name:      "get",
@@ -268,7 +270,7 @@ func memoryValueFlags() []cli.Flag {
 
 // writeMemory is the action of put and append: NAMESPACE KIND ID VALUE,
 // --ttl, and the record written.
-func writeMemory(write func(*store.Store, context.Context, memory.Key, []byte, time.Duration, store.WriteOptions) (*memory.Record, *store.Mutation, error)) func(*session) error {
+func writeMemory(write func(*aiwgstate.Store, context.Context, memory.Key, []byte, time.Duration, store.WriteOptions) (*memory.Record, *store.Mutation, error)) func(*session) error {
 	return func(s *session) error {
 		a, err := args(s.c, 4, 4)
 		if err != nil {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
+	aiwgstate "github.com/aiwg/aiwg-state"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/aiwg/aiwg-state/serve"
@@ -73,7 +75,7 @@ func runServe(c *cli.Context) error {
 	}
 	// Opened once here: a directory that is no store fails now,
 	// not at the first client's command.
-	st, err := store.Open(c.Context, dir, store.Options{})
+	st, err := aiwgstate.Open(c.Context, dir, store.Options{})
 	if err != nil {
 		return err
 	}

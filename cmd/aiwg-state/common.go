@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	aiwgstate "github.com/aiwg/aiwg-state"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/aiwg/aiwg-state/repo"
@@ -57,7 +59,7 @@ func writeFlags() []cli.Flag {
 type session struct {
 	c     *cli.Context
 	inv   *invocation
-	store *store.Store
+	store *aiwgstate.Store
 	out   io.Writer
 	json  bool
 	// link are the trailers of --traj/--iter, checked when the session
@@ -118,11 +120,11 @@ func open(c *cli.Context) (*session, error) {
 		return nil, fmt.Errorf("the server for %s cannot run commands on %s: run aiwg-state itself", inv.serving.store, dir)
 	}
 	opts := store.Options{Branch: c.String("branch"), NoSync: c.Bool("no-sync")}
-	var st *store.Store
+	var st *aiwgstate.Store
 	if inv.stores != nil {
 		st, err = inv.stores.get(c.Context, opts)
 	} else {
-		st, err = store.Open(c.Context, dir, opts)
+		st, err = aiwgstate.Open(c.Context, dir, opts)
 	}
 	if err != nil {
 		return nil, err

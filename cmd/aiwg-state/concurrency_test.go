@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	aiwgstate "github.com/aiwg/aiwg-state"
+
 	"github.com/aiwg/aiwg-state/store"
 )
 
@@ -99,7 +101,7 @@ func TestConcurrentWritersLoseNothing(t *testing.T) {
 	}
 	// Every value written is in history, once, at the commit that wrote it;
 	// and each key's final value is the one of its newest commit.
-	st, err := store.Open(ctx, s, store.Options{})
+	st, err := aiwgstate.Open(ctx, s, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	aiwgstate "github.com/aiwg/aiwg-state"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/aiwg/aiwg-state/internal/errkind"
@@ -241,7 +243,7 @@ func (sv *server) run(ctx context.Context, req *serve.Invocation) (code int) {
 type storePool struct {
 	dir  string
 	mu   sync.Mutex
-	idle []*store.Store // nil once closed
+	idle []*aiwgstate.Store // nil once closed
 }
 
 // lender lends stores of the pool to one command. What the command
@@ -249,12 +251,12 @@ type storePool struct {
 // after a panic their state is unknown.
 type lender struct {
 	pool *storePool
-	lent []*store.Store
+	lent []*aiwgstate.Store
 }
 
 func (p *storePool) lender() *lender { return &lender{pool: p} }
 
-func (l *lender) get(ctx context.Context, opts store.Options) (*store.Store, error) {
+func (l *lender) get(ctx context.Context, opts store.Options) (*aiwgstate.Store, error) {
 	st, err := l.pool.get(ctx, opts)
 	if err == nil {
 		l.lent = append(l.lent, st)
@@ -281,19 +283,19 @@ func (l *lender) discard() {
 const maxIdle = 4
 
 func newStorePool(dir string) *storePool {
-	return &storePool{dir: dir, idle: []*store.Store{}}
+	return &storePool{dir: dir, idle: []*aiwgstate.Store{}}
 }
 
 // get lends a store set up as Open with opts would set it up now.
-func (p *storePool) get(ctx context.Context, opts store.Options) (*store.Store, error) {
+func (p *storePool) get(ctx context.Context, opts store.Options) (*aiwgstate.Store, error) {
 	p.mu.Lock()
-	var st *store.Store
+	var st *aiwgstate.Store
 	if n := len(p.idle); n > 0 {
 		st, p.idle = p.idle[n-1], p.idle[:n-1]
 	}
 	p.mu.Unlock()
 	if st == nil {
-		return store.Open(ctx, p.dir, opts)
+		return aiwgstate.Open(ctx, p.dir, opts)
 	}
 	if err := st.Reset(opts); err != nil {
 		st.Close()
@@ -303,7 +305,7 @@ func (p *storePool) get(ctx context.Context, opts store.Options) (*store.Store, 
 }
 
 // put takes a lent store back.
-func (p *storePool) put(st *store.Store) {
+func (p *storePool) put(st *aiwgstate.Store) {
 	p.mu.Lock()
 	keep := p.idle != nil && len(p.idle) < maxIdle
 	if keep {

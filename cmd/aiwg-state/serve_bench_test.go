@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	aiwgstate "github.com/aiwg/aiwg-state"
+
 	"github.com/aiwg/aiwg-state/serve"
 	"github.com/aiwg/aiwg-state/store"
 )
@@ -17,7 +19,7 @@ import (
 func benchStore(b *testing.B) string {
 	b.Helper()
 	dir, _ := project(b)
-	st, err := store.Open(context.Background(), dir+"/.aiwg/state.git", store.Options{NoSync: true})
+	st, err := aiwgstate.Open(context.Background(), dir+"/.aiwg/state.git", store.Options{NoSync: true})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -66,7 +68,7 @@ func BenchmarkStoreSet(b *testing.B) {
 	for _, sync := range []bool{false, true} {
 		b.Run(fmt.Sprintf("sync=%v", sync), func(b *testing.B) {
 			dir := benchStore(b)
-			st, err := store.Open(context.Background(), dir+"/.aiwg/state.git", store.Options{NoSync: !sync})
+			st, err := aiwgstate.Open(context.Background(), dir+"/.aiwg/state.git", store.Options{NoSync: !sync})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -1,0 +1,54 @@
+package store
+
+import (
+	"github.com/aiwg/aiwg-state/repo"
+)
+
+// A Guard runs inside every write transaction, after the operation has
+// staged its changes and before the commit is written; an error aborts the
+// write and nothing is committed. The core's own rules (sizes, the store's
+// settings, unresolved conflicts, the state document, the access policy,
+// signatures) run first, then the guards the store was opened with
+// (Options.Guards), in order: each feature that keeps rules over its files
+// owns one.
+type Guard func(s *Store, tx *repo.Tx, wo WriteOptions, changes []Change) error
+
+// An AfterCommit runs after a commit is published on its branch. Its
+// errors do not undo the commit (it is already visible to others); they
+// are returned to the caller with the mutation.
+type AfterCommit func(s *Store, m *Mutation, wo WriteOptions, changes []Change) error
+
+// writeCheck is a guard bound to its store.
+type writeCheck func(tx *repo.Tx, wo WriteOptions, changes []Change) error
+
+// writeChecks lists the guards every write passes, in order.
+func (s *Store) writeChecks() []writeCheck {
+	checks := []writeCheck{
+		checkSizes,            // manifest.go: every file within limits.max_document_bytes
+		checkSettings,         // manifest.go: the policy and manifest stay readable
+		s.checkConflicts,      // merge.go: no write on a branch with unresolved conflicts
+		s.checkRuledDocuments, // statedoc.go: verbiage-ruled documents stay valid
+		s.checkPolicy,         // policy.go: the agent may write these paths
+		s.checkSigner,         // signing.go: a required signature, with a key the policy lists
+		checkTrajectoryLink,   // traj.go: a linked trajectory exists
+		checkRecords,          // records.go: lease, memory and queue files stay records
+		s.checkLeaseHolders,   // lease.go: others' leases are released by force only by a lease_admin
+		s.checkSchemas,        // schemas.go: ruled documents meet their JSON Schema
+	}
+	for _, g := range s.guards {
+		checks = append(checks, func(tx *repo.Tx, wo WriteOptions, changes []Change) error { return g(s, tx, wo, changes) })
+	}
+	return checks
+}
+
+// afterCommits lists what runs once a write is published, in order.
+func (s *Store) afterCommits() []func(*Mutation, WriteOptions, []Change) error {
+	after := []func(*Mutation, WriteOptions, []Change) error{
+		s.indexCommit,   // audit.go: the changed-paths index
+		s.runCompletion, // rlm.go: completion handlers when Final is set
+	}
+	for _, a := range s.after {
+		after = append(after, func(m *Mutation, wo WriteOptions, changes []Change) error { return a(s, m, wo, changes) })
+	}
+	return after
+}

@@ -62,6 +62,7 @@ func Clone(ctx context.Context, url, dir string, opts store.CloneOptions) (*Stor
 func wire(opts store.Options) store.Options {
 	opts.Guards = append(guards(), opts.Guards...)
 	opts.After = append(afterCommit(), opts.After...)
+	opts.FastForward = append(fastForward(), opts.FastForward...)
 	return opts
 }
 
@@ -74,4 +75,9 @@ func guards() []store.Guard {
 // afterCommit is what the features do once a write is published, in order.
 func afterCommit() []store.AfterCommit {
 	return []store.AfterCommit{}
+}
+
+// fastForward are the features' rules over a fast-forward, in order.
+func fastForward() []store.FastForwardGuard {
+	return []store.FastForwardGuard{}
 }

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/aiwg/aiwg-state/repo"
 )
 
@@ -17,6 +19,29 @@ type Guard func(s *Store, tx *repo.Tx, wo WriteOptions, changes []Change) error
 // errors do not undo the commit (it is already visible to others); they
 // are returned to the caller with the mutation.
 type AfterCommit func(s *Store, m *Mutation, wo WriteOptions, changes []Change) error
+
+// A FastForwardGuard judges a fast-forward of a branch from ours to
+// theirs, which writes no commit for the guards to judge: what the branch
+// brings must meet the rules as the branch has them.
+type FastForwardGuard func(s *Store, ours, theirs plumbing.Hash) error
+
+// CheckFastForward runs the core's rules, then the store's
+// FastForwardGuards, over a fast-forward from ours to theirs.
+func (s *Store) CheckFastForward(ours, theirs plumbing.Hash) error {
+	checks := []func(ours, theirs plumbing.Hash) error{
+		s.checkFastForward,         // schemas.go: ruled documents meet their JSON Schema
+		s.checkSettingsFastForward, // manifest.go: the policy and manifest stay readable
+	}
+	for _, g := range s.fastForward {
+		checks = append(checks, func(ours, theirs plumbing.Hash) error { return g(s, ours, theirs) })
+	}
+	for _, check := range checks {
+		if err := check(ours, theirs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // writeCheck is a guard bound to its store.
 type writeCheck func(tx *repo.Tx, wo WriteOptions, changes []Change) error

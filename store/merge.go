@@ -301,10 +301,7 @@ func (s *Store) Merge(ctx context.Context, from string, mo MergeOptions) (*Merge
 		if mo.DryRun {
 			return res, nil
 		}
-		if err := s.checkFastForward(ours, theirs); err != nil {
-			return nil, err
-		}
-		if err := s.checkSettingsFastForward(ours, theirs); err != nil {
+		if err := s.CheckFastForward(ours, theirs); err != nil {
 			return nil, err
 		}
 		return res, s.repo.UpdateRef(ctx, intoRef, ours, theirs)

@@ -39,12 +39,14 @@ type Options struct {
 	// Branch is the default branch of writes and reads; "" is the
 	// store's HEAD.
 	Branch string
-	// Guards and After are the features' rules over writes and what they
-	// do once a write is published (see Guard). Package aiwgstate's Open
+	// Guards, After and FastForward are the features' rules over writes,
+	// what they do once a write is published, and their rules over a
+	// fast-forward (see Guard). Package aiwgstate's Open
 	// sets them; a store opened here without them writes under the core's
 	// rules alone.
-	Guards []Guard
-	After  []AfterCommit
+	Guards      []Guard
+	After       []AfterCommit
+	FastForward []FastForwardGuard
 }
 
 // Store is an open store. Its methods are safe for concurrent use, and
@@ -62,8 +64,9 @@ type Store struct {
 	// keys) by content, and the keys that sign writes.
 	signing signingConfig
 	// guards and after: see Options.
-	guards []Guard
-	after  []AfterCommit
+	guards      []Guard
+	after       []AfterCommit
+	fastForward []FastForwardGuard
 }
 
 // Discover finds the store for a working directory: $AIWG_STATE_STORE when
@@ -129,7 +132,7 @@ func Init(ctx context.Context, dir string, opts InitOptions) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{repo: r, branch: "refs/heads/" + branch, now: time.Now, guards: opts.Guards, after: opts.After}
+	s := &Store{repo: r, branch: "refs/heads/" + branch, now: time.Now, guards: opts.Guards, after: opts.After, fastForward: opts.FastForward}
 	agent := opts.Agent
 	if agent == "" {
 		agent = "aiwg-state"
@@ -166,7 +169,7 @@ func StoreDir(dir string) string { return storedir.Resolve(dir) }
 // of a git clone of one (see FindStore). In a clone, the branch checked
 // out is not written and HEAD is not moved (see Store.WorkTree).
 func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
-	s := &Store{now: time.Now, guards: opts.Guards, after: opts.After}
+	s := &Store{now: time.Now, guards: opts.Guards, after: opts.After, fastForward: opts.FastForward}
 	dir = StoreDir(dir)
 	if _, err := os.Stat(filepath.Join(dir, "HEAD")); errors.Is(err, fs.ErrNotExist) {
 		if _, err := os.Stat(filepath.Join(dir, DefaultDir, "HEAD")); err == nil {

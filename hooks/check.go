@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,7 +16,7 @@ import (
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/policy"
 	"github.com/aiwg/aiwg-state/repo"
-	"github.com/aiwg/aiwg-state/statedoc"
+	"github.com/aiwg/aiwg-state/store"
 	"github.com/aiwg/aiwg-state/verbiage"
 )
 
@@ -74,12 +73,6 @@ func shortRef(ref string) string {
 	}
 	return strings.TrimPrefix(ref, "refs/tags/")
 }
-
-// Paths of the store the checks read.
-const (
-	ManifestPath  = ".aiwg/store.json"
-	defaultMaxDoc = 10 << 20
-)
 
 // ErrRefused: the push breaks a rule of the store.
 var ErrRefused = errors.New("push refused")
@@ -403,8 +396,7 @@ type checker struct {
 	defRef     string // the default branch, once looked up
 	cat        *catFile
 	policy     *policy.Policy
-	maxDoc     int64
-	ruled      []verbiage.Pattern // verbiage-ruled documents (the state document specification)
+	manifest   store.Manifest // the store's settings in force
 	validate   func(path string, body []byte) (string, string)
 	schemas    func(read func(path string) ([]byte, error)) (func(path string, body []byte) (string, string), error)
 	ruledBy    func(path string, body []byte) (string, string) // the schema check in force
@@ -429,7 +421,7 @@ func newChecker(ctx context.Context, gitDir string, opts Options) (*checker, err
 	if err != nil {
 		return nil, err
 	}
-	c := &checker{ctx: ctx, gitDir: gitDir, cat: cat, maxDoc: defaultMaxDoc, max: opts.MaxViolations,
+	c := &checker{ctx: ctx, gitDir: gitDir, cat: cat, manifest: store.DefaultManifest(), max: opts.MaxViolations,
 		seen: map[string]bool{}, trees: map[string][]treeEntry{}, validate: opts.Validate, schemas: opts.Schemas}
 	if c.max <= 0 {
 		c.max = 50
@@ -483,33 +475,16 @@ func (c *checker) loadSettings(rev string) error {
 	} else if !errors.Is(err, errMissing) {
 		return err
 	}
-	ruled := []string{statedoc.DefaultPath}
-	if _, body, err := c.cat.read(rev + ":" + ManifestPath); err == nil {
-		var m struct {
-			Limits struct {
-				MaxDocumentBytes int64 `json:"max_document_bytes"`
-			} `json:"limits"`
-			Verbiage *struct {
-				Documents []string `json:"documents"`
-			} `json:"verbiage"`
-		}
-		if json.Unmarshal(body, &m) == nil {
-			if m.Limits.MaxDocumentBytes > 0 {
-				c.maxDoc = m.Limits.MaxDocumentBytes
-			}
-			if m.Verbiage != nil && m.Verbiage.Documents != nil {
-				ruled = m.Verbiage.Documents
-			}
-		}
-	} else if !errors.Is(err, errMissing) {
+	// The settings in force are read as the store reads its own; ones
+	// that do not read (written on the server with plain git) leave the
+	// defaults in force, rather than refuse every push, the repair too.
+	files := commitFiles{c: c, commit: rev}
+	m, err := store.ReadManifest(files)
+	var broken *store.BrokenFileError
+	if err != nil && !errors.As(err, &broken) {
 		return err
 	}
-	c.ruled = c.ruled[:0]
-	for _, d := range ruled {
-		if p, err := verbiage.CompilePattern(d); err == nil {
-			c.ruled = append(c.ruled, p)
-		}
-	}
+	c.manifest = m
 	if c.schemas != nil {
 		read := func(path string) ([]byte, error) {
 			_, body, err := c.cat.read(rev + ":" + path)
@@ -528,32 +503,23 @@ func (c *checker) loadSettings(rev string) error {
 	return nil
 }
 
-// maxPolicyHistory bounds lastValidPolicy's walk.
-const maxPolicyHistory = 10000
-
-// lastValidPolicy is the policy of the newest commit on rev's first-parent
-// history whose policy parses; nil (every write allowed) when that commit
-// has no policy, as the store was open then. A history broken further
-// back than maxPolicyHistory commits gets a policy that allows no one.
+// lastValidPolicy is the policy in force while rev's is broken (see
+// store.LastValidPolicy): the walk is rev's first-parent history.
 func (c *checker) lastValidPolicy(rev string) (*policy.Policy, error) {
-	for i := 1; i <= maxPolicyHistory; i++ {
-		at := fmt.Sprintf("%s~%d", rev, i)
-		if _, _, err := c.cat.read(at + "^{commit}"); errors.Is(err, errMissing) {
-			return nil, nil // the start of history: no policy before it
-		} else if err != nil {
-			return nil, err
+	return store.LastValidPolicy(func(yield func(store.Files, error) bool) {
+		for i := 0; ; i++ {
+			at := fmt.Sprintf("%s~%d", rev, i)
+			if _, _, err := c.cat.read(at + "^{commit}"); errors.Is(err, errMissing) {
+				return // the start of history
+			} else if err != nil {
+				yield(nil, err)
+				return
+			}
+			if !yield(commitFiles{c: c, commit: at}, nil) {
+				return
+			}
 		}
-		_, body, err := c.cat.read(at + ":" + policy.Path)
-		if errors.Is(err, errMissing) {
-			return nil, nil
-		} else if err != nil {
-			return nil, err
-		}
-		if p, err := policy.Parse(body); err == nil {
-			return p, nil
-		}
-	}
-	return policy.Parse([]byte(`{"rules": []}`))
+	})
 }
 
 // checkSchemaFiles compiles, in a commit that changes the schema rules or
@@ -675,75 +641,53 @@ func joinPath(dir, name string) string {
 	return dir + "/" + name
 }
 
-// checkRuled validates the verbiage-ruled documents a commit may have
-// changed, shards included (the state document specification): a document matching a ruled pattern
-// that the commit wrote, and any ruled document in a directory above a
-// JSON file the commit wrote or deleted, since that file may be one of its
-// shards (a shard lives beside or below its document).
-func (c *checker) checkRuled(ref, h, agent string, changes []change) error {
-	docs := map[string]bool{}
-	listed := map[string]bool{} // directories of this commit already looked into
+// checkRuled validates the verbiage-ruled documents a commit touches, as
+// the store's own writes do (store.CheckRuledDocuments): against the
+// commit's first parent, the rules in the commit's own tree.
+func (c *checker) checkRuled(ref, h, agent string, cm *repo.Commit, changes []change) error {
+	changed := make([]string, 0, len(changes))
 	for _, ch := range changes {
-		if !strings.HasSuffix(ch.path, ".json") {
-			continue
-		}
-		if !ch.deleted() && c.isRuled(ch.path) {
-			docs[ch.path] = true
-		}
-		for dir := ch.path; dir != ""; {
-			dir = dir[:max(strings.LastIndex(dir, "/"), 0)] // "" is the root
-			if listed[dir] {
-				continue
-			}
-			listed[dir] = true
-			_, body, err := c.cat.read(h + ":" + dir)
-			if errors.Is(err, errMissing) {
-				continue // the directory went with the file
-			} else if err != nil {
-				return err
-			}
-			es, err := parseTree(body)
-			if err != nil {
-				return err
-			}
-			for _, e := range es {
-				p := e.name
-				if dir != "" {
-					p = dir + "/" + e.name
-				}
-				if !e.isDir() && strings.HasSuffix(p, ".json") && c.isRuled(p) {
-					docs[p] = true
-				}
-			}
-		}
+		changed = append(changed, ch.path)
 	}
-	files := commitFiles{c: c, commit: h}
-	for doc := range docs {
-		if _, err := files.ReadFile(doc); err != nil {
-			continue // not in this commit
-		}
-		if _, err := statedoc.Load(files, doc); err != nil {
-			if e := c.add(Violation{Ref: ref, Commit: h, Agent: agent, Path: doc, Rule: RuleVerbiage, Detail: err.Error()}); e != nil {
-				return e
-			}
+	var before store.Tree
+	if len(cm.Parents) > 0 {
+		before = commitFiles{c: c, commit: cm.Parents[0].String()}
+	}
+	vs, err := store.CheckRuledDocuments(commitFiles{c: c, commit: h}, before, changed)
+	if err != nil {
+		return err
+	}
+	for _, v := range vs {
+		if e := c.add(Violation{Ref: ref, Commit: h, Agent: agent, Path: v.Path, Rule: RuleVerbiage, Detail: v.Err.Error()}); e != nil {
+			return e
 		}
 	}
 	return nil
-}
-
-func (c *checker) isRuled(path string) bool {
-	for _, p := range c.ruled {
-		if p.Match(path) {
-			return true
-		}
-	}
-	return false
 }
 
 // commitFiles reads files of one pushed commit, for statedoc.
 type commitFiles struct {
 	c      *checker
 	commit string
+}
+
+// ReadDir lists a directory of the commit's tree ("" is the root).
+func (f commitFiles) ReadDir(dir string) ([]repo.DirEntry, error) {
+	_, body, err := f.c.cat.read(f.commit + ":" + dir)
+	if errors.Is(err, errMissing) {
+		return nil, fmt.Errorf("%s: %w", dir, repo.ErrNotFound)
+	} else if err != nil {
+		return nil, err
+	}
+	es, err := parseTree(body)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]repo.DirEntry, 0, len(es))
+	for _, e := range es {
+		out = append(out, repo.DirEntry{Name: e.name, IsDir: e.isDir()})
+	}
+	return out, nil
 }
 
 func (f commitFiles) ReadFile(path string) ([]byte, error) {
@@ -860,7 +804,7 @@ func (c *checker) checkCommit(ref, h string) error {
 	if over, err := c.checkSizes(ref, h, agent, changes); err != nil || over {
 		return err
 	}
-	if err := c.checkRuled(ref, h, agent, changes); err != nil {
+	if err := c.checkRuled(ref, h, agent, cm, changes); err != nil {
 		return err
 	}
 	if err := c.checkIdentity(ref, h, cm); err != nil {

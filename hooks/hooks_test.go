@@ -15,6 +15,7 @@ import (
 	"github.com/aiwg/aiwg-state/internal/testutil"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/policy"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 // TestMain doubles as the hook: Install writes a script that runs
@@ -111,8 +112,8 @@ func setup(t *testing.T, serve func(testing.TB, string) string) (string, *work) 
 	testutil.Git{}.Run(t, "clone", "-q", url, w.dir)
 	w.must("conductor", "checkout", "-q", "-b", "main")
 	w.commit("conductor", map[string]string{
-		policy.Path:  canon(t, testPolicy),
-		ManifestPath: canon(t, `{"format": 1, "limits": {"max_document_bytes": 1000}}`),
+		policy.Path:        canon(t, testPolicy),
+		store.ManifestPath: canon(t, `{"format": 1, "limits": {"max_document_bytes": 1000}}`),
 	})
 	// The first push reaches an empty server: no policy in force yet.
 	if _, err := Install(server, InstallOptions{Binary: os.Args[0]}); err != nil {
@@ -440,7 +441,7 @@ func TestServerKeepsHistoryAndItsPolicy(t *testing.T) {
 func TestHookChecksShardsOfRuledDocuments(t *testing.T) {
 	_, w := setup(t, func(tb testing.TB, root string) string { return root + "/" })
 	w.commit("conductor", map[string]string{
-		ManifestPath:         canon(t, `{"format": 1, "limits": {"max_document_bytes": 100000}, "verbiage": {"documents": ["state/state.json", "agents/*/plan.json"]}}`),
+		store.ManifestPath:   canon(t, `{"format": 1, "limits": {"max_document_bytes": 100000}, "verbiage": {"documents": ["state/state.json", "agents/*/plan.json"]}}`),
 		"state/OPS.json":     canon(t, `{}`),
 		"state/state.json":   canon(t, stateDoc(`{"OPS": "ref file://OPS.json"}`)),
 		"agents/a/S.json":    canon(t, `{}`),
@@ -463,4 +464,41 @@ func TestHookChecksShardsOfRuledDocuments(t *testing.T) {
 		}
 		w.must("x", "reset", "-q", "--hard", base)
 	}
+}
+
+// TestHookJudgesRuledDocumentsAsWritesDo: the hook applies the store's own
+// rule over ruled documents (store.CheckRuledDocuments), so a push is
+// judged as the same write made in-process: a document that new rules
+// rule for the first time must be valid, and one already invalid on the
+// server (put there with plain git) that a commit leaves as it was is not
+// that commit's doing.
+func TestHookJudgesRuledDocumentsAsWritesDo(t *testing.T) {
+	server, w := setup(t, func(tb testing.TB, root string) string { return root + "/" })
+	// An invalid document under a name no rule covers: accepted.
+	w.commit("conductor", map[string]string{"notes/plan.json": canon(t, `{"lower": {}}`)})
+	w.must("conductor", "push", "-q", "origin", "HEAD:refs/heads/main")
+
+	// New rules that rule it: refused, naming the document.
+	w.commit("conductor", map[string]string{store.ManifestPath: canon(t, `{"format": 1, "limits": {"max_document_bytes": 1000}, "verbiage": {"documents": ["state/state.json", "notes/*.json"]}}`)})
+	out, err := w.git("conductor", "push", "origin", "HEAD:refs/heads/main")
+	if err == nil || !strings.Contains(out, "rule "+RuleVerbiage) || !strings.Contains(out, "notes/plan.json") {
+		t.Fatalf("new rules over an invalid document: %v\n%s", err, out)
+	}
+
+	// The same rules put on the server with plain git (no hook runs for a
+	// fetch into it): a later commit that leaves the document as it was is
+	// accepted, as an in-process write beside it is.
+	testutil.RunGit(t, server, "fetch", "-q", w.dir, "HEAD:refs/heads/main")
+	w.must("x", "fetch", "-q", "origin")
+	w.must("x", "reset", "-q", "--hard", "origin/main")
+	w.commit("conductor", map[string]string{"notes/other.txt": "beside it\n"})
+	if out, err := w.git("conductor", "push", "origin", "HEAD:refs/heads/main"); err != nil {
+		t.Fatalf("a commit beside an invalid document it did not touch: %v\n%s", err, out)
+	}
+	// One that touches it and leaves it invalid is refused.
+	w.commit("conductor", map[string]string{"notes/plan.json": canon(t, `{"lower": {"x": 1}}`)})
+	if out, err := w.git("conductor", "push", "origin", "HEAD:refs/heads/main"); err == nil || !strings.Contains(out, "notes/plan.json") {
+		t.Fatalf("a commit that writes an invalid ruled document: %v\n%s", err, out)
+	}
+	testutil.RunGit(t, server, "fsck", "--strict")
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/aiwg/aiwg-state/internal/gitserver"
 	"github.com/aiwg/aiwg-state/policy"
+	"github.com/aiwg/aiwg-state/store"
 	"github.com/aiwg/aiwg-state/verbiage"
 )
 
@@ -199,7 +200,7 @@ func newObjStore(t *testing.T) *objStore {
 	}
 	w.commit("conductor", map[string]string{
 		policy.Path:             canon(t, testPolicy),
-		ManifestPath:            canon(t, `{"format": 1, "limits": {"max_document_bytes": 1000}}`),
+		store.ManifestPath:      canon(t, `{"format": 1, "limits": {"max_document_bytes": 1000}}`),
 		"agents/pulse/s.json":   canon(t, `{"n": 1}`),
 		"protected/config.json": canon(t, `{"mode": "safe"}`),
 	})
@@ -276,7 +277,7 @@ func TestHookRefusesMalformedTrees(t *testing.T) {
 	s := newObjStore(t)
 	open := s.blob(canon(t, `{"default": "allow", "rules": []}`))
 	real := s.rev("main:" + policy.Path)
-	store := s.rev("main:" + ManifestPath)
+	store := s.rev("main:" + store.ManifestPath)
 	dup := s.tree(rawEntry{"100644", "policy.json", open}, rawEntry{"100644", "policy.json", real}, rawEntry{"100644", "store.json", store})
 	c := s.commit("pulse", s.rootWith(".aiwg", "40000", dup), s.rev("main"))
 	s.refused("a policy named twice", c, RuleStorePath, ".aiwg", "named twice")
@@ -345,7 +346,7 @@ func TestHookMeasuresBeforeReading(t *testing.T) {
 	// A policy over the documents' limit is the store's setting: the
 	// coordinator may write it.
 	long := fmt.Sprintf(`{"roles": {"coordinator": ["conductor"], "workers": ["pulse", "heartbeat"]}, "rules": [{"name": "%s", "roles": ["coordinator"], "paths": ["**"]}, {"name": "only own sessions", "roles": ["workers"], "paths": ["agents/{agent}/**"]}]}`, strings.Repeat("c", 1200))
-	aiwg := s.tree(rawEntry{"100644", "policy.json", s.blob(canon(t, long))}, rawEntry{"100644", "store.json", s.rev("main:" + ManifestPath)})
+	aiwg := s.tree(rawEntry{"100644", "policy.json", s.blob(canon(t, long))}, rawEntry{"100644", "store.json", s.rev("main:" + store.ManifestPath)})
 	if err := s.check(s.commit("conductor", s.rootWith(".aiwg", "40000", aiwg), main)); err != nil {
 		t.Fatalf("a long policy: %v", err)
 	}

@@ -3,21 +3,7 @@ package hooks
 import (
 	"errors"
 	"fmt"
-	"strings"
 )
-
-// limitFor is the most bytes a file at path may hold, as the store's own
-// writes hold it (the root package's checkSizes): every file within
-// limits.max_document_bytes whatever its name, but the store's settings
-// (.aiwg/, .gitattributes), so that a small limit never locks the limit
-// itself out. Those are held to the default limit, or the store's when it
-// is larger, so the checks never read an unbounded file either.
-func (c *checker) limitFor(path string) int64 {
-	if strings.HasPrefix(path, ".aiwg/") || path == ".gitattributes" {
-		return max(c.maxDoc, defaultMaxDoc)
-	}
-	return c.maxDoc
-}
 
 // checkSizes measures every file a commit writes before any check reads
 // one (git cat-file --batch-check): a file over its limit is a limit
@@ -40,12 +26,12 @@ func (c *checker) checkSizes(ref, h, agent string, changes []change) (bool, erro
 			return false, err
 		}
 		v := Violation{Ref: ref, Commit: h, Agent: agent, Path: ch.path}
-		switch limit := c.limitFor(ch.path); {
+		switch limit := c.manifest.LimitFor(ch.path); {
 		case typ != "blob":
 			v.Rule, v.Detail = RuleStorePath, fmt.Sprintf("the entry names a %s, not a file's contents", typ)
 		case size > limit:
 			v.Rule, v.Detail = RuleLimit, fmt.Sprintf("%d bytes; the store's limit is %d (limits.max_document_bytes)", size, limit)
-			if limit != c.maxDoc {
+			if limit != c.manifest.Limits.MaxDocumentBytes {
 				v.Detail = fmt.Sprintf("%d bytes; the store's settings files are held to %d", size, limit)
 			}
 		default:

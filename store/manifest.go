@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -172,19 +171,15 @@ func (s *Store) checkSettingsFastForward(ours, theirs plumbing.Hash) error {
 	return nil
 }
 
-// checkSizes holds every file a write stages to limits.max_document_bytes:
-// documents, and the files of variables, trajectories and state documents.
-// The store's own settings (.aiwg/, .gitattributes) are not held to it, so
-// that a small limit never locks the limit itself.
+// checkSizes holds every file a write stages to its limit (see
+// Manifest.LimitFor): documents, and the files of variables, trajectories
+// and state documents, to limits.max_document_bytes.
 func checkSizes(tx *repo.Tx, _ WriteOptions, _ []Change) error {
 	m, err := manifestTx(tx)
 	if err != nil {
 		return err
 	}
 	for _, path := range tx.Changed() {
-		if strings.HasPrefix(path, ".aiwg/") || path == AttributesPath {
-			continue
-		}
 		data, err := tx.ReadFile(path)
 		if errors.Is(err, repo.ErrNotFound) {
 			continue // deleted
@@ -192,9 +187,13 @@ func checkSizes(tx *repo.Tx, _ WriteOptions, _ []Change) error {
 		if err != nil {
 			return err
 		}
-		if int64(len(data)) > m.Limits.MaxDocumentBytes {
+		if limit := m.LimitFor(path); int64(len(data)) > limit {
+			if limit != m.Limits.MaxDocumentBytes {
+				return fmt.Errorf("%w: %s would be %d bytes; the store's settings files are held to %d",
+					ErrLimit, path, len(data), limit)
+			}
 			return fmt.Errorf("%w: %s would be %d bytes; the store's limit is %d (limits.max_document_bytes in %s)",
-				ErrLimit, path, len(data), m.Limits.MaxDocumentBytes, ManifestPath)
+				ErrLimit, path, len(data), limit, ManifestPath)
 		}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -70,30 +71,40 @@ func (s *Store) checkPolicyRepair(tx *repo.Tx, wo WriteOptions, broken error) er
 	return last.Check(s.Agent(wo.Agent), policy.Path)
 }
 
-// maxPolicyHistory bounds the walk back for a policy that parses: a
-// history that long with a broken policy all the way denies the repair
-// to all but those the empty policy allows (no one), not hang.
-const maxPolicyHistory = 10000
-
 // lastValidPolicy is the policy of the newest commit on commit's
-// first-parent history whose policy parses; nil when that commit has
-// none (an open store).
+// first-parent history whose policy parses (see LastValidPolicy).
 func (s *Store) lastValidPolicy(commit plumbing.Hash) (*policy.Policy, error) {
-	for i := 0; i < maxPolicyHistory && !commit.IsZero(); i++ {
-		p, err := s.PolicyAt(commit)
-		if !errors.Is(err, policy.ErrInvalid) {
-			return p, err
-		}
-		c, err := s.repo.ReadCommit(commit)
-		if err != nil {
-			return nil, err
-		}
-		commit = plumbing.ZeroHash
-		if len(c.Parents) > 0 {
-			commit = c.Parents[0]
+	return LastValidPolicy(s.firstParents(commit))
+}
+
+// rawFiles reads the files of a tree as stored, a symlink as its target's
+// name: what the store's settings are read with.
+type rawFiles struct {
+	r    *repo.Repo
+	root plumbing.Hash
+}
+
+func (f rawFiles) ReadFile(path string) ([]byte, error) { return f.r.ReadFileAt(f.root, path) }
+
+// firstParents walks the first-parent history from commit, newest first,
+// yielding each commit's files.
+func (s *Store) firstParents(commit plumbing.Hash) iter.Seq2[Files, error] {
+	return func(yield func(Files, error) bool) {
+		for !commit.IsZero() {
+			c, err := s.repo.ReadCommit(commit)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			if !yield(rawFiles{r: s.repo, root: c.Tree}, nil) {
+				return
+			}
+			commit = plumbing.ZeroHash
+			if len(c.Parents) > 0 {
+				commit = c.Parents[0]
+			}
 		}
 	}
-	return nil, nil
 }
 
 // TrailerMergedCommit names the commit a merge brings in (pull, sync and

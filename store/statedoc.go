@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -99,6 +98,8 @@ func (s *Store) txFiles(tx *repo.Tx) (*txFiles, error) {
 	return f, nil
 }
 
+func (f *txFiles) ReadDir(dir string) ([]repo.DirEntry, error) { return f.tx.ReadDir(dir) }
+
 func (f *txFiles) ReadFile(path string) ([]byte, error) {
 	if !f.staged[path] && !f.parent.IsZero() {
 		if err := f.s.refuseSymlink(f.parent, path); err != nil {
@@ -126,6 +127,10 @@ func (s *Store) StagedFiles(tx *repo.Tx) (Files, error) { return s.txFiles(tx) }
 type treeFiles struct {
 	s    *Store
 	root plumbing.Hash
+}
+
+func (f treeFiles) ReadDir(dir string) ([]repo.DirEntry, error) {
+	return f.s.repo.ReadDirAt(f.root, dir)
 }
 
 func (f treeFiles) ReadFile(path string) ([]byte, error) {
@@ -158,7 +163,8 @@ func invalidStored(file string, err error) error {
 }
 
 // checkRuledDocuments validates, inside every write, each ruled document
-// the write touches: the document itself or any shard it mounts.
+// the write touches: the document itself or any shard it mounts (see
+// CheckRuledDocuments, which the server's hook applies to pushes).
 func (s *Store) checkRuledDocuments(tx *repo.Tx, wo WriteOptions, changes []Change) error {
 	changed := tx.Changed()
 	if len(changed) == 0 {
@@ -183,98 +189,15 @@ func (s *Store) checkRuledDocuments(tx *repo.Tx, wo WriteOptions, changes []Chan
 	if err != nil {
 		return err
 	}
-	// A new manifest may rule documents that were not ruled: each must
-	// keep the rules from now on, so each is checked as if written. (One
-	// ruled before and already invalid is left to the check below.)
-	newRules := slices.Contains(changed, ManifestPath)
-	var oldRules []verbiage.Pattern
-	if newRules && !files.parent.IsZero() {
-		old, err := s.repo.ReadFileAt(files.parent, ManifestPath)
-		if err != nil && !errors.Is(err, repo.ErrNotFound) {
-			return err
-		}
-		oldRules, _ = ruledPatterns(old)
+	var before Tree
+	if !files.parent.IsZero() {
+		before = treeFiles{s: s, root: files.parent}
 	}
-	for _, doc := range s.ruledInTx(tx, patterns, changed, newRules) {
-		data, err := tx.ReadFile(doc)
-		if errors.Is(err, repo.ErrNotFound) {
-			continue // deleted by this write, or never there
-		}
-		if err != nil {
-			return err
-		}
-		touched := slices.Contains(changed, doc) || (newRules && !matchesAny(oldRules, doc))
-		if !touched && !bytes.Contains(data, []byte(statedoc.RefPrefix)) {
-			continue // no shards, so nothing this write changed is in it
-		}
-		_, err = statedoc.Load(files, doc)
-		if err == nil {
-			continue
-		}
-		if !touched && !files.parent.IsZero() {
-			// The document did not change, so a shard did, or the document
-			// was invalid already (pushed by plain git): refuse only what
-			// this write broke.
-			if _, before := statedoc.Load(treeFiles{s: s, root: files.parent}, doc); before != nil {
-				continue
-			}
-		}
-		return fmt.Errorf("%s would be invalid: %w", doc, err)
+	vs, err := CheckRuledDocuments(files, before, changed)
+	if err != nil {
+		return err
 	}
-	return nil
-}
-
-// ruledInTx lists the ruled documents that exist in the transaction or
-// that the write created: literal patterns are looked up, others matched
-// against the changed files and, when a changed file could be a shard or
-// all is set (the rules changed), against every file of the tree.
-func (s *Store) ruledInTx(tx *repo.Tx, patterns []verbiage.Pattern, changed []string, all bool) []string {
-	seen := map[string]bool{}
-	var out []string
-	add := func(f string) {
-		if !seen[f] {
-			seen[f] = true
-			out = append(out, f)
-		}
-	}
-	walk := all
-	for _, p := range patterns {
-		if f, ok := literal(p); ok {
-			if ok, _ := tx.Exists(f); ok {
-				add(f)
-			}
-			continue
-		}
-		walk = true
-	}
-	for _, f := range changed {
-		if matchesAny(patterns, f) {
-			add(f)
-		}
-	}
-	if walk {
-		var visit func(dir string)
-		visit = func(dir string) {
-			es, err := tx.ReadDir(dir)
-			if err != nil {
-				return
-			}
-			for _, e := range es {
-				p := e.Name
-				if dir != "" {
-					p = dir + "/" + e.Name
-				}
-				if e.IsDir {
-					visit(p)
-				} else if strings.HasSuffix(p, ".json") && matchesAny(patterns, p) {
-					add(p)
-				}
-			}
-		}
-		visit("")
-	}
-	slices.Sort(out)
-	return out
+	return ruledError(vs)
 }
 
 // stateDocPath checks that file ("" = the default) is a ruled document.

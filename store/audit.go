@@ -235,7 +235,7 @@ func (s *Store) Bisect(ctx context.Context, o BisectOptions) (*BisectResult, err
 	if ok, err := holds(bad); err != nil {
 		return nil, err
 	} else if !ok {
-		return nil, errkind.Errorf(ErrNotFound, "%s does not hold at %s, so it has no first commit where it holds there (--bad names a revision where it does)", p, revOr(o.Bad, "HEAD"))
+		return nil, errkind.Errorf(ErrNotFound, "%s does not hold at %s, so it has no first commit where it holds there (name as bad a revision where it does)", p, revOr(o.Bad, "HEAD"))
 	}
 	if !good.IsZero() {
 		reads++

@@ -90,10 +90,10 @@ func (s *Store) CreateBranch(ctx context.Context, name, from string) (BranchInfo
 		return BranchInfo{}, fmt.Errorf("branch %s: %w", name, ErrExists)
 	}
 	if other := s.otherRefNamed(name); other != "" {
-		// git would allow it, and from then on --branch NAME and
-		// --at NAME would read the new branch, not the one the user
+		// git would allow it, and from then on reads and writes naming
+		// NAME would reach the new branch, not the one the user
 		// fetched or tagged.
-		return BranchInfo{}, errkind.Errorf(ErrExists, "%s is already %s, which a branch of that name would hide from --branch and --at (pick another name: aiwg-state branch NAME --from %s)", name, other, name)
+		return BranchInfo{}, &RefNameTakenError{Name: name, Is: other}
 	}
 	// Refs are files: a/b cannot sit beside a branch a, nor a beside a/b.
 	_, names, err := s.repo.Refs("refs/heads/")
@@ -159,11 +159,11 @@ func (s *Store) DeleteBranch(ctx context.Context, name string, force bool) error
 	}
 	if !force {
 		if merging, err := s.HasConflicts(name); err == nil && merging {
-			return fmt.Errorf("%w: %s has a merge in progress; resolve or abort it, or delete with --force", ErrConflict, name)
+			return &BranchNotMergedError{Name: name, Merging: true}
 		}
 		if hh, err := s.repo.Ref(head); err == nil {
 			if merged, err := s.repo.IsAncestor(h, hh); err == nil && !merged {
-				return fmt.Errorf("%w: %s has commits that %s does not contain; merge it first, or delete with --force", ErrReadOnly, name, shortBranch(head))
+				return &BranchNotMergedError{Name: name, Head: shortBranch(head)}
 			}
 		}
 	}

@@ -252,3 +252,79 @@ func (e *ResolvedMergeInvalidError) Error() string {
 }
 
 func (e *ResolvedMergeInvalidError) Unwrap() error { return e.Err }
+
+// NotABranchError: a write names a ref that is not a branch to write on
+// (a remote-tracking branch, which fetch moves; a tag). It is ErrReadOnly.
+type NotABranchError struct {
+	Name string
+	Is   string // what Name is, e.g. "a remote-tracking branch (fetch moves it)"
+}
+
+func (e *NotABranchError) Error() string {
+	return e.Name + " is " + e.Is + ", not a branch to write"
+}
+
+func (e *NotABranchError) Unwrap() error { return ErrReadOnly }
+
+// RefNameTakenError: a new branch would take the name of another ref
+// (a remote-tracking branch, a tag), which reads and writes naming it
+// would then no longer reach. It is ErrExists.
+type RefNameTakenError struct {
+	Name string
+	Is   string // what Name already is
+}
+
+func (e *RefNameTakenError) Error() string {
+	return e.Name + " is already " + e.Is + ", which a branch of that name would hide from reads and writes that name it"
+}
+
+func (e *RefNameTakenError) Unwrap() error { return ErrExists }
+
+// BranchNotMergedError: deleting a branch would lose work: a merge in
+// progress on it (ErrConflict), or commits the head does not contain
+// (ErrReadOnly). Deleting with force loses it.
+type BranchNotMergedError struct {
+	Name    string
+	Head    string // the branch that lacks its commits
+	Merging bool
+}
+
+func (e *BranchNotMergedError) Error() string {
+	if e.Merging {
+		return fmt.Sprintf("%v: %s has a merge in progress; resolve or abort it first", ErrConflict, e.Name)
+	}
+	return fmt.Sprintf("%v: %s has commits that %s does not contain; merge it first", ErrReadOnly, e.Name, e.Head)
+}
+
+func (e *BranchNotMergedError) Unwrap() error {
+	if e.Merging {
+		return ErrConflict
+	}
+	return ErrReadOnly
+}
+
+// EmptyRevisionError: WriteOptions.Expect or UnchangedSince was given
+// empty, which must not read as "no check": an unset variable would
+// silently switch the compare-and-swap off. It is ErrUsage.
+type EmptyRevisionError struct {
+	Field string // "Expect" or "UnchangedSince"
+}
+
+func (e *EmptyRevisionError) Error() string {
+	return fmt.Sprintf("%v: %s is empty: name the revision to compare with (an unset variable?), or leave it out", ErrUsage, e.Field)
+}
+
+func (e *EmptyRevisionError) Unwrap() error { return ErrUsage }
+
+// SigningKeyMissingError: the policy requires an agent's commits to be
+// signed, and no signing key is configured for it. It is ErrDenied.
+type SigningKeyMissingError struct {
+	Agent string
+	Dir   string // the store, whose git config names agents' keys
+}
+
+func (e *SigningKeyMissingError) Error() string {
+	return fmt.Sprintf("the policy requires agent %q's commits to be signed, and no signing key is configured for it", e.Agent)
+}
+
+func (e *SigningKeyMissingError) Unwrap() error { return ErrDenied }

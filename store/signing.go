@@ -116,7 +116,7 @@ func (s *Store) configuredKey(agent string) (string, error) {
 	if strings.EqualFold(cfg.Section("gpg").Option("format"), "ssh") {
 		if k := cfg.Section("user").Option("signingKey"); k != "" {
 			if strings.HasPrefix(k, "key::") || strings.HasPrefix(k, "ssh-") {
-				return "", errkind.Errorf(ErrSigningKey, "user.signingKey holds a public key, which signs through an ssh-agent: aiwg-state needs the private key's file (set aiwg.%s.signingKey, or --signing-key)", agent)
+				return "", errkind.Errorf(ErrSigningKey, "user.signingKey holds a public key, which signs through an ssh-agent: aiwg-state needs the private key's file (set aiwg.%s.signingKey to it)", agent)
 			}
 			return s.keyPath(k), nil
 		}
@@ -247,7 +247,7 @@ func (s *Store) checkSigner(tx *repo.Tx, wo WriteOptions, _ []Change) error {
 		return err
 	}
 	if sg == nil {
-		return errkind.Errorf(ErrDenied, "the policy requires agent %q's commits to be signed, and no signing key is configured for it (git --git-dir %s config aiwg.%s.signingKey KEYFILE, or --signing-key)", agent, s.Dir(), agent)
+		return &SigningKeyMissingError{Agent: agent, Dir: s.Dir()}
 	}
 	if p.HasSigners() && !slices.ContainsFunc(p.SignerKeys(agent), func(k ssh.PublicKey) bool { return signing.SameKey(k, sg.PublicKey()) }) {
 		return errkind.Errorf(ErrDenied, "the signing key %s is not one the policy lists for agent %q (signers in %s)", signing.Fingerprint(sg.PublicKey()), agent, PolicyPath)

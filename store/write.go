@@ -14,7 +14,6 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/aiwg/aiwg-state/internal/errkind"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/signing"
@@ -105,9 +104,9 @@ func (wo WriteOptions) checkRevisions() error {
 	for _, f := range []struct {
 		name string
 		rev  *string
-	}{{"Expect (--expect)", wo.Expect}, {"UnchangedSince (--unchanged-since)", wo.UnchangedSince}} {
+	}{{"Expect", wo.Expect}, {"UnchangedSince", wo.UnchangedSince}} {
 		if f.rev != nil && strings.TrimSpace(*f.rev) == "" {
-			return fmt.Errorf("%w: %s is empty: name the revision to compare with (an unset variable?), or leave it out", ErrUsage, f.name)
+			return &EmptyRevisionError{Field: f.name}
 		}
 	}
 	return nil
@@ -564,7 +563,7 @@ func (s *Store) Commit(ctx context.Context, wo WriteOptions, subject string, bui
 			if head, err := s.repo.Head(); err != nil || s.RefTarget(head) != ref {
 				name := strings.TrimPrefix(ref, "refs/heads/")
 				if other := s.otherRefNamed(name); other != "" {
-					return nil, errkind.Errorf(ErrReadOnly, "%s is %s, not a branch to write: make one of your own (aiwg-state branch NAME --from %s)", name, other, name)
+					return nil, &NotABranchError{Name: name, Is: other}
 				}
 				return nil, &BranchMissingError{Name: name}
 			}

@@ -35,6 +35,38 @@ var adviceTable = []func(error) (string, bool){
 		return " (aiwg-state branch lists the branches; aiwg-state branch " + e.Name + " creates it)", true
 	},
 	func(err error) (string, bool) {
+		var e *store.NotABranchError
+		if !errors.As(err, &e) {
+			return "", false
+		}
+		return ": make one of your own (aiwg-state branch NAME --from " + e.Name + ")", true
+	},
+	func(err error) (string, bool) {
+		var e *store.RefNameTakenError
+		if !errors.As(err, &e) {
+			return "", false
+		}
+		return " (pick another name: aiwg-state branch NAME --from " + e.Name + ")", true
+	},
+	func(err error) (string, bool) {
+		var e *store.BranchNotMergedError
+		return ", or delete with --force", errors.As(err, &e)
+	},
+	func(err error) (string, bool) {
+		var e *store.EmptyRevisionError
+		if !errors.As(err, &e) {
+			return "", false
+		}
+		return map[string]string{"Expect": " (--expect)", "UnchangedSince": " (--unchanged-since)"}[e.Field], true
+	},
+	func(err error) (string, bool) {
+		var e *store.SigningKeyMissingError
+		if !errors.As(err, &e) {
+			return "", false
+		}
+		return " (git --git-dir " + e.Dir + " config aiwg." + e.Agent + ".signingKey KEYFILE, or --signing-key)", true
+	},
+	func(err error) (string, bool) {
 		var e *store.MergeInProgressError
 		if !errors.As(err, &e) {
 			return "", false

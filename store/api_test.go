@@ -49,7 +49,8 @@ func TestFileDiffPatch(t *testing.T) {
 	if _, err := st.Put(ctx, "plan.json", []byte(`{"risk":{"level":"high","owner":"a"},"steps":[1,2]}`), store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	diffs, _, _, err := st.Diff(ctx, store.DiffOptions{File: "plan.json"})
+	dr, err := st.Diff(ctx, store.DiffOptions{File: "plan.json"})
+	diffs := dr.Files
 	if err != nil || len(diffs) != 1 {
 		t.Fatalf("%+v %v", diffs, err)
 	}
@@ -81,23 +82,26 @@ func TestDiffShowsMovesAsRenames(t *testing.T) {
 	if _, err := st.Move(ctx, "a.json", "moved/a.json", store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	diffs, _, _, err := st.Diff(ctx, store.DiffOptions{})
+	dr, err := st.Diff(ctx, store.DiffOptions{})
+	diffs := dr.Files
 	if err != nil || len(diffs) != 1 || diffs[0].Status != "renamed" || diffs[0].From != "a.json" || diffs[0].File != "moved/a.json" {
 		t.Fatalf("diff of a move: %+v %v", diffs, err)
 	}
 	for _, f := range []string{"a.json", "moved/a.json"} {
-		if d, _, _, _ := st.Diff(ctx, store.DiffOptions{File: f}); len(d) != 1 || d[0].Status != "renamed" {
+		if d, _ := st.Diff(ctx, store.DiffOptions{File: f}); len(d.Files) != 1 || d.Files[0].Status != "renamed" {
 			t.Errorf("diff of %s: %+v", f, d)
 		}
 	}
 	if _, err := st.Apply(ctx, []store.Op{{Op: "mv", File: "b.json", To: "b2.json"}, {Op: "set", File: "b2.json", Path: "k", Value: []byte(`2`)}}, store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	diffs, _, _, err = st.Diff(ctx, store.DiffOptions{})
+	dr, err = st.Diff(ctx, store.DiffOptions{})
+	diffs = dr.Files
 	if err != nil || len(diffs) != 2 || diffs[0].Status != "deleted" || diffs[1].Status != "added" {
 		t.Fatalf("diff of a move with a change: %+v %v", diffs, err)
 	}
-	diffs, _, _, _ = st.Diff(ctx, store.DiffOptions{From: start.String(), To: "HEAD"})
+	dr, _ = st.Diff(ctx, store.DiffOptions{From: start.String(), To: "HEAD"})
+	diffs = dr.Files
 	got := []string{}
 	for _, d := range diffs {
 		got = append(got, d.Status+" "+d.From+">"+d.File)

@@ -104,15 +104,6 @@ func (w who) of(s *Store, h plumbing.Hash) *Mutation {
 	return m
 }
 
-// BlameOptions choose how Blame treats merges.
-type BlameOptions struct {
-	// AllParents blames a key that a merge took unchanged from a merged-in
-	// branch in that branch's history (as git blame does), so it names the
-	// agent that set it there; otherwise the merge is named (first
-	// parents).
-	AllParents bool
-}
-
 // Blame returns, for every leaf key of a document (in document order), the
 // commit, agent, time and mutation id that last set it, from ro's
 // revision.
@@ -183,18 +174,6 @@ func mustTree(s *Store, h plumbing.Hash) plumbing.Hash {
 		return plumbing.ZeroHash
 	}
 	return c.Tree
-}
-
-// BisectOptions say what bisect looks for, and where.
-type BisectOptions struct {
-	// Predicate, e.g. `docs/plan.json#risk.level == "high"` (see
-	// audit.ParsePredicate).
-	Predicate string
-	// Good is a revision where the predicate is false ("" = before the
-	// first commit); Bad one where it is true ("" = the branch head). Good
-	// must be a first-parent ancestor of Bad.
-	Good, Bad string
-	Branch    string
 }
 
 // BisectResult is the first mutation at which the predicate holds.

@@ -310,11 +310,11 @@ func TestLogFollowAndBlameAcrossMove(t *testing.T) {
 		t.Fatalf("blame across the move: %v", byPath)
 	}
 	// Show finds a mutation by id through the index.
-	m, err := st.Show(ctx, m2.MutationID, "")
+	m, err := st.Show(ctx, m2.MutationID, store.ReadOptions{})
 	if err != nil || m.Commit != m2.Commit {
 		t.Fatalf("show %s = %v, %v", m2.MutationID, m, err)
 	}
-	if _, err := st.Show(ctx, "mut-00000000", ""); !errors.Is(err, store.ErrNotFound) {
+	if _, err := st.Show(ctx, "mut-00000000", store.ReadOptions{}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("show of an unknown id: %v", err)
 	}
 }

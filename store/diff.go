@@ -71,24 +71,34 @@ func nonNilOps(ops []jsondiff.Op) []jsondiff.Op {
 	return ops
 }
 
-// DiffOptions choose what to compare.
-type DiffOptions struct {
-	// From and To are revisions. Both empty: the last mutation (HEAD^ to
-	// HEAD). Only From: that commit against its first parent. Only To:
-	// from the branch's head to To.
-	From, To string
-	Branch   string
-	// File and Key narrow the diff; Key needs File.
-	File, Key string
+// DiffResult is what changed between two commits, key by key.
+type DiffResult struct {
+	// From and To are the commits compared (From "" when To has no
+	// parent).
+	From  string     `json:"from"`
+	To    string     `json:"to"`
+	Files []FileDiff `json:"files"`
 }
 
 // Diff compares documents between two revisions, key by key.
-func (s *Store) Diff(ctx context.Context, o DiffOptions) ([]FileDiff, plumbing.Hash, plumbing.Hash, error) {
+func (s *Store) Diff(ctx context.Context, o DiffOptions) (*DiffResult, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	files, from, to, err := s.diff(o)
+	if err != nil {
+		return nil, err
+	}
+	res := &DiffResult{To: to.String(), Files: files}
+	if !from.IsZero() {
+		res.From = from.String()
+	}
+	return res, nil
+}
+
+func (s *Store) diff(o DiffOptions) ([]FileDiff, plumbing.Hash, plumbing.Hash, error) {
 	var from, to plumbing.Hash
 	var err error
-	if o.Key != "" && o.File == "" {
-		return nil, from, to, fmt.Errorf("%w: a key to diff needs its file", ErrUsage)
-	}
 	switch {
 	case o.From == "" && o.To == "":
 		o.From = "HEAD"

@@ -93,35 +93,6 @@ func MutationOf(c *repo.Commit, _ string) *Mutation {
 	return m
 }
 
-// LogOptions filter a log.
-type LogOptions struct {
-	ReadOptions
-	// File keeps the commits that changed this file (compared with their
-	// first parent, as git log --first-parent -- FILE does), found through
-	// the changed-paths index (package audit).
-	File string
-	// Key, with File, keeps the commits that changed the value at this key
-	// path; each mutation then carries the old and new value.
-	Key string
-	// AllParents follows merges into all their parents (as git log --
-	// FILE does by default) instead of first parents only.
-	AllParents bool
-	// Follow continues a file's history across moves (mv).
-	Follow bool
-	// Agent keeps one agent's commits.
-	Agent string
-	// Since and Until bound the commit time (zero = unbounded).
-	Since, Until time.Time
-	// Op keeps commits with a change of this operation.
-	Op string
-	// Source and Correlation keep the commits whose Source or
-	// Correlation-Id trailer is this (WriteOptions.Source, .Correlation):
-	// one task's or one run's writes.
-	Source, Correlation string
-	// Limit stops after this many mutations (0 = all).
-	Limit int
-}
-
 // OpBoundary is a keyed log's Op at a shallow clone's boundary commit.
 const OpBoundary = "boundary"
 
@@ -145,14 +116,11 @@ type ValueChange struct {
 // index answers in time proportional to that file's (or key's) changes;
 // without one, it walks history.
 func (s *Store) Log(ctx context.Context, lo LogOptions, fn func(*Mutation) bool) error {
-	if lo.Limit < 0 {
-		return fmt.Errorf("%w: a limit of %d mutations (0 means no limit)", ErrUsage, lo.Limit)
+	if err := lo.Validate(); err != nil {
+		return err
 	}
 	if fn == nil {
 		return fmt.Errorf("%w: Log needs a function to call with each mutation", ErrUsage)
-	}
-	if err := checkOp(lo.Op); err != nil {
-		return err
 	}
 	start, err := s.Resolve(lo.At, lo.Branch)
 	if err != nil {
@@ -167,9 +135,6 @@ func (s *Store) Log(ctx context.Context, lo LogOptions, fn func(*Mutation) bool)
 	}
 	if lo.File != "" {
 		return s.fileLog(ctx, start, lo, keep, emit)
-	}
-	if lo.Key != "" {
-		return fmt.Errorf("%w: a key path needs a file", ErrUsage)
 	}
 	if lo.AllParents {
 		return s.walkAll(ctx, start, func(c *repo.Commit) (bool, error) {
@@ -213,14 +178,6 @@ func (lo *LogOptions) keep(c *repo.Commit) (*Mutation, bool) {
 		return nil, false
 	}
 	return m, true
-}
-
-func checkOp(op string) error {
-	switch op {
-	case "", OpCreate, OpUpdate, OpDelete, OpRename, OpMerge, OpRollback:
-		return nil
-	}
-	return fmt.Errorf("%w: no operation %q (create, update, delete, rename, merge or rollback)", ErrUsage, op)
 }
 
 func (s *Store) fileLog(ctx context.Context, start plumbing.Hash, lo LogOptions, keep func(*repo.Commit) (*Mutation, bool), emit func(*Mutation) bool) error {
@@ -360,9 +317,11 @@ func (s *Store) EntryHash(root plumbing.Hash, file string) plumbing.Hash {
 }
 
 // Show returns one mutation: a revision, or a mutation id (mut-xxxxxxxx)
-// found through the index among the commits reachable from the branch
-// (when two commits carry the id, the newest).
-func (s *Store) Show(ctx context.Context, rev, branch string) (*Mutation, error) {
+// found through the index among the commits reachable from ro's branch
+// (when two commits carry the id, the newest). ro.At is not read: rev
+// names the commit.
+func (s *Store) Show(ctx context.Context, rev string, ro ReadOptions) (*Mutation, error) {
+	branch := ro.Branch
 	if verbiage.ValidID("mut", rev) {
 		head, err := s.Resolve("HEAD", branch)
 		if err != nil {

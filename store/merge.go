@@ -253,7 +253,7 @@ func (s *Store) Merge(ctx context.Context, from string, mo MergeOptions) (*Merge
 	if err != nil {
 		return nil, fmt.Errorf("branch %s: %w", shortBranch(intoRef), err)
 	}
-	if err := mo.Write.checkRevisions(); err != nil {
+	if err := mo.Write.Validate(); err != nil {
 		return nil, err
 	}
 	if mo.Write.Expect != nil {

@@ -266,7 +266,7 @@ func TestLastWriteWinsFollowsTheFilesLastWrite(t *testing.T) {
 	if err != nil || string(got) != "\"feat\"\n" {
 		t.Fatalf("value = %s (%v); feat wrote x.json last", got, err)
 	}
-	m, err := st.Show(ctx, "HEAD", "")
+	m, err := st.Show(ctx, "HEAD", store.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

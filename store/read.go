@@ -13,21 +13,6 @@ import (
 	"github.com/aiwg/aiwg-state/verbiage"
 )
 
-// ReadOptions say where a read looks.
-type ReadOptions struct {
-	// At is a revision ("" = the head of Branch).
-	At string
-	// Branch that At's HEAD and times are taken on ("" = default).
-	Branch string
-	// NoResolve reads a verbiage-ruled document as stored: its
-	// "ref file://" mounts as strings rather than the shards inlined.
-	NoResolve bool
-
-	// named is At as the caller named it, when a read pinned a moving
-	// name to a commit: errors say "at HEAD", not a hash nobody typed.
-	named string
-}
-
 func (s *Store) Tree(ro ReadOptions) (plumbing.Hash, error) {
 	h, err := s.Resolve(ro.At, ro.Branch)
 	if err != nil {

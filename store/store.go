@@ -30,25 +30,6 @@ const (
 	AttributesPath = ".gitattributes"
 )
 
-// Options tune an open store.
-type Options struct {
-	// NoSync skips fsync: a machine crash may lose the last writes (never
-	// consistency: the branch always names a complete commit). The store
-	// manifest's "sync": false sets it for every user of the store.
-	NoSync bool
-	// Branch is the default branch of writes and reads; "" is the
-	// store's HEAD.
-	Branch string
-	// Guards, After and FastForward are the features' rules over writes,
-	// what they do once a write is published, and their rules over a
-	// fast-forward (see Guard). Package aiwgstate's Open
-	// sets them; a store opened here without them writes under the core's
-	// rules alone.
-	Guards      []Guard
-	After       []AfterCommit
-	FastForward []FastForwardGuard
-}
-
 // Store is an open store. Its methods are safe for concurrent use, and
 // several processes may use one store at once.
 type Store struct {
@@ -91,13 +72,6 @@ func FindStore(start string) (string, error) {
 		return store, nil
 	}
 	return "", &StoreMissingError{}
-}
-
-// InitOptions configure a new store.
-type InitOptions struct {
-	Options
-	// Agent authors the first commit; default "aiwg-state".
-	Agent string
 }
 
 // Init creates a store at dir: a bare repository whose first commit on the

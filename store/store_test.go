@@ -395,7 +395,7 @@ func TestAPIEdgesANewUserMet(t *testing.T) {
 	if err := st.AddRemote(ctx, "origin", "/elsewhere.git"); !errors.Is(err, store.ErrExists) {
 		t.Errorf("a second remote named origin: %v", err)
 	}
-	if _, _, _, err := st.Diff(ctx, store.DiffOptions{Key: "v"}); !errors.Is(err, store.ErrUsage) {
+	if _, err := st.Diff(ctx, store.DiffOptions{Key: "v"}); !errors.Is(err, store.ErrUsage) {
 		t.Errorf("a key to diff without its file: %v", err)
 	}
 	if n := strings.Count(git(t, st, "rev-list", "main"), "\n"); n != 2 {

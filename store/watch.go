@@ -12,27 +12,6 @@ import (
 	"github.com/aiwg/aiwg-state/verbiage"
 )
 
-// WatchOptions says which mutations Watch streams.
-type WatchOptions struct {
-	// Branch is the branch watched ("" = the default).
-	Branch string
-	// From streams the mutations after this revision first ("" = only
-	// those made after Watch starts).
-	From string
-	// Path keeps the mutations that changed this file, or a file under
-	// this directory.
-	Path string
-	// Agent, Op, Source and Correlation filter as LogOptions' do.
-	Agent, Op, Source, Correlation string
-	// Poll is how often the branch is read (default 100ms).
-	Poll time.Duration
-	// OnReset is called when the branch moved to a commit that does not
-	// contain the last one streamed (a reset, a rollback --hard, a forced
-	// fetch), with both commits, before the mutations of the new line;
-	// returning false stops the watch. Nil: resets pass silently.
-	OnReset func(from, to string) bool
-}
-
 // watchMemory is how many streamed commits Watch remembers, so that a
 // branch reset back and then forward again does not stream them twice.
 const watchMemory = 4096
@@ -51,7 +30,7 @@ func (s *Store) Watch(ctx context.Context, wo WatchOptions, fn func(*Mutation) b
 	if fn == nil {
 		return fmt.Errorf("%w: Watch needs a function to call with each mutation", ErrUsage)
 	}
-	if err := checkOp(wo.Op); err != nil {
+	if err := wo.Validate(); err != nil {
 		return err
 	}
 	if wo.Path != "" {

@@ -10,13 +10,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/repo"
-	"github.com/aiwg/aiwg-state/signing"
 	"github.com/aiwg/aiwg-state/statedoc"
 	"github.com/aiwg/aiwg-state/verbiage"
 )
@@ -39,77 +37,6 @@ type Op struct {
 	Path  string          `json:"path,omitempty"`
 	Value json.RawMessage `json:"value,omitempty"`
 	To    string          `json:"to,omitempty"`
-}
-
-// WriteOptions say who writes, where, and why.
-type WriteOptions struct {
-	// Branch to write ("" = the store's default branch).
-	Branch string
-	// Agent authors the commit; default $AIWG_AGENT, then the store's
-	// default agent (see AgentFor), then $USER.
-	Agent string
-	// Source and Correlation become the Source and Correlation-Id trailers.
-	Source, Correlation string
-	// Expect, when set, is the revision the branch must be at: the write
-	// fails with a *repo.StaleError instead of applying on a newer head.
-	// nil asks for no check; a pointer to an empty (or blank) revision is
-	// refused with ErrUsage, never read as "no check": an unset shell
-	// variable in `--expect "$REV"` must not switch the check off.
-	Expect *string
-	// UnchangedSince, when set, is a revision at which every file the
-	// write changes must still be as it is now: optimistic concurrency
-	// per file, where Expect is per branch, so writes to other files in
-	// between do not fail it. A file changed since fails the write with
-	// an error wrapping ErrStale that names the file. nil and empty are
-	// as for Expect.
-	UnchangedSince *string
-	// Message replaces the generated subject line.
-	Message string
-	// Trailers are added after the standard ones.
-	Trailers repo.Trailers
-	// Time stamps the commit (default now); importers keep original times.
-	Time time.Time
-	// HandlerEnv and HandlerDir are the environment (KEY=VALUE) and
-	// working directory of the completion handlers a write that sets
-	// Final runs; nil and "" are this process's. A server writing on a
-	// client's behalf passes the client's, so a handler runs as it would
-	// have run from the client.
-	HandlerEnv []string
-	HandlerDir string
-	// Warn, when set, is told of each warning the write adds to its
-	// Mutation (a completion handler not run because it is not trusted).
-	Warn func(msg string)
-	// SigningKey is an SSH private key file that signs the commit (git's
-	// SSH signature, verified by git verify-commit and by a policy's
-	// signers); "" takes the agent's key configured in the store's git
-	// config, if any (see Store.SigningKey). Signer, when set, signs
-	// instead.
-	SigningKey string
-	Signer     *signing.Signer
-
-	// For merges, set by this package only: the other parents, the head
-	// the branch must be at, and whether an unchanged tree still commits.
-	mergeParents  []plumbing.Hash
-	upstreamFirst bool // repo.CommitInfo.UpstreamFirst
-	expectHead    *plumbing.Hash
-}
-
-// Rev returns a pointer to rev, for WriteOptions.Expect and
-// UnchangedSince.
-func Rev(rev string) *string { return &rev }
-
-// checkRevisions refuses an expectation given empty: it would otherwise
-// read as none, and the compare-and-swap would silently not happen.
-func (wo WriteOptions) checkRevisions() error {
-	for _, f := range []struct {
-		name string
-		rev  *string
-	}{{"Expect", wo.Expect}, {"UnchangedSince", wo.UnchangedSince}} {
-		if f.rev != nil && strings.TrimSpace(*f.rev) == "" {
-			return &EmptyRevisionError{Field: f.name}
-		}
-	}
-	return nil
 }
 
 // Change is one path a mutation touched.
@@ -517,7 +444,7 @@ func (s *Store) Commit(ctx context.Context, wo WriteOptions, subject string, bui
 	if err != nil {
 		return nil, err
 	}
-	if err := wo.checkRevisions(); err != nil {
+	if err := wo.Validate(); err != nil {
 		return nil, err
 	}
 	copts := repo.CommitOptions{Expect: wo.expectHead}

@@ -83,10 +83,11 @@ func runDiff(ctx context.Context, s *session, opts diffOptions) error {
 	if len(a) > 2 {
 		return usagef("diff: too many arguments")
 	}
-	diffs, _, _, err := s.store.Diff(ctx, o)
+	d, err := s.store.Diff(ctx, o)
 	if err != nil {
 		return err
 	}
+	diffs := d.Files
 	if s.json {
 		format = "json"
 	}

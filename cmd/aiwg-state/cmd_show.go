@@ -51,7 +51,7 @@ func runShow(ctx context.Context, s *session, opts showOptions) error {
 	if len(a) == 1 {
 		rev = a[0]
 	}
-	m, err := s.store.Show(ctx, rev, opts.Branch)
+	m, err := s.store.Show(ctx, rev, store.ReadOptions{Branch: opts.Branch})
 	if err != nil {
 		return err
 	}
@@ -60,10 +60,11 @@ func runShow(ctx context.Context, s *session, opts showOptions) error {
 			return err
 		}
 	}
-	diffs, _, _, err := s.store.Diff(ctx, store.DiffOptions{From: m.Commit})
+	d, err := s.store.Diff(ctx, store.DiffOptions{From: m.Commit})
 	if err != nil {
 		return err
 	}
+	diffs := d.Files
 	if s.json {
 		return printJSON(s.out, map[string]any{"mutation": m, "diff": nonNil(diffs)})
 	}

@@ -429,7 +429,9 @@ func TestLeaseFileNotARecord(t *testing.T) {
 	st := newStore(t)
 	ctx := context.Background()
 	// Written through the store: refused.
-	if _, err := st.Put(ctx, "leases/foo.json", []byte(`{"x":1}`), store.WriteOptions{}); !errors.Is(err, store.ErrInvalidRecord) {
+	_, err := st.Put(ctx, "leases/foo.json", []byte(`{"x":1}`), store.WriteOptions{})
+	var re *store.InvalidRecordError
+	if !errors.Is(err, store.ErrInvalidRecord) || !errors.As(err, &re) || re.Dir != lease.Dir {
 		t.Fatalf("a plain document put where a lease record belongs: %v", err)
 	}
 	// Written by plain git: read as what it is, never overwritten.

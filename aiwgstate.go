@@ -17,6 +17,9 @@ package aiwgstate
 import (
 	"context"
 
+	"github.com/aiwg/aiwg-state/lease"
+	"github.com/aiwg/aiwg-state/memory"
+	"github.com/aiwg/aiwg-state/queue"
 	"github.com/aiwg/aiwg-state/store"
 )
 
@@ -57,6 +60,16 @@ func Clone(ctx context.Context, url, dir string, opts store.CloneOptions) (*Stor
 	return &Store{st}, nil
 }
 
+// Leases is the store's leases: locks with a time to live on a resource
+// (package lease).
+func (s *Store) Leases() *lease.Leases { return lease.Of(s.Store) }
+
+// Memory is the store's memory records (package memory).
+func (s *Store) Memory() *memory.Memory { return memory.Of(s.Store) }
+
+// Queues is the store's queues of messages (package queue).
+func (s *Store) Queues() *queue.Queues { return queue.Of(s.Store) }
+
 // wire adds the features' guards and after-commit steps to opts, before
 // any the caller gave.
 func wire(opts store.Options) store.Options {
@@ -69,7 +82,12 @@ func wire(opts store.Options) store.Options {
 // guards are the features' rules over every write, in the order they run
 // (after the core's own).
 func guards() []store.Guard {
-	return []store.Guard{}
+	return []store.Guard{
+		lease.RecordGuard,  // leases/ files stay lease records
+		memory.RecordGuard, // memory/ files stay memory records
+		queue.RecordGuard,  // queues/ files stay queue messages
+		lease.HolderGuard,  // others' leases are released by force only by a lease_admin
+	}
 }
 
 // afterCommit is what the features do once a write is published, in order.

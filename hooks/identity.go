@@ -40,7 +40,7 @@ const PusherConfig = "aiwg.pusherVariable"
 // AgentBranchPrefix, as a ref).
 const agentRefPrefix = "refs/heads/agents/"
 
-// leaseDir holds the lease records (the root package's LeaseDir).
+// leaseDir holds the lease records (lease.Dir).
 const leaseDir = "leases/"
 
 // Pusher is the identity the server authenticated for this push, read

@@ -1,9 +1,3 @@
-// Package lease is the swarm shared state specification's lock registry for one resource: who holds
-// it (exclusive or shared, each hold with a time to live), who waits for
-// it, in what order, and what a request, renewal or release does to that.
-// It knows no git: the store keeps a Record as a file and applies these
-// decisions inside the transaction that writes it, so that two agents
-// deciding at once are ordered by the branch's lock.
 package lease
 
 import (

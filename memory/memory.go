@@ -1,9 +1,3 @@
-// Package memory is the tiered state specification's durable memory tier: records keyed by
-// (namespace, record kind, record id), each a JSON payload with its
-// timestamps and an optional time to live, and what put, append and prune
-// do to them. It knows no git: the store keeps each record as a file,
-// memory/<namespace>/<kind>/<id>.json, so that log and blame of a record
-// are its history.
 package memory
 
 import (

@@ -1,10 +1,3 @@
-// Package queue is the tiered state specification's coordination tier: named queues of JSON
-// messages that producers put and consumers take, first in, first out,
-// each message taken once. It knows no git: the store keeps a message as
-// a file, queues/<name>/<seq>-<id>.json, whose name orders the queue, and
-// takes it by removing the file in a commit, so that two consumers taking
-// at once are ordered by the branch's lock and the history keeps every
-// message and who took it.
 package queue
 
 import (
@@ -24,8 +17,12 @@ import (
 // Dir is the directory of queues in the store's tree.
 const Dir = "queues"
 
-// ErrInvalid: a malformed queue name, message or message file.
-var ErrInvalid = errors.New("invalid queue message")
+var (
+	// ErrInvalid: a malformed queue name, message or message file.
+	ErrInvalid = errors.New("invalid queue message")
+	// ErrEmpty: a take found no message (after waiting, if it waited).
+	ErrEmpty = errors.New("queue empty")
+)
 
 // Message is one message of a queue. Seq is its place in the queue: one
 // more than the message before it, from 1 again once the queue has

@@ -78,29 +78,6 @@ func BenchmarkGet(b *testing.B) {
 	}
 }
 
-// BenchmarkLease: an acquire and its release (two commits) on one of 100
-// resources, in the store of 1,000 documents: against BenchmarkSet, what
-// a lease costs over the writes it guards.
-func BenchmarkLease(b *testing.B) {
-	for _, sync := range []bool{false, true} {
-		b.Run(fmt.Sprintf("sync=%v", sync), func(b *testing.B) {
-			st := seed1000(b, sync)
-			ctx := context.Background()
-			wo := store.WriteOptions{Agent: "bench"}
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				r := fmt.Sprintf("tasks/t-%02d", i%100)
-				if _, err := st.Acquire(ctx, r, store.LeaseOptions{TTL: time.Minute}, wo); err != nil {
-					b.Fatal(err)
-				}
-				if _, err := st.Release(ctx, r, store.ReleaseOptions{}, wo); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
-
 // BenchmarkWatchLatency: a write and a watcher's call with it, polling
 // every millisecond; the metric ms-after-write is the median time from the
 // write's return to the call.

@@ -14,7 +14,7 @@ import (
 // (ErrStale, ErrLocked, ErrNotStore, ErrDetached), merge
 // (ErrUnknownStrategy), statedoc (ErrInFlight, ErrInvalidState, ErrExists),
 // trajectory (ErrInvalid), lease (ErrHeld, ErrNotHolder, ErrInvalid),
-// memory (ErrInvalid, ErrNotList), queue (ErrInvalid), docschema
+// memory (ErrInvalid, ErrNotList), queue (ErrInvalid, ErrEmpty), docschema
 // (ErrInvalid, ErrRules) and hooks (ErrRefused). The CLI maps them to exit
 // codes in one table (cmd/aiwg-state/exit.go).
 var (
@@ -44,9 +44,6 @@ var (
 	ErrLimit = errors.New("over limit")
 	// ErrReadOnly: the path is not writable by these operations.
 	ErrReadOnly = errors.New("read-only")
-	// ErrEmpty: a queue take found no message (after waiting, if it
-	// waited).
-	ErrEmpty = errors.New("queue empty")
 	// ErrInvalidRecord: a file where the store keeps a lease record, a
 	// memory record or a queue message that does not read as one
 	// (written by hand, or by plain git).
@@ -227,6 +224,18 @@ type BrokenFileError struct {
 func (e *BrokenFileError) Error() string { return e.Err.Error() }
 
 func (e *BrokenFileError) Unwrap() error { return e.Err }
+
+// InvalidRecordError: a write leaves a file in the directory of a record
+// kind (Dir: leases, memory, queues) that does not decode as its record.
+// It is ErrInvalidRecord.
+type InvalidRecordError struct {
+	Dir string
+	Err error // the record's decoding error, as ErrInvalidRecord
+}
+
+func (e *InvalidRecordError) Error() string { return e.Err.Error() }
+
+func (e *InvalidRecordError) Unwrap() error { return e.Err }
 
 // VariableLimitError: creating a variable would give a state more
 // variables than rlm.MaxVariables. It is ErrLimit.

@@ -3,16 +3,12 @@ package store_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
-	"github.com/aiwg/aiwg-state/lease"
-	"github.com/aiwg/aiwg-state/memory"
 	"github.com/aiwg/aiwg-state/store"
 )
 
@@ -108,54 +104,4 @@ func ExampleReadOps() {
 	// Output:
 	// 2 mv docs/draft.json <nil>
 	// line 2: invalid JSON: column 39: duplicate object key "op"
-}
-
-// Agents take turns on a resource with a lease: one commit each to
-// acquire and release, so the resource's file is the lock's history.
-func ExampleStore_Acquire() {
-	ctx := context.Background()
-	dir, _ := os.MkdirTemp("", "example-")
-	defer os.RemoveAll(dir)
-	st, _ := aiwgstate.Init(ctx, filepath.Join(dir, "state.git"), store.InitOptions{})
-	defer st.Close()
-
-	pulse := store.WriteOptions{Agent: "pulse"}
-	res, err := st.Acquire(ctx, "tasks/t-17", store.LeaseOptions{TTL: 30 * time.Second}, pulse)
-	if err != nil {
-		panic(err)
-	}
-	fmt.Println(res.Lease.Holder, res.Lease.Type)
-	_, err = st.Acquire(ctx, "tasks/t-17", store.LeaseOptions{TTL: 30 * time.Second}, store.WriteOptions{Agent: "beat"})
-	fmt.Println(errors.Is(err, lease.ErrHeld))
-	st.Release(ctx, "tasks/t-17", store.ReleaseOptions{}, pulse)
-	// Output:
-	// pulse exclusive
-	// true
-}
-
-// Memory records (the tiered state specification) keep a payload with its timestamps; one with
-// a time to live is gone for readers once it runs out.
-func ExampleStore_PutMemory() {
-	ctx := context.Background()
-	dir, _ := os.MkdirTemp("", "example-")
-	defer os.RemoveAll(dir)
-	st, _ := aiwgstate.Init(ctx, filepath.Join(dir, "state.git"), store.InitOptions{})
-	defer st.Close()
-
-	theme := memory.Key{Namespace: "long_term", Kind: "preference", ID: "theme"}
-	st.PutMemory(ctx, theme, []byte(`{"value": "dark"}`), 0, store.WriteOptions{Agent: "pulse"})
-	cool := memory.Key{Namespace: "session", Kind: "cooldown", ID: "monitors"}
-	// Written a minute ago with a time to live of a second: run out.
-	st.PutMemory(ctx, cool, []byte(`true`), time.Second, store.WriteOptions{Agent: "pulse", Time: time.Now().Add(-time.Minute)})
-
-	r, _ := st.GetMemory(ctx, theme, store.ReadOptions{})
-	fmt.Println(string(r.Payload))
-	_, err := st.GetMemory(ctx, cool, store.ReadOptions{})
-	fmt.Println(errors.Is(err, store.ErrNotFound))
-	pruned, _, _ := st.PruneMemory(ctx, "", store.WriteOptions{})
-	fmt.Println(pruned)
-	// Output:
-	// {"value":"dark"}
-	// true
-	// [session/cooldown/monitors]
 }

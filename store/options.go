@@ -110,6 +110,11 @@ type WriteOptions struct {
 	expectHead    *plumbing.Hash
 }
 
+// MergeParents are the other parents of the merge commit this write
+// makes (none for an ordinary write): a guard judges what a merge brings
+// against each side.
+func (wo WriteOptions) MergeParents() []plumbing.Hash { return wo.mergeParents }
+
 // Rev returns a pointer to rev, for WriteOptions.Expect and
 // UnchangedSince.
 func Rev(rev string) *string { return &rev }

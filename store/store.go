@@ -223,6 +223,10 @@ func (s *Store) Close() error { return s.repo.Close() }
 // cover.
 func (s *Store) Repo() *repo.Repo { return s.repo }
 
+// Now is the store's clock: what a feature judges expiry by, as the core
+// does.
+func (s *Store) Now() time.Time { return s.now() }
+
 // Dir is the store's git directory.
 func (s *Store) Dir() string { return s.repo.Dir() }
 

@@ -35,6 +35,14 @@ func fsck(t testing.TB, st *aiwgstate.Store) {
 	testutil.Fsck(t, st.Dir())
 }
 
+// plainCommit makes, with git plumbing alone, a commit on top of HEAD
+// that writes body at path, as a plain git user would; it returns the
+// commit, which no ref names yet.
+func plainCommit(t testing.TB, st *aiwgstate.Store, path, body string) string {
+	t.Helper()
+	return testutil.CommitFile(t, testutil.Git{GitDir: st.Dir()}, "HEAD", path, body, "by hand\n")
+}
+
 func TestEveryMutationIsOneCommitWithTrailers(t *testing.T) {
 	st := newStore(t)
 	ctx := context.Background()

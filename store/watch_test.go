@@ -85,3 +85,54 @@ func TestWatchStreamsWhatLands(t *testing.T) {
 		t.Errorf("streamed\n%s\nwant\n%s", strings.Join(events, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestWatchDoesNotRestreamItsStart: a watch does not stream the commit it
+// started at when the branch is reset back and forward again.
+func TestWatchDoesNotRestreamItsStart(t *testing.T) {
+	st := newStore(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := st.Put(ctx, "a.json", []byte(`1`), store.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	m2, err := st.Put(ctx, "a.json", []byte(`2`), store.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string, 10)
+	resets := make(chan string, 10)
+	done := make(chan error, 1)
+	go func() {
+		done <- st.Watch(ctx, store.WatchOptions{From: m2.Commit, Poll: time.Millisecond,
+			OnReset: func(_, to string) bool { resets <- to; return true }}, func(m *store.Mutation) bool {
+			got <- m.Commit
+			return true
+		})
+	}()
+	git(t, st, "update-ref", "refs/heads/main", m2.Parents[0])
+	select {
+	case to := <-resets:
+		if to != m2.Parents[0] {
+			t.Fatalf("reset to %s, want %s", to, m2.Parents[0])
+		}
+	case <-ctx.Done():
+		t.Fatal("the watch saw no reset")
+	}
+	git(t, st, "update-ref", "refs/heads/main", m2.Commit)
+	// A commit after the start shows the watcher has passed the forward
+	// move: anything it streams before it is a repeat.
+	m3, err := st.Put(ctx, "a.json", []byte(`3`), store.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case c := <-got:
+		if c != m3.Commit {
+			t.Errorf("streamed %s before %s: the commit the watch started at, again", c, m3.Commit)
+		}
+	case <-ctx.Done():
+		t.Fatal("the watch streamed nothing")
+	}
+	cancel()
+	<-done
+}

@@ -5,7 +5,9 @@ import (
 	"fmt"
 
 	"github.com/aiwg/aiwg-state/checkpoint"
+	"github.com/aiwg/aiwg-state/lease"
 	"github.com/aiwg/aiwg-state/memory"
+	"github.com/aiwg/aiwg-state/queue"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/store"
 )
@@ -132,6 +134,24 @@ var adviceTable = []func(error) (string, bool){
 			return ": repair it with `aiwg-state config KEY VALUE`, which writes a manifest of the defaults and that setting, or commit a fixed " + e.File, true
 		}
 		return "", false
+	},
+	func(err error) (string, bool) {
+		var e *store.InvalidRecordError
+		if !errors.As(err, &e) {
+			return "", false
+		}
+		verb, ok := map[string]string{lease.Dir: "lease", memory.Dir: "memory", queue.Dir: "queue"}[e.Dir]
+		return ": write " + e.Dir + "/ with aiwg-state " + verb, ok
+	},
+	func(err error) (string, bool) {
+		var e *lease.RanOutError
+		if !errors.As(err, &e) {
+			return "", false
+		}
+		if e.Renew {
+			return "; renew with a longer --ttl", true
+		}
+		return "; ask again with a longer --ttl", true
 	},
 	func(err error) (string, bool) {
 		var e *store.VariableLimitError

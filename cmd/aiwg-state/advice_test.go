@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aiwg/aiwg-state/checkpoint"
 	"github.com/aiwg/aiwg-state/docschema"
+	"github.com/aiwg/aiwg-state/lease"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/store"
 )
@@ -41,6 +43,10 @@ func TestAdvice(t *testing.T) {
 		{&store.VariableLimitError{State: "s1", Seen: 500, Limit: 500, Creating: "x"}, "over limit: s1 sees 500 variables, the limit is 500; remove some (`aiwg-state var rm NAME`) before creating x", exitDomain},
 		{fmt.Errorf("%w: %w", store.ErrLimit, &checkpoint.LimitError{State: "s1", Count: checkpoint.MaxPerState, Oldest: []string{"a", "b"}}), fmt.Sprintf("over limit: too many checkpoints: s1 has %d checkpoints, the limit is %d; remove old ones first (oldest: a, b), e.g. `aiwg-state checkpoint rm a` or `aiwg-state checkpoint prune --keep %d`", checkpoint.MaxPerState, checkpoint.MaxPerState, checkpoint.MaxPerState-10), exitDomain},
 		{&store.BrokenFileError{Kind: store.BrokenMemoryRecord, File: "memory/ns/k/x.json", Err: store.ErrInvalidRecord}, "invalid record (aiwg-state mv memory/ns/k/x.json OTHER/PLACE.json, or remove it with aiwg-state memory rm ns k x)", exitDomain},
+		{&store.InvalidRecordError{Dir: "leases", Err: fmt.Errorf("leases/x.json: bad: %w", store.ErrInvalidRecord)}, "leases/x.json: bad: invalid record: write leases/ with aiwg-state lease", exitDomain},
+		{&store.InvalidRecordError{Dir: "queues", Err: fmt.Errorf("queues/q/x.json: bad: %w", store.ErrInvalidRecord)}, "queues/q/x.json: bad: invalid record: write queues/ with aiwg-state queue", exitDomain},
+		{&lease.RanOutError{Resource: "r", TTL: time.Millisecond}, "the lease on r ran out (ttl 1ms) before its commit landed: the branch was busy; ask again with a longer --ttl", exitLock},
+		{&lease.RanOutError{Resource: "r", TTL: time.Second, Renew: true}, "the lease on r ran out (ttl 1s) before its commit landed: the branch was busy; renew with a longer --ttl", exitLock},
 		{&store.ResolvedMergeInvalidError{Err: fmt.Errorf("plan.json: %w", docschema.ErrInvalid)}, "plan.json: " + docschema.ErrInvalid.Error() + " (the merge as resolved breaks a schema): abort it with aiwg-state merge --abort, fix the branches, and merge again", exitDomain},
 		{&store.NotABranchError{Name: "origin/main", Is: "a remote-tracking branch (fetch moves it)"}, "origin/main is a remote-tracking branch (fetch moves it), not a branch to write: make one of your own (aiwg-state branch NAME --from origin/main)", exitDomain},
 		{&store.RefNameTakenError{Name: "v1", Is: "a tag"}, "v1 is already a tag, which a branch of that name would hide from reads and writes that name it (pick another name: aiwg-state branch NAME --from v1)", exitDomain},

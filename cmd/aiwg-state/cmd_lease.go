@@ -9,7 +9,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/aiwg/aiwg-state/lease"
-	"github.com/aiwg/aiwg-state/store"
 )
 
 func newLeaseCommand() *cli.Command {
@@ -161,7 +160,7 @@ func runLeaseAcquire(ctx context.Context, s *session, opts leaseAcquireOptions) 
 	if opts.Id != "" && !opts.TtlSet {
 		ttl = 0 // a renewal keeps the lease's own time to live
 	}
-	res, err := s.store.Acquire(ctx, a[0], store.LeaseOptions{
+	res, err := s.store.Leases().Acquire(ctx, a[0], lease.Options{
 		Type: typ, TTL: ttl, ID: opts.Id, Wait: opts.Wait, Priority: opts.Priority,
 	}, s.writeOptions())
 	if err != nil {
@@ -182,7 +181,7 @@ func runLeaseRenew(ctx context.Context, s *session, opts leaseRenewOptions) erro
 	if err != nil {
 		return err
 	}
-	res, err := s.store.Renew(ctx, a[0], opts.Id, opts.Ttl, s.writeOptions())
+	res, err := s.store.Leases().Renew(ctx, a[0], opts.Id, opts.Ttl, s.writeOptions())
 	if err != nil {
 		return err
 	}
@@ -202,7 +201,7 @@ func runLeaseRelease(ctx context.Context, s *session, opts leaseReleaseOptions) 
 	if err != nil {
 		return err
 	}
-	rel, err := s.store.Release(ctx, a[0], store.ReleaseOptions{
+	rel, err := s.store.Leases().Release(ctx, a[0], lease.ReleaseOptions{
 		ID: opts.Id, Force: opts.Force, Reason: opts.Reason,
 	}, s.writeOptions())
 	if err != nil {
@@ -223,7 +222,7 @@ func runLeaseLs(ctx context.Context, s *session) error {
 	if err != nil {
 		return err
 	}
-	infos, err := s.store.Leases(ctx, argAt(a, 0), s.readOptions())
+	infos, err := s.store.Leases().List(ctx, argAt(a, 0), s.readOptions())
 	if err != nil {
 		return err
 	}

@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"time"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
-
 	"github.com/urfave/cli/v2"
 
 	"github.com/aiwg/aiwg-state/memory"
@@ -51,7 +49,7 @@ Examples:
    aiwg-state memory put workflow checkpoint run-7 - < state.json
    aiwg-state memory put long_term fact sky --string "blue"`,
 				Flags:  memoryValueFlags(),
-				Action: command(writeMemory((*aiwgstate.Store).PutMemory)),
+				Action: command(writeMemory((*memory.Memory).Put)),
 			},
 			{
 				Name:      "append",
@@ -64,7 +62,7 @@ payload is not a list is refused (exit 3).
 Examples:
    aiwg-state memory append daily_log entries 2026-11-24 '{"at":"10:02","did":"deploy"}'`,
 				Flags:  memoryValueFlags(),
-				Action: command(writeMemory((*aiwgstate.Store).AppendMemory)),
+				Action: command(writeMemory((*memory.Memory).Append)),
 			},
 			{
 				Name:      "get",
@@ -147,7 +145,7 @@ func runMemoryGet(ctx context.Context, s *session) error {
 	if err != nil {
 		return err
 	}
-	r, err := s.store.GetMemory(ctx, memoryKey(a), s.readOptions())
+	r, err := s.store.Memory().Get(ctx, memoryKey(a), s.readOptions())
 	if err != nil {
 		return err
 	}
@@ -162,7 +160,7 @@ func runMemoryLs(ctx context.Context, s *session) error {
 	if err != nil {
 		return err
 	}
-	recs, err := s.store.ListMemory(ctx, lo)
+	recs, err := s.store.Memory().List(ctx, lo)
 	if err != nil {
 		return err
 	}
@@ -192,7 +190,7 @@ func runMemoryRm(ctx context.Context, s *session) error {
 	if err != nil {
 		return err
 	}
-	m, err := s.store.DeleteMemory(ctx, memoryKey(a), s.writeOptions())
+	m, err := s.store.Memory().Delete(ctx, memoryKey(a), s.writeOptions())
 	if err != nil {
 		return err
 	}
@@ -204,7 +202,7 @@ func runMemoryPrune(ctx context.Context, s *session) error {
 	if err != nil {
 		return err
 	}
-	keys, m, err := s.store.PruneMemory(ctx, argAt(a, 0), s.writeOptions())
+	keys, m, err := s.store.Memory().Prune(ctx, argAt(a, 0), s.writeOptions())
 	if errors.Is(err, store.ErrNoChange) {
 		return s.done(map[string]any{"pruned": []memory.Key{}}, "nothing has expired")
 	}
@@ -219,7 +217,7 @@ func runMemoryExport(ctx context.Context, s *session) error {
 	if err != nil {
 		return err
 	}
-	recs, err := s.store.ListMemory(ctx, lo)
+	recs, err := s.store.Memory().List(ctx, lo)
 	if err != nil {
 		return err
 	}
@@ -247,7 +245,7 @@ func runMemoryImport(ctx context.Context, s *session) error {
 	if len(recs) == 0 {
 		return usagef("memory import: %s holds no records", a[0])
 	}
-	res, err := s.store.ImportMemory(ctx, recs, s.writeOptions())
+	res, err := s.store.Memory().Import(ctx, recs, s.writeOptions())
 	if errors.Is(err, store.ErrNoChange) {
 		return s.done(res, "nothing to import: the %d records are as the store has them", res.Unchanged)
 	}
@@ -270,7 +268,7 @@ func memoryValueFlags() []cli.Flag {
 
 // writeMemory is the action of put and append: NAMESPACE KIND ID VALUE,
 // --ttl, and the record written.
-func writeMemory(write func(*aiwgstate.Store, context.Context, memory.Key, []byte, time.Duration, store.WriteOptions) (*memory.Record, *store.Mutation, error)) func(*session) error {
+func writeMemory(write func(*memory.Memory, context.Context, memory.Key, []byte, time.Duration, store.WriteOptions) (*memory.Record, *store.Mutation, error)) func(*session) error {
 	return func(s *session) error {
 		a, err := args(s.c, 4, 4)
 		if err != nil {
@@ -280,7 +278,7 @@ func writeMemory(write func(*aiwgstate.Store, context.Context, memory.Key, []byt
 		if err != nil {
 			return err
 		}
-		r, m, err := write(s.store, s.c.Context, memoryKey(a), v, s.c.Duration("ttl"), s.writeOptions())
+		r, m, err := write(s.store.Memory(), s.c.Context, memoryKey(a), v, s.c.Duration("ttl"), s.writeOptions())
 		if err != nil {
 			return bareTextHint(err, a[3])
 		}
@@ -289,11 +287,11 @@ func writeMemory(write func(*aiwgstate.Store, context.Context, memory.Key, []byt
 }
 
 // memoryList reads [NAMESPACE [KIND]], --at and --expired.
-func (s *session) memoryList() (store.MemoryListOptions, error) {
+func (s *session) memoryList() (memory.ListOptions, error) {
 	a, err := args(s.c, 0, 2)
 	if err != nil {
-		return store.MemoryListOptions{}, err
+		return memory.ListOptions{}, err
 	}
-	lo := store.MemoryListOptions{ReadOptions: s.readOptions(), Namespace: argAt(a, 0), Kind: argAt(a, 1), Expired: s.c.Bool("expired")}
+	lo := memory.ListOptions{ReadOptions: s.readOptions(), Namespace: argAt(a, 0), Kind: argAt(a, 1), Expired: s.c.Bool("expired")}
 	return lo, nil
 }

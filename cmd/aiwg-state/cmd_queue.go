@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/aiwg/aiwg-state/queue"
 	"github.com/urfave/cli/v2"
-
-	"github.com/aiwg/aiwg-state/store"
 )
 
 func newQueueCommand() *cli.Command {
@@ -91,7 +90,7 @@ func runQueuePut(ctx context.Context, s *session) error {
 	if err != nil {
 		return err
 	}
-	msg, m, err := s.store.PutMessage(ctx, a[0], v, s.writeOptions())
+	msg, m, err := s.store.Queues().Put(ctx, a[0], v, s.writeOptions())
 	if err != nil {
 		return bareTextHint(err, a[1])
 	}
@@ -108,7 +107,7 @@ func runQueueTake(ctx context.Context, s *session, opts queueTakeOptions) error 
 	if err != nil {
 		return err
 	}
-	msg, m, err := s.store.TakeMessage(ctx, a[0], store.TakeOptions{Wait: opts.Wait}, s.writeOptions())
+	msg, m, err := s.store.Queues().Take(ctx, a[0], queue.TakeOptions{Wait: opts.Wait}, s.writeOptions())
 	if err != nil {
 		return err
 	}
@@ -128,7 +127,7 @@ func runQueuePeek(ctx context.Context, s *session, opts queuePeekOptions) error 
 	if err != nil {
 		return err
 	}
-	msgs, err := s.store.PeekMessages(ctx, a[0], opts.N, s.readOptions())
+	msgs, err := s.store.Queues().Peek(ctx, a[0], opts.N, s.readOptions())
 	if err != nil {
 		return err
 	}
@@ -145,7 +144,7 @@ func runQueueLs(ctx context.Context, s *session) error {
 	if _, err := args(s.c, 0, 0); err != nil {
 		return err
 	}
-	qs, err := s.store.Queues(ctx, s.readOptions())
+	qs, err := s.store.Queues().List(ctx, s.readOptions())
 	if err != nil {
 		return err
 	}

@@ -57,7 +57,7 @@ var exitTable = []struct {
 	{memory.ErrInvalid, exitUsage},
 	{memory.ErrNotList, exitDomain},
 	{queue.ErrInvalid, exitUsage},
-	{store.ErrEmpty, exitDomain},
+	{queue.ErrEmpty, exitDomain},
 	{docschema.ErrInvalid, exitDomain},
 	{docschema.ErrRules, exitUsage},
 	{policy.ErrInvalid, exitDomain}, // a policy that does not parse: refused data, whoever wrote it

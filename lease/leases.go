@@ -1,4 +1,4 @@
-package store
+package lease
 
 import (
 	"context"
@@ -11,36 +11,44 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/aiwg/aiwg-state/internal/errkind"
-	"github.com/aiwg/aiwg-state/lease"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/policy"
 	"github.com/aiwg/aiwg-state/repo"
+	"github.com/aiwg/aiwg-state/store"
 	"github.com/aiwg/aiwg-state/verbiage"
 )
 
-// LeaseDir is the directory of lease records: leases/<resource>.json,
+// Leases is the lease API of one store (aiwgstate.Store.Leases): the
+// glue that keeps a Record as a file and applies its decisions inside the
+// write that records them.
+type Leases struct{ s *store.Store }
+
+// Of is the lease API of s.
+func Of(s *store.Store) *Leases { return &Leases{s: s} }
+
+// Dir is the directory of lease records: leases/<resource>.json,
 // one file a resource, so that log and blame of a resource's file are
 // the history of who held it.
-const LeaseDir = "leases"
+const Dir = "leases"
 
 // Trailers of a lease commit.
 const (
-	// TrailerLease is what the commit did: acquire, renew, release,
+	// Trailer is what the commit did: acquire, renew, release,
 	// force-release, wait or give-up.
-	TrailerLease = "Lease"
-	// TrailerLeaseID is the lease (or wait request) it did it to.
-	TrailerLeaseID = "Lease-Id"
-	// TrailerLeaseExpired names a lease, or a wait request, found run
+	Trailer = "Lease"
+	// TrailerID is the lease (or wait request) it did it to.
+	TrailerID = "Lease-Id"
+	// TrailerExpired names a lease, or a wait request, found run
 	// out and removed.
-	TrailerLeaseExpired = "Lease-Expired"
+	TrailerExpired = "Lease-Expired"
 	// TrailerReason is why a lease was force-released.
 	TrailerReason = "Reason"
 )
 
-// LeaseOptions is a lease request.
-type LeaseOptions struct {
-	// Type: lease.Exclusive ("" too) or lease.Shared.
-	Type lease.Type
+// Options is a lease request.
+type Options struct {
+	// Type: Exclusive ("" too) or Shared.
+	Type Type
 	// TTL is how long the lease lives unless renewed (at least 1ms; 0
 	// with ID keeps the lease's own).
 	TTL time.Duration
@@ -59,17 +67,32 @@ type LeaseOptions struct {
 	Poll time.Duration
 }
 
-// LeaseResult is what Acquire got.
-type LeaseResult struct {
-	Lease lease.Lease `json:"lease"`
-	// Change is acquire, renew, upgrade or downgrade (see LeaseOptions.ID).
-	Change   string    `json:"change"`
-	Waited   string    `json:"waited,omitempty"`
-	Mutation *Mutation `json:"mutation"`
+// Result is what Acquire got.
+type Result struct {
+	Lease Lease `json:"lease"`
+	// Change is acquire, renew, upgrade or downgrade (see Options.ID).
+	Change   string          `json:"change"`
+	Waited   string          `json:"waited,omitempty"`
+	Mutation *store.Mutation `json:"mutation"`
 }
 
-// LeaseFile is the file that records resource's leases.
-func LeaseFile(resource string) (string, error) {
+// RanOutError: a lease ran out before the commit that granted or renewed
+// it landed, the branch being busy for longer than its time to live. It
+// is store.ErrLocked; ask again with a longer one.
+type RanOutError struct {
+	Resource string
+	TTL      time.Duration
+	Renew    bool // a renewal, not an acquire
+}
+
+func (e *RanOutError) Error() string {
+	return fmt.Sprintf("the lease on %s ran out (ttl %s) before its commit landed: the branch was busy", e.Resource, e.TTL)
+}
+
+func (e *RanOutError) Unwrap() error { return store.ErrLocked }
+
+// File is the file that records resource's leases.
+func File(resource string) (string, error) {
 	clean, err := verbiage.CleanStorePath(resource)
 	if err != nil {
 		return "", fmt.Errorf("lease resource %q: %w", resource, err)
@@ -84,7 +107,7 @@ func LeaseFile(resource string) (string, error) {
 			return "", fmt.Errorf("%w: lease resource %q: a name segment cannot end in .json", verbiage.ErrInvalidPath, resource)
 		}
 	}
-	return LeaseDir + "/" + resource + ".json", nil
+	return Dir + "/" + resource + ".json", nil
 }
 
 // A waiter's queued request lives for queueHold at a time, and the
@@ -99,37 +122,37 @@ const (
 // Acquire takes a lease on resource for the writing agent: one commit
 // that records it in the resource's file. Held in a way that excludes the
 // request (or with another agent's wait served first), it fails with
-// lease.ErrHeld, unless lo.Wait lets it queue and wait. With lo.ID the
+// ErrHeld, unless lo.Wait lets it queue and wait. With lo.ID the
 // agent renews a lease it holds. Leases that ran out are removed by the
 // next write to their resource. Expiry is judged by the writing
 // process's clock, read once the branch lock is held.
-func (s *Store) Acquire(ctx context.Context, resource string, lo LeaseOptions, wo WriteOptions) (_ *LeaseResult, err error) {
-	file, err := LeaseFile(resource)
+func (l *Leases) Acquire(ctx context.Context, resource string, lo Options, wo store.WriteOptions) (_ *Result, err error) {
+	file, err := File(resource)
 	if err != nil {
 		return nil, err
 	}
-	typ, err := lease.ParseType(string(lo.Type))
+	typ, err := ParseType(string(lo.Type))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+		return nil, fmt.Errorf("%w: %v", store.ErrUsage, err)
 	}
-	prio, err := lease.ParsePriority(lo.Priority)
+	prio, err := ParsePriority(lo.Priority)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+		return nil, fmt.Errorf("%w: %v", store.ErrUsage, err)
 	}
 	if lo.TTL < time.Millisecond && (lo.TTL != 0 || lo.ID == "") {
-		return nil, fmt.Errorf("%w: a lease needs a time to live of at least 1ms", ErrUsage)
+		return nil, fmt.Errorf("%w: a lease needs a time to live of at least 1ms", store.ErrUsage)
 	}
 	if lo.Wait < 0 {
-		return nil, fmt.Errorf("%w: a negative wait", ErrUsage)
+		return nil, fmt.Errorf("%w: a negative wait", store.ErrUsage)
 	}
-	agent := s.Agent(wo.Agent)
+	agent := l.s.Agent(wo.Agent)
 	start := wo.Time
 	if start.IsZero() {
-		start = s.now()
+		start = l.s.Now()
 	}
 	deadline := start.Add(lo.Wait)
 	hold := func(now time.Time) int64 { return (min(deadline.Sub(now), queueHold) + time.Second).Milliseconds() }
-	req := lease.Request{ID: objects.NewID("req"), Type: typ, Requester: agent, RequestedAt: start, Timeout: hold(start), Priority: prio}
+	req := Request{ID: objects.NewID("req"), Type: typ, Requester: agent, RequestedAt: start, Timeout: hold(start), Priority: prio}
 	poll := lo.Poll
 	if poll <= 0 {
 		poll = 50 * time.Millisecond
@@ -141,21 +164,21 @@ func (s *Store) Acquire(ctx context.Context, resource string, lo LeaseOptions, w
 	var queuedUntil time.Time
 	defer func() {
 		if err != nil && queued && !withdrawn {
-			s.giveUp(context.WithoutCancel(ctx), file, resource, req.ID, wo)
+			l.giveUp(context.WithoutCancel(ctx), file, resource, req.ID, wo)
 		}
 	}()
 	for {
-		var res LeaseResult
+		var res Result
 		enqueued := false
-		m, err := s.leaseCommit(ctx, file, resource, wo, func(rec *lease.Record, now time.Time, r *Recorder) (string, error) {
+		m, err := l.commit(ctx, file, resource, wo, func(rec *Record, now time.Time, r *store.Recorder) (string, error) {
 			g, err := rec.Acquire(req, lo.ID, objects.NewID("lease"), lo.TTL, now)
 			if err == nil {
 				res.Lease, res.Change = g.Lease, g.Change
-				r.Trailer(TrailerLease, g.Change)
-				r.Trailer(TrailerLeaseID, g.Lease.ID)
+				r.Trailer(Trailer, g.Change)
+				r.Trailer(TrailerID, g.Lease.ID)
 				return fmt.Sprintf("lease %s %s (%s, %s)", g.Change, resource, g.Lease.Type, time.Duration(g.Lease.TTL)*time.Millisecond), nil
 			}
-			if lo.Wait == 0 || !errors.Is(err, lease.ErrHeld) || errors.Is(err, lease.ErrDeadlock) || !now.Before(deadline) {
+			if lo.Wait == 0 || !errors.Is(err, ErrHeld) || errors.Is(err, ErrDeadlock) || !now.Before(deadline) {
 				return "", err
 			}
 			if q, ok := rec.Waiting(req.ID); ok && !needsRefresh(q, now, deadline) {
@@ -169,8 +192,8 @@ func (s *Store) Acquire(ctx context.Context, resource string, lo LeaseOptions, w
 			rec.Enqueue(renewed)
 			enqueued = true
 			queuedUntil = renewed.RequestedAt.Add(time.Duration(renewed.Timeout) * time.Millisecond)
-			r.Trailer(TrailerLease, "wait")
-			r.Trailer(TrailerLeaseID, req.ID)
+			r.Trailer(Trailer, "wait")
+			r.Trailer(TrailerID, req.ID)
 			return fmt.Sprintf("lease wait %s (%s, %s priority, up to %s)", resource, typ, prio, lo.Wait), nil
 		})
 		var held error
@@ -178,15 +201,15 @@ func (s *Store) Acquire(ctx context.Context, resource string, lo LeaseOptions, w
 		case err == nil && !enqueued:
 			res.Mutation = m
 			if queued {
-				res.Waited = s.now().Sub(start).Round(time.Millisecond).String()
+				res.Waited = l.s.Now().Sub(start).Round(time.Millisecond).String()
 			}
-			if wo.Time.IsZero() && !res.Lease.ExpiresAt.After(s.now()) {
-				return nil, errkind.Errorf(ErrLocked, "the lease on %s ran out (ttl %s) before its commit landed: the branch was busy; ask again with a longer --ttl", resource, time.Duration(res.Lease.TTL)*time.Millisecond)
+			if wo.Time.IsZero() && !res.Lease.ExpiresAt.After(l.s.Now()) {
+				return nil, &RanOutError{Resource: resource, TTL: time.Duration(res.Lease.TTL) * time.Millisecond}
 			}
 			return &res, nil
 		case err == nil:
 			queued = true
-		case errors.Is(err, lease.ErrHeld) && !errors.Is(err, lease.ErrDeadlock) && lo.Wait > 0:
+		case errors.Is(err, ErrHeld) && !errors.Is(err, ErrDeadlock) && lo.Wait > 0:
 			held = err
 		default:
 			return nil, err
@@ -194,35 +217,35 @@ func (s *Store) Acquire(ctx context.Context, resource string, lo LeaseOptions, w
 		// Waiting: read the record (no commit) until it looks free or the
 		// queued request needs renewing, then try again.
 		for {
-			now := s.now()
+			now := l.s.Now()
 			if !now.Before(deadline) {
 				return nil, fmt.Errorf("%w (waited %s)", held, lo.Wait)
 			}
 			select {
 			case <-ctx.Done():
-				return nil, errkind.Errorf(lease.ErrHeld, "interrupted while waiting for %s (the request is withdrawn): %w", resource, ctx.Err())
+				return nil, errkind.Errorf(ErrHeld, "interrupted while waiting for %s (the request is withdrawn): %w", resource, ctx.Err())
 			case <-time.After(min(poll, deadline.Sub(now))):
 			}
 			poll = min(poll*3/2, 500*time.Millisecond)
-			rec, err := s.leaseRecord(file, resource, ReadOptions{Branch: wo.Branch})
+			rec, err := l.record(file, resource, store.ReadOptions{Branch: wo.Branch})
 			if err != nil {
 				return nil, err
 			}
 			q, ok := rec.Waiting(req.ID)
-			if queued && !ok && s.now().Add(time.Second).Before(queuedUntil) {
+			if queued && !ok && l.s.Now().Add(time.Second).Before(queuedUntil) {
 				// Gone well before it would run out: withdrawn (lease
 				// release), not to be queued again.
 				withdrawn = true
-				return nil, errkind.Errorf(lease.ErrHeld, "the wait %s for %s was withdrawn", req.ID, resource)
+				return nil, errkind.Errorf(ErrHeld, "the wait %s for %s was withdrawn", req.ID, resource)
 			}
-			if queued && (!ok || needsRefresh(q, s.now(), deadline)) {
+			if queued && (!ok || needsRefresh(q, l.s.Now(), deadline)) {
 				break
 			}
 			// rec is a copy read for this probe alone: trying the
 			// request on it changes nothing stored.
-			if _, err := rec.Acquire(req, lo.ID, "probe", lo.TTL, s.now()); err == nil {
+			if _, err := rec.Acquire(req, lo.ID, "probe", lo.TTL, l.s.Now()); err == nil {
 				break
-			} else if !errors.Is(err, lease.ErrHeld) {
+			} else if !errors.Is(err, ErrHeld) {
 				return nil, err
 			} else {
 				held = err
@@ -233,7 +256,7 @@ func (s *Store) Acquire(ctx context.Context, resource string, lo LeaseOptions, w
 
 // needsRefresh: the queued request q runs out before the wait ends, and
 // soon.
-func needsRefresh(q lease.Request, now, deadline time.Time) bool {
+func needsRefresh(q Request, now, deadline time.Time) bool {
 	end := q.RequestedAt.Add(time.Duration(q.Timeout) * time.Millisecond)
 	return end.Before(deadline) && end.Sub(now) < refreshMargin
 }
@@ -241,45 +264,45 @@ func needsRefresh(q lease.Request, now, deadline time.Time) bool {
 // giveUp takes a waiter's request out of the queue once it stops
 // waiting, so that the agents behind it are not held up until its timeout.
 // Best effort: the timeout removes it anyway.
-func (s *Store) giveUp(ctx context.Context, file, resource, id string, wo WriteOptions) {
-	s.leaseCommit(ctx, file, resource, wo, func(rec *lease.Record, _ time.Time, r *Recorder) (string, error) {
+func (l *Leases) giveUp(ctx context.Context, file, resource, id string, wo store.WriteOptions) {
+	l.commit(ctx, file, resource, wo, func(rec *Record, _ time.Time, r *store.Recorder) (string, error) {
 		if !rec.Dequeue(id) {
-			return "", ErrNoChange
+			return "", store.ErrNoChange
 		}
-		r.Trailer(TrailerLease, "give-up")
-		r.Trailer(TrailerLeaseID, id)
+		r.Trailer(Trailer, "give-up")
+		r.Trailer(TrailerID, id)
 		return "lease give-up " + resource, nil
 	})
 }
 
 // Renew gives the writing agent's lease on resource (id, or "" for its
 // one lease there) a fresh time to live.
-func (s *Store) Renew(ctx context.Context, resource, id string, ttl time.Duration, wo WriteOptions) (*LeaseResult, error) {
-	file, err := LeaseFile(resource)
+func (l *Leases) Renew(ctx context.Context, resource, id string, ttl time.Duration, wo store.WriteOptions) (*Result, error) {
+	file, err := File(resource)
 	if err != nil {
 		return nil, err
 	}
 	if ttl < time.Millisecond {
-		return nil, fmt.Errorf("%w: a lease needs a time to live of at least 1ms", ErrUsage)
+		return nil, fmt.Errorf("%w: a lease needs a time to live of at least 1ms", store.ErrUsage)
 	}
-	agent := s.Agent(wo.Agent)
-	var res LeaseResult
-	m, err := s.leaseCommit(ctx, file, resource, wo, func(rec *lease.Record, now time.Time, r *Recorder) (string, error) {
+	agent := l.s.Agent(wo.Agent)
+	var res Result
+	m, err := l.commit(ctx, file, resource, wo, func(rec *Record, now time.Time, r *store.Recorder) (string, error) {
 		l, err := rec.Renew(agent, id, ttl, now)
 		if err != nil {
 			return "", err
 		}
 		res.Lease, res.Change = l, "renew"
-		r.Trailer(TrailerLease, "renew")
-		r.Trailer(TrailerLeaseID, l.ID)
+		r.Trailer(Trailer, "renew")
+		r.Trailer(TrailerID, l.ID)
 		return fmt.Sprintf("lease renew %s (%s)", resource, ttl), nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	res.Mutation = m
-	if wo.Time.IsZero() && !res.Lease.ExpiresAt.After(s.now()) {
-		return nil, errkind.Errorf(ErrLocked, "the lease on %s ran out (ttl %s) before its commit landed: the branch was busy; renew with a longer --ttl", resource, ttl)
+	if wo.Time.IsZero() && !res.Lease.ExpiresAt.After(l.s.Now()) {
+		return nil, &RanOutError{Resource: resource, TTL: ttl, Renew: true}
 	}
 	return &res, nil
 }
@@ -298,23 +321,23 @@ type ReleaseOptions struct {
 
 // Released is what Release removed.
 type Released struct {
-	Leases   []lease.Lease   `json:"released"`
-	Requests []lease.Request `json:"withdrawn,omitempty"`
-	Mutation *Mutation       `json:"mutation"`
+	Leases   []Lease         `json:"released"`
+	Requests []Request       `json:"withdrawn,omitempty"`
+	Mutation *store.Mutation `json:"mutation"`
 }
 
 // Release removes a lease, or a waiting request, from resource.
-func (s *Store) Release(ctx context.Context, resource string, ro ReleaseOptions, wo WriteOptions) (*Released, error) {
-	file, err := LeaseFile(resource)
+func (l *Leases) Release(ctx context.Context, resource string, ro ReleaseOptions, wo store.WriteOptions) (*Released, error) {
+	file, err := File(resource)
 	if err != nil {
 		return nil, err
 	}
 	if ro.Reason != "" && !ro.Force {
-		return nil, fmt.Errorf("%w: a reason goes with a forced release", ErrUsage)
+		return nil, fmt.Errorf("%w: a reason goes with a forced release", store.ErrUsage)
 	}
-	agent := s.Agent(wo.Agent)
+	agent := l.s.Agent(wo.Agent)
 	out := &Released{}
-	m, err := s.leaseCommit(ctx, file, resource, wo, func(rec *lease.Record, now time.Time, r *Recorder) (string, error) {
+	m, err := l.commit(ctx, file, resource, wo, func(rec *Record, now time.Time, r *store.Recorder) (string, error) {
 		ls, qs, err := rec.Release(agent, ro.ID, ro.Force, now)
 		if err != nil {
 			return "", err
@@ -324,12 +347,12 @@ func (s *Store) Release(ctx context.Context, resource string, ro ReleaseOptions,
 		if ro.Force {
 			verb = "force-release"
 		}
-		r.Trailer(TrailerLease, verb)
+		r.Trailer(Trailer, verb)
 		for _, l := range ls {
-			r.Trailer(TrailerLeaseID, l.ID)
+			r.Trailer(TrailerID, l.ID)
 		}
 		for _, q := range qs {
-			r.Trailer(TrailerLeaseID, q.ID)
+			r.Trailer(TrailerID, q.ID)
 		}
 		if ro.Reason != "" {
 			r.Trailer(TrailerReason, ro.Reason)
@@ -343,18 +366,18 @@ func (s *Store) Release(ctx context.Context, resource string, ro ReleaseOptions,
 	return out, nil
 }
 
-// leaseCommit is one lease write: it reads resource's record in the
+// commit is one lease write: it reads resource's record in the
 // transaction, drops what ran out, lets change decide (its subject, or an
 // error that aborts the commit), and writes the record back, removing the
 // file when nobody holds or waits.
-func (s *Store) leaseCommit(ctx context.Context, file, resource string, wo WriteOptions, change func(*lease.Record, time.Time, *Recorder) (string, error)) (*Mutation, error) {
-	return s.Commit(ctx, wo, "", func(tx *repo.Tx, rec *Recorder) error {
+func (l *Leases) commit(ctx context.Context, file, resource string, wo store.WriteOptions, change func(*Record, time.Time, *store.Recorder) (string, error)) (*store.Mutation, error) {
+	return l.s.Commit(ctx, wo, "", func(tx *repo.Tx, rec *store.Recorder) error {
 		// Read with the branch lock held: a clock read before waiting for
 		// it could grant a lease already run out, or judge one live that
 		// has.
 		now := wo.Time
 		if now.IsZero() {
-			now = s.now()
+			now = l.s.Now()
 		}
 		data, err := tx.ReadFile(file)
 		exists := err == nil
@@ -364,19 +387,19 @@ func (s *Store) leaseCommit(ctx context.Context, file, resource string, wo Write
 		if err != nil {
 			return err
 		}
-		lr, err := lease.Decode(resource, data)
+		lr, err := Decode(resource, data)
 		if err != nil {
-			return errkind.Errorf(ErrInvalidRecord, "%v", err)
+			return errkind.Errorf(store.ErrInvalidRecord, "%v", err)
 		}
 		expired, dropped := lr.Prune(now)
 		for _, l := range expired {
-			rec.Trailer(TrailerLeaseExpired, l.ID)
+			rec.Trailer(TrailerExpired, l.ID)
 		}
 		for _, q := range dropped {
-			rec.Trailer(TrailerLeaseExpired, q.ID)
+			rec.Trailer(TrailerExpired, q.ID)
 		}
 		rec.Subject, err = change(lr, now, rec)
-		if errors.Is(err, ErrNoChange) && len(expired)+len(dropped) > 0 {
+		if errors.Is(err, store.ErrNoChange) && len(expired)+len(dropped) > 0 {
 			// Nothing to do but what ran out: that is written, or
 			// the next reader would find it again.
 			rec.Subject, err = "lease expire "+resource, nil
@@ -386,12 +409,12 @@ func (s *Store) leaseCommit(ctx context.Context, file, resource string, wo Write
 		}
 		if lr.Empty() {
 			if !exists {
-				return ErrNoChange
+				return store.ErrNoChange
 			}
 			if err := tx.Remove(file); err != nil {
 				return err
 			}
-			rec.Add(OpDelete, file, "")
+			rec.Add(store.OpDelete, file, "")
 			return nil
 		}
 		b, err := json.Marshal(lr)
@@ -404,42 +427,42 @@ func (s *Store) leaseCommit(ctx context.Context, file, resource string, wo Write
 		if err := tx.WriteFile(file, b); err != nil {
 			return err
 		}
-		op := OpUpdate
+		op := store.OpUpdate
 		if !exists {
-			op = OpCreate
+			op = store.OpCreate
 		}
 		rec.Add(op, file, "")
 		return nil
 	})
 }
 
-// LeaseInfo is a resource's record as read, with what has run out marked.
-type LeaseInfo struct {
-	lease.Record
+// Info is a resource's record as read, with what has run out marked.
+type Info struct {
+	Record
 	// Expired are the leases that ran out but are still in the file (the
 	// next write to the resource removes them).
 	Expired []string `json:"expired,omitempty"`
 }
 
-// Leases reads the lease records under prefix (a resource, a directory
-// of resources, or "" for all), in path order.
-func (s *Store) Leases(ctx context.Context, prefix string, ro ReadOptions) ([]LeaseInfo, error) {
-	h, err := s.Resolve(ro.At, ro.Branch)
+// List reads the lease records under prefix (a resource, a directory of
+// resources, or "" for all), in path order.
+func (l *Leases) List(ctx context.Context, prefix string, ro store.ReadOptions) ([]Info, error) {
+	h, err := l.s.Resolve(ro.At, ro.Branch)
 	if err != nil {
 		return nil, err
 	}
-	c, err := s.repo.ReadCommit(h)
+	c, err := l.s.Repo().ReadCommit(h)
 	if err != nil {
 		return nil, err
 	}
 	root := c.Tree
 	// What had run out is judged at the revision read: now for the head,
 	// the commit's time for an older one.
-	now := s.now()
+	now := l.s.Now()
 	if ro.At != "" {
 		now = c.Committer.When
 	}
-	dir := LeaseDir
+	dir := Dir
 	if prefix != "" {
 		p, err := verbiage.CleanStorePath(prefix)
 		if err != nil {
@@ -448,11 +471,11 @@ func (s *Store) Leases(ctx context.Context, prefix string, ro ReadOptions) ([]Le
 		dir += "/" + p
 	}
 	var files []string
-	if e, err := s.repo.Lookup(root, dir+".json"); err == nil && !e.IsDir() {
+	if e, err := l.s.Repo().Lookup(root, dir+".json"); err == nil && !e.IsDir() {
 		files = append(files, dir+".json")
 	}
-	if e, err := s.repo.Lookup(root, dir); err == nil && e.IsDir() {
-		err = s.repo.Walk(root, dir, func(path string, _ plumbing.Hash) error {
+	if e, err := l.s.Repo().Lookup(root, dir); err == nil && e.IsDir() {
+		err = l.s.Repo().Walk(root, dir, func(path string, _ plumbing.Hash) error {
 			if strings.HasSuffix(path, ".json") {
 				files = append(files, path)
 			}
@@ -462,18 +485,18 @@ func (s *Store) Leases(ctx context.Context, prefix string, ro ReadOptions) ([]Le
 			return nil, err
 		}
 	}
-	out := make([]LeaseInfo, 0, len(files))
+	out := make([]Info, 0, len(files))
 	for _, f := range files {
-		resource := strings.TrimSuffix(strings.TrimPrefix(f, LeaseDir+"/"), ".json")
-		data, err := s.repo.ReadFileAt(root, f)
+		resource := strings.TrimSuffix(strings.TrimPrefix(f, Dir+"/"), ".json")
+		data, err := l.s.Repo().ReadFileAt(root, f)
 		if err != nil {
 			return nil, err
 		}
-		rec, err := lease.Decode(resource, data)
+		rec, err := Decode(resource, data)
 		if err != nil {
-			return nil, errkind.Errorf(ErrInvalidRecord, "%v", err)
+			return nil, errkind.Errorf(store.ErrInvalidRecord, "%v", err)
 		}
-		info := LeaseInfo{Record: *rec}
+		info := Info{Record: *rec}
 		for _, l := range rec.Locks {
 			if l.Expired(now) {
 				info.Expired = append(info.Expired, l.ID)
@@ -484,36 +507,36 @@ func (s *Store) Leases(ctx context.Context, prefix string, ro ReadOptions) ([]Le
 	return out, nil
 }
 
-// leaseRecord reads resource's record at the head of ro's branch.
-func (s *Store) leaseRecord(file, resource string, ro ReadOptions) (*lease.Record, error) {
-	root, err := s.Tree(ro)
+// record reads resource's record at the head of ro's branch.
+func (l *Leases) record(file, resource string, ro store.ReadOptions) (*Record, error) {
+	root, err := l.s.Tree(ro)
 	if err != nil {
 		return nil, err
 	}
-	data, err := s.repo.ReadFileAt(root, file)
+	data, err := l.s.Repo().ReadFileAt(root, file)
 	if errors.Is(err, repo.ErrNotFound) {
 		data, err = nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	rec, err := lease.Decode(resource, data)
+	rec, err := Decode(resource, data)
 	if err != nil {
-		return nil, errkind.Errorf(ErrInvalidRecord, "%v", err)
+		return nil, errkind.Errorf(store.ErrInvalidRecord, "%v", err)
 	}
 	return rec, nil
 }
 
-// checkLeaseHolders keeps other agents' leases and waits theirs: a write
-// that removes, changes or forges one that is live is a forced release,
-// which the access policy reserves for the holder and its lease_admin
-// role. Every write is checked, not only Release: a lease file written
-// by put or set, or brought by a merge, must not do it either. A store
-// without a policy is open, as for every other write.
-func (s *Store) checkLeaseHolders(tx *repo.Tx, wo WriteOptions, _ []Change) error {
+// HolderGuard keeps other agents' leases and waits theirs: a write that
+// removes, changes or forges one that is live is a forced release, which
+// the access policy reserves for the holder and its lease_admin role.
+// Every write is checked, not only Release: a lease file written by put
+// or set, or brought by a merge, must not do it either. A store without
+// a policy is open, as for every other write. It is a store.Guard.
+func HolderGuard(s *store.Store, tx *repo.Tx, wo store.WriteOptions, _ []store.Change) error {
 	var files []string
 	for _, p := range tx.Changed() {
-		if strings.HasPrefix(p, LeaseDir+"/") && strings.HasSuffix(p, ".json") {
+		if strings.HasPrefix(p, Dir+"/") && strings.HasSuffix(p, ".json") {
 			files = append(files, p)
 		}
 	}
@@ -524,21 +547,21 @@ func (s *Store) checkLeaseHolders(tx *repo.Tx, wo WriteOptions, _ []Change) erro
 	if err != nil || p == nil {
 		return err
 	}
-	agent := AgentName(wo.Agent)
+	agent := store.AgentName(wo.Agent)
 	if p.InRole(agent, policy.RoleLeaseAdmin) {
 		return nil
 	}
 	now := wo.Time
 	if now.IsZero() {
-		now = s.now()
+		now = s.Now()
 	}
-	parents := append([]plumbing.Hash{tx.Parent()}, wo.mergeParents...)
-	// A merge is judged against its merge bases too (lease.Foreign): what
+	parents := append([]plumbing.Hash{tx.Parent()}, wo.MergeParents()...)
+	// A merge is judged against its merge bases too (Foreign): what
 	// a side changed since is that side's doing, the rest the merger's.
 	var bases []plumbing.Hash
 	for i := range parents {
 		for j := i + 1; j < len(parents) && !parents[i].IsZero(); j++ {
-			bs, err := s.repo.MergeBases(parents[i], parents[j])
+			bs, err := s.Repo().MergeBases(parents[i], parents[j])
 			if err != nil {
 				return err
 			}
@@ -548,33 +571,33 @@ func (s *Store) checkLeaseHolders(tx *repo.Tx, wo WriteOptions, _ []Change) erro
 			bases = append(bases, bs...)
 		}
 	}
-	records := func(resource, f string, at []plumbing.Hash) ([]*lease.Record, error) {
-		out := make([]*lease.Record, len(at))
+	records := func(resource, f string, at []plumbing.Hash) ([]*Record, error) {
+		out := make([]*Record, len(at))
 		for i, ph := range at {
 			if ph.IsZero() {
 				continue
 			}
-			c, err := s.repo.ReadCommit(ph)
+			c, err := s.Repo().ReadCommit(ph)
 			if err != nil {
 				return nil, err
 			}
-			data, err := s.repo.ReadFileAt(c.Tree, f)
+			data, err := s.Repo().ReadFileAt(c.Tree, f)
 			if errors.Is(err, repo.ErrNotFound) {
 				continue
 			} else if err != nil {
 				return nil, err
 			}
 			// A record that does not decode held nobody's lease.
-			out[i], _ = lease.Decode(resource, data)
+			out[i], _ = Decode(resource, data)
 		}
 		return out, nil
 	}
 	for _, f := range files {
-		resource := strings.TrimSuffix(strings.TrimPrefix(f, LeaseDir+"/"), ".json")
-		var next *lease.Record
+		resource := strings.TrimSuffix(strings.TrimPrefix(f, Dir+"/"), ".json")
+		var next *Record
 		if data, err := tx.ReadFile(f); err == nil {
-			if next, err = lease.Decode(resource, data); err != nil {
-				return nil // checkRecords refuses it
+			if next, err = Decode(resource, data); err != nil {
+				return nil // RecordGuard refuses it
 			}
 		} else if !errors.Is(err, repo.ErrNotFound) {
 			return err
@@ -587,9 +610,24 @@ func (s *Store) checkLeaseHolders(tx *repo.Tx, wo WriteOptions, _ []Change) erro
 		if err != nil {
 			return err
 		}
-		if taken := lease.Foreign(agent, before, based, next, now); len(taken) > 0 {
-			return errkind.Errorf(ErrDenied, "agent %q %s: a forced release is for the holder, or an agent of the policy's %q role", agent, taken[0], policy.RoleLeaseAdmin)
+		if taken := Foreign(agent, before, based, next, now); len(taken) > 0 {
+			return errkind.Errorf(store.ErrDenied, "agent %q %s: a forced release is for the holder, or an agent of the policy's %q role", agent, taken[0], policy.RoleLeaseAdmin)
 		}
 	}
 	return nil
+}
+
+// RecordGuard keeps the files of leases/ what the lease verbs read: a
+// write of any kind (put, set, mv, apply, a merge) that leaves one there
+// that does not decode as a lease record is refused, before an acquire
+// would read it as empty and overwrite it. It is a store.Guard.
+func RecordGuard(_ *store.Store, tx *repo.Tx, _ store.WriteOptions, _ []store.Change) error {
+	return store.CheckRecords(tx, Dir, func(file string, data []byte) error {
+		rest := strings.TrimPrefix(file, Dir+"/")
+		if !strings.HasSuffix(rest, ".json") {
+			return errkind.Errorf(ErrInvalid, "%s is not a lease record's file (leases/<resource>.json)", file)
+		}
+		_, err := Decode(strings.TrimSuffix(rest, ".json"), data)
+		return err
+	})
 }

@@ -1,4 +1,4 @@
-package store_test
+package lease_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/internal/storetest"
 	"github.com/aiwg/aiwg-state/internal/testutil"
 	"github.com/aiwg/aiwg-state/lease"
 	"github.com/aiwg/aiwg-state/store"
@@ -39,7 +40,7 @@ func TestLeaseExcludesAcrossStores(t *testing.T) {
 			defer s.Close()
 			wo := store.WriteOptions{Agent: fmt.Sprintf("agent-%d", a)}
 			for i := 0; i < turns; i++ {
-				res, err := s.Acquire(ctx, "tasks/t-1", store.LeaseOptions{TTL: time.Minute, Wait: time.Minute, Poll: time.Millisecond}, wo)
+				res, err := s.Leases().Acquire(ctx, "tasks/t-1", lease.Options{TTL: time.Minute, Wait: time.Minute, Poll: time.Millisecond}, wo)
 				if err != nil {
 					errs <- fmt.Errorf("%s turn %d: %w", wo.Agent, i, err)
 					return
@@ -52,7 +53,7 @@ func TestLeaseExcludesAcrossStores(t *testing.T) {
 				}
 				time.Sleep(2 * time.Millisecond)
 				inside.Add(-1)
-				if _, err := s.Release(ctx, "tasks/t-1", store.ReleaseOptions{}, wo); err != nil {
+				if _, err := s.Leases().Release(ctx, "tasks/t-1", lease.ReleaseOptions{}, wo); err != nil {
 					errs <- fmt.Errorf("%s release: %w", wo.Agent, err)
 					return
 				}
@@ -90,37 +91,37 @@ func TestLeaseExpires(t *testing.T) {
 	at := func(agent string, d time.Duration) store.WriteOptions {
 		return store.WriteOptions{Agent: agent, Time: t0.Add(d)}
 	}
-	a, err := st.Acquire(ctx, "global.config", store.LeaseOptions{TTL: time.Second}, at("pulse", 0))
+	a, err := st.Leases().Acquire(ctx, "global.config", lease.Options{TTL: time.Second}, at("pulse", 0))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = st.Acquire(ctx, "global.config", store.LeaseOptions{TTL: time.Second}, at("beat", 999*time.Millisecond))
+	_, err = st.Leases().Acquire(ctx, "global.config", lease.Options{TTL: time.Second}, at("beat", 999*time.Millisecond))
 	if !errors.Is(err, lease.ErrHeld) || !strings.Contains(err.Error(), "pulse holds global.config") {
 		t.Fatalf("acquire of a held lease: %v", err)
 	}
-	b, err := st.Acquire(ctx, "global.config", store.LeaseOptions{TTL: time.Second, Type: lease.Shared}, at("beat", time.Second))
+	b, err := st.Leases().Acquire(ctx, "global.config", lease.Options{TTL: time.Second, Type: lease.Shared}, at("beat", time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := git(t, st, "log", "-1", "--format=%(trailers:key=Lease-Expired,valueonly)"); strings.TrimSpace(got) != a.Lease.ID {
 		t.Errorf("Lease-Expired %q, want %s", got, a.Lease.ID)
 	}
-	if _, err := st.Renew(ctx, "global.config", "", time.Minute, at("pulse", time.Second)); !errors.Is(err, lease.ErrNotHolder) {
+	if _, err := st.Leases().Renew(ctx, "global.config", "", time.Minute, at("pulse", time.Second)); !errors.Is(err, lease.ErrNotHolder) {
 		t.Errorf("renew of an expired lease: %v", err)
 	}
-	if _, err := st.Release(ctx, "global.config", store.ReleaseOptions{}, at("pulse", time.Second)); !errors.Is(err, lease.ErrNotHolder) {
+	if _, err := st.Leases().Release(ctx, "global.config", lease.ReleaseOptions{}, at("pulse", time.Second)); !errors.Is(err, lease.ErrNotHolder) {
 		t.Errorf("release of an expired lease: %v", err)
 	}
 	// A shared lease is shared; a forced release takes them all, with the
 	// reason in the commit.
-	if _, err := st.Acquire(ctx, "global.config", store.LeaseOptions{TTL: time.Minute, Type: lease.Shared}, at("pulse", time.Second)); err != nil {
+	if _, err := st.Leases().Acquire(ctx, "global.config", lease.Options{TTL: time.Minute, Type: lease.Shared}, at("pulse", time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	infos, err := st.Leases(ctx, "", store.ReadOptions{})
+	infos, err := st.Leases().List(ctx, "", store.ReadOptions{})
 	if err != nil || len(infos) != 1 || len(infos[0].Locks) != 2 {
 		t.Fatalf("leases: %+v %v", infos, err)
 	}
-	rel, err := st.Release(ctx, "global.config", store.ReleaseOptions{Force: true, Reason: "rebalancing"}, at("conductor", 2*time.Second))
+	rel, err := st.Leases().Release(ctx, "global.config", lease.ReleaseOptions{Force: true, Reason: "rebalancing"}, at("conductor", 2*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,18 +140,18 @@ func TestLeaseExpires(t *testing.T) {
 func TestLeaseWaitGivesUp(t *testing.T) {
 	st := newStore(t)
 	ctx := context.Background()
-	if _, err := st.Acquire(ctx, "r", store.LeaseOptions{TTL: time.Minute}, store.WriteOptions{Agent: "a"}); err != nil {
+	if _, err := st.Leases().Acquire(ctx, "r", lease.Options{TTL: time.Minute}, store.WriteOptions{Agent: "a"}); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	_, err := st.Acquire(ctx, "r", store.LeaseOptions{TTL: time.Minute, Wait: 150 * time.Millisecond, Poll: 10 * time.Millisecond}, store.WriteOptions{Agent: "b"})
+	_, err := st.Leases().Acquire(ctx, "r", lease.Options{TTL: time.Minute, Wait: 150 * time.Millisecond, Poll: 10 * time.Millisecond}, store.WriteOptions{Agent: "b"})
 	if !errors.Is(err, lease.ErrHeld) {
 		t.Fatalf("wait on a held lease: %v", err)
 	}
 	if waited := time.Since(start); waited < 150*time.Millisecond {
 		t.Errorf("gave up after %s of a 150ms wait", waited)
 	}
-	infos, err := st.Leases(ctx, "r", store.ReadOptions{})
+	infos, err := st.Leases().List(ctx, "r", store.ReadOptions{})
 	if err != nil || len(infos) != 1 || len(infos[0].WaitQueue) != 0 {
 		t.Fatalf("after giving up: %+v %v", infos, err)
 	}
@@ -167,24 +168,24 @@ func TestLeaseRefusesBadRequests(t *testing.T) {
 	head := git(t, st, "rev-parse", "HEAD")
 	for _, tc := range []struct {
 		resource string
-		lo       store.LeaseOptions
+		lo       lease.Options
 	}{
-		{"../x", store.LeaseOptions{TTL: time.Second}},
-		{"", store.LeaseOptions{TTL: time.Second}},
-		{"x/", store.LeaseOptions{TTL: time.Second}},
-		{"x", store.LeaseOptions{}},
-		{"x", store.LeaseOptions{TTL: time.Second, Type: "rw"}},
-		{"x", store.LeaseOptions{TTL: time.Second, Priority: "urgent"}},
-		{"x", store.LeaseOptions{TTL: time.Second, Wait: -time.Second}},
-		{"x", store.LeaseOptions{TTL: time.Microsecond}},
-		{"x.json", store.LeaseOptions{TTL: time.Second}},
-		{"a.json/b", store.LeaseOptions{TTL: time.Second}},
+		{"../x", lease.Options{TTL: time.Second}},
+		{"", lease.Options{TTL: time.Second}},
+		{"x/", lease.Options{TTL: time.Second}},
+		{"x", lease.Options{}},
+		{"x", lease.Options{TTL: time.Second, Type: "rw"}},
+		{"x", lease.Options{TTL: time.Second, Priority: "urgent"}},
+		{"x", lease.Options{TTL: time.Second, Wait: -time.Second}},
+		{"x", lease.Options{TTL: time.Microsecond}},
+		{"x.json", lease.Options{TTL: time.Second}},
+		{"a.json/b", lease.Options{TTL: time.Second}},
 	} {
-		if _, err := st.Acquire(ctx, tc.resource, tc.lo, store.WriteOptions{Agent: "a"}); err == nil {
+		if _, err := st.Leases().Acquire(ctx, tc.resource, tc.lo, store.WriteOptions{Agent: "a"}); err == nil {
 			t.Errorf("acquire %q %+v: no error", tc.resource, tc.lo)
 		}
 	}
-	if _, err := st.Release(ctx, "x", store.ReleaseOptions{Reason: "why"}, store.WriteOptions{}); !errors.Is(err, store.ErrUsage) {
+	if _, err := st.Leases().Release(ctx, "x", lease.ReleaseOptions{Reason: "why"}, store.WriteOptions{}); !errors.Is(err, store.ErrUsage) {
 		t.Errorf("a reason without force: %v", err)
 	}
 	if got := git(t, st, "rev-parse", "HEAD"); got != head {
@@ -212,7 +213,7 @@ func TestLeaseSameAgentProcessesExclude(t *testing.T) {
 			}
 			defer s.Close()
 			wo := store.WriteOptions{Agent: "worker"}
-			res, err := s.Acquire(ctx, "job", store.LeaseOptions{TTL: time.Minute, Wait: time.Minute, Poll: time.Millisecond}, wo)
+			res, err := s.Leases().Acquire(ctx, "job", lease.Options{TTL: time.Minute, Wait: time.Minute, Poll: time.Millisecond}, wo)
 			if err != nil {
 				t.Error(err)
 				return
@@ -222,7 +223,7 @@ func TestLeaseSameAgentProcessesExclude(t *testing.T) {
 			}
 			time.Sleep(5 * time.Millisecond)
 			inside.Add(-1)
-			if _, err := s.Release(ctx, "job", store.ReleaseOptions{ID: res.Lease.ID}, wo); err != nil {
+			if _, err := s.Leases().Release(ctx, "job", lease.ReleaseOptions{ID: res.Lease.ID}, wo); err != nil {
 				t.Error(err)
 			}
 		}()
@@ -240,17 +241,17 @@ func TestLeaseWaitsAreBounded(t *testing.T) {
 	st := newStore(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if _, err := st.Acquire(ctx, "r", store.LeaseOptions{TTL: time.Minute}, store.WriteOptions{Agent: "a"}); err != nil {
+	if _, err := st.Leases().Acquire(ctx, "r", lease.Options{TTL: time.Minute}, store.WriteOptions{Agent: "a"}); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := st.Acquire(ctx, "r", store.LeaseOptions{TTL: time.Minute, Wait: time.Hour, Poll: time.Millisecond}, store.WriteOptions{Agent: "b"})
+		_, err := st.Leases().Acquire(ctx, "r", lease.Options{TTL: time.Minute, Wait: time.Hour, Poll: time.Millisecond}, store.WriteOptions{Agent: "b"})
 		done <- err
 	}()
 	var q []lease.Request
 	for deadline := time.Now().Add(10 * time.Second); len(q) == 0 && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		if infos, err := st.Leases(ctx, "r", store.ReadOptions{}); err == nil && len(infos) == 1 {
+		if infos, err := st.Leases().List(ctx, "r", store.ReadOptions{}); err == nil && len(infos) == 1 {
 			q = infos[0].WaitQueue
 		}
 	}
@@ -262,7 +263,7 @@ func TestLeaseWaitsAreBounded(t *testing.T) {
 	if err := <-done; !errors.Is(err, lease.ErrHeld) || !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "withdrawn") {
 		t.Errorf("an interrupted wait: %v", err)
 	}
-	if infos, _ := st.Leases(context.Background(), "r", store.ReadOptions{}); len(infos[0].WaitQueue) != 0 {
+	if infos, _ := st.Leases().List(context.Background(), "r", store.ReadOptions{}); len(infos[0].WaitQueue) != 0 {
 		t.Errorf("an interrupted waiter stays queued: %+v", infos[0].WaitQueue)
 	}
 }
@@ -272,28 +273,28 @@ func TestLeaseWaitsAreBounded(t *testing.T) {
 func TestLeaseUpgradeDeadlockFailsAtOnce(t *testing.T) {
 	st := newStore(t)
 	ctx := context.Background()
-	shared := store.LeaseOptions{TTL: time.Minute, Type: lease.Shared}
-	la, err := st.Acquire(ctx, "doc", shared, store.WriteOptions{Agent: "a"})
+	shared := lease.Options{TTL: time.Minute, Type: lease.Shared}
+	la, err := st.Leases().Acquire(ctx, "doc", shared, store.WriteOptions{Agent: "a"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	lb, err := st.Acquire(ctx, "doc", shared, store.WriteOptions{Agent: "b"})
+	lb, err := st.Leases().Acquire(ctx, "doc", shared, store.WriteOptions{Agent: "b"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	waiting := make(chan error, 1)
 	go func() {
-		_, err := st.Acquire(ctx, "doc", store.LeaseOptions{TTL: time.Minute, ID: la.Lease.ID, Wait: time.Minute, Poll: time.Millisecond}, store.WriteOptions{Agent: "a"})
+		_, err := st.Leases().Acquire(ctx, "doc", lease.Options{TTL: time.Minute, ID: la.Lease.ID, Wait: time.Minute, Poll: time.Millisecond}, store.WriteOptions{Agent: "a"})
 		waiting <- err
 	}()
 	waitUntil(t, func() bool { return len(waitQueue(t, st, "doc")) == 1 })
 	// Refused as a deadlock, not as held after its minute of waiting.
-	_, err = st.Acquire(ctx, "doc", store.LeaseOptions{TTL: time.Minute, ID: lb.Lease.ID, Wait: time.Minute}, store.WriteOptions{Agent: "b"})
+	_, err = st.Leases().Acquire(ctx, "doc", lease.Options{TTL: time.Minute, ID: lb.Lease.ID, Wait: time.Minute}, store.WriteOptions{Agent: "b"})
 	if !errors.Is(err, lease.ErrDeadlock) {
 		t.Errorf("the second upgrader: %v", err)
 	}
 	// b gives way: a's upgrade goes through.
-	if _, err := st.Release(ctx, "doc", store.ReleaseOptions{ID: lb.Lease.ID}, store.WriteOptions{Agent: "b"}); err != nil {
+	if _, err := st.Leases().Release(ctx, "doc", lease.ReleaseOptions{ID: lb.Lease.ID}, store.WriteOptions{Agent: "b"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-waiting; err != nil {
@@ -307,21 +308,21 @@ func TestLeasesAtARevision(t *testing.T) {
 	st := newStore(t)
 	ctx := context.Background()
 	hourAgo := time.Now().Add(-time.Hour)
-	if _, err := st.Acquire(ctx, "r", store.LeaseOptions{TTL: time.Minute}, store.WriteOptions{Agent: "a", Time: hourAgo}); err != nil {
+	if _, err := st.Leases().Acquire(ctx, "r", lease.Options{TTL: time.Minute}, store.WriteOptions{Agent: "a", Time: hourAgo}); err != nil {
 		t.Fatal(err)
 	}
-	now, err := st.Leases(ctx, "", store.ReadOptions{})
+	now, err := st.Leases().List(ctx, "", store.ReadOptions{})
 	if err != nil || len(now) != 1 || len(now[0].Expired) != 1 {
 		t.Errorf("today: %+v %v", now, err)
 	}
-	then, err := st.Leases(ctx, "", store.ReadOptions{At: "HEAD"})
+	then, err := st.Leases().List(ctx, "", store.ReadOptions{At: "HEAD"})
 	if err != nil || len(then) != 1 || len(then[0].Expired) != 0 {
 		t.Errorf("at the commit: %+v %v", then, err)
 	}
 }
 
 func waitQueue(t *testing.T, st *aiwgstate.Store, res string) []lease.Request {
-	infos, err := st.Leases(context.Background(), res, store.ReadOptions{})
+	infos, err := st.Leases().List(context.Background(), res, store.ReadOptions{})
 	if err != nil || len(infos) != 1 {
 		t.Fatalf("leases: %v %v", infos, err)
 	}
@@ -346,7 +347,7 @@ func TestLeaseWaitsArePerProcess(t *testing.T) {
 	var wg sync.WaitGroup
 	defer wg.Wait() // b, interrupted, takes its wait out before the store goes
 	defer cancel()  // b still waits at the end
-	x, err := st.Acquire(ctx, "r", store.LeaseOptions{TTL: time.Minute}, store.WriteOptions{Agent: "x"})
+	x, err := st.Leases().Acquire(ctx, "r", lease.Options{TTL: time.Minute}, store.WriteOptions{Agent: "x"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,7 +359,7 @@ func TestLeaseWaitsArePerProcess(t *testing.T) {
 			return
 		}
 		defer s.Close()
-		res, err := s.Acquire(ctx, "r", store.LeaseOptions{TTL: time.Minute, Wait: wait, Poll: 5 * time.Millisecond}, store.WriteOptions{Agent: agent})
+		res, err := s.Leases().Acquire(ctx, "r", lease.Options{TTL: time.Minute, Wait: wait, Poll: 5 * time.Millisecond}, store.WriteOptions{Agent: agent})
 		if err == nil {
 			got <- res.Lease.Holder
 		}
@@ -372,7 +373,7 @@ func TestLeaseWaitsArePerProcess(t *testing.T) {
 	if q := waitQueue(t, st, "r"); len(q) != 2 || q[0].Requester != "a" {
 		t.Errorf("after process 2 of a gave up, the queue is %+v: process 1 lost its place", q)
 	}
-	if _, err := st.Release(ctx, "r", store.ReleaseOptions{ID: x.Lease.ID}, store.WriteOptions{Agent: "x"}); err != nil {
+	if _, err := st.Leases().Release(ctx, "r", lease.ReleaseOptions{ID: x.Lease.ID}, store.WriteOptions{Agent: "x"}); err != nil {
 		t.Fatal(err)
 	}
 	if first := <-got; first != "a" {
@@ -386,15 +387,15 @@ func TestLeaseWaitsArePerProcess(t *testing.T) {
 func TestLeaseWithdrawnWaitStaysWithdrawn(t *testing.T) {
 	st := newStore(t)
 	ctx := context.Background()
-	st.Acquire(ctx, "r", store.LeaseOptions{TTL: time.Minute}, store.WriteOptions{Agent: "x"})
+	st.Leases().Acquire(ctx, "r", lease.Options{TTL: time.Minute}, store.WriteOptions{Agent: "x"})
 	done := make(chan error, 1)
 	go func() {
-		_, err := st.Acquire(ctx, "r", store.LeaseOptions{TTL: time.Minute, Wait: 20 * time.Second, Poll: 5 * time.Millisecond}, store.WriteOptions{Agent: "w"})
+		_, err := st.Leases().Acquire(ctx, "r", lease.Options{TTL: time.Minute, Wait: 20 * time.Second, Poll: 5 * time.Millisecond}, store.WriteOptions{Agent: "w"})
 		done <- err
 	}()
 	waitUntil(t, func() bool { return len(waitQueue(t, st, "r")) == 1 })
 	id := waitQueue(t, st, "r")[0].ID
-	if _, err := st.Release(ctx, "r", store.ReleaseOptions{ID: id, Force: true, Reason: "no"}, store.WriteOptions{Agent: "coord"}); err != nil {
+	if _, err := st.Leases().Release(ctx, "r", lease.ReleaseOptions{ID: id, Force: true, Reason: "no"}, store.WriteOptions{Agent: "coord"}); err != nil {
 		t.Fatal(err)
 	}
 	err := <-done
@@ -411,9 +412,9 @@ func TestLeaseWithdrawnWaitStaysWithdrawn(t *testing.T) {
 func TestLeaseFailedWaiterLeavesNoRequest(t *testing.T) {
 	st := newStore(t)
 	ctx := context.Background()
-	a, _ := st.Acquire(ctx, "r", store.LeaseOptions{Type: lease.Shared, TTL: 300 * time.Millisecond}, store.WriteOptions{Agent: "a"})
-	st.Acquire(ctx, "r", store.LeaseOptions{Type: lease.Shared, TTL: time.Minute}, store.WriteOptions{Agent: "b"})
-	_, err := st.Acquire(ctx, "r", store.LeaseOptions{ID: a.Lease.ID, TTL: time.Minute, Wait: 5 * time.Second, Poll: 5 * time.Millisecond}, store.WriteOptions{Agent: "a"})
+	a, _ := st.Leases().Acquire(ctx, "r", lease.Options{Type: lease.Shared, TTL: 300 * time.Millisecond}, store.WriteOptions{Agent: "a"})
+	st.Leases().Acquire(ctx, "r", lease.Options{Type: lease.Shared, TTL: time.Minute}, store.WriteOptions{Agent: "b"})
+	_, err := st.Leases().Acquire(ctx, "r", lease.Options{ID: a.Lease.ID, TTL: time.Minute, Wait: 5 * time.Second, Poll: 5 * time.Millisecond}, store.WriteOptions{Agent: "a"})
 	if !errors.Is(err, lease.ErrNotHolder) {
 		t.Fatalf("upgrade: %v", err)
 	}
@@ -428,76 +429,19 @@ func TestLeaseFileNotARecord(t *testing.T) {
 	st := newStore(t)
 	ctx := context.Background()
 	// Written through the store: refused.
-	if _, err := st.Put(ctx, "leases/foo.json", []byte(`{"x":1}`), store.WriteOptions{}); !errors.Is(err, store.ErrInvalidRecord) {
+	_, err := st.Put(ctx, "leases/foo.json", []byte(`{"x":1}`), store.WriteOptions{})
+	var re *store.InvalidRecordError
+	if !errors.Is(err, store.ErrInvalidRecord) || !errors.As(err, &re) || re.Dir != lease.Dir {
 		t.Fatalf("a plain document put where a lease record belongs: %v", err)
 	}
 	// Written by plain git: read as what it is, never overwritten.
 	git(t, st, "update-ref", "refs/heads/main", plainCommit(t, st, "leases/foo.json", `{"x":1}`))
-	if _, err := st.Leases(ctx, "", store.ReadOptions{}); !errors.Is(err, store.ErrInvalidRecord) {
+	if _, err := st.Leases().List(ctx, "", store.ReadOptions{}); !errors.Is(err, store.ErrInvalidRecord) {
 		t.Errorf("Leases over a non-record: %v", err)
 	}
-	if _, err := st.Acquire(ctx, "foo", store.LeaseOptions{TTL: time.Minute}, store.WriteOptions{}); !errors.Is(err, store.ErrInvalidRecord) {
+	if _, err := st.Leases().Acquire(ctx, "foo", lease.Options{TTL: time.Minute}, store.WriteOptions{}); !errors.Is(err, store.ErrInvalidRecord) {
 		t.Errorf("Acquire over a non-record overwrote it: %v", err)
 	}
-}
-
-// TestWatchDoesNotRestreamItsStart: a watch does not stream the commit it
-// started at when the branch is reset back and forward again.
-func TestWatchDoesNotRestreamItsStart(t *testing.T) {
-	st := newStore(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := st.Put(ctx, "a.json", []byte(`1`), store.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	m2, err := st.Put(ctx, "a.json", []byte(`2`), store.WriteOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := make(chan string, 10)
-	resets := make(chan string, 10)
-	done := make(chan error, 1)
-	go func() {
-		done <- st.Watch(ctx, store.WatchOptions{From: m2.Commit, Poll: time.Millisecond,
-			OnReset: func(_, to string) bool { resets <- to; return true }}, func(m *store.Mutation) bool {
-			got <- m.Commit
-			return true
-		})
-	}()
-	git(t, st, "update-ref", "refs/heads/main", m2.Parents[0])
-	select {
-	case to := <-resets:
-		if to != m2.Parents[0] {
-			t.Fatalf("reset to %s, want %s", to, m2.Parents[0])
-		}
-	case <-ctx.Done():
-		t.Fatal("the watch saw no reset")
-	}
-	git(t, st, "update-ref", "refs/heads/main", m2.Commit)
-	// A commit after the start shows the watcher has passed the forward
-	// move: anything it streams before it is a repeat.
-	m3, err := st.Put(ctx, "a.json", []byte(`3`), store.WriteOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case c := <-got:
-		if c != m3.Commit {
-			t.Errorf("streamed %s before %s: the commit the watch started at, again", c, m3.Commit)
-		}
-	case <-ctx.Done():
-		t.Fatal("the watch streamed nothing")
-	}
-	cancel()
-	<-done
-}
-
-// plainCommit makes, with git plumbing alone, a commit on top of HEAD
-// that writes body at path, as a plain git user would; it returns the
-// commit, which no ref names yet.
-func plainCommit(t testing.TB, st *aiwgstate.Store, path, body string) string {
-	t.Helper()
-	return testutil.CommitFile(t, testutil.Git{GitDir: st.Dir()}, "HEAD", path, body, "by hand\n")
 }
 
 // TestForeignForceReleaseIsDenied: with a policy, forcing another agent's
@@ -511,7 +455,7 @@ func TestForeignForceReleaseIsDenied(t *testing.T) {
 		t.Fatal(err)
 	}
 	alice := store.WriteOptions{Agent: "alice"}
-	got, err := st.Acquire(ctx, "tasks/t-1", store.LeaseOptions{TTL: time.Hour}, alice)
+	got, err := st.Leases().Acquire(ctx, "tasks/t-1", lease.Options{TTL: time.Hour}, alice)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -520,11 +464,11 @@ func TestForeignForceReleaseIsDenied(t *testing.T) {
 		t.Fatal(err)
 	}
 	mallory := store.WriteOptions{Agent: "mallory"}
-	_, err = st.Release(ctx, "tasks/t-1", store.ReleaseOptions{Force: true, Reason: "mine"}, mallory)
+	_, err = st.Leases().Release(ctx, "tasks/t-1", lease.ReleaseOptions{Force: true, Reason: "mine"}, mallory)
 	if !errors.Is(err, store.ErrDenied) || !strings.Contains(err.Error(), `agent "mallory" removes alice's lease `+got.Lease.ID) {
 		t.Fatalf("forced release by mallory: %v", err)
 	}
-	_, err = st.Release(ctx, "tasks/t-1", store.ReleaseOptions{ID: got.Lease.ID, Force: true}, mallory)
+	_, err = st.Leases().Release(ctx, "tasks/t-1", lease.ReleaseOptions{ID: got.Lease.ID, Force: true}, mallory)
 	if !errors.Is(err, store.ErrDenied) {
 		t.Fatalf("forced release by id by mallory: %v", err)
 	}
@@ -534,7 +478,31 @@ func TestForeignForceReleaseIsDenied(t *testing.T) {
 	if now, _ := st.Resolve("", ""); now != head {
 		t.Fatalf("a refused release moved the branch: %s -> %s", head, now)
 	}
-	if _, err := st.Release(ctx, "tasks/t-1", store.ReleaseOptions{Force: true, Reason: "alice crashed"}, store.WriteOptions{Agent: "conductor"}); err != nil {
+	if _, err := st.Leases().Release(ctx, "tasks/t-1", lease.ReleaseOptions{Force: true, Reason: "alice crashed"}, store.WriteOptions{Agent: "conductor"}); err != nil {
 		t.Fatalf("forced release by the lease_admin: %v", err)
 	}
+}
+
+func newStore(t testing.TB) *aiwgstate.Store {
+	t.Helper()
+	return storetest.New(t)
+}
+
+// git runs the git CLI against the store: the oracle of these tests.
+func git(t testing.TB, st *aiwgstate.Store, args ...string) string {
+	t.Helper()
+	return testutil.RunGit(t, st.Dir(), args...)
+}
+
+func fsck(t testing.TB, st *aiwgstate.Store) {
+	t.Helper()
+	testutil.Fsck(t, st.Dir())
+}
+
+// plainCommit makes, with git plumbing alone, a commit on top of HEAD
+// that writes body at path, as a plain git user would; it returns the
+// commit, which no ref names yet.
+func plainCommit(t testing.TB, st *aiwgstate.Store, path, body string) string {
+	t.Helper()
+	return testutil.CommitFile(t, testutil.Git{GitDir: st.Dir()}, "HEAD", path, body, "by hand\n")
 }

@@ -1,4 +1,4 @@
-package store_test
+package queue_test
 
 import (
 	"context"
@@ -11,6 +11,9 @@ import (
 	"time"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/internal/storetest"
+	"github.com/aiwg/aiwg-state/internal/testutil"
+	"github.com/aiwg/aiwg-state/queue"
 	"github.com/aiwg/aiwg-state/store"
 )
 
@@ -22,7 +25,7 @@ func TestQueueTakesEachMessageOnce(t *testing.T) {
 	ctx := context.Background()
 	const messages, consumers = 40, 4
 	for i := 0; i < messages; i++ {
-		if _, _, err := st.PutMessage(ctx, "work", []byte(fmt.Sprint(i)), store.WriteOptions{Agent: "producer"}); err != nil {
+		if _, _, err := st.Queues().Put(ctx, "work", []byte(fmt.Sprint(i)), store.WriteOptions{Agent: "producer"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -42,8 +45,8 @@ func TestQueueTakesEachMessageOnce(t *testing.T) {
 			agent := fmt.Sprintf("consumer-%d", c)
 			last := -1
 			for {
-				msg, _, err := s.TakeMessage(ctx, "work", store.TakeOptions{}, store.WriteOptions{Agent: agent})
-				if errors.Is(err, store.ErrEmpty) {
+				msg, _, err := s.Queues().Take(ctx, "work", queue.TakeOptions{}, store.WriteOptions{Agent: agent})
+				if errors.Is(err, queue.ErrEmpty) {
 					return
 				}
 				if err != nil {
@@ -69,7 +72,7 @@ func TestQueueTakesEachMessageOnce(t *testing.T) {
 	if len(taken) != messages {
 		t.Errorf("%d of %d messages taken", len(taken), messages)
 	}
-	if qs, _ := st.Queues(ctx, store.ReadOptions{}); len(qs) != 0 {
+	if qs, _ := st.Queues().List(ctx, store.ReadOptions{}); len(qs) != 0 {
 		t.Errorf("queues left: %+v", qs)
 	}
 	// Who took each message is in the history.
@@ -85,15 +88,31 @@ func TestQueueTakesEachMessageOnce(t *testing.T) {
 func TestQueueTakeWaits(t *testing.T) {
 	st := newStore(t)
 	ctx := context.Background()
-	if _, _, err := st.TakeMessage(ctx, "inbox/pulse", store.TakeOptions{Wait: 50 * time.Millisecond, Poll: 5 * time.Millisecond}, store.WriteOptions{}); !errors.Is(err, store.ErrEmpty) {
+	if _, _, err := st.Queues().Take(ctx, "inbox/pulse", queue.TakeOptions{Wait: 50 * time.Millisecond, Poll: 5 * time.Millisecond}, store.WriteOptions{}); !errors.Is(err, queue.ErrEmpty) {
 		t.Fatalf("take from an empty queue: %v", err)
 	}
 	go func() {
 		time.Sleep(30 * time.Millisecond)
-		st.PutMessage(ctx, "inbox/pulse", []byte(`"wake up"`), store.WriteOptions{Agent: "conductor"})
+		st.Queues().Put(ctx, "inbox/pulse", []byte(`"wake up"`), store.WriteOptions{Agent: "conductor"})
 	}()
-	msg, _, err := st.TakeMessage(ctx, "inbox/pulse", store.TakeOptions{Wait: 30 * time.Second, Poll: 5 * time.Millisecond}, store.WriteOptions{Agent: "pulse"})
+	msg, _, err := st.Queues().Take(ctx, "inbox/pulse", queue.TakeOptions{Wait: 30 * time.Second, Poll: 5 * time.Millisecond}, store.WriteOptions{Agent: "pulse"})
 	if err != nil || string(msg.Payload) != `"wake up"` || msg.Producer != "conductor" {
 		t.Fatalf("waited take: %+v %v", msg, err)
 	}
+}
+
+func newStore(t testing.TB) *aiwgstate.Store {
+	t.Helper()
+	return storetest.New(t)
+}
+
+// git runs the git CLI against the store: the oracle of these tests.
+func git(t testing.TB, st *aiwgstate.Store, args ...string) string {
+	t.Helper()
+	return testutil.RunGit(t, st.Dir(), args...)
+}
+
+func fsck(t testing.TB, st *aiwgstate.Store) {
+	t.Helper()
+	testutil.Fsck(t, st.Dir())
 }

@@ -18,6 +18,7 @@ import (
 	"context"
 
 	"github.com/aiwg/aiwg-state/store"
+	"github.com/aiwg/aiwg-state/trajectory"
 )
 
 // Store is an open store with its features. The core's methods (Get,
@@ -69,7 +70,9 @@ func wire(opts store.Options) store.Options {
 // guards are the features' rules over every write, in the order they run
 // (after the core's own).
 func guards() []store.Guard {
-	return []store.Guard{}
+	return []store.Guard{
+		trajectory.Guard, // a linked trajectory exists
+	}
 }
 
 // afterCommit is what the features do once a write is published, in order.
@@ -80,4 +83,24 @@ func afterCommit() []store.AfterCommit {
 // fastForward are the features' rules over a fast-forward, in order.
 func fastForward() []store.FastForwardGuard {
 	return []store.FastForwardGuard{}
+}
+
+// Trajectories is the RLM trajectories API of the store (package
+// trajectory).
+func (s *Store) Trajectories() *trajectory.Trajectories { return trajectory.New(s.Store) }
+
+// ValidateKnownFile checks a stored file against the rules of the kind of
+// file its path says it is (the manifest, a trajectory iteration), for the
+// server-side hook, which runs it on every pushed file. It returns the rule
+// broken, or "" for a file none has anything to say on.
+func ValidateKnownFile(path string, body []byte) (rule, detail string) {
+	for _, validate := range []func(string, []byte) (string, string){
+		store.ValidateKnownFile,
+		trajectory.ValidateFile,
+	} {
+		if rule, detail := validate(path, body); rule != "" {
+			return rule, detail
+		}
+	}
+	return "", ""
 }

@@ -55,7 +55,6 @@ func (s *Store) writeChecks() []writeCheck {
 		s.checkRuledDocuments, // statedoc.go: verbiage-ruled documents stay valid
 		s.checkPolicy,         // policy.go: the agent may write these paths
 		s.checkSigner,         // signing.go: a required signature, with a key the policy lists
-		checkTrajectoryLink,   // traj.go: a linked trajectory exists
 		checkRecords,          // records.go: lease, memory and queue files stay records
 		s.checkLeaseHolders,   // lease.go: others' leases are released by force only by a lease_admin
 		s.checkSchemas,        // schemas.go: ruled documents meet their JSON Schema

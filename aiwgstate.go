@@ -17,6 +17,7 @@ package aiwgstate
 import (
 	"context"
 
+	"github.com/aiwg/aiwg-state/rlm"
 	"github.com/aiwg/aiwg-state/store"
 	"github.com/aiwg/aiwg-state/trajectory"
 )
@@ -77,7 +78,9 @@ func guards() []store.Guard {
 
 // afterCommit is what the features do once a write is published, in order.
 func afterCommit() []store.AfterCommit {
-	return []store.AfterCommit{}
+	return []store.AfterCommit{
+		rlm.RunCompletion, // completion handlers when a state's Final is set
+	}
 }
 
 // fastForward are the features' rules over a fast-forward, in order.
@@ -88,6 +91,10 @@ func fastForward() []store.FastForwardGuard {
 // Trajectories is the RLM trajectories API of the store (package
 // trajectory).
 func (s *Store) Trajectories() *trajectory.Trajectories { return trajectory.New(s.Store) }
+
+// States is the RLM state API of the store: states, variables, Final,
+// checkpoints, rollback and completion handlers (package rlm).
+func (s *Store) States() *rlm.States { return rlm.New(s.Store) }
 
 // ValidateKnownFile checks a stored file against the rules of the kind of
 // file its path says it is (the manifest, a trajectory iteration), for the

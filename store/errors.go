@@ -13,7 +13,7 @@ import (
 // objects (ErrInvalidJSON, ErrNotFound for a key, ErrNotContainer), repo
 // (ErrStale, ErrLocked, ErrNotStore, ErrDetached), merge
 // (ErrUnknownStrategy), statedoc (ErrInFlight, ErrInvalidState, ErrExists),
-// trajectory (ErrInvalid), lease (ErrHeld, ErrNotHolder, ErrInvalid),
+// trajectory (ErrInvalid), rlm (ErrInvalidState, ErrComplete, ErrHandler), lease (ErrHeld, ErrNotHolder, ErrInvalid),
 // memory (ErrInvalid, ErrNotList), queue (ErrInvalid), docschema
 // (ErrInvalid, ErrRules) and hooks (ErrRefused). The CLI maps them to exit
 // codes in one table (cmd/aiwg-state/exit.go).
@@ -227,20 +227,6 @@ type BrokenFileError struct {
 func (e *BrokenFileError) Error() string { return e.Err.Error() }
 
 func (e *BrokenFileError) Unwrap() error { return e.Err }
-
-// VariableLimitError: creating a variable would give a state more
-// variables than rlm.MaxVariables. It is ErrLimit.
-type VariableLimitError struct {
-	State       string
-	Seen, Limit int
-	Creating    string // the variable that was to be created
-}
-
-func (e *VariableLimitError) Error() string {
-	return fmt.Sprintf("%v: %s sees %d variables, the limit is %d", ErrLimit, e.State, e.Seen, e.Limit)
-}
-
-func (e *VariableLimitError) Unwrap() error { return ErrLimit }
 
 // ResolvedMergeInvalidError: a merge's resolutions are settled, and the
 // result breaks a schema; the merge cannot be resolved again, only

@@ -68,8 +68,7 @@ func (s *Store) writeChecks() []writeCheck {
 // afterCommits lists what runs once a write is published, in order.
 func (s *Store) afterCommits() []func(*Mutation, WriteOptions, []Change) error {
 	after := []func(*Mutation, WriteOptions, []Change) error{
-		s.indexCommit,   // audit.go: the changed-paths index
-		s.runCompletion, // rlm.go: completion handlers when Final is set
+		s.indexCommit, // audit.go: the changed-paths index
 	}
 	for _, a := range s.after {
 		after = append(after, func(m *Mutation, wo WriteOptions, changes []Change) error { return a(s, m, wo, changes) })

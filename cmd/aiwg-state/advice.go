@@ -7,6 +7,7 @@ import (
 	"github.com/aiwg/aiwg-state/checkpoint"
 	"github.com/aiwg/aiwg-state/memory"
 	"github.com/aiwg/aiwg-state/repo"
+	"github.com/aiwg/aiwg-state/rlm"
 	"github.com/aiwg/aiwg-state/store"
 )
 
@@ -102,7 +103,7 @@ var adviceTable = []func(error) (string, bool){
 		return "", false
 	},
 	func(err error) (string, bool) {
-		var e *store.VariableLimitError
+		var e *rlm.VariableLimitError
 		if !errors.As(err, &e) {
 			return "", false
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/aiwg/aiwg-state/checkpoint"
 	"github.com/aiwg/aiwg-state/docschema"
 	"github.com/aiwg/aiwg-state/repo"
+	"github.com/aiwg/aiwg-state/rlm"
 	"github.com/aiwg/aiwg-state/store"
 )
 
@@ -38,7 +39,7 @@ func TestAdvice(t *testing.T) {
 		{&store.BrokenFileError{Kind: store.BrokenQueueHead, File: "queues/q/1.json", Err: fmt.Errorf("queues/q/1.json: bad: %w", store.ErrInvalidRecord)}, "queues/q/1.json: bad: invalid record; remove it (aiwg-state rm queues/q/1.json)", exitDomain},
 		{&store.BrokenFileError{Kind: store.BrokenSchema, Name: "plan", Err: store.ErrInvalidRecord}, "invalid record (aiwg-state schema rm plan, or schema rm --all)", exitDomain},
 		{&store.BrokenFileError{Kind: store.BrokenManifest, File: ".aiwg/store.json", Err: fmt.Errorf(".aiwg/store.json: %w (EOF)", store.ErrBadManifest)}, ".aiwg/store.json: the store's manifest is damaged (EOF): repair it with `aiwg-state config KEY VALUE`, which writes a manifest of the defaults and that setting, or commit a fixed .aiwg/store.json", exitDomain},
-		{&store.VariableLimitError{State: "s1", Seen: 500, Limit: 500, Creating: "x"}, "over limit: s1 sees 500 variables, the limit is 500; remove some (`aiwg-state var rm NAME`) before creating x", exitDomain},
+		{&rlm.VariableLimitError{State: "s1", Seen: 500, Limit: 500, Creating: "x"}, "over limit: s1 sees 500 variables, the limit is 500; remove some (`aiwg-state var rm NAME`) before creating x", exitDomain},
 		{fmt.Errorf("%w: %w", store.ErrLimit, &checkpoint.LimitError{State: "s1", Count: checkpoint.MaxPerState, Oldest: []string{"a", "b"}}), fmt.Sprintf("over limit: too many checkpoints: s1 has %d checkpoints, the limit is %d; remove old ones first (oldest: a, b), e.g. `aiwg-state checkpoint rm a` or `aiwg-state checkpoint prune --keep %d`", checkpoint.MaxPerState, checkpoint.MaxPerState, checkpoint.MaxPerState-10), exitDomain},
 		{&store.BrokenFileError{Kind: store.BrokenMemoryRecord, File: "memory/ns/k/x.json", Err: store.ErrInvalidRecord}, "invalid record (aiwg-state mv memory/ns/k/x.json OTHER/PLACE.json, or remove it with aiwg-state memory rm ns k x)", exitDomain},
 		{&store.ResolvedMergeInvalidError{Err: fmt.Errorf("plan.json: %w", docschema.ErrInvalid)}, "plan.json: " + docschema.ErrInvalid.Error() + " (the merge as resolved breaks a schema): abort it with aiwg-state merge --abort, fix the branches, and merge again", exitDomain},

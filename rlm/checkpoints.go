@@ -208,7 +208,7 @@ func (s *States) Rollback(ctx context.Context, stateID, name string, opts Rollba
 				if differs, err := checkpoint.DirDiffers(tx, target.Tree, dir); err != nil {
 					return err
 				} else if differs {
-					return fmt.Errorf("%w: since %s only %s changed, which other states share too; --shared restores it (theirs with it)", store.ErrUsage, ck.Name, dir)
+					return &SharedChangeError{Checkpoint: ck.Name, Dir: dir}
 				}
 			}
 		}
@@ -267,7 +267,7 @@ func (s *States) RollbackHard(ctx context.Context, stateID, name string, wo stor
 	if ok, err := s.store.Repo().IsAncestor(ck.Commit, from); err != nil {
 		return from, to, ck, err
 	} else if !ok {
-		return from, to, ck, fmt.Errorf("%w: checkpoint %s was not taken on %s's history; rollback --hard only moves a branch back", store.ErrReadOnly, name, shortBranch(ref))
+		return from, to, ck, fmt.Errorf("%w: checkpoint %s was not taken on %s's history; a hard rollback only moves a branch back", store.ErrReadOnly, name, shortBranch(ref))
 	}
 	if err := s.store.Repo().UpdateRef(ctx, ref, from, ck.Commit); err != nil {
 		return from, to, ck, err

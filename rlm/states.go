@@ -442,7 +442,7 @@ func (s *States) SetVar(ctx context.Context, stateID, name string, value any, vo
 		return nil, err
 	}
 	if name == verbiage.NamePrompt {
-		return nil, fmt.Errorf("%w: variable prompt of a state is set by `state init` and cannot change", store.ErrReadOnly)
+		return nil, fmt.Errorf("%w: variable prompt of a state is set when the state is created and cannot change", store.ErrReadOnly)
 	}
 	typ := vo.Type
 	if typ == "" {
@@ -494,7 +494,7 @@ func varScope(name string, vo VarOptions) (Scope, error) {
 	}
 	if name == verbiage.NameFinal {
 		if scope != "" && scope != ScopeState {
-			return "", fmt.Errorf("%w: Final belongs to its state; it takes no --scope", store.ErrUsage)
+			return "", fmt.Errorf("%w: Final belongs to its state; it takes no scope", store.ErrUsage)
 		}
 		if vo.TTL != nil {
 			return "", fmt.Errorf("%w: Final cannot expire", store.ErrUsage)
@@ -503,13 +503,13 @@ func varScope(name string, vo VarOptions) (Scope, error) {
 	}
 	if vo.TTL != nil {
 		if *vo.TTL < 0 {
-			return "", fmt.Errorf("%w: a negative --ttl", store.ErrUsage)
+			return "", fmt.Errorf("%w: a negative TTL", store.ErrUsage)
 		}
 		if scope == "" {
 			scope = ScopeTemporary
 		}
 		if scope != ScopeTemporary {
-			return "", fmt.Errorf("%w: --ttl is for temporary variables, not %s ones", store.ErrUsage, scope)
+			return "", fmt.Errorf("%w: a TTL is for temporary variables, not %s ones", store.ErrUsage, scope)
 		}
 	}
 	if scope == "" {
@@ -634,7 +634,7 @@ func (s *States) checkChildrenDone(tx *repo.Tx, h *Header) error {
 		}
 	}
 	if len(running) > 0 {
-		return errkind.Errorf(ErrInvalidState, "state %s has children that have not completed (%s): a parent sets Final once all its children complete; end those it gives up on (state end --status cancelled)", h.StateID, strings.Join(running, ", "))
+		return &ChildrenRunningError{State: h.StateID, Running: running}
 	}
 	return nil
 }
@@ -1191,17 +1191,3 @@ func (s *States) peekAccess(file string) int64 {
 	}
 	return fi.Size()
 }
-
-// VariableLimitError: creating a variable would give a state more
-// variables than MaxVariables. It is store.ErrLimit.
-type VariableLimitError struct {
-	State       string
-	Seen, Limit int
-	Creating    string // the variable that was to be created
-}
-
-func (e *VariableLimitError) Error() string {
-	return fmt.Sprintf("%v: %s sees %d variables, the limit is %d", store.ErrLimit, e.State, e.Seen, e.Limit)
-}
-
-func (e *VariableLimitError) Unwrap() error { return store.ErrLimit }

@@ -19,7 +19,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/aiwg/aiwg-state/checkpoint"
-	"github.com/aiwg/aiwg-state/internal/errkind"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/store"
@@ -718,7 +717,7 @@ func (s *States) ImportWith(ctx context.Context, data []byte, io ImportOptions, 
 	}
 	if io.As != "" {
 		if io.Replace {
-			return nil, fmt.Errorf("%w: --as makes a new state and --replace changes the one there: one or the other", store.ErrUsage)
+			return nil, fmt.Errorf("%w: ImportOptions.As makes a new state and Replace changes the one there: one or the other", store.ErrUsage)
 		}
 		if !verbiage.ValidID(verbiage.PrefixState, io.As) {
 			return nil, fmt.Errorf("%w: state id %q is not state- and 8 hex digits", store.ErrUsage, io.As)
@@ -744,7 +743,7 @@ func (s *States) ImportWith(ctx context.Context, data []byte, io ImportOptions, 
 		if io.Replace {
 			return s.replaceState(ctx, doc, wo)
 		}
-		return nil, errkind.Errorf(store.ErrExists, "state %s is already in this store: import it beside the one there with --as %s (a new id), or make the one there what the file says with --replace (one commit)", doc.StateID, objects.NewID(verbiage.PrefixState))
+		return nil, &StateExistsError{State: doc.StateID}
 	}
 	var muts []Mutation
 	var cks []Checkpoint

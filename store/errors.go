@@ -13,7 +13,7 @@ import (
 // objects (ErrInvalidJSON, ErrNotFound for a key, ErrNotContainer), repo
 // (ErrStale, ErrLocked, ErrNotStore, ErrDetached), merge
 // (ErrUnknownStrategy), statedoc (ErrInFlight, ErrInvalidState, ErrExists),
-// trajectory (ErrInvalid), rlm (ErrInvalidState, ErrComplete, ErrHandler), lease (ErrHeld, ErrNotHolder, ErrInvalid),
+// trajectory (ErrInvalid), lease (ErrHeld, ErrNotHolder, ErrInvalid),
 // memory (ErrInvalid, ErrNotList), queue (ErrInvalid), docschema
 // (ErrInvalid, ErrRules) and hooks (ErrRefused). The CLI maps them to exit
 // codes in one table (cmd/aiwg-state/exit.go).

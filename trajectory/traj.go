@@ -228,7 +228,7 @@ func (s *Trajectories) RecordIteration(ctx context.Context, id string, in Iterat
 	if in.StateSnapshot != "" {
 		h, err := s.store.Resolve(in.StateSnapshot, wo.Branch)
 		if err != nil {
-			return 0, nil, fmt.Errorf("--state-snapshot: %w", err)
+			return 0, nil, fmt.Errorf("state snapshot: %w", err)
 		}
 		snapshot = h.String()
 		if base == nil {
@@ -449,7 +449,7 @@ func (s *Trajectories) Complete(ctx context.Context, id string, c CompletionInpu
 		return nil, err
 	}
 	if c.Status == "" && Str(extra, "outcome", "status") == "" {
-		return nil, fmt.Errorf("%w: complete needs a status (--status success, failure, partial_success, timeout, cancelled or error)", store.ErrUsage)
+		return nil, fmt.Errorf("%w: completing a trajectory needs a status (success, failure, partial_success, timeout, cancelled or error)", store.ErrUsage)
 	}
 	sch, err := trajectorySchema()
 	if err != nil {
@@ -828,7 +828,7 @@ func (s *Trajectories) Import(ctx context.Context, data []byte, im ImportOptions
 		if ok, err := tx.Exists(trajHeaderPath(id)); err != nil {
 			return err
 		} else if ok {
-			return fmt.Errorf("%w: trajectory %s is already in the store (import with --new-id for a copy)", store.ErrExists, id)
+			return &ExistsError{ID: id}
 		}
 		for _, p := range paths {
 			if err := tx.WriteFile(p, files[p]); err != nil {
@@ -882,3 +882,13 @@ func ValidateFile(path string, body []byte) (rule, detail string) {
 	}
 	return "", ""
 }
+
+// ExistsError: an import of a trajectory the store holds already (see
+// ImportOptions.NewID). It is store.ErrExists.
+type ExistsError struct{ ID string }
+
+func (e *ExistsError) Error() string {
+	return fmt.Sprintf("%v: trajectory %s is already in the store", store.ErrExists, e.ID)
+}
+
+func (e *ExistsError) Unwrap() error { return store.ErrExists }

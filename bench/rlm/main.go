@@ -61,7 +61,7 @@ func main() {
 		}
 		small, big := openStore(ctx, smallDir, sync), openStore(ctx, bigDir, sync)
 		ss, bs := alternate(m, apiSet(ctx, small, smallID), apiSet(ctx, big, bigID))
-		row("Go API SetVariable (update), "+label, ss, bs)
+		row("Go API States().SetVar (update), "+label, ss, bs)
 		if !sync {
 			sg, bg := alternate(*n, apiGet(ctx, small, smallID), apiGet(ctx, big, bigID))
 			row("Go API Variable (get)", sg, bg)

@@ -309,6 +309,9 @@ func runStateImport(ctx context.Context, s *session, opts stateImportOptions) er
 	if err != nil {
 		return err
 	}
+	if opts.As != "" && opts.Replace {
+		return usagef("--as makes a new state and --replace changes the one there: one or the other")
+	}
 	data, err := readFileArg(s.c, a[0])
 	if err != nil {
 		return usagef("%v", err)

@@ -20,7 +20,9 @@ import (
 	"github.com/aiwg/aiwg-state/lease"
 	"github.com/aiwg/aiwg-state/memory"
 	"github.com/aiwg/aiwg-state/queue"
+	"github.com/aiwg/aiwg-state/rlm"
 	"github.com/aiwg/aiwg-state/store"
+	"github.com/aiwg/aiwg-state/trajectory"
 )
 
 // Store is an open store with its features. The core's methods (Get,
@@ -83,6 +85,7 @@ func wire(opts store.Options) store.Options {
 // (after the core's own).
 func guards() []store.Guard {
 	return []store.Guard{
+		trajectory.Guard,   // a linked trajectory exists
 		lease.RecordGuard,  // leases/ files stay lease records
 		memory.RecordGuard, // memory/ files stay memory records
 		queue.RecordGuard,  // queues/ files stay queue messages
@@ -92,10 +95,36 @@ func guards() []store.Guard {
 
 // afterCommit is what the features do once a write is published, in order.
 func afterCommit() []store.AfterCommit {
-	return []store.AfterCommit{}
+	return []store.AfterCommit{
+		rlm.RunCompletion, // completion handlers when a state's Final is set
+	}
 }
 
 // fastForward are the features' rules over a fast-forward, in order.
 func fastForward() []store.FastForwardGuard {
 	return []store.FastForwardGuard{}
+}
+
+// Trajectories is the RLM trajectories API of the store (package
+// trajectory).
+func (s *Store) Trajectories() *trajectory.Trajectories { return trajectory.New(s.Store) }
+
+// States is the RLM state API of the store: states, variables, Final,
+// checkpoints, rollback and completion handlers (package rlm).
+func (s *Store) States() *rlm.States { return rlm.New(s.Store) }
+
+// ValidateKnownFile checks a stored file against the rules of the kind of
+// file its path says it is (the manifest, a trajectory iteration), for the
+// server-side hook, which runs it on every pushed file. It returns the rule
+// broken, or "" for a file none has anything to say on.
+func ValidateKnownFile(path string, body []byte) (rule, detail string) {
+	for _, validate := range []func(string, []byte) (string, string){
+		store.ValidateKnownFile,
+		trajectory.ValidateFile,
+	} {
+		if rule, detail := validate(path, body); rule != "" {
+			return rule, detail
+		}
+	}
+	return "", ""
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/aiwg/aiwg-state/internal/testutil"
 	"github.com/aiwg/aiwg-state/repo"
+	"github.com/aiwg/aiwg-state/rlm"
 	"github.com/aiwg/aiwg-state/store"
 )
 
@@ -95,7 +96,7 @@ func TestPlantedCompletionHandlerRunsOnlyOnceTrusted(t *testing.T) {
 		t.Fatalf("trust --list: %s", list)
 	}
 	var listed struct {
-		Handlers []store.HandlerStatus `json:"handlers"`
+		Handlers []rlm.HandlerStatus `json:"handlers"`
 	}
 	if err := json.Unmarshal([]byte(runIn(t, operator, "", "trust", "--list", "--json")), &listed); err != nil || len(listed.Handlers) != 1 {
 		t.Fatalf("trust --list --json: %v %+v", err, listed)

@@ -151,3 +151,19 @@ func jsonKindOf(t reflect.Type) string {
 	}
 	return "an object"
 }
+
+// ValidateKnownFile checks a stored file the core has rules for: the
+// server-side hook runs it on every pushed file, so the manifest is held
+// to what `config` holds it to. It returns the rule broken
+// ("store-settings"), or "" for a file it has nothing to say on; the
+// features add theirs (aiwgstate.ValidateKnownFile).
+func ValidateKnownFile(path string, body []byte) (rule, detail string) {
+	if path == ManifestPath {
+		// A manifest that does not validate would be in force on the
+		// server and in every clone once the push lands.
+		if err := CheckManifest(body); err != nil {
+			return "store-settings", err.Error() + " (write it with aiwg-state config, which checks it)"
+		}
+	}
+	return "", ""
+}

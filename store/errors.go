@@ -237,20 +237,6 @@ func (e *InvalidRecordError) Error() string { return e.Err.Error() }
 
 func (e *InvalidRecordError) Unwrap() error { return e.Err }
 
-// VariableLimitError: creating a variable would give a state more
-// variables than rlm.MaxVariables. It is ErrLimit.
-type VariableLimitError struct {
-	State       string
-	Seen, Limit int
-	Creating    string // the variable that was to be created
-}
-
-func (e *VariableLimitError) Error() string {
-	return fmt.Sprintf("%v: %s sees %d variables, the limit is %d", ErrLimit, e.State, e.Seen, e.Limit)
-}
-
-func (e *VariableLimitError) Unwrap() error { return ErrLimit }
-
 // ResolvedMergeInvalidError: a merge's resolutions are settled, and the
 // result breaks a schema; the merge cannot be resolved again, only
 // aborted. It wraps the schema's error (docschema.ErrInvalid).

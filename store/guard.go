@@ -55,7 +55,6 @@ func (s *Store) writeChecks() []writeCheck {
 		s.checkRuledDocuments, // statedoc.go: verbiage-ruled documents stay valid
 		s.checkPolicy,         // policy.go: the agent may write these paths
 		s.checkSigner,         // signing.go: a required signature, with a key the policy lists
-		checkTrajectoryLink,   // traj.go: a linked trajectory exists
 		s.checkSchemas,        // schemas.go: ruled documents meet their JSON Schema
 	}
 	for _, g := range s.guards {
@@ -67,8 +66,7 @@ func (s *Store) writeChecks() []writeCheck {
 // afterCommits lists what runs once a write is published, in order.
 func (s *Store) afterCommits() []func(*Mutation, WriteOptions, []Change) error {
 	after := []func(*Mutation, WriteOptions, []Change) error{
-		s.indexCommit,   // audit.go: the changed-paths index
-		s.runCompletion, // rlm.go: completion handlers when Final is set
+		s.indexCommit, // audit.go: the changed-paths index
 	}
 	for _, a := range s.after {
 		after = append(after, func(m *Mutation, wo WriteOptions, changes []Change) error { return a(s, m, wo, changes) })

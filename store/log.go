@@ -48,8 +48,8 @@ type Mutation struct {
 	ShallowBoundary bool `json:"shallow_boundary,omitempty"`
 }
 
-// warn records a warning on the mutation and tells wo.Warn.
-func (m *Mutation) warn(wo WriteOptions, msg string) {
+// Warn records a warning on the mutation and tells wo.Warn.
+func (m *Mutation) Warn(wo WriteOptions, msg string) {
 	m.Warnings = append(m.Warnings, msg)
 	if wo.Warn != nil {
 		wo.Warn(msg)

@@ -27,9 +27,27 @@ type Manifest struct {
 	// Sync false makes the store skip fsync, as --no-sync does for one
 	// command: for scratch stores where speed beats crash durability.
 	Sync *bool `json:"sync,omitempty"`
-	// RLM holds the completion handlers (rlm.go); a versioned handler
-	// runs only once trusted on the machine that runs it (trust.go).
-	RLM *rlmSettings `json:"rlm,omitempty"`
+	// RLM holds the completion handlers of RLM state (package rlm); a
+	// versioned handler runs only once trusted on the machine that runs it.
+	RLM *RLMSettings `json:"rlm,omitempty"`
+}
+
+// RLMSettings is the manifest's "rlm" section.
+type RLMSettings struct {
+	OnComplete []CompletionHandler `json:"on_complete,omitempty"`
+}
+
+// CompletionHandler is a command run once when a state's Final turns
+// non-null (package rlm runs it). It is kept in the store manifest's "rlm"
+// section:
+//
+//	{"rlm": {"on_complete": [{"name": "notify", "command": ["sh", "-c", "..."]}]}}
+//
+// It runs with AIWG_STATE_ID, AIWG_STATE_COMMIT and AIWG_STATE_STORE set and
+// Final's value on standard input (one line of JSON).
+type CompletionHandler struct {
+	Name    string   `json:"name"`
+	Command []string `json:"command"`
 }
 
 // VerbiageRules lists the documents whose keys follow the state document specification's rules,

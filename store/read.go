@@ -195,3 +195,8 @@ func (s *Store) isRuled(file string, ro ReadOptions) (bool, error) {
 	patterns, err := ruledPatterns(data)
 	return err == nil && matchesAny(patterns, clean), nil
 }
+
+// treeReader reads the files of the tree root.
+func treeReader(r *repo.Repo, root plumbing.Hash) func(string) ([]byte, error) {
+	return func(p string) ([]byte, error) { return r.ReadFileAt(root, p) }
+}

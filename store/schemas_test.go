@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/aiwg/aiwg-state/docschema"
+	"github.com/aiwg/aiwg-state/rlm"
 	"github.com/aiwg/aiwg-state/store"
 )
 
@@ -129,16 +130,16 @@ func TestSchemaRulesKeepTheirPlace(t *testing.T) {
 func TestSchemasCoverEveryStagedFile(t *testing.T) {
 	st := newStore(t)
 	ctx := context.Background()
-	id := initState(t, st, store.StateInit{Prompt: "p"})
-	setVar(t, st, id, "risk_count", 1, store.VarOptions{Scope: "session"})
-	if _, err := st.CreateCheckpoint(ctx, id, "one", "", store.WriteOptions{}); err != nil {
+	id := initState(t, st, rlm.StateInit{Prompt: "p"})
+	setVar(t, st, id, "risk_count", 1, rlm.VarOptions{Scope: "session"})
+	if _, err := st.States().CreateCheckpoint(ctx, id, "one", "", store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	setVar(t, st, id, "risk_count", "many", store.VarOptions{Scope: "session"})
+	setVar(t, st, id, "risk_count", "many", rlm.VarOptions{Scope: "session"})
 	if _, err := st.AddSchema(ctx, "text_vars", []string{"sessions/*/variables/risk_count.json"}, []byte(`{"properties":{"value":{"type":"string"}}}`), store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := st.Rollback(ctx, id, "one", store.RollbackOptions{}, store.WriteOptions{}); !errors.Is(err, docschema.ErrInvalid) {
+	if _, _, err := st.States().Rollback(ctx, id, "one", rlm.RollbackOptions{}, store.WriteOptions{}); !errors.Is(err, docschema.ErrInvalid) {
 		t.Errorf("a rollback that restores a document breaking its schema: %v", err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/aiwg/aiwg-state/internal/signtest"
 	"github.com/aiwg/aiwg-state/policy"
 	"github.com/aiwg/aiwg-state/repo"
+	"github.com/aiwg/aiwg-state/rlm"
 	"github.com/aiwg/aiwg-state/signing"
 	"github.com/aiwg/aiwg-state/store"
 )
@@ -178,25 +179,25 @@ func TestSignedCheckpointsVerifyWithGit(t *testing.T) {
 	alice := signtest.NewKey(t, keys, "alice")
 	git(t, st, "config", "aiwg.alice.signingKey", alice.Path)
 	wo := store.WriteOptions{Agent: "alice"}
-	info, _, err := st.InitState(ctx, store.StateInit{Prompt: "p"}, wo)
+	info, _, err := st.States().Init(ctx, rlm.StateInit{Prompt: "p"}, wo)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ck, err := st.CreateCheckpoint(ctx, info.Header.StateID, "second", "", wo)
+	ck, err := st.States().CreateCheckpoint(ctx, info.Header.StateID, "second", "", wo)
 	if err != nil {
 		t.Fatal(err)
 	}
 	allowed := signtest.AllowedSigners(t, keys, map[string]signtest.Key{"alice@agents.invalid": alice})
-	for _, ref := range []string{ck.Ref, "refs/tags/checkpoints/" + info.Header.StateID + "/" + store.InitialCheckpoint} {
+	for _, ref := range []string{ck.Ref, "refs/tags/checkpoints/" + info.Header.StateID + "/" + rlm.InitialCheckpoint} {
 		out, err := exec.Command("git", "--git-dir", st.Dir(), "-c", "gpg.ssh.allowedSignersFile="+allowed, "verify-tag", "-v", ref).CombinedOutput()
 		if err != nil || !strings.Contains(string(out), `Good "git" signature`) {
 			t.Errorf("git verify-tag %s: %v\n%s", ref, err, out)
 		}
 	}
-	if _, err := st.SetVariable(ctx, info.Header.StateID, "x", 1, store.VarOptions{}, wo); err != nil {
+	if _, err := st.States().SetVar(ctx, info.Header.StateID, "x", 1, rlm.VarOptions{}, wo); err != nil {
 		t.Fatal(err)
 	}
-	m, _, err := st.Rollback(ctx, info.Header.StateID, store.InitialCheckpoint, store.RollbackOptions{}, wo)
+	m, _, err := st.States().Rollback(ctx, info.Header.StateID, rlm.InitialCheckpoint, rlm.RollbackOptions{}, wo)
 	if err != nil {
 		t.Fatal(err)
 	}

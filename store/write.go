@@ -25,6 +25,9 @@ const (
 	OpUpdate = "update"
 	OpDelete = "delete"
 	OpRename = "rename"
+	// OpRollback is the Operation of a rollback of RLM state to a
+	// checkpoint (package rlm).
+	OpRollback = "rollback"
 )
 
 // Op is one operation of a write, and one line of `aiwg-state apply`.

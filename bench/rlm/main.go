@@ -23,6 +23,7 @@ import (
 
 	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/bench/internal/benchutil"
+	"github.com/aiwg/aiwg-state/rlm"
 	"github.com/aiwg/aiwg-state/store"
 )
 
@@ -60,7 +61,7 @@ func main() {
 		}
 		small, big := openStore(ctx, smallDir, sync), openStore(ctx, bigDir, sync)
 		ss, bs := alternate(m, apiSet(ctx, small, smallID), apiSet(ctx, big, bigID))
-		row("Go API SetVariable (update), "+label, ss, bs)
+		row("Go API States().SetVar (update), "+label, ss, bs)
 		if !sync {
 			sg, bg := alternate(*n, apiGet(ctx, small, smallID), apiGet(ctx, big, bigID))
 			row("Go API Variable (get)", sg, bg)
@@ -79,7 +80,7 @@ func main() {
 	var size int
 	for i := 0; i < 5; i++ {
 		t := time.Now()
-		doc, err := st.ExportState(ctx, bigID, store.ExportOptions{})
+		doc, err := st.States().Export(ctx, bigID, rlm.ExportOptions{})
 		exp = append(exp, time.Since(t))
 		check(err)
 		size = len(doc)
@@ -105,10 +106,10 @@ func seed(ctx context.Context, work, name string, vars, muts int) (string, strin
 	st, err := aiwgstate.Init(ctx, dir, store.InitOptions{Options: store.Options{NoSync: true}})
 	check(err)
 	defer st.Close()
-	info, _, err := st.InitState(ctx, store.StateInit{Prompt: "benchmark"}, store.WriteOptions{Agent: "bench"})
+	info, _, err := st.States().Init(ctx, rlm.StateInit{Prompt: "benchmark"}, store.WriteOptions{Agent: "bench"})
 	check(err)
 	for i := 0; i < muts-2; i++ {
-		_, err := st.SetVariable(ctx, info.StateID, fmt.Sprintf("var_%04d", i%(vars-2)), json.Number(fmt.Sprint(i)), store.VarOptions{}, store.WriteOptions{Agent: "bench"})
+		_, err := st.States().SetVar(ctx, info.StateID, fmt.Sprintf("var_%04d", i%(vars-2)), json.Number(fmt.Sprint(i)), rlm.VarOptions{}, store.WriteOptions{Agent: "bench"})
 		check(err)
 	}
 	check(st.GC(ctx, false))
@@ -136,14 +137,14 @@ func alternate(n int, a, b func(i int)) (ta, tb []time.Duration) {
 
 func apiSet(ctx context.Context, st *aiwgstate.Store, id string) func(int) {
 	return func(i int) {
-		_, err := st.SetVariable(ctx, id, "var_0005", json.Number(fmt.Sprint(1_000_000+i)), store.VarOptions{}, store.WriteOptions{Agent: "bench"})
+		_, err := st.States().SetVar(ctx, id, "var_0005", json.Number(fmt.Sprint(1_000_000+i)), rlm.VarOptions{}, store.WriteOptions{Agent: "bench"})
 		check(err)
 	}
 }
 
 func apiGet(ctx context.Context, st *aiwgstate.Store, id string) func(int) {
 	return func(i int) {
-		_, err := st.Variable(ctx, id, fmt.Sprintf("var_%04d", i%8), store.GetOptions{})
+		_, err := st.States().Var(ctx, id, fmt.Sprintf("var_%04d", i%8), rlm.GetOptions{})
 		check(err)
 	}
 }

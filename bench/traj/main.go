@@ -66,7 +66,7 @@ func main() {
 	var an trajectory.Analysis
 	for i := 0; i < 5; i++ {
 		t := time.Now()
-		an, err = full.AnalyzeTrajectories(ctx, trajectory.AnalyzeOptions{}, store.ReadOptions{})
+		an, err = full.Trajectories().Analyze(ctx, trajectory.AnalyzeOptions{}, store.ReadOptions{})
 		check(err)
 		api = append(api, time.Since(t))
 	}
@@ -108,21 +108,21 @@ func seed(ctx context.Context, st *aiwgstate.Store, n, k int) {
 		outcome := []string{"success", "success", "failure"}[i%3]
 		doc := fmt.Sprintf(`{"version": "1.0.0", "trajectory_id": "traj-%08x", "task_context": {"task_id": "task-%08x", "task_type": %q, "task_prompt": "a task"}, "outcome": {"status": %q}, "metadata": {"started_at": "2026-11-01T10:00:00Z"}, "iterations": [%s]}`,
 			i, i, []string{"bug_fixing", "code_analysis", "test_generation"}[i%3], outcome, strings.Join(its, ","))
-		_, _, err := st.ImportTrajectory(ctx, []byte(doc), store.TrajectoryImport{}, store.WriteOptions{Agent: "seed"})
+		_, _, err := st.Trajectories().Import(ctx, []byte(doc), trajectory.ImportOptions{}, store.WriteOptions{Agent: "seed"})
 		check(err)
 	}
 	check(st.Repo().Maintain(ctx, true))
 }
 
 func start(ctx context.Context, st *aiwgstate.Store) string {
-	id, _, err := st.StartTrajectory(ctx, store.TrajectoryStart{TaskType: "bug_fixing", Prompt: "p"}, store.WriteOptions{Agent: "bench"})
+	id, _, err := st.Trajectories().Start(ctx, trajectory.StartInput{TaskType: "bug_fixing", Prompt: "p"}, store.WriteOptions{Agent: "bench"})
 	check(err)
 	return id
 }
 
 func record(ctx context.Context, st *aiwgstate.Store, id string) time.Duration {
 	t := time.Now()
-	_, _, err := st.RecordIteration(ctx, id, store.IterationInput{Fields: trajectory.IterationFields{
+	_, _, err := st.Trajectories().RecordIteration(ctx, id, trajectory.IterationInput{Fields: trajectory.IterationFields{
 		ThoughtType: "progress", Thought: "next", Tool: "Bash", Status: "success", Result: "ok", CostUSD: "0.001",
 	}}, store.WriteOptions{Agent: "bench"})
 	check(err)

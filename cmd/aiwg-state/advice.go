@@ -7,9 +7,13 @@ import (
 	"github.com/aiwg/aiwg-state/checkpoint"
 	"github.com/aiwg/aiwg-state/lease"
 	"github.com/aiwg/aiwg-state/memory"
+	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/queue"
 	"github.com/aiwg/aiwg-state/repo"
+	"github.com/aiwg/aiwg-state/rlm"
 	"github.com/aiwg/aiwg-state/store"
+	"github.com/aiwg/aiwg-state/trajectory"
+	"github.com/aiwg/aiwg-state/verbiage"
 )
 
 // adviceTable adds to a library error the hint a person at the command
@@ -154,11 +158,30 @@ var adviceTable = []func(error) (string, bool){
 		return "; ask again with a longer --ttl", true
 	},
 	func(err error) (string, bool) {
-		var e *store.VariableLimitError
+		var e *rlm.VariableLimitError
 		if !errors.As(err, &e) {
 			return "", false
 		}
 		return "; remove some (`aiwg-state var rm NAME`) before creating " + e.Creating, true
+	},
+	func(err error) (string, bool) {
+		var e *rlm.ChildrenRunningError
+		return "; end those it gives up on (state end --status cancelled)", errors.As(err, &e)
+	},
+	func(err error) (string, bool) {
+		var e *rlm.StateExistsError
+		if !errors.As(err, &e) {
+			return "", false
+		}
+		return ": import it beside the one there with --as " + objects.NewID(verbiage.PrefixState) + " (a new id), or make the one there what the file says with --replace (one commit)", true
+	},
+	func(err error) (string, bool) {
+		var e *rlm.SharedChangeError
+		return "; --shared restores it (theirs with it)", errors.As(err, &e)
+	},
+	func(err error) (string, bool) {
+		var e *trajectory.ExistsError
+		return " (import with --new-id for a copy)", errors.As(err, &e)
 	},
 	func(err error) (string, bool) {
 		var e *checkpoint.LimitError

@@ -10,7 +10,9 @@ import (
 	"github.com/aiwg/aiwg-state/docschema"
 	"github.com/aiwg/aiwg-state/lease"
 	"github.com/aiwg/aiwg-state/repo"
+	"github.com/aiwg/aiwg-state/rlm"
 	"github.com/aiwg/aiwg-state/store"
+	"github.com/aiwg/aiwg-state/trajectory"
 )
 
 // TestAdvice: the library's typed errors name no command or flag; the CLI
@@ -40,7 +42,10 @@ func TestAdvice(t *testing.T) {
 		{&store.BrokenFileError{Kind: store.BrokenQueueHead, File: "queues/q/1.json", Err: fmt.Errorf("queues/q/1.json: bad: %w", store.ErrInvalidRecord)}, "queues/q/1.json: bad: invalid record; remove it (aiwg-state rm queues/q/1.json)", exitDomain},
 		{&store.BrokenFileError{Kind: store.BrokenSchema, Name: "plan", Err: store.ErrInvalidRecord}, "invalid record (aiwg-state schema rm plan, or schema rm --all)", exitDomain},
 		{&store.BrokenFileError{Kind: store.BrokenManifest, File: ".aiwg/store.json", Err: fmt.Errorf(".aiwg/store.json: %w (EOF)", store.ErrBadManifest)}, ".aiwg/store.json: the store's manifest is damaged (EOF): repair it with `aiwg-state config KEY VALUE`, which writes a manifest of the defaults and that setting, or commit a fixed .aiwg/store.json", exitDomain},
-		{&store.VariableLimitError{State: "s1", Seen: 500, Limit: 500, Creating: "x"}, "over limit: s1 sees 500 variables, the limit is 500; remove some (`aiwg-state var rm NAME`) before creating x", exitDomain},
+		{&rlm.VariableLimitError{State: "s1", Seen: 500, Limit: 500, Creating: "x"}, "over limit: s1 sees 500 variables, the limit is 500; remove some (`aiwg-state var rm NAME`) before creating x", exitDomain},
+		{&rlm.ChildrenRunningError{State: "state-00000001", Running: []string{"state-00000002"}}, "state state-00000001 has children that have not completed (state-00000002): a parent sets Final once all its children complete; end those it gives up on (state end --status cancelled)", exitDomain},
+		{&rlm.SharedChangeError{Checkpoint: "one", Dir: "sessions/s1"}, "invalid request: since one only sessions/s1 changed, which other states share too; --shared restores it (theirs with it)", exitUsage},
+		{&trajectory.ExistsError{ID: "traj-1a2b3c4d"}, "already exists: trajectory traj-1a2b3c4d is already in the store (import with --new-id for a copy)", exitDomain},
 		{fmt.Errorf("%w: %w", store.ErrLimit, &checkpoint.LimitError{State: "s1", Count: checkpoint.MaxPerState, Oldest: []string{"a", "b"}}), fmt.Sprintf("over limit: too many checkpoints: s1 has %d checkpoints, the limit is %d; remove old ones first (oldest: a, b), e.g. `aiwg-state checkpoint rm a` or `aiwg-state checkpoint prune --keep %d`", checkpoint.MaxPerState, checkpoint.MaxPerState, checkpoint.MaxPerState-10), exitDomain},
 		{&store.BrokenFileError{Kind: store.BrokenMemoryRecord, File: "memory/ns/k/x.json", Err: store.ErrInvalidRecord}, "invalid record (aiwg-state mv memory/ns/k/x.json OTHER/PLACE.json, or remove it with aiwg-state memory rm ns k x)", exitDomain},
 		{&store.InvalidRecordError{Dir: "leases", Err: fmt.Errorf("leases/x.json: bad: %w", store.ErrInvalidRecord)}, "leases/x.json: bad: invalid record: write leases/ with aiwg-state lease", exitDomain},
@@ -68,5 +73,17 @@ func TestAdvice(t *testing.T) {
 		if got := exitCode(wrapped); got != c.code {
 			t.Errorf("%T: exit %d, want %d", c.err, got, c.code)
 		}
+	}
+	// A state imported again: the hint offers a fresh id for --as.
+	err := &rlm.StateExistsError{State: "state-00000001"}
+	if strings.Contains(err.Error(), "--") {
+		t.Errorf("%T names a flag: %s", err, err)
+	}
+	got := withAdvice(err)
+	if want := "state state-00000001 is already in this store: import it beside the one there with --as state-"; !strings.HasPrefix(got, want) || !strings.HasSuffix(got, " (a new id), or make the one there what the file says with --replace (one commit)") {
+		t.Errorf("StateExistsError: %s", got)
+	}
+	if exitCode(err) != exitDomain {
+		t.Errorf("StateExistsError: exit %d", exitCode(err))
 	}
 }

@@ -110,7 +110,7 @@ func runCheckpointCreate(ctx context.Context, s *session, opts checkpointCreateO
 	if err != nil {
 		return err
 	}
-	ck, err := s.store.CreateCheckpoint(ctx, opts.State, a[0], opts.Message, s.agentWrite())
+	ck, err := s.store.States().CreateCheckpoint(ctx, opts.State, a[0], opts.Message, s.agentWrite())
 	if err != nil {
 		return err
 	}
@@ -123,7 +123,7 @@ type checkpointLsOptions struct {
 }
 
 func runCheckpointLs(ctx context.Context, s *session, opts checkpointLsOptions) error {
-	cks, err := s.store.Checkpoints(ctx, opts.State, store.ReadOptions{})
+	cks, err := s.store.States().Checkpoints(ctx, opts.State, store.ReadOptions{})
 	if err != nil {
 		return err
 	}
@@ -146,7 +146,7 @@ func runCheckpointShow(ctx context.Context, s *session, opts checkpointShowOptio
 	if err != nil {
 		return err
 	}
-	c, err := s.store.Checkpoint(ctx, opts.State, a[0], store.ReadOptions{})
+	c, err := s.store.States().Checkpoint(ctx, opts.State, a[0], store.ReadOptions{})
 	if err != nil {
 		return err
 	}
@@ -165,7 +165,7 @@ func runCheckpointRm(ctx context.Context, s *session, opts checkpointRmOptions) 
 	if err != nil {
 		return err
 	}
-	c, err := s.store.DeleteCheckpoint(ctx, opts.State, a[0], store.ReadOptions{})
+	c, err := s.store.States().DeleteCheckpoint(ctx, opts.State, a[0], store.ReadOptions{})
 	if err != nil {
 		return err
 	}
@@ -179,7 +179,7 @@ type checkpointPruneOptions struct {
 }
 
 func runCheckpointPrune(ctx context.Context, s *session, opts checkpointPruneOptions) error {
-	rm, err := s.store.PruneCheckpoints(ctx, opts.State, opts.Keep, store.ReadOptions{})
+	rm, err := s.store.States().PruneCheckpoints(ctx, opts.State, opts.Keep, store.ReadOptions{})
 	if err != nil {
 		return err
 	}

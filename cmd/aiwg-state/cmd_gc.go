@@ -47,7 +47,7 @@ type gcOptions struct {
 }
 
 func runGc(ctx context.Context, s *session, opts gcOptions) error {
-	_, removed, err := s.store.RemoveExpired(ctx, s.writeOptions())
+	_, removed, err := s.store.States().RemoveExpired(ctx, s.writeOptions())
 	if err != nil && !errors.Is(err, store.ErrNoChange) && !(s.store.WorkTree() != "" && errors.Is(err, store.ErrReadOnly)) {
 		// (A git clone's checked-out branch is not written:
 		// expiry is the store's to do; packing is not.)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/aiwg/aiwg-state/rlm"
 	"github.com/aiwg/aiwg-state/store"
 )
 
@@ -208,7 +209,7 @@ func runStateInit(ctx context.Context, s *session, opts stateInitOptions) error 
 	if _, err := args(s.c, 0, 0); err != nil {
 		return err
 	}
-	info, m, err := s.store.InitState(ctx, store.StateInit{Prompt: opts.Prompt, Session: opts.Session,
+	info, m, err := s.store.States().Init(ctx, rlm.StateInit{Prompt: opts.Prompt, Session: opts.Session,
 		Tree: opts.Tree, Parent: opts.Parent, ExecutionConfig: opts.ExecutionConfig}, s.writeOptions())
 	if err != nil {
 		return err
@@ -220,7 +221,7 @@ func runStateLs(ctx context.Context, s *session) error {
 	if _, err := args(s.c, 0, 0); err != nil {
 		return err
 	}
-	sts, err := s.store.States(ctx, s.readOptions())
+	sts, err := s.store.States().List(ctx, s.readOptions())
 	if err != nil {
 		return err
 	}
@@ -256,7 +257,7 @@ func runStateEnd(ctx context.Context, s *session, opts stateEndOptions) error {
 	if err != nil {
 		return err
 	}
-	info, m, err := s.store.EndState(ctx, stateArg(s, a), opts.Status, opts.Reason, s.writeOptions())
+	info, m, err := s.store.States().End(ctx, stateArg(s, a), opts.Status, opts.Reason, s.writeOptions())
 	if err != nil {
 		return err
 	}
@@ -289,7 +290,7 @@ func runStateExport(ctx context.Context, s *session, opts stateExportOptions) er
 	if opts.Page < 1 {
 		return usagef("--page %d: pages count from 1 (the newest)", opts.Page)
 	}
-	out, err := s.store.ExportState(ctx, stateArg(s, a), store.ExportOptions{ReadOptions: s.readOptions(), Page: opts.Page})
+	out, err := s.store.States().Export(ctx, stateArg(s, a), rlm.ExportOptions{ReadOptions: s.readOptions(), Page: opts.Page})
 	if err != nil {
 		return err
 	}
@@ -308,11 +309,14 @@ func runStateImport(ctx context.Context, s *session, opts stateImportOptions) er
 	if err != nil {
 		return err
 	}
+	if opts.As != "" && opts.Replace {
+		return usagef("--as makes a new state and --replace changes the one there: one or the other")
+	}
 	data, err := readFileArg(s.c, a[0])
 	if err != nil {
 		return usagef("%v", err)
 	}
-	info, err := s.store.ImportStateWith(ctx, data, store.ImportStateOptions{As: opts.As, Replace: opts.Replace}, s.writeOptions())
+	info, err := s.store.States().ImportWith(ctx, data, rlm.ImportOptions{As: opts.As, Replace: opts.Replace}, s.writeOptions())
 	if errors.Is(err, store.ErrNoChange) {
 		return s.report(nil, err)
 	}
@@ -333,14 +337,14 @@ func runStateOnComplete(ctx context.Context, s *session, opts stateOnCompleteOpt
 		return err
 	}
 	if len(a) == 0 && !opts.Clear {
-		hs, err := s.store.CompletionHandlers(ctx, s.readOptions())
+		hs, err := s.store.States().CompletionHandlers(ctx, s.readOptions())
 		if err != nil {
 			return err
 		}
 		if s.json {
 			return printJSON(s.out, hs)
 		}
-		trust, err := s.store.HandlerTrust(ctx, s.readOptions())
+		trust, err := s.store.States().HandlerTrust(ctx, s.readOptions())
 		if err != nil {
 			return err
 		}
@@ -349,7 +353,7 @@ func runStateOnComplete(ctx context.Context, s *session, opts stateOnCompleteOpt
 			if !h.Trusted {
 				note = "  (not trusted here, does not run: aiwg-state trust --list)"
 			}
-			fmt.Fprintf(s.out, "%s: %s%s\n", h.Name, store.CommandLine(h.Command), note)
+			fmt.Fprintf(s.out, "%s: %s%s\n", h.Name, rlm.CommandLine(h.Command), note)
 		}
 		return nil
 	}
@@ -357,5 +361,5 @@ func runStateOnComplete(ctx context.Context, s *session, opts stateOnCompleteOpt
 	if len(a) == 1 {
 		hs = append(hs, store.CompletionHandler{Name: "on-complete", Command: []string{"sh", "-c", a[0]}})
 	}
-	return s.report(s.store.SetCompletionHandlers(ctx, hs, s.writeOptions()))
+	return s.report(s.store.States().SetCompletionHandlers(ctx, hs, s.writeOptions()))
 }

@@ -103,7 +103,7 @@ func runTrajStart(ctx context.Context, s *session, opts trajStartOptions) error 
 	if extra == nil && (opts.TaskType == "" || opts.Prompt == "") {
 		return usagef("traj start needs --task-type and --prompt")
 	}
-	id, m, err := s.store.StartTrajectory(ctx, store.TrajectoryStart{
+	id, m, err := s.store.Trajectories().Start(ctx, trajectory.StartInput{
 		TaskType: opts.TaskType, Prompt: opts.Prompt, Task: opts.Task,
 		Tree: opts.Tree, State: opts.State, Parent: opts.Parent,
 		Model: opts.Model, Extra: extra,
@@ -256,7 +256,7 @@ func runTrajIter(ctx context.Context, s *session, opts trajIterOptions) error {
 		}
 		return usagef("traj iter needs the iteration: flags (--thought-type, --thought, --tool, --status, --result, ...) or \"-\" with a JSON object on standard input")
 	}
-	n, m, err := s.store.RecordIteration(ctx, a[0], store.IterationInput{JSON: base, Fields: f, StateSnapshot: opts.StateSnapshot}, s.writeOptions())
+	n, m, err := s.store.Trajectories().RecordIteration(ctx, a[0], trajectory.IterationInput{JSON: base, Fields: f, StateSnapshot: opts.StateSnapshot}, s.writeOptions())
 	if err != nil {
 		return err
 	}
@@ -315,7 +315,7 @@ func runTrajComplete(ctx context.Context, s *session, opts trajCompleteOptions) 
 	if err != nil {
 		return err
 	}
-	m, err := s.store.CompleteTrajectory(ctx, a[0], store.TrajectoryCompletion{
+	m, err := s.store.Trajectories().Complete(ctx, a[0], trajectory.CompletionInput{
 		Status: opts.Status, Final: opts.Final, Reason: opts.Reason, Extra: extra,
 	}, s.writeOptions())
 	return s.report(m, err)
@@ -343,7 +343,7 @@ func runTrajShow(ctx context.Context, s *session) error {
 	if err != nil {
 		return err
 	}
-	doc, err := s.store.Trajectory(ctx, a[0], s.readOptions())
+	doc, err := s.store.Trajectories().Get(ctx, a[0], s.readOptions())
 	if err != nil {
 		return err
 	}
@@ -396,7 +396,7 @@ func runTrajListLs(ctx context.Context, s *session, opts trajListLsOptions) erro
 	if err != nil {
 		return err
 	}
-	list, err := s.store.Trajectories(ctx, store.TrajectoryFilter{TaskType: opts.TaskType, Status: opts.Status, Since: since}, s.readOptions())
+	list, err := s.store.Trajectories().List(ctx, trajectory.Filter{TaskType: opts.TaskType, Status: opts.Status, Since: since}, s.readOptions())
 	if err != nil {
 		return err
 	}
@@ -446,7 +446,7 @@ func runTrajReport(ctx context.Context, s *session, opts trajReportOptions) erro
 		return err
 	}
 	if opts.NoWrite {
-		doc, err := s.store.Trajectory(ctx, a[0], store.ReadOptions{})
+		doc, err := s.store.Trajectories().Get(ctx, a[0], store.ReadOptions{})
 		if err != nil {
 			return err
 		}
@@ -457,7 +457,7 @@ func runTrajReport(ctx context.Context, s *session, opts trajReportOptions) erro
 		_, err = s.out.Write(report)
 		return err
 	}
-	report, m, err := s.store.WriteTrajectoryReport(ctx, a[0], s.writeOptions())
+	report, m, err := s.store.Trajectories().WriteReport(ctx, a[0], s.writeOptions())
 	if err != nil && !trajNoChange(err) {
 		return err
 	}
@@ -521,7 +521,7 @@ func runTrajAnalyze(ctx context.Context, s *session, opts trajAnalyzeOptions) er
 	if opts.Ngram < 1 || opts.Top < 1 {
 		return usagef("--ngram and --top must be at least 1")
 	}
-	an, err := s.store.AnalyzeTrajectories(ctx, trajectory.AnalyzeOptions{
+	an, err := s.store.Trajectories().Analyze(ctx, trajectory.AnalyzeOptions{
 		TaskType: opts.TaskType, Since: since, NGram: opts.Ngram, Top: opts.Top,
 	}, s.readOptions())
 	if err != nil {
@@ -568,7 +568,7 @@ func runTrajPrune(ctx context.Context, s *session, opts trajPruneOptions) error 
 	if err != nil || age <= 0 {
 		return usagef("--older-than: want an age like 90d, 2w or 36h, got %q", opts.OlderThan)
 	}
-	ids, m, err := s.store.PruneTrajectories(ctx, age, s.writeOptions())
+	ids, m, err := s.store.Trajectories().Prune(ctx, age, s.writeOptions())
 	if trajNoChange(err) {
 		if s.json {
 			return printJSON(s.out, map[string]any{"pruned": []string{}, "no_change": true})
@@ -634,7 +634,7 @@ func runTrajImport(ctx context.Context, s *session, opts trajImportOptions) erro
 		if err != nil {
 			return err
 		}
-		id, m, err := s.store.ImportTrajectory(ctx, data, store.TrajectoryImport{Name: file, NewID: opts.NewId}, s.writeOptions())
+		id, m, err := s.store.Trajectories().Import(ctx, data, trajectory.ImportOptions{Name: file, NewID: opts.NewId}, s.writeOptions())
 		if err != nil {
 			if len(done) > 0 {
 				return fmt.Errorf("%s (after importing %d file(s)): %w", file, len(done), err)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/aiwg/aiwg-state/rlm"
 	"github.com/aiwg/aiwg-state/store"
 )
 
@@ -67,7 +68,7 @@ func runTrust(ctx context.Context, s *session, opts trustOptions) error {
 		}
 		return trustList(s, ro)
 	case revoke:
-		gone, err := s.store.Revoke(ctx, match)
+		gone, err := s.store.States().Revoke(ctx, match)
 		if err != nil {
 			return err
 		}
@@ -78,11 +79,11 @@ func runTrust(ctx context.Context, s *session, opts trustOptions) error {
 			fmt.Fprintln(s.out, "nothing was trusted")
 		}
 		for _, t := range gone {
-			fmt.Fprintf(s.out, "revoked %s %s: %s\n", handlerName(t.Name), t.Digest, store.CommandLine(t.Command))
+			fmt.Fprintf(s.out, "revoked %s %s: %s\n", handlerName(t.Name), t.Digest, rlm.CommandLine(t.Command))
 		}
 		return nil
 	}
-	done, err := s.store.Trust(ctx, ro, match)
+	done, err := s.store.States().Trust(ctx, ro, match)
 	if err != nil {
 		return err
 	}
@@ -90,7 +91,7 @@ func runTrust(ctx context.Context, s *session, opts trustOptions) error {
 		return printJSON(s.out, map[string]any{"trusted": done})
 	}
 	for _, t := range done {
-		fmt.Fprintf(s.out, "trusted %s %s: %s\n", handlerName(t.Name), t.Digest, store.CommandLine(t.Command))
+		fmt.Fprintf(s.out, "trusted %s %s: %s\n", handlerName(t.Name), t.Digest, rlm.CommandLine(t.Command))
 	}
 	return nil
 }
@@ -98,11 +99,11 @@ func runTrust(ctx context.Context, s *session, opts trustOptions) error {
 // trustList prints the manifest's handlers with their trust, and the
 // trust recorded for handlers the manifest no longer holds.
 func trustList(s *session, ro store.ReadOptions) error {
-	hs, err := s.store.HandlerTrust(s.c.Context, ro)
+	hs, err := s.store.States().HandlerTrust(s.c.Context, ro)
 	if err != nil {
 		return err
 	}
-	recorded, err := s.store.TrustedHandlers(s.c.Context)
+	recorded, err := s.store.States().TrustedHandlers(s.c.Context)
 	if err != nil {
 		return err
 	}
@@ -110,7 +111,7 @@ func trustList(s *session, ro store.ReadOptions) error {
 	for _, h := range hs {
 		inForce[h.Digest] = true
 	}
-	var stale []store.TrustedHandler
+	var stale []rlm.TrustedHandler
 	for _, t := range recorded {
 		if !inForce[t.Digest] {
 			stale = append(stale, t)
@@ -127,14 +128,14 @@ func trustList(s *session, ro store.ReadOptions) error {
 		if h.Trusted {
 			mark = "trusted"
 		}
-		fmt.Fprintf(s.out, "%s %s %s\n    %s\n", handlerName(h.Name), h.Digest, mark, store.CommandLine(h.Command))
+		fmt.Fprintf(s.out, "%s %s %s\n    %s\n", handlerName(h.Name), h.Digest, mark, rlm.CommandLine(h.Command))
 	}
 	for _, t := range stale {
-		fmt.Fprintf(s.out, "(trusted, no longer in the manifest) %s %s\n    %s\n", handlerName(t.Name), t.Digest, store.CommandLine(t.Command))
+		fmt.Fprintf(s.out, "(trusted, no longer in the manifest) %s %s\n    %s\n", handlerName(t.Name), t.Digest, rlm.CommandLine(t.Command))
 	}
 	return nil
 }
 
 // handlerName shows a handler's name as CommandLine shows an argument: nothing in
 // it can rewrite the terminal line it is read on.
-func handlerName(n string) string { return store.CommandLine([]string{n}) }
+func handlerName(n string) string { return rlm.CommandLine([]string{n}) }

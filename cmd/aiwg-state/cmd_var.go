@@ -8,7 +8,6 @@ import (
 
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/rlm"
-	"github.com/aiwg/aiwg-state/store"
 )
 
 func varCommand() *cli.Command {
@@ -141,7 +140,7 @@ func runVarGet(ctx context.Context, s *session, opts varGetOptions) error {
 	if err != nil {
 		return err
 	}
-	v, err := s.store.Variable(ctx, opts.State, a[0], store.GetOptions{ReadOptions: s.readOptions(),
+	v, err := s.store.States().Var(ctx, opts.State, a[0], rlm.GetOptions{ReadOptions: s.readOptions(),
 		Scope: rlm.Scope(opts.Scope), Raw: opts.Raw})
 	if err != nil {
 		return err
@@ -175,7 +174,7 @@ func runVarRm(ctx context.Context, s *session, opts varRmOptions) error {
 	if err != nil {
 		return err
 	}
-	return s.report(s.store.DeleteVariable(ctx, opts.State, a[0], rlm.Scope(opts.Scope), s.writeOptions()))
+	return s.report(s.store.States().DeleteVar(ctx, opts.State, a[0], rlm.Scope(opts.Scope), s.writeOptions()))
 }
 
 // varMvOptions are the flags runVarMv reads.
@@ -189,7 +188,7 @@ func runVarMv(ctx context.Context, s *session, opts varMvOptions) error {
 	if err != nil {
 		return err
 	}
-	m, err := s.store.RenameVariable(ctx, opts.State, a[0], a[1], rlm.Scope(opts.Scope), s.writeOptions())
+	m, err := s.store.States().RenameVar(ctx, opts.State, a[0], a[1], rlm.Scope(opts.Scope), s.writeOptions())
 	if err == nil {
 		s.warnNaming(a[1])
 	}
@@ -206,7 +205,7 @@ func runVarLs(ctx context.Context, s *session, opts varLsOptions) error {
 	if _, err := args(s.c, 0, 0); err != nil {
 		return err
 	}
-	vs, err := s.store.Variables(ctx, opts.State, rlm.Scope(opts.Scope), s.readOptions())
+	vs, err := s.store.States().Vars(ctx, opts.State, rlm.Scope(opts.Scope), s.readOptions())
 	if err != nil {
 		return err
 	}

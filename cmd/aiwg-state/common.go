@@ -17,6 +17,7 @@ import (
 
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/store"
+	"github.com/aiwg/aiwg-state/trajectory"
 )
 
 func jsonFlag() cli.Flag { return &cli.BoolFlag{Name: "json", Usage: "print JSON"} }
@@ -154,7 +155,7 @@ func trajLink(c *cli.Context) ([]repo.Trailer, error) {
 		}
 		return nil, nil
 	}
-	return store.TrajectoryTrailers(id, iter)
+	return trajectory.Trailers(id, iter)
 }
 
 func (s *session) close() {

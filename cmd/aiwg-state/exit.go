@@ -18,6 +18,7 @@ import (
 	"github.com/aiwg/aiwg-state/policy"
 	"github.com/aiwg/aiwg-state/queue"
 	"github.com/aiwg/aiwg-state/repo"
+	"github.com/aiwg/aiwg-state/rlm"
 	"github.com/aiwg/aiwg-state/statedoc"
 	"github.com/aiwg/aiwg-state/store"
 	"github.com/aiwg/aiwg-state/trajectory"
@@ -62,8 +63,8 @@ var exitTable = []struct {
 	{docschema.ErrRules, exitUsage},
 	{policy.ErrInvalid, exitDomain}, // a policy that does not parse: refused data, whoever wrote it
 	{statedoc.ErrInFlight, exitConflict}, {statedoc.ErrInvalidState, exitDomain}, {statedoc.ErrExists, exitDomain},
-	{store.ErrBadManifest, exitDomain},  // before ErrInvalidJSON: the store's state, not the caller's input
-	{store.ErrInvalidState, exitDomain}, // rlm: a state document that breaks the schema
+	{store.ErrBadManifest, exitDomain}, // before ErrInvalidJSON: the store's state, not the caller's input
+	{rlm.ErrInvalidState, exitDomain},  // rlm: a state document that breaks the schema
 	{verbiage.ErrInvalidPath, exitUsage},
 	{verbiage.ErrInvalidKey, exitUsage},
 	{verbiage.ErrInvalidName, exitUsage},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/aiwg/aiwg-state/objects/jsondiff"
 	"github.com/aiwg/aiwg-state/store"
+	"github.com/aiwg/aiwg-state/trajectory"
 )
 
 func nonNil[T any](v []T) []T {
@@ -100,7 +101,7 @@ func printMutationLine(s *session, m *store.Mutation) {
 			what += " (moved from " + v.From + ")"
 		}
 	}
-	if traj, iter, ok := store.TrajectoryLink(m); ok {
+	if traj, iter, ok := trajectory.Link(m); ok {
 		// The run this write belongs to (--traj/--iter on the write).
 		if iter > 0 {
 			what += fmt.Sprintf("  [%s#%d]", traj, iter)

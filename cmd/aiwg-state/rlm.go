@@ -79,12 +79,12 @@ func (s *session) setVariable(name, arg string) error {
 	if err != nil {
 		return usagef("variable %s: %v", name, err)
 	}
-	vo := store.VarOptions{Type: typ, Scope: rlm.Scope(s.c.String("scope")), ReadOnly: s.c.Bool("read-only"), Description: s.c.String("description")}
+	vo := rlm.VarOptions{Type: typ, Scope: rlm.Scope(s.c.String("scope")), ReadOnly: s.c.Bool("read-only"), Description: s.c.String("description")}
 	if s.c.IsSet("ttl") {
 		d := time.Duration(s.c.Int64("ttl")) * time.Second
 		vo.TTL = &d
 	}
-	res, err := s.store.SetVariable(s.c.Context, s.c.String("state"), name, value, vo, s.writeOptions())
+	res, err := s.store.States().SetVar(s.c.Context, s.c.String("state"), name, value, vo, s.writeOptions())
 	if res != nil {
 		for _, a := range res.Advice {
 			s.warn(a)
@@ -105,10 +105,10 @@ func verbiageAdvice(name string) []string { return verbiage.NamingAdvice(name) }
 
 // stateOfArg reads the state named by the optional ID argument (or
 // --state, or the newest).
-func stateOfArg(s *session) (*store.StateInfo, error) {
+func stateOfArg(s *session) (*rlm.StateInfo, error) {
 	a, err := args(s.c, 0, 1)
 	if err != nil {
 		return nil, err
 	}
-	return s.store.State(s.c.Context, stateArg(s, a), s.readOptions())
+	return s.store.States().Get(s.c.Context, stateArg(s, a), s.readOptions())
 }

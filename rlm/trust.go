@@ -1,4 +1,4 @@
-package store
+package rlm
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/aiwg/aiwg-state/internal/errkind"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 // A completion handler is a command, and the manifest that holds it is
@@ -87,13 +88,13 @@ func HandlerDigest(h CompletionHandler) string {
 
 // TrustedHandlers lists the handlers trusted on this machine, whether the
 // manifest still holds them or not.
-func (s *Store) TrustedHandlers(ctx context.Context) ([]TrustedHandler, error) {
+func (s *States) TrustedHandlers(ctx context.Context) ([]TrustedHandler, error) {
 	return s.readTrust()
 }
 
 // HandlerTrust lists the manifest's handlers (at ro) with their digests
 // and whether each is trusted here.
-func (s *Store) HandlerTrust(ctx context.Context, ro ReadOptions) ([]HandlerStatus, error) {
+func (s *States) HandlerTrust(ctx context.Context, ro store.ReadOptions) ([]HandlerStatus, error) {
 	hs, err := s.CompletionHandlers(ctx, ro)
 	if err != nil {
 		return nil, err
@@ -113,7 +114,7 @@ func (s *Store) HandlerTrust(ctx context.Context, ro ReadOptions) ([]HandlerStat
 // Trust records consent to run the manifest's handlers (at ro) that
 // match: by name or digest, every one when match is empty. It returns the
 // handlers it trusted; none matching is ErrNotFound.
-func (s *Store) Trust(ctx context.Context, ro ReadOptions, match []string) ([]TrustedHandler, error) {
+func (s *States) Trust(ctx context.Context, ro store.ReadOptions, match []string) ([]TrustedHandler, error) {
 	hs, err := s.CompletionHandlers(ctx, ro)
 	if err != nil {
 		return nil, err
@@ -126,16 +127,16 @@ func (s *Store) Trust(ctx context.Context, ro ReadOptions, match []string) ([]Tr
 	}
 	if len(pick) == 0 {
 		if len(hs) == 0 {
-			return nil, errkind.Errorf(ErrNotFound, "the store has no completion handlers to trust (%s, rlm.on_complete)", ManifestPath)
+			return nil, errkind.Errorf(store.ErrNotFound, "the store has no completion handlers to trust (%s, rlm.on_complete)", store.ManifestPath)
 		}
-		return nil, &MissingError{Kind: MissingHandler, Name: strings.Join(match, ", ")}
+		return nil, &store.MissingError{Kind: store.MissingHandler, Name: strings.Join(match, ", ")}
 	}
 	return s.trust(pick)
 }
 
 // Revoke withdraws the trust of handlers matching by name or digest (all
 // when match is empty), in the manifest or not. It returns those revoked.
-func (s *Store) Revoke(ctx context.Context, match []string) ([]TrustedHandler, error) {
+func (s *States) Revoke(ctx context.Context, match []string) ([]TrustedHandler, error) {
 	var gone []TrustedHandler
 	err := s.updateTrust(func(list []TrustedHandler) ([]TrustedHandler, error) {
 		keep := list[:0]
@@ -149,17 +150,17 @@ func (s *Store) Revoke(ctx context.Context, match []string) ([]TrustedHandler, e
 		return keep, nil
 	})
 	if err == nil && len(gone) == 0 && len(match) > 0 {
-		err = &MissingError{Kind: MissingTrustedHandler, Name: strings.Join(match, ", ")}
+		err = &store.MissingError{Kind: store.MissingTrustedHandler, Name: strings.Join(match, ", ")}
 	}
 	return gone, err
 }
 
 // trust records hs as trusted now.
-func (s *Store) trust(hs []CompletionHandler) ([]TrustedHandler, error) {
+func (s *States) trust(hs []CompletionHandler) ([]TrustedHandler, error) {
 	var out []TrustedHandler
 	err := s.updateTrust(func(list []TrustedHandler) ([]TrustedHandler, error) {
 		for _, h := range hs {
-			t := TrustedHandler{Digest: HandlerDigest(h), Name: h.Name, Command: slices.Clone(h.Command), Trusted: s.now().UTC()}
+			t := TrustedHandler{Digest: HandlerDigest(h), Name: h.Name, Command: slices.Clone(h.Command), Trusted: s.store.Now().UTC()}
 			out = append(out, t)
 			if !trustedDigest(list, t.Digest) {
 				list = append(list, t)
@@ -175,7 +176,7 @@ func trustedDigest(list []TrustedHandler, digest string) bool {
 }
 
 // handlerTrusted says whether h may run here.
-func (s *Store) handlerTrusted(h CompletionHandler) (bool, error) {
+func (s *States) handlerTrusted(h CompletionHandler) (bool, error) {
 	list, err := s.readTrust()
 	if err != nil {
 		return false, err
@@ -183,8 +184,8 @@ func (s *Store) handlerTrusted(h CompletionHandler) (bool, error) {
 	return trustedDigest(list, HandlerDigest(h)), nil
 }
 
-func (s *Store) readTrust() ([]TrustedHandler, error) {
-	data, err := os.ReadFile(filepath.Join(s.repo.Dir(), trustFile))
+func (s *States) readTrust() ([]TrustedHandler, error) {
+	data, err := os.ReadFile(filepath.Join(s.store.Repo().Dir(), trustFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return []TrustedHandler{}, nil
 	}
@@ -197,7 +198,7 @@ func (s *Store) readTrust() ([]TrustedHandler, error) {
 	if err := json.Unmarshal(data, &doc); err != nil {
 		// Local, written by this program: a damaged file trusts nothing,
 		// and says so, rather than run anything.
-		return nil, &BrokenFileError{Kind: BrokenTrust, File: filepath.Join(s.repo.Dir(), trustFile), Err: errkind.Errorf(ErrInvalidRecord, "%s: %v", filepath.Join(s.repo.Dir(), trustFile), err)}
+		return nil, &store.BrokenFileError{Kind: store.BrokenTrust, File: filepath.Join(s.store.Repo().Dir(), trustFile), Err: errkind.Errorf(store.ErrInvalidRecord, "%s: %v", filepath.Join(s.store.Repo().Dir(), trustFile), err)}
 	}
 	if doc.Handlers == nil {
 		doc.Handlers = []TrustedHandler{}
@@ -209,10 +210,10 @@ func (s *Store) readTrust() ([]TrustedHandler, error) {
 // a reader sees the old list or the new, never half of one. Two updates at
 // once may lose one, as two `git config` runs may; consent is given by
 // hand, not by agents racing.
-func (s *Store) updateTrust(fn func([]TrustedHandler) ([]TrustedHandler, error)) error {
+func (s *States) updateTrust(fn func([]TrustedHandler) ([]TrustedHandler, error)) error {
 	list, err := s.readTrust()
 	if err != nil {
-		if !errors.Is(err, ErrInvalidRecord) {
+		if !errors.Is(err, store.ErrInvalidRecord) {
 			return err
 		}
 		list = []TrustedHandler{} // damaged: start again
@@ -224,7 +225,7 @@ func (s *Store) updateTrust(fn func([]TrustedHandler) ([]TrustedHandler, error))
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(s.repo.Dir(), trustFile)
+	path := filepath.Join(s.store.Repo().Dir(), trustFile)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package store
+package rlm
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 
 	"github.com/aiwg/aiwg-state/checkpoint"
 	"github.com/aiwg/aiwg-state/repo"
-	"github.com/aiwg/aiwg-state/rlm"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 // OpRollback is the Operation trailer of a rollback commit.
@@ -20,24 +20,24 @@ const OpRollback = "rollback"
 func checkpointErr(err error) error {
 	switch {
 	case errors.Is(err, checkpoint.ErrExists):
-		return fmt.Errorf("%w: %w", ErrExists, err)
+		return fmt.Errorf("%w: %w", store.ErrExists, err)
 	case errors.Is(err, checkpoint.ErrLimit):
-		return fmt.Errorf("%w: %w", ErrLimit, err)
+		return fmt.Errorf("%w: %w", store.ErrLimit, err)
 	}
 	return err
 }
 
 // CreateCheckpoint tags the branch head as checkpoint name of a state (""
 // = the newest), an annotated tag refs/tags/checkpoints/<state>/<name>.
-func (s *Store) CreateCheckpoint(ctx context.Context, stateID, name, description string, wo WriteOptions) (*checkpoint.Checkpoint, error) {
+func (s *States) CreateCheckpoint(ctx context.Context, stateID, name, description string, wo store.WriteOptions) (*checkpoint.Checkpoint, error) {
 	if err := checkpoint.CheckName(name); err != nil {
 		return nil, err
 	}
-	head, err := s.Resolve("HEAD", wo.Branch)
+	head, err := s.store.Resolve("HEAD", wo.Branch)
 	if err != nil {
 		return nil, err
 	}
-	c, err := s.repo.ReadCommit(head)
+	c, err := s.store.Repo().ReadCommit(head)
 	if err != nil {
 		return nil, err
 	}
@@ -47,61 +47,61 @@ func (s *Store) CreateCheckpoint(ctx context.Context, stateID, name, description
 	}
 	when := wo.Time
 	if when.IsZero() {
-		when = s.now()
+		when = s.store.Now()
 	}
-	ck := &checkpoint.Checkpoint{Name: name, State: h.StateID, Description: description, Commit: head, Agent: s.Agent(wo.Agent), Time: when}
-	signer, err := s.SignerFor(ck.Agent, wo)
+	ck := &checkpoint.Checkpoint{Name: name, State: h.StateID, Description: description, Commit: head, Agent: s.store.Agent(wo.Agent), Time: when}
+	signer, err := s.store.SignerFor(ck.Agent, wo)
 	if err != nil {
 		return nil, err
 	}
-	ck.Sign = SignFunc(signer)
-	if err := checkpoint.Create(ctx, s.repo, ck); err != nil {
+	ck.Sign = store.SignFunc(signer)
+	if err := checkpoint.Create(ctx, s.store.Repo(), ck); err != nil {
 		return nil, checkpointErr(err)
 	}
 	return ck, nil
 }
 
 // Checkpoints lists a state's checkpoints, oldest first.
-func (s *Store) Checkpoints(ctx context.Context, stateID string, ro ReadOptions) ([]checkpoint.Checkpoint, error) {
+func (s *States) Checkpoints(ctx context.Context, stateID string, ro store.ReadOptions) ([]checkpoint.Checkpoint, error) {
 	id, err := s.stateIDAt(stateID, ro)
 	if err != nil {
 		return nil, err
 	}
-	return checkpoint.List(s.repo, id)
+	return checkpoint.List(s.store.Repo(), id)
 }
 
 // Checkpoint reads one checkpoint of a state.
-func (s *Store) Checkpoint(ctx context.Context, stateID, name string, ro ReadOptions) (*checkpoint.Checkpoint, error) {
+func (s *States) Checkpoint(ctx context.Context, stateID, name string, ro store.ReadOptions) (*checkpoint.Checkpoint, error) {
 	id, err := s.stateIDAt(stateID, ro)
 	if err != nil {
 		return nil, err
 	}
-	return checkpoint.Get(s.repo, id, name)
+	return checkpoint.Get(s.store.Repo(), id, name)
 }
 
 // DeleteCheckpoint removes a checkpoint's tag; the commits stay.
-func (s *Store) DeleteCheckpoint(ctx context.Context, stateID, name string, ro ReadOptions) (*checkpoint.Checkpoint, error) {
+func (s *States) DeleteCheckpoint(ctx context.Context, stateID, name string, ro store.ReadOptions) (*checkpoint.Checkpoint, error) {
 	id, err := s.stateIDAt(stateID, ro)
 	if err != nil {
 		return nil, err
 	}
-	return checkpoint.Delete(ctx, s.repo, id, name)
+	return checkpoint.Delete(ctx, s.store.Repo(), id, name)
 }
 
 // PruneCheckpoints removes a state's oldest checkpoints until keep remain.
-func (s *Store) PruneCheckpoints(ctx context.Context, stateID string, keep int, ro ReadOptions) ([]checkpoint.Checkpoint, error) {
+func (s *States) PruneCheckpoints(ctx context.Context, stateID string, keep int, ro store.ReadOptions) ([]checkpoint.Checkpoint, error) {
 	if keep < 0 {
-		return nil, fmt.Errorf("%w: keep %d checkpoints? (0 or more)", ErrUsage, keep)
+		return nil, fmt.Errorf("%w: keep %d checkpoints? (0 or more)", store.ErrUsage, keep)
 	}
 	id, err := s.stateIDAt(stateID, ro)
 	if err != nil {
 		return nil, err
 	}
-	return checkpoint.Prune(ctx, s.repo, id, keep)
+	return checkpoint.Prune(ctx, s.store.Repo(), id, keep)
 }
 
-func (s *Store) stateIDAt(stateID string, ro ReadOptions) (string, error) {
-	root, err := s.Tree(ro)
+func (s *States) stateIDAt(stateID string, ro store.ReadOptions) (string, error) {
+	root, err := s.store.Tree(ro)
 	if err != nil {
 		return "", err
 	}
@@ -125,7 +125,7 @@ type RollbackOptions struct {
 }
 
 // rollbackDirs are the directories a rollback of state h restores.
-func rollbackDirs(h *rlm.Header, shared bool, sharedWith func(kind, id string) bool) (dirs, skipped []string) {
+func rollbackDirs(h *Header, shared bool, sharedWith func(kind, id string) bool) (dirs, skipped []string) {
 	dirs = []string{"states/" + h.StateID, "temp/" + h.StateID}
 	// The session a state was given at init (named after it) is its own,
 	// though its children share it: a parent's session-scoped variables
@@ -173,16 +173,16 @@ func sharers(tx *repo.Tx, id string) func(kind, of string) bool {
 // stays): the state's directories become byte-identical to the
 // checkpoint's; other states are untouched. The commit carries the
 // trailers Operation: rollback and Checkpoint: ckpt-….
-func (s *Store) Rollback(ctx context.Context, stateID, name string, opts RollbackOptions, wo WriteOptions) (*Mutation, *checkpoint.Checkpoint, error) {
-	id, err := s.stateIDAt(stateID, ReadOptions{Branch: wo.Branch})
+func (s *States) Rollback(ctx context.Context, stateID, name string, opts RollbackOptions, wo store.WriteOptions) (*store.Mutation, *checkpoint.Checkpoint, error) {
+	id, err := s.stateIDAt(stateID, store.ReadOptions{Branch: wo.Branch})
 	if err != nil {
 		return nil, nil, err
 	}
-	ck, err := checkpoint.Get(s.repo, id, name)
+	ck, err := checkpoint.Get(s.store.Repo(), id, name)
 	if err != nil {
 		return nil, nil, err
 	}
-	target, err := s.repo.ReadCommit(ck.Commit)
+	target, err := s.store.Repo().ReadCommit(ck.Commit)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -191,7 +191,7 @@ func (s *Store) Rollback(ctx context.Context, stateID, name string, opts Rollbac
 	}
 	wo.Trailers = append(append(repo.Trailers(nil), wo.Trailers...),
 		repo.Trailer{Key: TrailerState, Value: id}, repo.Trailer{Key: TrailerCheckpoint, Value: ck.ID})
-	m, err := s.Commit(ctx, wo, "", func(tx *repo.Tx, rec *Recorder) error {
+	m, err := s.store.Commit(ctx, wo, "", func(tx *repo.Tx, rec *store.Recorder) error {
 		h, err := readHeader(tx.ReadFile, id)
 		if err != nil {
 			return err
@@ -208,7 +208,7 @@ func (s *Store) Rollback(ctx context.Context, stateID, name string, opts Rollbac
 				if differs, err := checkpoint.DirDiffers(tx, target.Tree, dir); err != nil {
 					return err
 				} else if differs {
-					return fmt.Errorf("%w: since %s only %s changed, which other states share too; --shared restores it (theirs with it)", ErrUsage, ck.Name, dir)
+					return &SharedChangeError{Checkpoint: ck.Name, Dir: dir}
 				}
 			}
 		}
@@ -238,36 +238,41 @@ func topDir(p string) string {
 	return parts[0] + "/" + parts[1]
 }
 
-// RollbackHard moves the branch back to the checkpoint's commit, dropping
-// every later commit of every state from the branch (they stay reachable
-// from the reflog-less object store only until gc). Callers must confirm.
-func (s *Store) RollbackHard(ctx context.Context, stateID, name, branch string) (from, to plumbing.Hash, ck *checkpoint.Checkpoint, err error) {
-	id, err := s.stateIDAt(stateID, ReadOptions{Branch: branch})
+// RollbackHard moves the branch (wo.Branch, "" = the store's) back to the
+// checkpoint's commit, dropping every later commit of every state from the
+// branch (they stay reachable from the reflog-less object store only until
+// gc). It writes no commit; of wo only the branch counts. Callers must
+// confirm.
+func (s *States) RollbackHard(ctx context.Context, stateID, name string, wo store.WriteOptions) (from, to plumbing.Hash, ck *checkpoint.Checkpoint, err error) {
+	branch := wo.Branch
+	id, err := s.stateIDAt(stateID, store.ReadOptions{Branch: branch})
 	if err != nil {
 		return from, to, nil, err
 	}
-	if ck, err = checkpoint.Get(s.repo, id, name); err != nil {
+	if ck, err = checkpoint.Get(s.store.Repo(), id, name); err != nil {
 		return from, to, nil, err
 	}
-	ref, err := s.WriteRef(branch)
+	ref, err := s.store.WriteRef(branch)
 	if err != nil {
 		return from, to, ck, err
 	}
-	if from, err = s.repo.Ref(ref); err != nil {
+	if from, err = s.store.Repo().Ref(ref); err != nil {
 		return from, to, ck, err
 	}
-	if merging, err := s.HasConflicts(shortBranch(ref)); err == nil && merging {
-		return from, to, ck, fmt.Errorf("%w: %s has a merge in progress; resolve or abort it first", ErrConflict, shortBranch(ref))
+	if merging, err := s.store.HasConflicts(shortBranch(ref)); err == nil && merging {
+		return from, to, ck, fmt.Errorf("%w: %s has a merge in progress; resolve or abort it first", store.ErrConflict, shortBranch(ref))
 	}
 	// A checkpoint belongs to a state, not a branch: moving a branch to a
 	// checkpoint taken on another branch would swap its history.
-	if ok, err := s.repo.IsAncestor(ck.Commit, from); err != nil {
+	if ok, err := s.store.Repo().IsAncestor(ck.Commit, from); err != nil {
 		return from, to, ck, err
 	} else if !ok {
-		return from, to, ck, fmt.Errorf("%w: checkpoint %s was not taken on %s's history; rollback --hard only moves a branch back", ErrReadOnly, name, shortBranch(ref))
+		return from, to, ck, fmt.Errorf("%w: checkpoint %s was not taken on %s's history; a hard rollback only moves a branch back", store.ErrReadOnly, name, shortBranch(ref))
 	}
-	if err := s.repo.UpdateRef(ctx, ref, from, ck.Commit); err != nil {
+	if err := s.store.Repo().UpdateRef(ctx, ref, from, ck.Commit); err != nil {
 		return from, to, ck, err
 	}
 	return from, ck.Commit, ck, nil
 }
+
+func shortBranch(ref string) string { return strings.TrimPrefix(ref, "refs/heads/") }

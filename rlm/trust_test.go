@@ -1,8 +1,9 @@
-package store_test
+package rlm_test
 
 import (
 	"testing"
 
+	"github.com/aiwg/aiwg-state/rlm"
 	"github.com/aiwg/aiwg-state/store"
 )
 
@@ -20,7 +21,7 @@ func TestCommandLineHidesNothing(t *testing.T) {
 		{[]string{"a\nb"}, `"a\nb"`},
 		{[]string{""}, "''"},
 	} {
-		if got := store.CommandLine(c.cmd); got != c.want {
+		if got := rlm.CommandLine(c.cmd); got != c.want {
 			t.Errorf("CommandLine(%q) = %s, want %s", c.cmd, got, c.want)
 		}
 	}
@@ -30,14 +31,14 @@ func TestCommandLineHidesNothing(t *testing.T) {
 // handler, which needs trust again.
 func TestHandlerDigestCoversNameAndCommand(t *testing.T) {
 	base := store.CompletionHandler{Name: "n", Command: []string{"sh", "-c", "x"}}
-	seen := map[string]bool{store.HandlerDigest(base): true}
+	seen := map[string]bool{rlm.HandlerDigest(base): true}
 	for _, h := range []store.CompletionHandler{
 		{Name: "m", Command: []string{"sh", "-c", "x"}},
 		{Name: "n", Command: []string{"sh", "-c", "y"}},
 		{Name: "n", Command: []string{"sh", "-c x"}},
 		{Name: "n", Command: []string{"sh", "-c", "x", ""}},
 	} {
-		d := store.HandlerDigest(h)
+		d := rlm.HandlerDigest(h)
 		if seen[d] {
 			t.Errorf("%+v has the digest of another handler", h)
 		}

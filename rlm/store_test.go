@@ -1,4 +1,4 @@
-package store_test
+package rlm_test
 
 import (
 	"context"
@@ -18,18 +18,18 @@ import (
 	"github.com/aiwg/aiwg-state/verbiage"
 )
 
-func initState(t *testing.T, st *aiwgstate.Store, in store.StateInit) string {
+func initState(t *testing.T, st *aiwgstate.Store, in rlm.StateInit) string {
 	t.Helper()
-	info, _, err := st.InitState(context.Background(), in, store.WriteOptions{Agent: "planner"})
+	info, _, err := st.States().Init(context.Background(), in, store.WriteOptions{Agent: "planner"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return info.StateID
 }
 
-func setVar(t *testing.T, st *aiwgstate.Store, id, name string, v any, vo store.VarOptions) *store.VarResult {
+func setVar(t *testing.T, st *aiwgstate.Store, id, name string, v any, vo rlm.VarOptions) *rlm.VarResult {
 	t.Helper()
-	res, err := st.SetVariable(context.Background(), id, name, v, vo, store.WriteOptions{Agent: "worker", Source: "task-1a2b3c4d"})
+	res, err := st.States().SetVar(context.Background(), id, name, v, vo, store.WriteOptions{Agent: "worker", Source: "task-1a2b3c4d"})
 	if err != nil {
 		t.Fatalf("set %s: %v", name, err)
 	}
@@ -39,7 +39,7 @@ func setVar(t *testing.T, st *aiwgstate.Store, id, name string, v any, vo store.
 func TestRLMVariablesScenario(t *testing.T) {
 	ctx := context.Background()
 	st := newStore(t)
-	id := initState(t, st, store.StateInit{Prompt: "Find all TypeScript errors"})
+	id := initState(t, st, rlm.StateInit{Prompt: "Find all TypeScript errors"})
 	fsck(t, st)
 	if n := strings.Count(git(t, st, "rev-list", "main"), "\n"); n != 2 {
 		t.Fatalf("init wrote %d commits, want store init + one", n)
@@ -66,8 +66,8 @@ func TestRLMVariablesScenario(t *testing.T) {
 		{"list_as_json", []any{json.Number("1")}, rlm.TypeJSON, rlm.TypeJSON},
 	}
 	for _, c := range cases {
-		setVar(t, st, id, c.name, c.v, store.VarOptions{Type: c.typ})
-		got, err := st.Variable(ctx, id, c.name, store.GetOptions{})
+		setVar(t, st, id, c.name, c.v, rlm.VarOptions{Type: c.typ})
+		got, err := st.States().Var(ctx, id, c.name, rlm.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,105 +75,105 @@ func TestRLMVariablesScenario(t *testing.T) {
 			t.Errorf("%s: got %v (%s), want %v (%s)", c.name, got.Value, got.Type, c.v, c.want)
 		}
 	}
-	if _, err := st.SetVariable(ctx, id, "bad", "x", store.VarOptions{Type: rlm.TypeNumber}, store.WriteOptions{}); !errors.Is(err, store.ErrUsage) {
+	if _, err := st.States().SetVar(ctx, id, "bad", "x", rlm.VarOptions{Type: rlm.TypeNumber}, store.WriteOptions{}); !errors.Is(err, store.ErrUsage) {
 		t.Errorf("type mismatch: %v", err)
 	}
 
 	// Each variable is its own file: git log -- <file> is its history.
-	setVar(t, st, id, "risk_count", json.Number("4"), store.VarOptions{})
-	setVar(t, st, id, "summary_text", "four risks", store.VarOptions{})
-	setVar(t, st, id, "risk_count", json.Number("5"), store.VarOptions{})
+	setVar(t, st, id, "risk_count", json.Number("4"), rlm.VarOptions{})
+	setVar(t, st, id, "summary_text", "four risks", rlm.VarOptions{})
+	setVar(t, st, id, "risk_count", json.Number("5"), rlm.VarOptions{})
 	file := "sessions/sess-" + strings.TrimPrefix(id, "state-") + "/variables/risk_count.json"
 	log := git(t, st, "log", "--format=%s", "--", file)
 	if log != "update "+file+"\nupdate "+file+"\ncreate "+file+"\n" {
 		t.Errorf("git log -- %s:\n%s", file, log)
 	}
-	if _, err := st.SetVariable(ctx, id, "risk_count", json.Number("5"), store.VarOptions{}, store.WriteOptions{}); !errors.Is(err, store.ErrNoChange) {
+	if _, err := st.States().SetVar(ctx, id, "risk_count", json.Number("5"), rlm.VarOptions{}, store.WriteOptions{}); !errors.Is(err, store.ErrNoChange) {
 		t.Errorf("same value again: %v, want no change", err)
 	}
 
 	// Reads never commit; they count.
 	head := git(t, st, "rev-parse", "main")
 	for i := 0; i < 3; i++ {
-		st.Variable(ctx, id, "risk_count", store.GetOptions{})
+		st.States().Var(ctx, id, "risk_count", rlm.GetOptions{})
 	}
-	v, _ := st.Variable(ctx, id, "risk_count", store.GetOptions{})
+	v, _ := st.States().Var(ctx, id, "risk_count", rlm.GetOptions{})
 	if git(t, st, "rev-parse", "main") != head || v.AccessCount == nil || *v.AccessCount < 4 {
 		t.Errorf("reads: head moved or access_count = %v", v.AccessCount)
 	}
 
 	// Refusals name the variable.
 	for _, name := range []string{"prompt"} {
-		_, err := st.SetVariable(ctx, id, name, "x", store.VarOptions{}, store.WriteOptions{})
+		_, err := st.States().SetVar(ctx, id, name, "x", rlm.VarOptions{}, store.WriteOptions{})
 		if !errors.Is(err, store.ErrReadOnly) || !strings.Contains(err.Error(), name) {
 			t.Errorf("write %s: %v", name, err)
 		}
 	}
-	setVar(t, st, id, "threshold", json.Number("0.8"), store.VarOptions{ReadOnly: true})
-	if _, err := st.SetVariable(ctx, id, "threshold", json.Number("1"), store.VarOptions{}, store.WriteOptions{}); !errors.Is(err, store.ErrReadOnly) || !strings.Contains(err.Error(), "threshold") {
+	setVar(t, st, id, "threshold", json.Number("0.8"), rlm.VarOptions{ReadOnly: true})
+	if _, err := st.States().SetVar(ctx, id, "threshold", json.Number("1"), rlm.VarOptions{}, store.WriteOptions{}); !errors.Is(err, store.ErrReadOnly) || !strings.Contains(err.Error(), "threshold") {
 		t.Errorf("read-only: %v", err)
 	}
-	if _, err := st.SetVariable(ctx, id, strings.Repeat("a", 129), "x", store.VarOptions{}, store.WriteOptions{}); !errors.Is(err, verbiage.ErrInvalidName) {
+	if _, err := st.States().SetVar(ctx, id, strings.Repeat("a", 129), "x", rlm.VarOptions{}, store.WriteOptions{}); !errors.Is(err, verbiage.ErrInvalidName) {
 		t.Errorf("long name: %v", err)
 	}
-	if res := setVar(t, st, id, "data1", "x", store.VarOptions{}); len(res.Advice) == 0 {
+	if res := setVar(t, st, id, "data1", "x", rlm.VarOptions{}); len(res.Advice) == 0 {
 		t.Error("no naming advice for data1")
 	}
 
 	// Scopes resolve state → temporary → tree → session → global.
-	setVar(t, st, id, "region", "global-eu", store.VarOptions{Scope: rlm.ScopeGlobal})
-	if v, _ := st.Variable(ctx, id, "region", store.GetOptions{}); v.Value != "global-eu" {
+	setVar(t, st, id, "region", "global-eu", rlm.VarOptions{Scope: rlm.ScopeGlobal})
+	if v, _ := st.States().Var(ctx, id, "region", rlm.GetOptions{}); v.Value != "global-eu" {
 		t.Fatalf("global read: %v", v.Value)
 	}
-	setVar(t, st, id, "region", "session-us", store.VarOptions{})
+	setVar(t, st, id, "region", "session-us", rlm.VarOptions{})
 	ttl := time.Second
-	setVar(t, st, id, "region", "temp-ap", store.VarOptions{TTL: &ttl})
-	if v, _ := st.Variable(ctx, id, "region", store.GetOptions{}); v.Value != "temp-ap" || v.Metadata.Scope != rlm.ScopeTemporary {
+	setVar(t, st, id, "region", "temp-ap", rlm.VarOptions{TTL: &ttl})
+	if v, _ := st.States().Var(ctx, id, "region", rlm.GetOptions{}); v.Value != "temp-ap" || v.Metadata.Scope != rlm.ScopeTemporary {
 		t.Fatalf("temporary shadows: %v %s", v.Value, v.Metadata.Scope)
 	}
 	time.Sleep(1100 * time.Millisecond)
-	if v, _ := st.Variable(ctx, id, "region", store.GetOptions{}); v.Value != "session-us" {
+	if v, _ := st.States().Var(ctx, id, "region", rlm.GetOptions{}); v.Value != "session-us" {
 		t.Fatalf("expired temporary still visible: %v", v.Value)
 	}
-	m, removed, err := st.RemoveExpired(ctx, store.WriteOptions{})
+	m, removed, err := st.States().RemoveExpired(ctx, store.WriteOptions{})
 	if err != nil || len(removed) != 1 || m == nil {
 		t.Fatalf("RemoveExpired: %v %v", removed, err)
 	}
-	if _, _, err := st.RemoveExpired(ctx, store.WriteOptions{}); !errors.Is(err, store.ErrNoChange) {
+	if _, _, err := st.States().RemoveExpired(ctx, store.WriteOptions{}); !errors.Is(err, store.ErrNoChange) {
 		t.Errorf("second RemoveExpired: %v", err)
 	}
 
 	// Large values live beside the variable; reads return the content.
 	big := strings.Repeat("line of a long report\n", 600)
-	res := setVar(t, st, id, "long_report", big, store.VarOptions{})
+	res := setVar(t, st, id, "long_report", big, rlm.VarOptions{})
 	dataFile := strings.TrimSuffix(res.File, ".json") + ".data"
 	if got := git(t, st, "show", "main:"+dataFile); got != big {
 		t.Fatalf(".data holds %d bytes, want the text", len(got))
 	}
-	if v, _ := st.Variable(ctx, id, "long_report", store.GetOptions{}); v.Value != big || v.Type != rlm.TypeText {
+	if v, _ := st.States().Var(ctx, id, "long_report", rlm.GetOptions{}); v.Value != big || v.Type != rlm.TypeText {
 		t.Fatalf("get of a large value: type %s", v.Type)
 	}
-	if v, _ := st.Variable(ctx, id, "long_report", store.GetOptions{Raw: true}); v.Value != "file:"+dataFile {
+	if v, _ := st.States().Var(ctx, id, "long_report", rlm.GetOptions{Raw: true}); v.Value != "file:"+dataFile {
 		t.Fatalf("raw: %v", v.Value)
 	}
-	setVar(t, st, id, "long_report", big+"one more line\n", store.VarOptions{})
+	setVar(t, st, id, "long_report", big+"one more line\n", rlm.VarOptions{})
 	if d := git(t, st, "diff", "main~1", "main", "--", dataFile); !strings.Contains(d, "+one more line") {
 		t.Errorf("diff of a large value is not readable:\n%s", d)
 	}
 
 	// rename and remove
-	if _, err := st.RenameVariable(ctx, id, "data1", "first_draft", "", store.WriteOptions{}); err != nil {
+	if _, err := st.States().RenameVar(ctx, id, "data1", "first_draft", "", store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.DeleteVariable(ctx, id, "first_draft", "", store.WriteOptions{}); err != nil {
+	if _, err := st.States().DeleteVar(ctx, id, "first_draft", "", store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Variable(ctx, id, "first_draft", store.GetOptions{}); !errors.Is(err, store.ErrNotFound) {
+	if _, err := st.States().Var(ctx, id, "first_draft", rlm.GetOptions{}); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("removed variable: %v", err)
 	}
 	fsck(t, st)
 
-	out, err := st.ExportState(ctx, id, store.ExportOptions{})
+	out, err := st.States().Export(ctx, id, rlm.ExportOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +196,7 @@ func TestRLMVariablesScenario(t *testing.T) {
 
 func validate(t *testing.T, doc []byte) {
 	t.Helper()
-	sch, err := rlm.CompileSchema(store.RLMSchema())
+	sch, err := rlm.CompileSchema(rlm.RLMSchema())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,13 +248,13 @@ func TestRLMSchemaExamples(t *testing.T) {
 func TestRLMFinalAndTaskTree(t *testing.T) {
 	ctx := context.Background()
 	st := newStore(t)
-	parent := initState(t, st, store.StateInit{Prompt: "root task", Tree: "tree-1a2b3c4d"})
-	child := initState(t, st, store.StateInit{Prompt: "leaf task", Parent: parent})
-	info, err := st.State(ctx, child, store.ReadOptions{})
+	parent := initState(t, st, rlm.StateInit{Prompt: "root task", Tree: "tree-1a2b3c4d"})
+	child := initState(t, st, rlm.StateInit{Prompt: "leaf task", Parent: parent})
+	info, err := st.States().Get(ctx, child, store.ReadOptions{})
 	if err != nil || info.TreeID != "tree-1a2b3c4d" || info.ParentStateID != parent {
 		t.Fatalf("child: %+v %v", info, err)
 	}
-	res, err := st.SetFinal(ctx, child, "leaf answer", store.WriteOptions{})
+	res, err := st.States().SetFinal(ctx, child, "leaf answer", store.WriteOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,23 +263,23 @@ func TestRLMFinalAndTaskTree(t *testing.T) {
 	if !strings.Contains(files, "states/"+child+"/variables/Final.json") || !strings.Contains(files, "states/"+parent+"/variables/"+rlm.ResultName(child)+".json") {
 		t.Fatalf("propagation commit changed:\n%s", files)
 	}
-	v, err := st.Variable(ctx, parent, rlm.ResultName(child), store.GetOptions{})
+	v, err := st.States().Var(ctx, parent, rlm.ResultName(child), rlm.GetOptions{})
 	if err != nil || v.Value != "leaf answer" || v.Source != child {
 		t.Fatalf("parent result: %+v %v", v, err)
 	}
-	if _, err := st.SetFinal(ctx, child, "another answer", store.WriteOptions{}); !errors.Is(err, store.ErrComplete) || !errors.Is(err, store.ErrReadOnly) {
+	if _, err := st.States().SetFinal(ctx, child, "another answer", store.WriteOptions{}); !errors.Is(err, rlm.ErrComplete) || !errors.Is(err, store.ErrReadOnly) {
 		t.Fatalf("second Final: %v", err)
 	}
-	pi, _ := st.State(ctx, parent, store.ReadOptions{})
+	pi, _ := st.States().Get(ctx, parent, store.ReadOptions{})
 	if pi.CompletionStatus != "incomplete" || len(pi.Children) != 1 {
 		t.Fatalf("parent: %+v", pi)
 	}
-	ci, _ := st.State(ctx, "", store.ReadOptions{})
+	ci, _ := st.States().Get(ctx, "", store.ReadOptions{})
 	if ci.StateID != child || ci.CompletionStatus != "complete" {
 		t.Fatalf("newest state: %+v", ci)
 	}
 	fsck(t, st)
-	out, err := st.ExportState(ctx, child, store.ExportOptions{})
+	out, err := st.States().Export(ctx, child, rlm.ExportOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,18 +289,18 @@ func TestRLMFinalAndTaskTree(t *testing.T) {
 func TestRLMCheckpointsAndRollback(t *testing.T) {
 	ctx := context.Background()
 	st := newStore(t)
-	id := initState(t, st, store.StateInit{Prompt: "p"})
-	other := initState(t, st, store.StateInit{Prompt: "other"})
-	setVar(t, st, id, "plan", map[string]any{"steps": []any{"a", "b"}}, store.VarOptions{})
-	setVar(t, st, id, "long_value", strings.Repeat("x", 11000), store.VarOptions{})
-	ck, err := st.CreateCheckpoint(ctx, id, "before_decomposition", "plan agreed", store.WriteOptions{Agent: "planner"})
+	id := initState(t, st, rlm.StateInit{Prompt: "p"})
+	other := initState(t, st, rlm.StateInit{Prompt: "other"})
+	setVar(t, st, id, "plan", map[string]any{"steps": []any{"a", "b"}}, rlm.VarOptions{})
+	setVar(t, st, id, "long_value", strings.Repeat("x", 11000), rlm.VarOptions{})
+	ck, err := st.States().CreateCheckpoint(ctx, id, "before_decomposition", "plan agreed", store.WriteOptions{Agent: "planner"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !verbiage.ValidID("ckpt", ck.ID) {
 		t.Fatalf("id %s", ck.ID)
 	}
-	if _, err := st.CreateCheckpoint(ctx, id, "before_decomposition", "", store.WriteOptions{}); !errors.Is(err, store.ErrExists) {
+	if _, err := st.States().CreateCheckpoint(ctx, id, "before_decomposition", "", store.WriteOptions{}); !errors.Is(err, store.ErrExists) {
 		t.Fatalf("duplicate checkpoint: %v", err)
 	}
 	shown := git(t, st, "show", "--no-patch", "checkpoints/"+id+"/before_decomposition")
@@ -314,15 +314,15 @@ func TestRLMCheckpointsAndRollback(t *testing.T) {
 	}
 	before := snapshot("main")
 	otherBefore := git(t, st, "ls-tree", "-r", "main", "states/"+other)
-	setVar(t, st, id, "plan", "replaced", store.VarOptions{})
-	setVar(t, st, id, "long_value", "short now", store.VarOptions{})
-	setVar(t, st, id, "extra", json.Number("1"), store.VarOptions{})
-	st.SetFinal(ctx, id, "done", store.WriteOptions{})
-	setVar(t, st, other, "unrelated", json.Number("2"), store.VarOptions{})
+	setVar(t, st, id, "plan", "replaced", rlm.VarOptions{})
+	setVar(t, st, id, "long_value", "short now", rlm.VarOptions{})
+	setVar(t, st, id, "extra", json.Number("1"), rlm.VarOptions{})
+	st.States().SetFinal(ctx, id, "done", store.WriteOptions{})
+	setVar(t, st, other, "unrelated", json.Number("2"), rlm.VarOptions{})
 	otherAfter := git(t, st, "ls-tree", "-r", "main", "states/"+other, "sessions/sess-"+strings.TrimPrefix(other, "state-"))
 	commits := strings.Count(git(t, st, "rev-list", "main"), "\n")
 
-	m, _, err := st.Rollback(ctx, id, "before_decomposition", store.RollbackOptions{}, store.WriteOptions{})
+	m, _, err := st.States().Rollback(ctx, id, "before_decomposition", rlm.RollbackOptions{}, store.WriteOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,20 +343,20 @@ func TestRLMCheckpointsAndRollback(t *testing.T) {
 
 	// 100 checkpoints at most; the 101st says what to prune.
 	for i := len(mustList(t, st, id)); i < checkpoint.MaxPerState; i++ {
-		if _, err := st.CreateCheckpoint(ctx, id, fmt.Sprintf("step_%03d", i), "", store.WriteOptions{}); err != nil {
+		if _, err := st.States().CreateCheckpoint(ctx, id, fmt.Sprintf("step_%03d", i), "", store.WriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	_, err = st.CreateCheckpoint(ctx, id, "one_too_many", "", store.WriteOptions{})
+	_, err = st.States().CreateCheckpoint(ctx, id, "one_too_many", "", store.WriteOptions{})
 	var le *checkpoint.LimitError
 	if !errors.Is(err, store.ErrLimit) || !errors.As(err, &le) || len(le.Oldest) == 0 || !strings.Contains(err.Error(), le.Oldest[0]) {
 		t.Fatalf("101st checkpoint: %v", err)
 	}
-	removed, err := st.PruneCheckpoints(ctx, id, 90, store.ReadOptions{})
+	removed, err := st.States().PruneCheckpoints(ctx, id, 90, store.ReadOptions{})
 	if err != nil || len(removed) != 10 {
 		t.Fatalf("prune: %d %v", len(removed), err)
 	}
-	if _, err := st.DeleteCheckpoint(ctx, id, "step_050", store.ReadOptions{}); err != nil {
+	if _, err := st.States().DeleteCheckpoint(ctx, id, "step_050", store.ReadOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(mustList(t, st, id)); n != 89 {
@@ -366,7 +366,7 @@ func TestRLMCheckpointsAndRollback(t *testing.T) {
 }
 
 func mustList(t *testing.T, st *aiwgstate.Store, id string) []checkpoint.Checkpoint {
-	cks, err := st.Checkpoints(context.Background(), id, store.ReadOptions{})
+	cks, err := st.States().Checkpoints(context.Background(), id, store.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,7 +376,7 @@ func mustList(t *testing.T, st *aiwgstate.Store, id string) []checkpoint.Checkpo
 func TestRLMVariableLimit(t *testing.T) {
 	ctx := context.Background()
 	st := newStore(t)
-	id := initState(t, st, store.StateInit{Prompt: "p"})
+	id := initState(t, st, rlm.StateInit{Prompt: "p"})
 	dir := "sessions/sess-" + strings.TrimPrefix(id, "state-") + "/variables/"
 	var ops []store.Op
 	for i := 0; i < rlm.MaxVariables-2; i++ {
@@ -386,42 +386,42 @@ func TestRLMVariableLimit(t *testing.T) {
 	if _, err := st.Apply(ctx, ops, store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := st.SetVariable(ctx, id, "one_more", json.Number("1"), store.VarOptions{}, store.WriteOptions{})
+	_, err := st.States().SetVar(ctx, id, "one_more", json.Number("1"), rlm.VarOptions{}, store.WriteOptions{})
 	if !errors.Is(err, store.ErrLimit) || !strings.Contains(err.Error(), "1000") {
 		t.Fatalf("1001st variable: %v", err)
 	}
-	setVar(t, st, id, "v_0001", json.Number("7"), store.VarOptions{}) // updates stay allowed
+	setVar(t, st, id, "v_0001", json.Number("7"), rlm.VarOptions{}) // updates stay allowed
 
 	// Another state, in another session, may not create a global variable
 	// either: the full state would see it too.
-	other := initState(t, st, store.StateInit{Prompt: "q"})
-	_, err = st.SetVariable(ctx, other, "shared_cfg", json.Number("1"), store.VarOptions{Scope: rlm.ScopeGlobal}, store.WriteOptions{})
+	other := initState(t, st, rlm.StateInit{Prompt: "q"})
+	_, err = st.States().SetVar(ctx, other, "shared_cfg", json.Number("1"), rlm.VarOptions{Scope: rlm.ScopeGlobal}, store.WriteOptions{})
 	if !errors.Is(err, store.ErrLimit) || !strings.Contains(err.Error(), id) {
 		t.Fatalf("a global variable past the limit of %s, set from %s: %v", id, other, err)
 	}
-	setVar(t, st, other, "own_value", json.Number("1"), store.VarOptions{}) // its own scope is its own
+	setVar(t, st, other, "own_value", json.Number("1"), rlm.VarOptions{}) // its own scope is its own
 }
 
 func TestRLMImportRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	src := newStore(t)
-	id := initState(t, src, store.StateInit{Prompt: "p"})
-	setVar(t, src, id, "a_value", json.Number("1"), store.VarOptions{})
-	setVar(t, src, id, "a_value", json.Number("2"), store.VarOptions{})
-	setVar(t, src, id, "shared_config", "x", store.VarOptions{Scope: rlm.ScopeGlobal, Description: "cfg"})
-	src.RenameVariable(ctx, id, "a_value", "b_value", "", store.WriteOptions{})
-	src.CreateCheckpoint(ctx, id, "middle", "half way", store.WriteOptions{})
-	src.SetFinal(ctx, id, "answer", store.WriteOptions{})
-	out, err := src.ExportState(ctx, id, store.ExportOptions{})
+	id := initState(t, src, rlm.StateInit{Prompt: "p"})
+	setVar(t, src, id, "a_value", json.Number("1"), rlm.VarOptions{})
+	setVar(t, src, id, "a_value", json.Number("2"), rlm.VarOptions{})
+	setVar(t, src, id, "shared_config", "x", rlm.VarOptions{Scope: rlm.ScopeGlobal, Description: "cfg"})
+	src.States().RenameVar(ctx, id, "a_value", "b_value", "", store.WriteOptions{})
+	src.States().CreateCheckpoint(ctx, id, "middle", "half way", store.WriteOptions{})
+	src.States().SetFinal(ctx, id, "answer", store.WriteOptions{})
+	out, err := src.States().Export(ctx, id, rlm.ExportOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	dst := newStore(t)
-	if _, err := dst.ImportState(ctx, out, store.WriteOptions{}); err != nil {
+	if _, err := dst.States().Import(ctx, out, store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	fsck(t, dst)
-	again, err := dst.ExportState(ctx, id, store.ExportOptions{})
+	again, err := dst.States().Export(ctx, id, rlm.ExportOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -431,10 +431,10 @@ func TestRLMImportRoundTrip(t *testing.T) {
 		os.WriteFile(os.TempDir()+"/rt-b.json", []byte(b), 0o644)
 		t.Fatalf("round trip differs (see $TMPDIR/rt-a.json, rt-b.json)")
 	}
-	if _, err := dst.ImportState(ctx, out, store.WriteOptions{}); !errors.Is(err, store.ErrExists) {
+	if _, err := dst.States().Import(ctx, out, store.WriteOptions{}); !errors.Is(err, store.ErrExists) {
 		t.Fatalf("second import: %v", err)
 	}
-	if _, err := dst.ImportState(ctx, []byte(`{"version":"1.0.0","state_id":"nope","variables":{}}`), store.WriteOptions{}); !errors.Is(err, store.ErrInvalidState) {
+	if _, err := dst.States().Import(ctx, []byte(`{"version":"1.0.0","state_id":"nope","variables":{}}`), store.WriteOptions{}); !errors.Is(err, rlm.ErrInvalidState) {
 		t.Fatalf("invalid document: %v", err)
 	}
 }
@@ -464,20 +464,20 @@ func normalize(t *testing.T, doc []byte) string {
 func TestVariablesKeepTheDocumentLimit(t *testing.T) {
 	ctx := context.Background()
 	st := newStore(t)
-	id := initState(t, st, store.StateInit{Prompt: "p"})
+	id := initState(t, st, rlm.StateInit{Prompt: "p"})
 	if _, err := st.SetConfig(ctx, "limits.max_document_bytes", []byte(`2000`), store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	before := git(t, st, "rev-parse", "main")
 	for _, v := range []string{strings.Repeat("x", 3000), strings.Repeat("y", 50000)} {
-		if _, err := st.SetVariable(ctx, id, "big", v, store.VarOptions{}, store.WriteOptions{}); !errors.Is(err, store.ErrLimit) {
+		if _, err := st.States().SetVar(ctx, id, "big", v, rlm.VarOptions{}, store.WriteOptions{}); !errors.Is(err, store.ErrLimit) {
 			t.Fatalf("a %d-byte variable over a 2000-byte limit: %v", len(v), err)
 		}
 	}
 	if git(t, st, "rev-parse", "main") != before {
 		t.Fatal("a refused variable was committed")
 	}
-	setVar(t, st, id, "small", "fits", store.VarOptions{})
+	setVar(t, st, id, "small", "fits", rlm.VarOptions{})
 	fsck(t, st)
 }
 
@@ -487,11 +487,11 @@ func TestVariablesKeepTheDocumentLimit(t *testing.T) {
 func TestRLMImportRefusedChangesNothing(t *testing.T) {
 	ctx := context.Background()
 	src := newStore(t)
-	id := initState(t, src, store.StateInit{Prompt: "p"})
-	setVar(t, src, id, "a_value", json.Number("1"), store.VarOptions{})
-	src.CreateCheckpoint(ctx, id, "middle", "half way", store.WriteOptions{})
-	setVar(t, src, id, "a_value", json.Number("2"), store.VarOptions{})
-	out, err := src.ExportState(ctx, id, store.ExportOptions{})
+	id := initState(t, src, rlm.StateInit{Prompt: "p"})
+	setVar(t, src, id, "a_value", json.Number("1"), rlm.VarOptions{})
+	src.States().CreateCheckpoint(ctx, id, "middle", "half way", store.WriteOptions{})
+	setVar(t, src, id, "a_value", json.Number("2"), rlm.VarOptions{})
+	out, err := src.States().Export(ctx, id, rlm.ExportOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -538,16 +538,16 @@ func TestRLMImportRefusedChangesNothing(t *testing.T) {
 	}{
 		{"over 1,000 variables", tooMany, store.ErrLimit},
 		{"a checkpoint named twice", twice, store.ErrExists},
-		{"a value that is not of its declared type", mistyped, store.ErrInvalidState},
+		{"a value that is not of its declared type", mistyped, rlm.ErrInvalidState},
 	} {
-		if _, err := dst.ImportState(ctx, c.doc, store.WriteOptions{}); !errors.Is(err, c.want) {
+		if _, err := dst.States().Import(ctx, c.doc, store.WriteOptions{}); !errors.Is(err, c.want) {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		if git(t, dst, "rev-parse", "main") != head || git(t, dst, "for-each-ref") != before {
 			t.Fatalf("%s: the refused import left commits or checkpoints:\n%s", c.name, git(t, dst, "for-each-ref"))
 		}
 	}
-	if _, err := dst.ImportState(ctx, out, store.WriteOptions{}); err != nil {
+	if _, err := dst.States().Import(ctx, out, store.WriteOptions{}); err != nil {
 		t.Fatalf("the document itself: %v", err)
 	}
 	fsck(t, dst)
@@ -559,9 +559,9 @@ func TestRLMImportRefusedChangesNothing(t *testing.T) {
 func TestRLMImportKeepsVariableSources(t *testing.T) {
 	ctx := context.Background()
 	src := newStore(t)
-	id := initState(t, src, store.StateInit{Prompt: "p"})
-	setVar(t, src, id, "error_list", []any{"x"}, store.VarOptions{})
-	out, err := src.ExportState(ctx, id, store.ExportOptions{})
+	id := initState(t, src, rlm.StateInit{Prompt: "p"})
+	setVar(t, src, id, "error_list", []any{"x"}, rlm.VarOptions{})
+	out, err := src.States().Export(ctx, id, rlm.ExportOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -570,10 +570,10 @@ func TestRLMImportKeepsVariableSources(t *testing.T) {
 	d["variables"].(map[string]any)["error_list"].(map[string]any)["source"] = "task-scan001"
 	edited, _ := json.Marshal(d)
 	dst := newStore(t)
-	if _, err := dst.ImportState(ctx, edited, store.WriteOptions{}); err != nil {
+	if _, err := dst.States().Import(ctx, edited, store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	v, err := dst.Variable(ctx, id, "error_list", store.GetOptions{})
+	v, err := dst.States().Var(ctx, id, "error_list", rlm.GetOptions{})
 	if err != nil || v.Source != "task-scan001" {
 		t.Fatalf("error_list after import: source %q, %v", v.Source, err)
 	}
@@ -586,34 +586,34 @@ func TestRLMImportKeepsVariableSources(t *testing.T) {
 func TestRollbackOfANamedSession(t *testing.T) {
 	ctx := context.Background()
 	st := newStore(t)
-	id := initState(t, st, store.StateInit{Prompt: "p", Session: "sess-aaaa1111"})
-	setVar(t, st, id, "risk_count", json.Number("1"), store.VarOptions{})
-	if _, err := st.CreateCheckpoint(ctx, id, "cp1", "", store.WriteOptions{}); err != nil {
+	id := initState(t, st, rlm.StateInit{Prompt: "p", Session: "sess-aaaa1111"})
+	setVar(t, st, id, "risk_count", json.Number("1"), rlm.VarOptions{})
+	if _, err := st.States().CreateCheckpoint(ctx, id, "cp1", "", store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	setVar(t, st, id, "risk_count", json.Number("2"), store.VarOptions{})
+	setVar(t, st, id, "risk_count", json.Number("2"), rlm.VarOptions{})
 	get := func() string {
-		v, err := st.Variable(ctx, id, "risk_count", store.GetOptions{})
+		v, err := st.States().Var(ctx, id, "risk_count", rlm.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return fmt.Sprint(v.Value)
 	}
-	if _, _, err := st.Rollback(ctx, id, "cp1", store.RollbackOptions{}, store.WriteOptions{}); err != nil || get() != "1" {
+	if _, _, err := st.States().Rollback(ctx, id, "cp1", rlm.RollbackOptions{}, store.WriteOptions{}); err != nil || get() != "1" {
 		t.Fatalf("rollback of a session no other state uses: %v, risk_count %s", err, get())
 	}
 
 	// Now another state shares the session.
-	initState(t, st, store.StateInit{Prompt: "q", Session: "sess-aaaa1111"})
-	setVar(t, st, id, "risk_count", json.Number("3"), store.VarOptions{})
+	initState(t, st, rlm.StateInit{Prompt: "q", Session: "sess-aaaa1111"})
+	setVar(t, st, id, "risk_count", json.Number("3"), rlm.VarOptions{})
 	head := git(t, st, "rev-parse", "main")
-	if _, _, err := st.Rollback(ctx, id, "cp1", store.RollbackOptions{}, store.WriteOptions{}); !errors.Is(err, store.ErrUsage) || !strings.Contains(err.Error(), "sessions/sess-aaaa1111") {
+	if _, _, err := st.States().Rollback(ctx, id, "cp1", rlm.RollbackOptions{}, store.WriteOptions{}); !errors.Is(err, store.ErrUsage) || !strings.Contains(err.Error(), "sessions/sess-aaaa1111") {
 		t.Errorf("rollback with only a shared session changed: %v", err)
 	}
 	if git(t, st, "rev-parse", "main") != head {
 		t.Error("the refused rollback wrote")
 	}
-	if _, _, err := st.Rollback(ctx, id, "cp1", store.RollbackOptions{Shared: true}, store.WriteOptions{}); err != nil || get() != "1" {
+	if _, _, err := st.States().Rollback(ctx, id, "cp1", rlm.RollbackOptions{Shared: true}, store.WriteOptions{}); err != nil || get() != "1" {
 		t.Errorf("rollback --shared: %v, risk_count %s", err, get())
 	}
 }
@@ -623,16 +623,16 @@ func TestRollbackOfANamedSession(t *testing.T) {
 func TestRollbackOfAParentRestoresItsSession(t *testing.T) {
 	ctx := context.Background()
 	st := newStore(t)
-	parent := initState(t, st, store.StateInit{Prompt: "p"})
-	initState(t, st, store.StateInit{Prompt: "child", Parent: parent})
-	if _, err := st.CreateCheckpoint(ctx, parent, "ck1", "", store.WriteOptions{}); err != nil {
+	parent := initState(t, st, rlm.StateInit{Prompt: "p"})
+	initState(t, st, rlm.StateInit{Prompt: "child", Parent: parent})
+	if _, err := st.States().CreateCheckpoint(ctx, parent, "ck1", "", store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	setVar(t, st, parent, "own_count", json.Number("1"), store.VarOptions{})
-	if _, _, err := st.Rollback(ctx, parent, "ck1", store.RollbackOptions{}, store.WriteOptions{}); err != nil {
+	setVar(t, st, parent, "own_count", json.Number("1"), rlm.VarOptions{})
+	if _, _, err := st.States().Rollback(ctx, parent, "ck1", rlm.RollbackOptions{}, store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Variable(ctx, parent, "own_count", store.GetOptions{}); !errors.Is(err, store.ErrNotFound) {
+	if _, err := st.States().Var(ctx, parent, "own_count", rlm.GetOptions{}); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("own_count after the rollback: %v", err)
 	}
 }
@@ -644,34 +644,34 @@ func TestRollbackOfAParentRestoresItsSession(t *testing.T) {
 func TestRLMStateEnds(t *testing.T) {
 	ctx := context.Background()
 	st := newStore(t)
-	id := initState(t, st, store.StateInit{Prompt: "p"})
-	setVar(t, st, id, "plan", "draft", store.VarOptions{})
-	if _, err := st.CreateCheckpoint(ctx, id, "before_end", "", store.WriteOptions{}); err != nil {
+	id := initState(t, st, rlm.StateInit{Prompt: "p"})
+	setVar(t, st, id, "plan", "draft", rlm.VarOptions{})
+	if _, err := st.States().CreateCheckpoint(ctx, id, "before_end", "", store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := st.EndState(ctx, id, "done", "", store.WriteOptions{}); !errors.Is(err, store.ErrUsage) {
+	if _, _, err := st.States().End(ctx, id, "done", "", store.WriteOptions{}); !errors.Is(err, store.ErrUsage) {
 		t.Errorf("an unknown status: %v", err)
 	}
-	info, m, err := st.EndState(ctx, id, "cancelled", "user stopped it", store.WriteOptions{Agent: "operator"})
+	info, m, err := st.States().End(ctx, id, "cancelled", "user stopped it", store.WriteOptions{Agent: "operator"})
 	if err != nil || info.CompletionStatus != "cancelled" || info.EndReason != "user stopped it" {
 		t.Fatalf("end: %+v %v", info, err)
 	}
 	if files := git(t, st, "show", "--name-only", "--format=", m.Commit); files != rlm.HeaderPath(id)+"\n" {
 		t.Errorf("the end's commit changed:\n%s", files)
 	}
-	if _, err := st.SetVariable(ctx, id, "plan", "final draft", store.VarOptions{}, store.WriteOptions{}); !errors.Is(err, store.ErrReadOnly) {
+	if _, err := st.States().SetVar(ctx, id, "plan", "final draft", rlm.VarOptions{}, store.WriteOptions{}); !errors.Is(err, store.ErrReadOnly) {
 		t.Errorf("a write to an ended state: %v", err)
 	}
-	if _, err := st.SetFinal(ctx, id, "answer", store.WriteOptions{}); !errors.Is(err, store.ErrReadOnly) {
+	if _, err := st.States().SetFinal(ctx, id, "answer", store.WriteOptions{}); !errors.Is(err, store.ErrReadOnly) {
 		t.Errorf("a Final for an ended state: %v", err)
 	}
-	if _, err := st.DeleteVariable(ctx, id, "plan", "", store.WriteOptions{}); !errors.Is(err, store.ErrReadOnly) {
+	if _, err := st.States().DeleteVar(ctx, id, "plan", "", store.WriteOptions{}); !errors.Is(err, store.ErrReadOnly) {
 		t.Errorf("a delete in an ended state: %v", err)
 	}
-	if _, _, err := st.EndState(ctx, id, "error", "", store.WriteOptions{}); !errors.Is(err, store.ErrReadOnly) || !strings.Contains(err.Error(), "already ended") {
+	if _, _, err := st.States().End(ctx, id, "error", "", store.WriteOptions{}); !errors.Is(err, store.ErrReadOnly) || !strings.Contains(err.Error(), "already ended") {
 		t.Errorf("ending twice: %v", err)
 	}
-	out, err := st.ExportState(ctx, id, store.ExportOptions{})
+	out, err := st.States().Export(ctx, id, rlm.ExportOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -681,29 +681,29 @@ func TestRLMStateEnds(t *testing.T) {
 	}
 	// Imported elsewhere, it is ended there too.
 	other := newStore(t)
-	if info, err := other.ImportState(ctx, out, store.WriteOptions{}); err != nil || info.CompletionStatus != "cancelled" {
+	if info, err := other.States().Import(ctx, out, store.WriteOptions{}); err != nil || info.CompletionStatus != "cancelled" {
 		t.Fatalf("import: %+v %v", info, err)
 	}
-	if info, _ := other.State(ctx, id, store.ReadOptions{}); info.CompletionStatus != "cancelled" {
+	if info, _ := other.States().Get(ctx, id, store.ReadOptions{}); info.CompletionStatus != "cancelled" {
 		t.Errorf("imported state: %s", info.CompletionStatus)
 	}
-	if _, err := other.SetVariable(ctx, id, "plan", "x", store.VarOptions{}, store.WriteOptions{}); !errors.Is(err, store.ErrReadOnly) {
+	if _, err := other.States().SetVar(ctx, id, "plan", "x", rlm.VarOptions{}, store.WriteOptions{}); !errors.Is(err, store.ErrReadOnly) {
 		t.Errorf("a write to the imported ended state: %v", err)
 	}
 	// No child starts under an ended state.
-	if _, _, err := st.InitState(ctx, store.StateInit{Prompt: "child", Parent: id}, store.WriteOptions{}); !errors.Is(err, store.ErrReadOnly) {
+	if _, _, err := st.States().Init(ctx, rlm.StateInit{Prompt: "child", Parent: id}, store.WriteOptions{}); !errors.Is(err, store.ErrReadOnly) {
 		t.Errorf("a child of an ended state: %v", err)
 	}
-	if _, _, err := st.Rollback(ctx, id, "before_end", store.RollbackOptions{}, store.WriteOptions{}); err != nil {
+	if _, _, err := st.States().Rollback(ctx, id, "before_end", rlm.RollbackOptions{}, store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if info, _ := st.State(ctx, id, store.ReadOptions{}); info.CompletionStatus != "incomplete" {
+	if info, _ := st.States().Get(ctx, id, store.ReadOptions{}); info.CompletionStatus != "incomplete" {
 		t.Errorf("after rollback: %s", info.CompletionStatus)
 	}
-	if _, err := st.SetFinal(ctx, id, "answer", store.WriteOptions{}); err != nil {
+	if _, err := st.States().SetFinal(ctx, id, "answer", store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := st.EndState(ctx, id, "error", "", store.WriteOptions{}); !errors.Is(err, store.ErrReadOnly) || !strings.Contains(err.Error(), "complete") {
+	if _, _, err := st.States().End(ctx, id, "error", "", store.WriteOptions{}); !errors.Is(err, store.ErrReadOnly) || !strings.Contains(err.Error(), "complete") {
 		t.Errorf("ending a complete state: %v", err)
 	}
 	fsck(t, st)
@@ -715,19 +715,19 @@ func TestRLMStateEnds(t *testing.T) {
 func TestChildFinalOfAnEndedParent(t *testing.T) {
 	ctx := context.Background()
 	st := newStore(t)
-	parent := initState(t, st, store.StateInit{Prompt: "root", Tree: "tree-0a0b0c0d"})
-	child := initState(t, st, store.StateInit{Prompt: "leaf", Parent: parent})
-	if _, _, err := st.EndState(ctx, parent, "cancelled", "", store.WriteOptions{}); err != nil {
+	parent := initState(t, st, rlm.StateInit{Prompt: "root", Tree: "tree-0a0b0c0d"})
+	child := initState(t, st, rlm.StateInit{Prompt: "leaf", Parent: parent})
+	if _, _, err := st.States().End(ctx, parent, "cancelled", "", store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := st.SetFinal(ctx, child, "late answer", store.WriteOptions{})
+	res, err := st.States().SetFinal(ctx, child, "late answer", store.WriteOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := git(t, st, "log", "-1", "--format=%(trailers:key=Parent-Ended,valueonly)", res.Mutation.Commit); strings.TrimSpace(got) != parent+" (cancelled)" {
 		t.Errorf("Parent-Ended trailer: %q", got)
 	}
-	if _, err := st.Variable(ctx, parent, rlm.ResultName(child), store.GetOptions{}); err == nil {
+	if _, err := st.States().Var(ctx, parent, rlm.ResultName(child), rlm.GetOptions{}); err == nil {
 		t.Error("the result was written into the ended parent")
 	}
 }
@@ -737,20 +737,20 @@ func TestChildFinalOfAnEndedParent(t *testing.T) {
 func TestParentFinalWaitsForChildren(t *testing.T) {
 	ctx := context.Background()
 	st := newStore(t)
-	parent := initState(t, st, store.StateInit{Prompt: "root", Tree: "tree-1a1a1a1a"})
-	done := initState(t, st, store.StateInit{Prompt: "leaf 1", Parent: parent})
-	running := initState(t, st, store.StateInit{Prompt: "leaf 2", Parent: parent})
-	if _, err := st.SetFinal(ctx, done, "one", store.WriteOptions{}); err != nil {
+	parent := initState(t, st, rlm.StateInit{Prompt: "root", Tree: "tree-1a1a1a1a"})
+	done := initState(t, st, rlm.StateInit{Prompt: "leaf 1", Parent: parent})
+	running := initState(t, st, rlm.StateInit{Prompt: "leaf 2", Parent: parent})
+	if _, err := st.States().SetFinal(ctx, done, "one", store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := st.SetFinal(ctx, parent, "all", store.WriteOptions{})
-	if !errors.Is(err, store.ErrInvalidState) || !strings.Contains(err.Error(), running) || strings.Contains(err.Error(), done) {
+	_, err := st.States().SetFinal(ctx, parent, "all", store.WriteOptions{})
+	if !errors.Is(err, rlm.ErrInvalidState) || !strings.Contains(err.Error(), running) || strings.Contains(err.Error(), done) {
 		t.Fatalf("Final with a child running: %v", err)
 	}
-	if _, _, err := st.EndState(ctx, running, "cancelled", "not needed", store.WriteOptions{}); err != nil {
+	if _, _, err := st.States().End(ctx, running, "cancelled", "not needed", store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.SetFinal(ctx, parent, "all", store.WriteOptions{}); err != nil {
+	if _, err := st.States().SetFinal(ctx, parent, "all", store.WriteOptions{}); err != nil {
 		t.Errorf("Final once every child completed or ended: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package store_test
+package trajectory_test
 
 import (
 	"context"
@@ -19,15 +19,15 @@ import (
 
 func trajStart(t testing.TB, st *aiwgstate.Store) string {
 	t.Helper()
-	id, _, err := st.StartTrajectory(context.Background(), store.TrajectoryStart{TaskType: "bug_fixing", Prompt: "fix it"}, store.WriteOptions{Agent: "runner"})
+	id, _, err := st.Trajectories().Start(context.Background(), trajectory.StartInput{TaskType: "bug_fixing", Prompt: "fix it"}, store.WriteOptions{Agent: "runner"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return id
 }
 
-func trajIteration(tool, status string) store.IterationInput {
-	return store.IterationInput{Fields: trajectory.IterationFields{ThoughtType: "progress", Thought: "next step", Tool: tool, Status: status, Result: "r"}}
+func trajIteration(tool, status string) trajectory.IterationInput {
+	return trajectory.IterationInput{Fields: trajectory.IterationFields{ThoughtType: "progress", Thought: "next step", Tool: tool, Status: status, Result: "r"}}
 }
 
 // TestTrajectoryLinkTrailers: a variable mutation made during a run
@@ -37,11 +37,11 @@ func TestTrajectoryLinkTrailers(t *testing.T) {
 	st := newStore(t)
 	ctx := context.Background()
 	id := trajStart(t, st)
-	n, _, err := st.RecordIteration(ctx, id, trajIteration("set_variable", "success"), store.WriteOptions{})
+	n, _, err := st.Trajectories().RecordIteration(ctx, id, trajIteration("set_variable", "success"), store.WriteOptions{})
 	if err != nil || n != 1 {
 		t.Fatalf("iteration %d: %v", n, err)
 	}
-	link, err := store.TrajectoryTrailers(id, n)
+	link, err := trajectory.Trailers(id, n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestTrajectoryLinkTrailers(t *testing.T) {
 	if found == nil {
 		t.Fatal("no history for the variable")
 	}
-	if gotID, gotIter, ok := store.TrajectoryLink(found); !ok || gotID != id || gotIter != 1 {
+	if gotID, gotIter, ok := trajectory.Link(found); !ok || gotID != id || gotIter != 1 {
 		t.Fatalf("link = %s %d %v", gotID, gotIter, ok)
 	}
 	if out := git(t, st, "log", "-1", "--format=%(trailers:key=Trajectory,key=Iteration)", "--", "global/variables/risk_level.json"); out != "Trajectory: "+id+"\nIteration: 1\n\n" {
@@ -63,14 +63,14 @@ func TestTrajectoryLinkTrailers(t *testing.T) {
 		id   string
 		iter int
 	}{{"traj-1", 1}, {"mut-00000000", 1}, {id, -1}, {id, trajectory.MaxIterations + 1}} {
-		if _, err := store.TrajectoryTrailers(bad.id, bad.iter); !errors.Is(err, store.ErrUsage) {
+		if _, err := trajectory.Trailers(bad.id, bad.iter); !errors.Is(err, store.ErrUsage) {
 			t.Errorf("TrajectoryTrailers(%q, %d) = %v", bad.id, bad.iter, err)
 		}
 	}
 	// A link to a trajectory the branch does not hold is refused, and
 	// writes nothing.
 	head := git(t, st, "rev-parse", "main")
-	stale, _ := store.TrajectoryTrailers("traj-1a2b3c4d", 1)
+	stale, _ := trajectory.Trailers("traj-1a2b3c4d", 1)
 	if _, err := st.Set(ctx, "global/variables/risk_level.json", "value", []byte(`"low"`), store.WriteOptions{Trailers: stale}); !errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), "traj-1a2b3c4d") {
 		t.Errorf("a write linked to no trajectory: %v", err)
 	}
@@ -85,7 +85,7 @@ func TestTrajectoryLifecycle(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	wo := store.WriteOptions{Time: t0}
 	id := func() string {
-		id, _, err := st.StartTrajectory(ctx, store.TrajectoryStart{TaskType: "code_analysis", Prompt: "p", Model: "m"}, wo)
+		id, _, err := st.Trajectories().Start(ctx, trajectory.StartInput{TaskType: "code_analysis", Prompt: "p", Model: "m"}, wo)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,15 +93,15 @@ func TestTrajectoryLifecycle(t *testing.T) {
 	}()
 	for i, status := range []string{"failure", "success", "success"} {
 		wo.Time = t0.Add(time.Duration(i+1) * time.Second)
-		if _, _, err := st.RecordIteration(ctx, id, trajIteration("Grep", status), wo); err != nil {
+		if _, _, err := st.Trajectories().RecordIteration(ctx, id, trajIteration("Grep", status), wo); err != nil {
 			t.Fatal(err)
 		}
 	}
 	wo.Time = t0.Add(10 * time.Second)
-	if _, err := st.CompleteTrajectory(ctx, id, store.TrajectoryCompletion{Status: "success", Reason: "task_complete"}, wo); err != nil {
+	if _, err := st.Trajectories().Complete(ctx, id, trajectory.CompletionInput{Status: "success", Reason: "task_complete"}, wo); err != nil {
 		t.Fatal(err)
 	}
-	doc, err := st.Trajectory(ctx, id, store.ReadOptions{})
+	doc, err := st.Trajectories().Get(ctx, id, store.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,22 +120,22 @@ func TestTrajectoryLifecycle(t *testing.T) {
 		}
 	}
 	// The index is derived; nothing under trajectories/ but the runs.
-	if es, _ := st.List(ctx, store.TrajectoriesDir, store.ReadOptions{}); len(es) != 1 || !es[0].IsDir {
+	if es, _ := st.List(ctx, trajectory.Dir, store.ReadOptions{}); len(es) != 1 || !es[0].IsDir {
 		t.Fatalf("trajectories/ holds %v", es)
 	}
 	// Reads at an older revision see the trajectory as it was.
-	old, err := st.Trajectory(ctx, id, store.ReadOptions{At: "HEAD~2"})
+	old, err := st.Trajectories().Get(ctx, id, store.ReadOptions{At: "HEAD~2"})
 	if err != nil || len(old["iterations"].([]any)) != 2 || trajectory.Completed(old) {
 		t.Fatalf("at HEAD~2: %v", err)
 	}
 	// Prune by the documents' own times: nothing is 90 days older than
 	// the completion, everything is once a year has passed.
 	wo.Time = t0.Add(24 * time.Hour)
-	if _, _, err := st.PruneTrajectories(ctx, 90*24*time.Hour, wo); !errors.Is(err, store.ErrNoChange) {
+	if _, _, err := st.Trajectories().Prune(ctx, 90*24*time.Hour, wo); !errors.Is(err, store.ErrNoChange) {
 		t.Fatalf("early prune: %v", err)
 	}
 	wo.Time = t0.Add(365 * 24 * time.Hour)
-	ids, m, err := st.PruneTrajectories(ctx, 90*24*time.Hour, wo)
+	ids, m, err := st.Trajectories().Prune(ctx, 90*24*time.Hour, wo)
 	if err != nil || len(ids) != 1 || ids[0] != id || len(m.Changes) != 1 || m.Changes[0].Operation != store.OpDelete {
 		t.Fatalf("prune: %v %v %+v", ids, err, m)
 	}
@@ -149,7 +149,7 @@ func TestImportedTrajectoryIsStoredAsRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, m, err := st.ImportTrajectory(ctx, data, store.TrajectoryImport{Name: "../testdata/successful_trajectory.json"}, store.WriteOptions{})
+	id, m, err := st.Trajectories().Import(ctx, data, trajectory.ImportOptions{Name: "../testdata/successful_trajectory.json"}, store.WriteOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestImportedTrajectoryIsStoredAsRecorded(t *testing.T) {
 		t.Fatalf("files %v", files)
 	}
 	// An imported trajectory takes no more iterations: it is completed.
-	if _, _, err := st.RecordIteration(ctx, id, trajIteration("Read", "success"), store.WriteOptions{}); !errors.Is(err, store.ErrReadOnly) {
+	if _, _, err := st.Trajectories().RecordIteration(ctx, id, trajIteration("Read", "success"), store.WriteOptions{}); !errors.Is(err, store.ErrReadOnly) {
 		t.Fatalf("iteration on a completed trajectory: %v", err)
 	}
 	fsck(t, st)
@@ -183,7 +183,7 @@ func TestSchemaFileIsTheOneEmbedded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(store.TrajectorySchema()) != string(data) {
+	if string(trajectory.SchemaJSON()) != string(data) {
 		t.Fatal("the embedded schema differs from testdata")
 	}
 	if !strings.Contains(string(data), `"$comment": "The RLM trajectories specification's schema`) {
@@ -209,7 +209,7 @@ func seedTrajectories(tb testing.TB, st *aiwgstate.Store, n, k int) {
 		}
 		doc := fmt.Sprintf(`{"version": "1.0.0", "trajectory_id": "traj-%08x", "task_context": {"task_id": "task-%08x", "task_type": "%s", "task_prompt": "p"}, "outcome": {"status": "success"}, "iterations": [%s]}`,
 			i, i, []string{"bug_fixing", "code_analysis"}[i%2], strings.Join(its, ","))
-		if _, _, err := st.ImportTrajectory(ctx, []byte(doc), store.TrajectoryImport{}, store.WriteOptions{}); err != nil {
+		if _, _, err := st.Trajectories().Import(ctx, []byte(doc), trajectory.ImportOptions{}, store.WriteOptions{}); err != nil {
 			tb.Fatal(err)
 		}
 	}
@@ -234,7 +234,7 @@ func BenchmarkRecordIteration(b *testing.B) {
 					id = trajStart(b, st)
 					b.StartTimer()
 				}
-				if _, _, err := st.RecordIteration(ctx, id, trajIteration("Bash", "success"), store.WriteOptions{}); err != nil {
+				if _, _, err := st.Trajectories().RecordIteration(ctx, id, trajIteration("Bash", "success"), store.WriteOptions{}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -270,7 +270,7 @@ func TestValidateKnownFile(t *testing.T) {
 		rule string
 	}{"trajectories/traj-00000001/iterations/0001.json", first, ""})
 	for _, c := range cases {
-		if rule, detail := store.ValidateKnownFile(c.path, c.body); rule != c.rule {
+		if rule, detail := aiwgstate.ValidateKnownFile(c.path, c.body); rule != c.rule {
 			t.Errorf("%s: rule %q (%s), want %q", c.path, rule, detail, c.rule)
 		}
 	}

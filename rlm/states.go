@@ -1,4 +1,4 @@
-package store
+package rlm
 
 import (
 	"cmp"
@@ -18,14 +18,23 @@ import (
 	"github.com/aiwg/aiwg-state/internal/errkind"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/repo"
-	"github.com/aiwg/aiwg-state/rlm"
+	"github.com/aiwg/aiwg-state/store"
 	"github.com/aiwg/aiwg-state/verbiage"
 )
+
+// States is the RLM state API of one store (aiwgstate.Store.States):
+// states, their variables and Final, checkpoints and rollback, completion
+// handlers and their trust on this machine, export and import. Each write
+// is one commit.
+type States struct{ store *store.Store }
+
+// New is the RLM state API of s.
+func New(s *store.Store) *States { return &States{store: s} }
 
 // ErrComplete: Final is already set; a state completes once. It is a
 // read-only error (exit 3), so a second agent racing to complete a state
 // learns that its answer did not land instead of silently replacing it.
-var ErrComplete = fmt.Errorf("state already complete: %w", ErrReadOnly)
+var ErrComplete = fmt.Errorf("state already complete: %w", store.ErrReadOnly)
 
 // Trailers of RLM mutations.
 const (
@@ -68,26 +77,26 @@ type StateInit struct {
 
 // StateInfo is a state's header with what is derived from it.
 type StateInfo struct {
-	rlm.Header
+	Header
 	CompletionStatus string   `json:"completion_status"`
 	Final            any      `json:"final"`
 	VariableCount    int      `json:"variable_count"`
 	Children         []string `json:"children,omitempty"`
 }
 
-// InitState creates a state in one commit: its header, prompt (read-only
+// Init creates a state in one commit: its header, prompt (read-only
 // from then on) and Final = null; then tags that commit as the state's
 // initial checkpoint (the specification's initialize_state).
-func (s *Store) InitState(ctx context.Context, in StateInit, wo WriteOptions) (*StateInfo, *Mutation, error) {
+func (s *States) Init(ctx context.Context, in StateInit, wo store.WriteOptions) (*StateInfo, *store.Mutation, error) {
 	id := in.ID
 	if id == "" {
 		id = objects.NewID(verbiage.PrefixState)
 	}
 	if !verbiage.ValidID(verbiage.PrefixState, id) {
-		return nil, nil, fmt.Errorf("%w: state id %q is not state- and 8 hex digits", ErrUsage, id)
+		return nil, nil, fmt.Errorf("%w: state id %q is not state- and 8 hex digits", store.ErrUsage, id)
 	}
 	if in.Tree != "" && !verbiage.ValidID(verbiage.PrefixTree, in.Tree) {
-		return nil, nil, fmt.Errorf("%w: tree id %q is not tree- and 8 hex digits", ErrUsage, in.Tree)
+		return nil, nil, fmt.Errorf("%w: tree id %q is not tree- and 8 hex digits", store.ErrUsage, in.Tree)
 	}
 	if in.Session != "" {
 		if err := checkSegment("session id", in.Session); err != nil {
@@ -95,14 +104,14 @@ func (s *Store) InitState(ctx context.Context, in StateInit, wo WriteOptions) (*
 		}
 	}
 	if in.Parent != "" && !verbiage.ValidID(verbiage.PrefixState, in.Parent) {
-		return nil, nil, fmt.Errorf("%w: parent %q is not a state id", ErrUsage, in.Parent)
+		return nil, nil, fmt.Errorf("%w: parent %q is not a state id", store.ErrUsage, in.Parent)
 	}
-	if err := rlm.CheckExecutionConfig(in.ExecutionConfig); err != nil {
-		return nil, nil, errkind.Errorf(ErrUsage, "%w", err)
+	if err := CheckExecutionConfig(in.ExecutionConfig); err != nil {
+		return nil, nil, errkind.Errorf(store.ErrUsage, "%w", err)
 	}
 	when := in.Time
 	if when.IsZero() {
-		when = s.now()
+		when = s.store.Now()
 	}
 	if wo.Time.IsZero() {
 		wo.Time = when
@@ -112,12 +121,12 @@ func (s *Store) InitState(ctx context.Context, in StateInit, wo WriteOptions) (*
 	}
 	wo.Trailers = append(append(repo.Trailers(nil), wo.Trailers...), repo.Trailer{Key: TrailerState, Value: id})
 	slots := newBlobSlots(2)
-	h := &rlm.Header{Version: rlm.Version, StateID: id, SessionID: in.Session, TreeID: in.Tree, ParentStateID: in.Parent,
-		CreatedAt: rlm.Timestamp(when), ExecutionConfig: in.ExecutionConfig}
-	m, err := s.Commit(ctx, wo, "", func(tx *repo.Tx, rec *Recorder) error {
+	h := &Header{Version: Version, StateID: id, SessionID: in.Session, TreeID: in.Tree, ParentStateID: in.Parent,
+		CreatedAt: Timestamp(when), ExecutionConfig: in.ExecutionConfig}
+	m, err := s.store.Commit(ctx, wo, "", func(tx *repo.Tx, rec *store.Recorder) error {
 		slots.reset(rec)
-		if ok, _ := tx.Exists(rlm.HeaderPath(id)); ok {
-			return fmt.Errorf("%w: state %s", ErrExists, id)
+		if ok, _ := tx.Exists(HeaderPath(id)); ok {
+			return fmt.Errorf("%w: state %s", store.ErrExists, id)
 		}
 		if in.Parent != "" {
 			ph, err := readOpenHeader(tx.ReadFile, in.Parent)
@@ -138,22 +147,22 @@ func (s *Store) InitState(ctx context.Context, in StateInit, wo WriteOptions) (*
 		if err != nil {
 			return err
 		}
-		if err := tx.WriteFile(rlm.HeaderPath(id), hdr); err != nil {
+		if err := tx.WriteFile(HeaderPath(id), hdr); err != nil {
 			return err
 		}
-		rec.Add(OpCreate, rlm.HeaderPath(id), "")
-		dir, _ := h.Dir(rlm.ScopeState)
-		ts := rlm.Timestamp(when)
+		rec.Add(store.OpCreate, HeaderPath(id), "")
+		dir, _ := h.Dir(ScopeState)
+		ts := Timestamp(when)
 		src := wo.Source
 		if src == "" {
 			src = "user_input"
 		}
-		prompt := &rlm.Variable{Name: verbiage.NamePrompt, Value: in.Prompt, Type: rlm.TypeText, Source: src, CreatedAt: ts, UpdatedAt: ts,
-			Metadata: rlm.VarMeta{ReadOnly: true, Scope: rlm.ScopeState}}
-		final := &rlm.Variable{Name: verbiage.NameFinal, Value: nil, Type: rlm.TypeNull, CreatedAt: ts, UpdatedAt: ts,
-			Metadata: rlm.VarMeta{Scope: rlm.ScopeState}}
-		for _, v := range []*rlm.Variable{prompt, final} {
-			if err := writeVar(tx, rec, slots, dir, v, OpCreate); err != nil {
+		prompt := &Variable{Name: verbiage.NamePrompt, Value: in.Prompt, Type: TypeText, Source: src, CreatedAt: ts, UpdatedAt: ts,
+			Metadata: VarMeta{ReadOnly: true, Scope: ScopeState}}
+		final := &Variable{Name: verbiage.NameFinal, Value: nil, Type: TypeNull, CreatedAt: ts, UpdatedAt: ts,
+			Metadata: VarMeta{Scope: ScopeState}}
+		for _, v := range []*Variable{prompt, final} {
+			if err := writeVar(tx, rec, slots, dir, v, store.OpCreate); err != nil {
 				return err
 			}
 		}
@@ -162,16 +171,16 @@ func (s *Store) InitState(ctx context.Context, in StateInit, wo WriteOptions) (*
 	if err != nil {
 		return nil, nil, err
 	}
-	info := &StateInfo{Header: *h, CompletionStatus: rlm.StatusIncomplete, VariableCount: 2}
+	info := &StateInfo{Header: *h, CompletionStatus: StatusIncomplete, VariableCount: 2}
 	if in.noCheckpoint {
 		return info, m, nil
 	}
 	c := &checkpoint.Checkpoint{Name: InitialCheckpoint, State: id, Description: "State initialized with user prompt",
 		Commit: plumbing.NewHash(m.Commit), Agent: m.Agent, Time: when}
-	if signer, err := s.SignerFor(m.Agent, wo); err == nil {
-		c.Sign = SignFunc(signer) // the write itself was signed with it
+	if signer, err := s.store.SignerFor(m.Agent, wo); err == nil {
+		c.Sign = store.SignFunc(signer) // the write itself was signed with it
 	}
-	if err := checkpoint.Create(ctx, s.repo, c); err != nil {
+	if err := checkpoint.Create(ctx, s.store.Repo(), c); err != nil {
 		return nil, m, fmt.Errorf("state %s created (commit %s) but its initial checkpoint failed: %w", id, shortID(m.Commit), checkpointErr(err))
 	}
 	return info, m, nil
@@ -179,7 +188,7 @@ func (s *Store) InitState(ctx context.Context, in StateInit, wo WriteOptions) (*
 
 func checkSegment(what, v string) error {
 	if v == "" || strings.Contains(v, "/") {
-		return fmt.Errorf("%w: %s %q must be one path segment", ErrUsage, what, v)
+		return fmt.Errorf("%w: %s %q must be one path segment", store.ErrUsage, what, v)
 	}
 	if _, err := verbiage.CleanStorePath(v); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
@@ -196,48 +205,48 @@ func shortID(h string) string {
 
 // readHeader reads a state's header through read (a transaction's or a
 // tree's file reader).
-func readHeader(read func(string) ([]byte, error), id string) (*rlm.Header, error) {
+func readHeader(read func(string) ([]byte, error), id string) (*Header, error) {
 	if !verbiage.ValidID(verbiage.PrefixState, id) {
-		return nil, fmt.Errorf("%w: %q is not a state id (state- and 8 hex digits)", ErrUsage, id)
+		return nil, fmt.Errorf("%w: %q is not a state id (state- and 8 hex digits)", store.ErrUsage, id)
 	}
-	data, err := read(rlm.HeaderPath(id))
+	data, err := read(HeaderPath(id))
 	if errors.Is(err, repo.ErrNotFound) {
-		return nil, errkind.Errorf(ErrNotFound, "no state %s on this branch", id)
+		return nil, errkind.Errorf(store.ErrNotFound, "no state %s on this branch", id)
 	}
 	if err != nil {
 		return nil, err
 	}
-	var h rlm.Header
+	var h Header
 	if err := decodeJSON(data, &h); err != nil {
-		return nil, fmt.Errorf("%s: %w", rlm.HeaderPath(id), err)
+		return nil, fmt.Errorf("%s: %w", HeaderPath(id), err)
 	}
 	if h.StateID != id {
-		return nil, fmt.Errorf("%s names state %q: %w", rlm.HeaderPath(id), h.StateID, objects.ErrInvalidJSON)
+		return nil, fmt.Errorf("%s names state %q: %w", HeaderPath(id), h.StateID, objects.ErrInvalidJSON)
 	}
 	return &h, nil
 }
 
 // readOpenHeader reads the header of a state whose variables may change:
 // one that has not ended with an error or cancelled.
-func readOpenHeader(read func(string) ([]byte, error), id string) (*rlm.Header, error) {
+func readOpenHeader(read func(string) ([]byte, error), id string) (*Header, error) {
 	h, err := readHeader(read, id)
 	if err != nil {
 		return nil, err
 	}
 	if h.CompletionStatus != "" {
-		return nil, errkind.Errorf(ErrReadOnly, "state %s ended (%s at %s): its variables no longer change (start a new state, or roll back to a checkpoint before the end)", id, h.CompletionStatus, h.EndedAt)
+		return nil, errkind.Errorf(store.ErrReadOnly, "state %s ended (%s at %s): its variables no longer change (start a new state, or roll back to a checkpoint before the end)", id, h.CompletionStatus, h.EndedAt)
 	}
 	return h, nil
 }
 
-// EndState ends a state without a Final (the RLM state specification's completion statuses
+// End ends a state without a Final (the RLM state specification's completion statuses
 // error and cancelled): one commit to its header, recording when and why.
 // Its variables are read-only from then on; a rollback to a checkpoint
 // taken before restores the state as it was, open. A state with a Final
 // is complete and cannot end otherwise.
-func (s *Store) EndState(ctx context.Context, id, status, reason string, wo WriteOptions) (*StateInfo, *Mutation, error) {
-	if status != rlm.StatusError && status != rlm.StatusCancelled {
-		return nil, nil, fmt.Errorf("%w: a state ends as error or cancelled, not %q (a Final completes it)", ErrUsage, status)
+func (s *States) End(ctx context.Context, id, status, reason string, wo store.WriteOptions) (*StateInfo, *store.Mutation, error) {
+	if status != StatusError && status != StatusCancelled {
+		return nil, nil, fmt.Errorf("%w: a state ends as error or cancelled, not %q (a Final completes it)", store.ErrUsage, status)
 	}
 	id, _, err := s.stateForWrite(id, wo.Branch)
 	if err != nil {
@@ -245,39 +254,39 @@ func (s *Store) EndState(ctx context.Context, id, status, reason string, wo Writ
 	}
 	now := wo.Time
 	if now.IsZero() {
-		now = s.now()
+		now = s.store.Now()
 	}
 	wo.Time = now
 	wo.Trailers = append(append(repo.Trailers(nil), wo.Trailers...), repo.Trailer{Key: TrailerState, Value: id})
-	var h *rlm.Header
-	m, err := s.Commit(ctx, wo, "state end "+id+": "+status, func(tx *repo.Tx, rec *Recorder) error {
+	var h *Header
+	m, err := s.store.Commit(ctx, wo, "state end "+id+": "+status, func(tx *repo.Tx, rec *store.Recorder) error {
 		if h, err = readHeader(tx.ReadFile, id); err != nil {
 			return err
 		}
 		if h.CompletionStatus != "" {
-			return errkind.Errorf(ErrReadOnly, "state %s already ended (%s at %s)", id, h.CompletionStatus, h.EndedAt)
+			return errkind.Errorf(store.ErrReadOnly, "state %s already ended (%s at %s)", id, h.CompletionStatus, h.EndedAt)
 		}
-		dir, _ := h.Dir(rlm.ScopeState)
-		if v, err := readVarTx(tx, rlm.VarFile(dir, verbiage.NameFinal)); err != nil {
+		dir, _ := h.Dir(ScopeState)
+		if v, err := readVarTx(tx, VarFile(dir, verbiage.NameFinal)); err != nil {
 			return err
 		} else if v != nil && v.Value != nil {
-			return errkind.Errorf(ErrReadOnly, "state %s is complete (its Final is set): it cannot end as %s", id, status)
+			return errkind.Errorf(store.ErrReadOnly, "state %s is complete (its Final is set): it cannot end as %s", id, status)
 		}
-		h.CompletionStatus, h.EndedAt, h.EndReason = status, rlm.Timestamp(now), reason
+		h.CompletionStatus, h.EndedAt, h.EndReason = status, Timestamp(now), reason
 		b, err := encodeJSON(h)
 		if err != nil {
 			return err
 		}
-		if err := tx.WriteFile(rlm.HeaderPath(id), b); err != nil {
+		if err := tx.WriteFile(HeaderPath(id), b); err != nil {
 			return err
 		}
-		rec.Add(OpUpdate, rlm.HeaderPath(id), "")
+		rec.Add(store.OpUpdate, HeaderPath(id), "")
 		return nil
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	info, err := s.State(ctx, id, ReadOptions{At: m.Commit})
+	info, err := s.Get(ctx, id, store.ReadOptions{At: m.Commit})
 	if err != nil {
 		return nil, m, err
 	}
@@ -289,36 +298,36 @@ func treeReader(r *repo.Repo, root plumbing.Hash) func(string) ([]byte, error) {
 }
 
 // stateAt resolves a state id ("" = the newest state) in a tree.
-func (s *Store) stateAt(root plumbing.Hash, id string) (*rlm.Header, error) {
+func (s *States) stateAt(root plumbing.Hash, id string) (*Header, error) {
 	if id != "" {
-		return readHeader(treeReader(s.repo, root), id)
+		return readHeader(treeReader(s.store.Repo(), root), id)
 	}
 	hs, err := s.headers(root)
 	if err != nil {
 		return nil, err
 	}
 	if len(hs) == 0 {
-		return nil, &MissingError{Kind: MissingState}
+		return nil, &store.MissingError{Kind: store.MissingState}
 	}
 	return hs[len(hs)-1], nil
 }
 
 // headers lists the states of a tree, oldest first (by created_at, then
 // id). The newest is what commands act on when no state is named.
-func (s *Store) headers(root plumbing.Hash) ([]*rlm.Header, error) {
-	es, err := s.repo.ReadDirAt(root, rlm.StatesDir)
+func (s *States) headers(root plumbing.Hash) ([]*Header, error) {
+	es, err := s.store.Repo().ReadDirAt(root, StatesDir)
 	if errors.Is(err, repo.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	var out []*rlm.Header
+	var out []*Header
 	for _, e := range es {
 		if !e.IsDir || !verbiage.ValidID(verbiage.PrefixState, e.Name) {
 			continue
 		}
-		h, err := readHeader(treeReader(s.repo, root), e.Name)
+		h, err := readHeader(treeReader(s.store.Repo(), root), e.Name)
 		if err != nil {
 			continue // a directory without a header is not a state
 		}
@@ -335,9 +344,9 @@ func (s *Store) headers(root plumbing.Hash) ([]*rlm.Header, error) {
 	return out, nil
 }
 
-// States lists the states on the branch, oldest first.
-func (s *Store) States(ctx context.Context, ro ReadOptions) ([]StateInfo, error) {
-	root, err := s.Tree(ro)
+// List lists the states on the branch, oldest first.
+func (s *States) List(ctx context.Context, ro store.ReadOptions) ([]StateInfo, error) {
+	root, err := s.store.Tree(ro)
 	if err != nil {
 		return nil, err
 	}
@@ -352,9 +361,9 @@ func (s *Store) States(ctx context.Context, ro ReadOptions) ([]StateInfo, error)
 	return out, nil
 }
 
-// State describes one state ("" = the newest).
-func (s *Store) State(ctx context.Context, id string, ro ReadOptions) (*StateInfo, error) {
-	root, err := s.Tree(ro)
+// Get describes one state ("" = the newest).
+func (s *States) Get(ctx context.Context, id string, ro store.ReadOptions) (*StateInfo, error) {
+	root, err := s.store.Tree(ro)
 	if err != nil {
 		return nil, err
 	}
@@ -370,23 +379,23 @@ func (s *Store) State(ctx context.Context, id string, ro ReadOptions) (*StateInf
 	return &info, nil
 }
 
-func (s *Store) info(root plumbing.Hash, h *rlm.Header, all []*rlm.Header) StateInfo {
-	info := StateInfo{Header: *h, CompletionStatus: cmp.Or(h.CompletionStatus, rlm.StatusIncomplete)}
-	dir, _ := h.Dir(rlm.ScopeState)
-	if data, err := s.repo.ReadFileAt(root, rlm.VarFile(dir, verbiage.NameFinal)); err == nil {
-		if v, err := rlm.DecodeVariable(data); err == nil {
+func (s *States) info(root plumbing.Hash, h *Header, all []*Header) StateInfo {
+	info := StateInfo{Header: *h, CompletionStatus: cmp.Or(h.CompletionStatus, StatusIncomplete)}
+	dir, _ := h.Dir(ScopeState)
+	if data, err := s.store.Repo().ReadFileAt(root, VarFile(dir, verbiage.NameFinal)); err == nil {
+		if v, err := DecodeVariable(data); err == nil {
 			if v.IsStored() {
-				if d, err := s.repo.ReadFileAt(root, v.DataPath()); err == nil {
+				if d, err := s.store.Repo().ReadFileAt(root, v.DataPath()); err == nil {
 					v.Load(d)
 				}
 			}
 			info.Final = v.Value
 			if v.Value != nil {
-				info.CompletionStatus = rlm.StatusComplete
+				info.CompletionStatus = StatusComplete
 			}
 		}
 	}
-	vars, _ := s.visible(root, h, "", s.now())
+	vars, _ := s.visible(root, h, "", s.store.Now())
 	info.VariableCount = len(vars)
 	for _, o := range all {
 		if o.ParentStateID == h.StateID {
@@ -399,10 +408,10 @@ func (s *Store) info(root plumbing.Hash, h *rlm.Header, all []*rlm.Header) State
 // VarOptions describe a variable write.
 type VarOptions struct {
 	// Type is declared, or inferred from the value when empty.
-	Type rlm.Type
+	Type Type
 	// Scope defaults to session (the specification's default), or temporary when
 	// TTL is set. Final always lives in the state's own scope.
-	Scope rlm.Scope
+	Scope Scope
 	// TTL makes a temporary variable invisible TTL after its last write.
 	TTL         *time.Duration
 	ReadOnly    bool
@@ -416,30 +425,30 @@ type VarOptions struct {
 
 // VarResult is the outcome of a variable write.
 type VarResult struct {
-	Mutation *Mutation    `json:"mutation"`
-	Variable rlm.Variable `json:"variable"`
-	File     string       `json:"file"`
+	Mutation *store.Mutation `json:"mutation"`
+	Variable Variable        `json:"variable"`
+	File     string          `json:"file"`
 	// Advice is naming-convention advice (a warning, never an error).
 	Advice []string `json:"advice,omitempty"`
 }
 
-// SetVariable writes one variable of a state ("" = the newest) as one
+// SetVar writes one variable of a state ("" = the newest) as one
 // commit. The name must be an identifier; prompt and read-only variables
 // refuse writes (ErrReadOnly); Final completes the state once (ErrComplete
 // after that) and, in a child state, is propagated to the parent in the
 // same commit.
-func (s *Store) SetVariable(ctx context.Context, stateID, name string, value any, vo VarOptions, wo WriteOptions) (*VarResult, error) {
+func (s *States) SetVar(ctx context.Context, stateID, name string, value any, vo VarOptions, wo store.WriteOptions) (*VarResult, error) {
 	if err := verbiage.ValidIdentifier(name); err != nil {
 		return nil, err
 	}
 	if name == verbiage.NamePrompt {
-		return nil, fmt.Errorf("%w: variable prompt of a state is set by `state init` and cannot change", ErrReadOnly)
+		return nil, fmt.Errorf("%w: variable prompt of a state is set when the state is created and cannot change", store.ErrReadOnly)
 	}
 	typ := vo.Type
 	if typ == "" {
-		typ = rlm.InferType(value)
-	} else if err := rlm.CheckType(typ, value); err != nil {
-		return nil, fmt.Errorf("%w: variable %s: %v", ErrUsage, name, err)
+		typ = InferType(value)
+	} else if err := CheckType(typ, value); err != nil {
+		return nil, fmt.Errorf("%w: variable %s: %v", store.ErrUsage, name, err)
 	}
 	scope, err := varScope(name, vo)
 	if err != nil {
@@ -456,7 +465,7 @@ func (s *Store) SetVariable(ctx context.Context, stateID, name string, value any
 	wo.Trailers = append(append(repo.Trailers(nil), wo.Trailers...), repo.Trailer{Key: TrailerState, Value: id})
 	slots := newBlobSlots(n)
 	res := &VarResult{Advice: verbiage.NamingAdvice(name)}
-	m, err := s.Commit(ctx, wo, "", func(tx *repo.Tx, rec *Recorder) error {
+	m, err := s.store.Commit(ctx, wo, "", func(tx *repo.Tx, rec *store.Recorder) error {
 		slots.reset(rec)
 		h, err := readOpenHeader(tx.ReadFile, id)
 		if err != nil {
@@ -476,35 +485,35 @@ func (s *Store) SetVariable(ctx context.Context, stateID, name string, value any
 	return res, nil
 }
 
-func varScope(name string, vo VarOptions) (rlm.Scope, error) {
+func varScope(name string, vo VarOptions) (Scope, error) {
 	scope := vo.Scope
 	if scope != "" {
-		if _, err := rlm.ParseScope(string(scope)); err != nil {
-			return "", fmt.Errorf("%w: %v", ErrUsage, err)
+		if _, err := ParseScope(string(scope)); err != nil {
+			return "", fmt.Errorf("%w: %v", store.ErrUsage, err)
 		}
 	}
 	if name == verbiage.NameFinal {
-		if scope != "" && scope != rlm.ScopeState {
-			return "", fmt.Errorf("%w: Final belongs to its state; it takes no --scope", ErrUsage)
+		if scope != "" && scope != ScopeState {
+			return "", fmt.Errorf("%w: Final belongs to its state; it takes no scope", store.ErrUsage)
 		}
 		if vo.TTL != nil {
-			return "", fmt.Errorf("%w: Final cannot expire", ErrUsage)
+			return "", fmt.Errorf("%w: Final cannot expire", store.ErrUsage)
 		}
-		return rlm.ScopeState, nil
+		return ScopeState, nil
 	}
 	if vo.TTL != nil {
 		if *vo.TTL < 0 {
-			return "", fmt.Errorf("%w: a negative --ttl", ErrUsage)
+			return "", fmt.Errorf("%w: a negative TTL", store.ErrUsage)
 		}
 		if scope == "" {
-			scope = rlm.ScopeTemporary
+			scope = ScopeTemporary
 		}
-		if scope != rlm.ScopeTemporary {
-			return "", fmt.Errorf("%w: --ttl is for temporary variables, not %s ones", ErrUsage, scope)
+		if scope != ScopeTemporary {
+			return "", fmt.Errorf("%w: a TTL is for temporary variables, not %s ones", store.ErrUsage, scope)
 		}
 	}
 	if scope == "" {
-		scope = rlm.DefaultScope
+		scope = DefaultScope
 	}
 	return scope, nil
 }
@@ -512,8 +521,8 @@ func varScope(name string, vo VarOptions) (rlm.Scope, error) {
 // stateForWrite resolves the state id and its parent at the branch head,
 // before the write takes the lock: a state's header never changes, so the
 // transaction only checks that it still exists.
-func (s *Store) stateForWrite(id, branch string) (string, string, error) {
-	root, err := s.Tree(ReadOptions{Branch: branch})
+func (s *States) stateForWrite(id, branch string) (string, string, error) {
+	root, err := s.store.Tree(store.ReadOptions{Branch: branch})
 	if err != nil {
 		return "", "", err
 	}
@@ -525,13 +534,13 @@ func (s *Store) stateForWrite(id, branch string) (string, string, error) {
 }
 
 // setVarTx stages one variable write.
-func (s *Store) setVarTx(tx *repo.Tx, rec *Recorder, slots *blobSlots, h *rlm.Header, name string, value any, typ rlm.Type, scope rlm.Scope, vo VarOptions, wo WriteOptions) (*rlm.Variable, string, error) {
+func (s *States) setVarTx(tx *repo.Tx, rec *store.Recorder, slots *blobSlots, h *Header, name string, value any, typ Type, scope Scope, vo VarOptions, wo store.WriteOptions) (*Variable, string, error) {
 	dir, err := h.Dir(scope)
 	if err != nil {
-		return nil, "", fmt.Errorf("%w: %v", ErrUsage, err)
+		return nil, "", fmt.Errorf("%w: %v", store.ErrUsage, err)
 	}
-	file := rlm.VarFile(dir, name)
-	now := s.now()
+	file := VarFile(dir, name)
+	now := s.store.Now()
 	if !wo.Time.IsZero() {
 		now = wo.Time
 	}
@@ -539,25 +548,25 @@ func (s *Store) setVarTx(tx *repo.Tx, rec *Recorder, slots *blobSlots, h *rlm.He
 	if err != nil {
 		return nil, "", err
 	}
-	if old != nil && old.Expired(s.now()) {
+	if old != nil && old.Expired(s.store.Now()) {
 		old = nil
 	}
-	op := OpCreate
+	op := store.OpCreate
 	source := wo.Source
 	if vo.source != "" {
 		source = vo.source
 	}
-	v := &rlm.Variable{Name: name, Value: value, Type: typ, Description: vo.Description, Source: source,
-		CreatedAt: rlm.Timestamp(now), UpdatedAt: rlm.Timestamp(now), Metadata: rlm.VarMeta{ReadOnly: vo.ReadOnly, Scope: scope}}
+	v := &Variable{Name: name, Value: value, Type: typ, Description: vo.Description, Source: source,
+		CreatedAt: Timestamp(now), UpdatedAt: Timestamp(now), Metadata: VarMeta{ReadOnly: vo.ReadOnly, Scope: scope}}
 	if vo.TTL != nil {
 		secs := int64(*vo.TTL / time.Second)
 		v.Metadata.TTLSeconds = &secs
 	}
 	if old != nil {
 		if old.Metadata.ReadOnly && !vo.importing {
-			return nil, "", fmt.Errorf("%w: variable %s is read-only (%s)", ErrReadOnly, name, file)
+			return nil, "", fmt.Errorf("%w: variable %s is read-only (%s)", store.ErrReadOnly, name, file)
 		}
-		op = OpUpdate
+		op = store.OpUpdate
 		v.CreatedAt = old.CreatedAt
 		if v.Description == "" {
 			v.Description = old.Description
@@ -573,12 +582,12 @@ func (s *Store) setVarTx(tx *repo.Tx, rec *Recorder, slots *blobSlots, h *rlm.He
 		}
 		if name == verbiage.NameFinal && old.Value != nil && value != nil && !vo.importing {
 			if objects.Equal(old.Value, value) {
-				return nil, "", ErrNoChange
+				return nil, "", store.ErrNoChange
 			}
 			return nil, "", fmt.Errorf("%w: %s: Final is already set (to %s); set it to null first to reopen the state", ErrComplete, h.StateID, preview(old.Value))
 		}
-		if rlm.SameContent(old, v) {
-			return nil, "", ErrNoChange
+		if SameContent(old, v) {
+			return nil, "", store.ErrNoChange
 		}
 	} else if err := checkVariableLimit(tx, h, dir, name); err != nil {
 		return nil, "", err
@@ -603,7 +612,7 @@ func (s *Store) setVarTx(tx *repo.Tx, rec *Recorder, slots *blobSlots, h *rlm.He
 // neither completed nor ended (the RLM state specification: "Parent can set Final when all
 // children complete"): its result would come back to a parent already
 // done.
-func (s *Store) checkChildrenDone(tx *repo.Tx, h *rlm.Header) error {
+func (s *States) checkChildrenDone(tx *repo.Tx, h *Header) error {
 	root, err := tx.ParentTree()
 	if err != nil || root.IsZero() {
 		return err
@@ -617,15 +626,15 @@ func (s *Store) checkChildrenDone(tx *repo.Tx, h *rlm.Header) error {
 		if c.ParentStateID != h.StateID || c.CompletionStatus != "" {
 			continue
 		}
-		dir, _ := c.Dir(rlm.ScopeState)
-		if v, err := readVarTx(tx, rlm.VarFile(dir, verbiage.NameFinal)); err != nil {
+		dir, _ := c.Dir(ScopeState)
+		if v, err := readVarTx(tx, VarFile(dir, verbiage.NameFinal)); err != nil {
 			return err
 		} else if v == nil || v.Value == nil {
 			running = append(running, c.StateID)
 		}
 	}
 	if len(running) > 0 {
-		return errkind.Errorf(ErrInvalidState, "state %s has children that have not completed (%s): a parent sets Final once all its children complete; end those it gives up on (state end --status cancelled)", h.StateID, strings.Join(running, ", "))
+		return &ChildrenRunningError{State: h.StateID, Running: running}
 	}
 	return nil
 }
@@ -633,7 +642,7 @@ func (s *Store) checkChildrenDone(tx *repo.Tx, h *rlm.Header) error {
 // propagateFinal returns a child's result to its parent, in the child's
 // commit (the specification: "Leaf task sets Final → result returned to parent"): the
 // parent gets the variable result_<child id> in its own scope.
-func propagateFinal(tx *repo.Tx, rec *Recorder, slots *blobSlots, h *rlm.Header, value any, now time.Time) error {
+func propagateFinal(tx *repo.Tx, rec *store.Recorder, slots *blobSlots, h *Header, value any, now time.Time) error {
 	ph, err := readHeader(tx.ReadFile, h.ParentStateID)
 	if err != nil {
 		return fmt.Errorf("propagating Final to the parent: %w", err)
@@ -644,18 +653,18 @@ func propagateFinal(tx *repo.Tx, rec *Recorder, slots *blobSlots, h *rlm.Header,
 		rec.Trailer(TrailerParentEnded, ph.StateID+" ("+ph.CompletionStatus+")")
 		return nil
 	}
-	dir, _ := ph.Dir(rlm.ScopeState)
-	name := rlm.ResultName(h.StateID)
-	old, err := readVarTx(tx, rlm.VarFile(dir, name))
+	dir, _ := ph.Dir(ScopeState)
+	name := ResultName(h.StateID)
+	old, err := readVarTx(tx, VarFile(dir, name))
 	if err != nil {
 		return err
 	}
-	v := &rlm.Variable{Name: name, Value: value, Type: rlm.InferType(value), Source: h.StateID,
-		Description: "Final of child state " + h.StateID, CreatedAt: rlm.Timestamp(now), UpdatedAt: rlm.Timestamp(now),
-		Metadata: rlm.VarMeta{Scope: rlm.ScopeState}}
-	op := OpCreate
+	v := &Variable{Name: name, Value: value, Type: InferType(value), Source: h.StateID,
+		Description: "Final of child state " + h.StateID, CreatedAt: Timestamp(now), UpdatedAt: Timestamp(now),
+		Metadata: VarMeta{Scope: ScopeState}}
+	op := store.OpCreate
 	if old != nil {
-		op, v.CreatedAt = OpUpdate, old.CreatedAt
+		op, v.CreatedAt = store.OpUpdate, old.CreatedAt
 	}
 	return writeVar(tx, rec, slots, dir, v, op)
 }
@@ -669,7 +678,7 @@ func preview(v any) string {
 	return s
 }
 
-func readVarTx(tx *repo.Tx, file string) (*rlm.Variable, error) {
+func readVarTx(tx *repo.Tx, file string) (*Variable, error) {
 	data, err := tx.ReadFile(file)
 	if errors.Is(err, repo.ErrNotFound) {
 		return nil, nil
@@ -677,7 +686,7 @@ func readVarTx(tx *repo.Tx, file string) (*rlm.Variable, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, err := rlm.DecodeVariable(data)
+	v, err := DecodeVariable(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
@@ -687,12 +696,12 @@ func readVarTx(tx *repo.Tx, file string) (*rlm.Variable, error) {
 // writeVar stages a variable's file, and its .data file when the value is
 // large; a .data file the old value had and the new one does not is
 // removed.
-func writeVar(tx *repo.Tx, rec *Recorder, slots *blobSlots, dir string, v *rlm.Variable, op string) error {
-	file := rlm.VarFile(dir, v.Name)
-	dataPath := rlm.DataFile(dir, v.Name)
+func writeVar(tx *repo.Tx, rec *store.Recorder, slots *blobSlots, dir string, v *Variable, op string) error {
+	file := VarFile(dir, v.Name)
+	dataPath := DataFile(dir, v.Name)
 	body, data, err := v.Encode(dataPath)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrUsage, err)
+		return fmt.Errorf("%w: %v", store.ErrUsage, err)
 	}
 	if err := tx.WriteFile(file, body); err != nil {
 		return err
@@ -708,7 +717,7 @@ func writeVar(tx *repo.Tx, rec *Recorder, slots *blobSlots, dir string, v *rlm.V
 		if err := tx.Remove(dataPath); err != nil {
 			return err
 		}
-		rec.Add(OpDelete, dataPath, "")
+		rec.Add(store.OpDelete, dataPath, "")
 	}
 	return nil
 }
@@ -717,16 +726,16 @@ func writeVar(tx *repo.Tx, rec *Recorder, slots *blobSlots, dir string, v *rlm.V
 // dir already sees rlm.MaxVariables: the writing state, and, for a shared
 // scope (session, tree, global), every other state that shares it. Only
 // creations pay for the count.
-func checkVariableLimit(tx *repo.Tx, h *rlm.Header, dir, name string) error {
+func checkVariableLimit(tx *repo.Tx, h *Header, dir, name string) error {
 	counts := map[string]int{} // variables per directory, each listed once
-	sees := func(h *rlm.Header) int {
+	sees := func(h *Header) int {
 		n := 0
 		for _, sd := range h.Dirs() {
 			c, ok := counts[sd.Dir]
 			if !ok {
 				es, _ := tx.ReadDir(sd.Dir)
 				for _, e := range es {
-					if _, ok := rlm.NameOfFile(e.Name); ok && !e.IsDir {
+					if _, ok := NameOfFile(e.Name); ok && !e.IsDir {
 						c++
 					}
 				}
@@ -736,11 +745,11 @@ func checkVariableLimit(tx *repo.Tx, h *rlm.Header, dir, name string) error {
 		}
 		return n
 	}
-	states := []*rlm.Header{h}
-	own, _ := h.Dir(rlm.ScopeState)
-	temp, _ := h.Dir(rlm.ScopeTemporary)
+	states := []*Header{h}
+	own, _ := h.Dir(ScopeState)
+	temp, _ := h.Dir(ScopeTemporary)
 	if dir != own && dir != temp {
-		es, _ := tx.ReadDir(rlm.StatesDir)
+		es, _ := tx.ReadDir(StatesDir)
 		for _, e := range es {
 			if !e.IsDir || e.Name == h.StateID {
 				continue
@@ -751,14 +760,14 @@ func checkVariableLimit(tx *repo.Tx, h *rlm.Header, dir, name string) error {
 		}
 	}
 	for _, st := range states {
-		if n := sees(st); n >= rlm.MaxVariables {
-			return &VariableLimitError{State: st.StateID, Seen: n, Limit: rlm.MaxVariables, Creating: name}
+		if n := sees(st); n >= MaxVariables {
+			return &VariableLimitError{State: st.StateID, Seen: n, Limit: MaxVariables, Creating: name}
 		}
 	}
 	return nil
 }
 
-func seesDir(h *rlm.Header, dir string) bool {
+func seesDir(h *Header, dir string) bool {
 	for _, sd := range h.Dirs() {
 		if sd.Dir == dir {
 			return true
@@ -772,7 +781,7 @@ func seesDir(h *rlm.Header, dir string) bool {
 // from the blobs. At most n are recorded: the count was fixed before the
 // transaction from what the operation writes.
 type blobSlots struct {
-	rec   *Recorder
+	rec   *store.Recorder
 	n     int
 	limit int
 }
@@ -781,7 +790,7 @@ func newBlobSlots(n int) *blobSlots { return &blobSlots{limit: n} }
 
 // reset binds the slots to a transaction's recorder (a retried
 // transaction starts from an empty one).
-func (b *blobSlots) reset(rec *Recorder) {
+func (b *blobSlots) reset(rec *store.Recorder) {
 	b.rec, b.n = rec, 0
 }
 
@@ -799,28 +808,28 @@ func (b *blobSlots) add(path string, data []byte) {
 
 // GetOptions say where a variable read looks.
 type GetOptions struct {
-	ReadOptions
+	store.ReadOptions
 	// Scope reads one scope only ("" = resolve temporary → tree →
 	// session → global, after the state's own variables).
-	Scope rlm.Scope
+	Scope Scope
 	// Raw returns a large value's reference instead of its content.
 	Raw bool
 }
 
-// Variable reads a variable of a state ("" = the newest). The read writes
+// Var reads a variable of a state ("" = the newest). The read writes
 // no commit; it counts one access outside the versioned tree, and the
 // returned AccessCount includes it. An expired temporary variable is not
 // found.
-func (s *Store) Variable(ctx context.Context, stateID, name string, g GetOptions) (*rlm.Variable, error) {
+func (s *States) Var(ctx context.Context, stateID, name string, g GetOptions) (*Variable, error) {
 	if err := verbiage.ValidIdentifier(name); err != nil {
 		return nil, err
 	}
 	if g.Scope != "" {
-		if _, err := rlm.ParseScope(string(g.Scope)); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+		if _, err := ParseScope(string(g.Scope)); err != nil {
+			return nil, fmt.Errorf("%w: %v", store.ErrUsage, err)
 		}
 	}
-	root, err := s.Tree(g.ReadOptions)
+	root, err := s.store.Tree(g.ReadOptions)
 	if err != nil {
 		return nil, err
 	}
@@ -828,12 +837,12 @@ func (s *Store) Variable(ctx context.Context, stateID, name string, g GetOptions
 	if err != nil {
 		return nil, err
 	}
-	v, file, err := s.lookupVar(root, h, name, g.Scope, s.now())
+	v, file, err := s.lookupVar(root, h, name, g.Scope, s.store.Now())
 	if err != nil {
 		return nil, err
 	}
 	if v.IsStored() && !g.Raw {
-		data, err := s.repo.ReadFileAt(root, v.DataPath())
+		data, err := s.store.Repo().ReadFileAt(root, v.DataPath())
 		if err != nil {
 			return nil, fmt.Errorf("variable %s: its value file %s: %w", name, v.DataPath(), err)
 		}
@@ -846,25 +855,25 @@ func (s *Store) Variable(ctx context.Context, stateID, name string, g GetOptions
 	return v, nil
 }
 
-func (s *Store) lookupVar(root plumbing.Hash, h *rlm.Header, name string, only rlm.Scope, now time.Time) (*rlm.Variable, string, error) {
+func (s *States) lookupVar(root plumbing.Hash, h *Header, name string, only Scope, now time.Time) (*Variable, string, error) {
 	dirs := h.Dirs()
 	if only != "" {
 		dir, err := h.Dir(only)
 		if err != nil {
-			return nil, "", fmt.Errorf("%w: %v", ErrUsage, err)
+			return nil, "", fmt.Errorf("%w: %v", store.ErrUsage, err)
 		}
-		dirs = []rlm.ScopeDir{{Scope: only, Dir: dir}}
+		dirs = []ScopeDir{{Scope: only, Dir: dir}}
 	}
 	for _, sd := range dirs {
-		file := rlm.VarFile(sd.Dir, name)
-		data, err := s.repo.ReadFileAt(root, file)
+		file := VarFile(sd.Dir, name)
+		data, err := s.store.Repo().ReadFileAt(root, file)
 		if errors.Is(err, repo.ErrNotFound) {
 			continue
 		}
 		if err != nil {
 			return nil, "", err
 		}
-		v, err := rlm.DecodeVariable(data)
+		v, err := DecodeVariable(data)
 		if err != nil {
 			return nil, "", fmt.Errorf("%s: %w", file, err)
 		}
@@ -878,39 +887,39 @@ func (s *Store) lookupVar(root plumbing.Hash, h *rlm.Header, name string, only r
 	if only != "" {
 		where = "scope " + string(only)
 	}
-	return nil, "", errkind.Errorf(ErrNotFound, "%s has no variable %s in %s", h.StateID, name, where)
+	return nil, "", errkind.Errorf(store.ErrNotFound, "%s has no variable %s in %s", h.StateID, name, where)
 }
 
 type visibleVar struct {
-	v    *rlm.Variable
+	v    *Variable
 	file string
 	size int64
 }
 
 // visible lists the variables a state sees, each name once, resolved in
 // scope order (only, when set, restricts to one scope).
-func (s *Store) visible(root plumbing.Hash, h *rlm.Header, only rlm.Scope, now time.Time) ([]visibleVar, error) {
+func (s *States) visible(root plumbing.Hash, h *Header, only Scope, now time.Time) ([]visibleVar, error) {
 	seen := map[string]bool{}
 	var out []visibleVar
 	for _, sd := range h.Dirs() {
 		if only != "" && sd.Scope != only {
 			continue
 		}
-		es, err := s.repo.ReadDirAt(root, sd.Dir)
+		es, err := s.store.Repo().ReadDirAt(root, sd.Dir)
 		if err != nil {
 			continue
 		}
 		for _, e := range es {
-			name, ok := rlm.NameOfFile(e.Name)
+			name, ok := NameOfFile(e.Name)
 			if !ok || e.IsDir || seen[name] {
 				continue
 			}
-			file := rlm.VarFile(sd.Dir, name)
-			data, err := s.repo.ReadBlob(e.Hash)
+			file := VarFile(sd.Dir, name)
+			data, err := s.store.Repo().ReadBlob(e.Hash)
 			if err != nil {
 				return nil, err
 			}
-			v, err := rlm.DecodeVariable(data)
+			v, err := DecodeVariable(data)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", file, err)
 			}
@@ -926,15 +935,15 @@ func (s *Store) visible(root plumbing.Hash, h *rlm.Header, only rlm.Scope, now t
 	return out, nil
 }
 
-// Variables lists the variables a state sees (one scope when scope is
+// Vars lists the variables a state sees (one scope when scope is
 // set), with their access counts; large values show as their reference.
-func (s *Store) Variables(ctx context.Context, stateID string, scope rlm.Scope, ro ReadOptions) ([]rlm.Variable, error) {
+func (s *States) Vars(ctx context.Context, stateID string, scope Scope, ro store.ReadOptions) ([]Variable, error) {
 	if scope != "" {
-		if _, err := rlm.ParseScope(string(scope)); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrUsage, err)
+		if _, err := ParseScope(string(scope)); err != nil {
+			return nil, fmt.Errorf("%w: %v", store.ErrUsage, err)
 		}
 	}
-	root, err := s.Tree(ro)
+	root, err := s.store.Tree(ro)
 	if err != nil {
 		return nil, err
 	}
@@ -942,11 +951,11 @@ func (s *Store) Variables(ctx context.Context, stateID string, scope rlm.Scope, 
 	if err != nil {
 		return nil, err
 	}
-	vs, err := s.visible(root, h, scope, s.now())
+	vs, err := s.visible(root, h, scope, s.store.Now())
 	if err != nil {
 		return nil, err
 	}
-	out := make([]rlm.Variable, len(vs))
+	out := make([]Variable, len(vs))
 	for i, x := range vs {
 		n := s.peekAccess(x.file)
 		x.v.AccessCount = &n
@@ -955,14 +964,14 @@ func (s *Store) Variables(ctx context.Context, stateID string, scope rlm.Scope, 
 	return out, nil
 }
 
-// DeleteVariable removes a variable (the first one found in resolution
+// DeleteVar removes a variable (the first one found in resolution
 // order, or the one of scope) in one commit.
-func (s *Store) DeleteVariable(ctx context.Context, stateID, name string, scope rlm.Scope, wo WriteOptions) (*Mutation, error) {
+func (s *States) DeleteVar(ctx context.Context, stateID, name string, scope Scope, wo store.WriteOptions) (*store.Mutation, error) {
 	if err := verbiage.ValidIdentifier(name); err != nil {
 		return nil, err
 	}
 	if name == verbiage.NamePrompt || name == verbiage.NameFinal {
-		return nil, fmt.Errorf("%w: variable %s of a state cannot be removed (set Final to null to reopen a state)", ErrReadOnly, name)
+		return nil, fmt.Errorf("%w: variable %s of a state cannot be removed (set Final to null to reopen a state)", store.ErrReadOnly, name)
 	}
 	id, _, err := s.stateForWrite(stateID, wo.Branch)
 	if err != nil {
@@ -970,7 +979,7 @@ func (s *Store) DeleteVariable(ctx context.Context, stateID, name string, scope 
 	}
 	wo.Trailers = append(append(repo.Trailers(nil), wo.Trailers...), repo.Trailer{Key: TrailerState, Value: id})
 	slots := newBlobSlots(1)
-	return s.Commit(ctx, wo, "", func(tx *repo.Tx, rec *Recorder) error {
+	return s.store.Commit(ctx, wo, "", func(tx *repo.Tx, rec *store.Recorder) error {
 		slots.reset(rec)
 		h, err := readOpenHeader(tx.ReadFile, id)
 		if err != nil {
@@ -981,29 +990,29 @@ func (s *Store) DeleteVariable(ctx context.Context, stateID, name string, scope 
 			return err
 		}
 		if v.Metadata.ReadOnly {
-			return fmt.Errorf("%w: variable %s is read-only (%s)", ErrReadOnly, name, file)
+			return fmt.Errorf("%w: variable %s is read-only (%s)", store.ErrReadOnly, name, file)
 		}
 		if err := tx.Remove(file); err != nil {
 			return err
 		}
-		rec.Add(OpDelete, file, "")
+		rec.Add(store.OpDelete, file, "")
 		slots.add(file, nil)
 		if v.IsStored() {
 			if ok, _ := tx.Exists(v.DataPath()); ok {
 				tx.Remove(v.DataPath())
-				rec.Add(OpDelete, v.DataPath(), "")
+				rec.Add(store.OpDelete, v.DataPath(), "")
 			}
 		}
 		return nil
 	})
 }
 
-func findVarTx(tx *repo.Tx, h *rlm.Header, name string, scope rlm.Scope) (*rlm.Variable, string, error) {
+func findVarTx(tx *repo.Tx, h *Header, name string, scope Scope) (*Variable, string, error) {
 	for _, sd := range h.Dirs() {
 		if scope != "" && sd.Scope != scope {
 			continue
 		}
-		file := rlm.VarFile(sd.Dir, name)
+		file := VarFile(sd.Dir, name)
 		v, err := readVarTx(tx, file)
 		if err != nil {
 			return nil, "", err
@@ -1013,22 +1022,22 @@ func findVarTx(tx *repo.Tx, h *rlm.Header, name string, scope rlm.Scope) (*rlm.V
 			return v, file, nil
 		}
 	}
-	return nil, "", errkind.Errorf(ErrNotFound, "%s has no variable %s", h.StateID, name)
+	return nil, "", errkind.Errorf(store.ErrNotFound, "%s has no variable %s", h.StateID, name)
 }
 
-// RenameVariable renames a variable within its scope in one commit; it
+// RenameVar renames a variable within its scope in one commit; it
 // refuses to overwrite.
-func (s *Store) RenameVariable(ctx context.Context, stateID, oldName, newName string, scope rlm.Scope, wo WriteOptions) (*Mutation, error) {
+func (s *States) RenameVar(ctx context.Context, stateID, oldName, newName string, scope Scope, wo store.WriteOptions) (*store.Mutation, error) {
 	for _, n := range []string{oldName, newName} {
 		if err := verbiage.ValidIdentifier(n); err != nil {
 			return nil, err
 		}
 		if n == verbiage.NamePrompt || n == verbiage.NameFinal {
-			return nil, fmt.Errorf("%w: variable %s of a state cannot be renamed", ErrReadOnly, n)
+			return nil, fmt.Errorf("%w: variable %s of a state cannot be renamed", store.ErrReadOnly, n)
 		}
 	}
 	if oldName == newName {
-		return nil, ErrNoChange
+		return nil, store.ErrNoChange
 	}
 	id, _, err := s.stateForWrite(stateID, wo.Branch)
 	if err != nil {
@@ -1036,7 +1045,7 @@ func (s *Store) RenameVariable(ctx context.Context, stateID, oldName, newName st
 	}
 	wo.Trailers = append(append(repo.Trailers(nil), wo.Trailers...), repo.Trailer{Key: TrailerState, Value: id})
 	slots := newBlobSlots(2)
-	return s.Commit(ctx, wo, "", func(tx *repo.Tx, rec *Recorder) error {
+	return s.store.Commit(ctx, wo, "", func(tx *repo.Tx, rec *store.Recorder) error {
 		slots.reset(rec)
 		h, err := readOpenHeader(tx.ReadFile, id)
 		if err != nil {
@@ -1047,12 +1056,12 @@ func (s *Store) RenameVariable(ctx context.Context, stateID, oldName, newName st
 			return err
 		}
 		if v.Metadata.ReadOnly {
-			return fmt.Errorf("%w: variable %s is read-only (%s)", ErrReadOnly, oldName, file)
+			return fmt.Errorf("%w: variable %s is read-only (%s)", store.ErrReadOnly, oldName, file)
 		}
 		dir := strings.TrimSuffix(file, "/"+oldName+".json")
-		to := rlm.VarFile(dir, newName)
+		to := VarFile(dir, newName)
 		if ok, _ := tx.Exists(to); ok {
-			return fmt.Errorf("%w: variable %s (%s); rename refuses to overwrite", ErrExists, newName, to)
+			return fmt.Errorf("%w: variable %s (%s); rename refuses to overwrite", store.ErrExists, newName, to)
 		}
 		if v.IsStored() {
 			data, err := tx.ReadFile(v.DataPath())
@@ -1062,10 +1071,10 @@ func (s *Store) RenameVariable(ctx context.Context, stateID, oldName, newName st
 			if err := v.Load(data); err != nil {
 				return err
 			}
-			tx.Remove(rlm.DataFile(dir, oldName))
+			tx.Remove(DataFile(dir, oldName))
 		}
 		v.Name = newName
-		body, data, err := v.Encode(rlm.DataFile(dir, newName))
+		body, data, err := v.Encode(DataFile(dir, newName))
 		if err != nil {
 			return err
 		}
@@ -1076,36 +1085,36 @@ func (s *Store) RenameVariable(ctx context.Context, stateID, oldName, newName st
 			return err
 		}
 		if data != nil {
-			if err := tx.WriteFile(rlm.DataFile(dir, newName), data); err != nil {
+			if err := tx.WriteFile(DataFile(dir, newName), data); err != nil {
 				return err
 			}
 		}
-		rec.Changes = append(rec.Changes, Change{Operation: OpRename, File: file, To: to})
+		rec.Changes = append(rec.Changes, store.Change{Operation: store.OpRename, File: file, To: to})
 		slots.add(file, nil)
 		slots.add(to, body)
 		return nil
 	})
 }
 
-// SetFinal completes a state: Final = value (see SetVariable).
-func (s *Store) SetFinal(ctx context.Context, stateID string, value any, wo WriteOptions) (*VarResult, error) {
-	return s.SetVariable(ctx, stateID, verbiage.NameFinal, value, VarOptions{}, wo)
+// SetFinal completes a state: Final = value (see SetVar).
+func (s *States) SetFinal(ctx context.Context, stateID string, value any, wo store.WriteOptions) (*VarResult, error) {
+	return s.SetVar(ctx, stateID, verbiage.NameFinal, value, VarOptions{}, wo)
 }
 
 // RemoveExpired deletes every temporary variable whose TTL has run out, in
 // all states, in one commit, and returns the removed variable files
 // (ErrNoChange when none has expired). `aiwg-state gc` calls it.
-func (s *Store) RemoveExpired(ctx context.Context, wo WriteOptions) (*Mutation, []string, error) {
+func (s *States) RemoveExpired(ctx context.Context, wo store.WriteOptions) (*store.Mutation, []string, error) {
 	var removed []string
 	if wo.Message == "" {
 		wo.Message = "remove expired temporary variables"
 	}
-	m, err := s.Commit(ctx, wo, "", func(tx *repo.Tx, rec *Recorder) error {
+	m, err := s.store.Commit(ctx, wo, "", func(tx *repo.Tx, rec *store.Recorder) error {
 		removed = removed[:0]
-		now := s.now()
+		now := s.store.Now()
 		states, err := tx.ReadDir("temp")
 		if errors.Is(err, repo.ErrNotFound) {
-			return ErrNoChange
+			return store.ErrNoChange
 		}
 		if err != nil {
 			return err
@@ -1117,11 +1126,11 @@ func (s *Store) RemoveExpired(ctx context.Context, wo WriteOptions) (*Mutation, 
 				continue
 			}
 			for _, e := range es {
-				name, ok := rlm.NameOfFile(e.Name)
+				name, ok := NameOfFile(e.Name)
 				if !ok {
 					continue
 				}
-				file := rlm.VarFile(dir, name)
+				file := VarFile(dir, name)
 				v, err := readVarTx(tx, file)
 				if err != nil || v == nil || !v.Expired(now) {
 					continue
@@ -1129,16 +1138,16 @@ func (s *Store) RemoveExpired(ctx context.Context, wo WriteOptions) (*Mutation, 
 				if err := tx.Remove(file); err != nil {
 					return err
 				}
-				rec.Add(OpDelete, file, "")
-				if ok, _ := tx.Exists(rlm.DataFile(dir, name)); ok {
-					tx.Remove(rlm.DataFile(dir, name))
-					rec.Add(OpDelete, rlm.DataFile(dir, name), "")
+				rec.Add(store.OpDelete, file, "")
+				if ok, _ := tx.Exists(DataFile(dir, name)); ok {
+					tx.Remove(DataFile(dir, name))
+					rec.Add(store.OpDelete, DataFile(dir, name), "")
 				}
 				removed = append(removed, file)
 			}
 		}
 		if len(removed) == 0 {
-			return ErrNoChange
+			return store.ErrNoChange
 		}
 		return nil
 	})
@@ -1151,11 +1160,11 @@ func (s *Store) RemoveExpired(ctx context.Context, wo WriteOptions) (*Mutation, 
 // Access counts live under the git directory, one file per variable file
 // whose size is the count: a read appends one byte (O_APPEND, atomic
 // between processes), so counting never commits and costs one stat.
-func (s *Store) accessFile(file string) string {
-	return filepath.Join(s.repo.Dir(), "aiwg", "access", filepath.FromSlash(file)+".count")
+func (s *States) accessFile(file string) string {
+	return filepath.Join(s.store.Repo().Dir(), "aiwg", "access", filepath.FromSlash(file)+".count")
 }
 
-func (s *Store) countAccess(file string) int64 {
+func (s *States) countAccess(file string) int64 {
 	p := s.accessFile(file)
 	f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -1175,7 +1184,7 @@ func (s *Store) countAccess(file string) int64 {
 	return fi.Size()
 }
 
-func (s *Store) peekAccess(file string) int64 {
+func (s *States) peekAccess(file string) int64 {
 	fi, err := os.Stat(s.accessFile(file))
 	if err != nil {
 		return 0

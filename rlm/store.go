@@ -1,4 +1,4 @@
-package store
+package rlm
 
 import (
 	"bytes"
@@ -19,10 +19,9 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/aiwg/aiwg-state/checkpoint"
-	"github.com/aiwg/aiwg-state/internal/errkind"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/repo"
-	"github.com/aiwg/aiwg-state/rlm"
+	"github.com/aiwg/aiwg-state/store"
 	"github.com/aiwg/aiwg-state/verbiage"
 )
 
@@ -36,7 +35,7 @@ var ErrHandler = errors.New("completion handler failed")
 
 // RLMSchema returns the JSON Schema (2020-12) of the RLM state specification that exports
 // validate against.
-func RLMSchema() []byte { return rlm.StateSchema() }
+func RLMSchema() []byte { return StateSchema() }
 
 func encodeJSON(v any) ([]byte, error) {
 	raw, err := json.Marshal(v)
@@ -56,26 +55,15 @@ func decodeJSON(data []byte, v any) error {
 }
 
 // CompletionHandler is a command run once when a state's Final turns
-// non-null. It is kept in the store manifest's "rlm" section:
-//
-//	{"rlm": {"on_complete": [{"name": "notify", "command": ["sh", "-c", "..."]}]}}
-//
-// It runs with AIWG_STATE_ID, AIWG_STATE_COMMIT and AIWG_STATE_STORE set and
-// Final's value on standard input (one line of JSON).
-type CompletionHandler struct {
-	Name    string   `json:"name"`
-	Command []string `json:"command"`
-}
+// non-null, kept in the store manifest's "rlm" section (see
+// store.CompletionHandler).
+type CompletionHandler = store.CompletionHandler
 
-type rlmSettings struct {
-	OnComplete []CompletionHandler `json:"on_complete,omitempty"`
-}
-
-func (s *Store) rlmSettingsAt(root plumbing.Hash) (rlmSettings, error) {
+func (s *States) rlmSettingsAt(root plumbing.Hash) (store.RLMSettings, error) {
 	var m struct {
-		RLM rlmSettings `json:"rlm"`
+		RLM store.RLMSettings `json:"rlm"`
 	}
-	data, err := s.repo.ReadFileAt(root, ManifestPath)
+	data, err := s.store.Repo().ReadFileAt(root, store.ManifestPath)
 	if errors.Is(err, repo.ErrNotFound) {
 		return m.RLM, nil
 	}
@@ -83,14 +71,14 @@ func (s *Store) rlmSettingsAt(root plumbing.Hash) (rlmSettings, error) {
 		return m.RLM, err // unread settings are not the defaults
 	}
 	if err := json.Unmarshal(data, &m); err != nil {
-		return m.RLM, fmt.Errorf("%s: rlm section: %w", ManifestPath, objects.ErrInvalidJSON)
+		return m.RLM, fmt.Errorf("%s: rlm section: %w", store.ManifestPath, objects.ErrInvalidJSON)
 	}
 	return m.RLM, nil
 }
 
 // CompletionHandlers lists the handlers the manifest registers.
-func (s *Store) CompletionHandlers(ctx context.Context, ro ReadOptions) ([]CompletionHandler, error) {
-	root, err := s.Tree(ro)
+func (s *States) CompletionHandlers(ctx context.Context, ro store.ReadOptions) ([]CompletionHandler, error) {
+	root, err := s.store.Tree(ro)
 	if err != nil {
 		return nil, err
 	}
@@ -102,10 +90,10 @@ func (s *Store) CompletionHandlers(ctx context.Context, ro ReadOptions) ([]Compl
 // commit (the rest of the manifest is kept), and trusts them on this
 // machine (see Trust): whoever sets a handler here consents to run it
 // here. Other clones of the store run it once trusted there.
-func (s *Store) SetCompletionHandlers(ctx context.Context, hs []CompletionHandler, wo WriteOptions) (*Mutation, error) {
+func (s *States) SetCompletionHandlers(ctx context.Context, hs []CompletionHandler, wo store.WriteOptions) (*store.Mutation, error) {
 	for _, h := range hs {
 		if len(h.Command) == 0 || h.Command[0] == "" {
-			return nil, fmt.Errorf("%w: completion handler %q has no command", ErrUsage, h.Name)
+			return nil, fmt.Errorf("%w: completion handler %q has no command", store.ErrUsage, h.Name)
 		}
 	}
 	m, err := s.setCompletionHandlers(ctx, hs, wo)
@@ -115,17 +103,17 @@ func (s *Store) SetCompletionHandlers(ctx context.Context, hs []CompletionHandle
 	return m, err
 }
 
-func (s *Store) setCompletionHandlers(ctx context.Context, hs []CompletionHandler, wo WriteOptions) (*Mutation, error) {
-	return s.Commit(ctx, wo, "", func(tx *repo.Tx, rec *Recorder) error {
+func (s *States) setCompletionHandlers(ctx context.Context, hs []CompletionHandler, wo store.WriteOptions) (*store.Mutation, error) {
+	return s.store.Commit(ctx, wo, "", func(tx *repo.Tx, rec *store.Recorder) error {
 		doc := map[string]any{}
-		data, err := tx.ReadFile(ManifestPath)
+		data, err := tx.ReadFile(store.ManifestPath)
 		if err != nil && !errors.Is(err, repo.ErrNotFound) {
 			return err // rewritten from nothing, the manifest would lose the rest
 		}
 		if err == nil {
 			v, err := objects.Decode(data)
 			if err != nil {
-				return fmt.Errorf("%s: %w", ManifestPath, err)
+				return fmt.Errorf("%s: %w", store.ManifestPath, err)
 			}
 			if m, ok := v.(map[string]any); ok {
 				doc = m
@@ -153,12 +141,18 @@ func (s *Store) setCompletionHandlers(ctx context.Context, hs []CompletionHandle
 		if err != nil {
 			return err
 		}
-		if err := tx.WriteFile(ManifestPath, data); err != nil {
+		if err := tx.WriteFile(store.ManifestPath, data); err != nil {
 			return err
 		}
-		rec.Add(OpUpdate, ManifestPath, "rlm.on_complete")
+		rec.Add(store.OpUpdate, store.ManifestPath, "rlm.on_complete")
 		return nil
 	})
+}
+
+// RunCompletion is the store.AfterCommit that runs the completion handlers
+// of the states a commit completed (see runCompletion).
+func RunCompletion(s *store.Store, m *store.Mutation, wo store.WriteOptions, changes []store.Change) error {
+	return New(s).runCompletion(m, wo, changes)
 }
 
 // runCompletion runs the completion handlers of every state this commit
@@ -169,7 +163,7 @@ func (s *Store) setCompletionHandlers(ctx context.Context, hs []CompletionHandle
 // commit completes a state, and only the process that published it runs
 // this. A claim file under the git directory, created exclusively, makes a
 // second run for the same commit (a retried call, a re-import) a no-op.
-func (s *Store) runCompletion(m *Mutation, wo WriteOptions, changes []Change) error {
+func (s *States) runCompletion(m *store.Mutation, wo store.WriteOptions, changes []store.Change) error {
 	ids := map[string]bool{}
 	for _, ch := range changes {
 		rest, ok := strings.CutPrefix(ch.File, "states/")
@@ -189,13 +183,13 @@ func (s *Store) runCompletion(m *Mutation, wo WriteOptions, changes []Change) er
 			return nil // imported history: it completed elsewhere, long ago
 		}
 	}
-	c, err := s.repo.ReadCommit(plumbing.NewHash(m.Commit))
+	c, err := s.store.Repo().ReadCommit(plumbing.NewHash(m.Commit))
 	if err != nil {
 		return err
 	}
 	var parentTree plumbing.Hash
 	if len(c.Parents) > 0 {
-		p, err := s.repo.ReadCommit(c.Parents[0])
+		p, err := s.store.Repo().ReadCommit(c.Parents[0])
 		if err != nil {
 			return err
 		}
@@ -203,7 +197,7 @@ func (s *Store) runCompletion(m *Mutation, wo WriteOptions, changes []Change) er
 	}
 	var errs []error
 	for id := range ids {
-		file := rlm.VarFile("states/"+id+"/variables", verbiage.NameFinal)
+		file := VarFile("states/"+id+"/variables", verbiage.NameFinal)
 		if !s.finalSet(c.Tree, file) || (!parentTree.IsZero() && s.finalSet(parentTree, file)) {
 			continue
 		}
@@ -214,16 +208,16 @@ func (s *Store) runCompletion(m *Mutation, wo WriteOptions, changes []Change) er
 	return errors.Join(errs...)
 }
 
-func (s *Store) finalSet(root plumbing.Hash, file string) bool {
-	data, err := s.repo.ReadFileAt(root, file)
+func (s *States) finalSet(root plumbing.Hash, file string) bool {
+	data, err := s.store.Repo().ReadFileAt(root, file)
 	if err != nil {
 		return false
 	}
-	v, err := rlm.DecodeVariable(data)
+	v, err := DecodeVariable(data)
 	return err == nil && v.Value != nil
 }
 
-func (s *Store) complete(m *Mutation, c *repo.Commit, id string, wo WriteOptions) error {
+func (s *States) complete(m *store.Mutation, c *repo.Commit, id string, wo store.WriteOptions) error {
 	st, err := s.rlmSettingsAt(c.Tree)
 	if err != nil || len(st.OnComplete) == 0 {
 		return err
@@ -240,13 +234,13 @@ func (s *Store) complete(m *Mutation, c *repo.Commit, id string, wo WriteOptions
 			run = append(run, h)
 			continue
 		}
-		m.warn(wo, fmt.Sprintf("completion handler %q (%s) is not trusted on this machine, so it did not run: read it, then aiwg-state trust", h.Name, oneLineCommand(h.Command)))
+		m.Warn(wo, fmt.Sprintf("completion handler %q (%s) is not trusted on this machine, so it did not run: read it, then aiwg-state trust", h.Name, oneLineCommand(h.Command)))
 	}
 	if len(run) == 0 {
 		return nil
 	}
 	st.OnComplete = run
-	dir := filepath.Join(s.repo.Dir(), "aiwg", "completions")
+	dir := filepath.Join(s.store.Repo().Dir(), "aiwg", "completions")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -260,10 +254,10 @@ func (s *Store) complete(m *Mutation, c *repo.Commit, id string, wo WriteOptions
 	}
 	defer f.Close()
 	var final []byte
-	if data, err := s.repo.ReadFileAt(c.Tree, rlm.VarFile("states/"+id+"/variables", verbiage.NameFinal)); err == nil {
-		if v, err := rlm.DecodeVariable(data); err == nil {
+	if data, err := s.store.Repo().ReadFileAt(c.Tree, VarFile("states/"+id+"/variables", verbiage.NameFinal)); err == nil {
+		if v, err := DecodeVariable(data); err == nil {
 			if v.IsStored() {
-				if d, err := s.repo.ReadFileAt(c.Tree, v.DataPath()); err == nil {
+				if d, err := s.store.Repo().ReadFileAt(c.Tree, v.DataPath()); err == nil {
 					v.Load(d)
 				}
 			}
@@ -282,7 +276,7 @@ func (s *Store) complete(m *Mutation, c *repo.Commit, id string, wo WriteOptions
 		if env == nil {
 			env = os.Environ()
 		}
-		cmd.Env = append(slices.Clip(env), "AIWG_STATE_ID="+id, "AIWG_STATE_COMMIT="+c.Hash.String(), "AIWG_STATE_STORE="+s.repo.Dir())
+		cmd.Env = append(slices.Clip(env), "AIWG_STATE_ID="+id, "AIWG_STATE_COMMIT="+c.Hash.String(), "AIWG_STATE_STORE="+s.store.Repo().Dir())
 		cmd.Dir = wo.HandlerDir
 		cmd.Stdin = bytes.NewReader(final)
 		out, err := cmd.CombinedOutput()
@@ -311,7 +305,7 @@ func oneLineCommand(cmd []string) string {
 // the PATH of WriteOptions.HandlerEnv, relative entries against
 // HandlerDir. exec.Command would search this process's PATH, which is not
 // the client's when a server writes for one.
-func handlerPath(name string, wo WriteOptions) (string, error) {
+func handlerPath(name string, wo store.WriteOptions) (string, error) {
 	if strings.Contains(name, "/") {
 		if !filepath.IsAbs(name) {
 			name = filepath.Join(wo.HandlerDir, name)
@@ -346,22 +340,22 @@ func handlerPath(name string, wo WriteOptions) (string, error) {
 
 // ExportOptions choose what `state export` prints.
 type ExportOptions struct {
-	ReadOptions
+	store.ReadOptions
 	// Page of the history (1, the default, is the newest MaxHistory
 	// mutations). The history is all in git; an export carries one page.
 	Page int
 }
 
-// ExportState assembles a state ("" = the newest) as one document of the
+// Export assembles a state ("" = the newest) as one document of the
 // specification's schema and validates it: variables with metadata and access
 // counts, history.mutations derived from the commits (old and new values
 // read from them), history.checkpoints from the tags, metadata counted.
-func (s *Store) ExportState(ctx context.Context, stateID string, eo ExportOptions) ([]byte, error) {
-	head, err := s.Resolve(eo.At, eo.Branch)
+func (s *States) Export(ctx context.Context, stateID string, eo ExportOptions) ([]byte, error) {
+	head, err := s.store.Resolve(eo.At, eo.Branch)
 	if err != nil {
 		return nil, err
 	}
-	hc, err := s.repo.ReadCommit(head)
+	hc, err := s.store.Repo().ReadCommit(head)
 	if err != nil {
 		return nil, err
 	}
@@ -369,21 +363,21 @@ func (s *Store) ExportState(ctx context.Context, stateID string, eo ExportOption
 	if err != nil {
 		return nil, err
 	}
-	doc := &rlm.Document{Version: rlm.Version, StateID: h.StateID, SessionID: h.SessionID, ParentStateID: h.ParentStateID, Variables: map[string]*rlm.Variable{}}
+	doc := &Document{Version: Version, StateID: h.StateID, SessionID: h.SessionID, ParentStateID: h.ParentStateID, Variables: map[string]*Variable{}}
 	if h.TreeID != "" {
 		t := h.TreeID
 		doc.TreeID = &t
 	}
-	vs, err := s.visible(hc.Tree, h, "", s.now())
+	vs, err := s.visible(hc.Tree, h, "", s.store.Now())
 	if err != nil {
 		return nil, err
 	}
-	meta := &rlm.Metadata{CreatedAt: h.CreatedAt, ExecutionConfig: h.ExecutionConfig, CompletionStatus: cmp.Or(h.CompletionStatus, rlm.StatusIncomplete)}
+	meta := &Metadata{CreatedAt: h.CreatedAt, ExecutionConfig: h.ExecutionConfig, CompletionStatus: cmp.Or(h.CompletionStatus, StatusIncomplete)}
 	for _, x := range vs {
 		v := x.v
 		meta.TotalSizeBytes += x.size
 		if v.IsStored() {
-			data, err := s.repo.ReadFileAt(hc.Tree, v.DataPath())
+			data, err := s.store.Repo().ReadFileAt(hc.Tree, v.DataPath())
 			if err != nil {
 				return nil, fmt.Errorf("variable %s: %w", v.Name, err)
 			}
@@ -394,11 +388,11 @@ func (s *Store) ExportState(ctx context.Context, stateID string, eo ExportOption
 		}
 		n := s.peekAccess(x.file)
 		v.AccessCount = &n
-		if v.Metadata.Scope == rlm.ScopeState {
+		if v.Metadata.Scope == ScopeState {
 			v.Metadata.Scope = "" // the schema's scopes are the four shared ones
 		}
 		if v.Name == verbiage.NameFinal && v.Value != nil {
-			meta.CompletionStatus = rlm.StatusComplete
+			meta.CompletionStatus = StatusComplete
 		}
 		doc.Variables[v.Name] = v
 	}
@@ -413,23 +407,23 @@ func (s *Store) ExportState(ctx context.Context, stateID string, eo ExportOption
 	} else {
 		meta.LastUpdatedAt = h.CreatedAt
 	}
-	pages := max(1, (len(muts)+rlm.MaxHistory-1)/rlm.MaxHistory)
+	pages := max(1, (len(muts)+MaxHistory-1)/MaxHistory)
 	page := max(eo.Page, 1)
 	if page > pages {
-		return nil, fmt.Errorf("%w: history page %d of %d", ErrNotFound, page, pages)
+		return nil, fmt.Errorf("%w: history page %d of %d", store.ErrNotFound, page, pages)
 	}
-	end := len(muts) - (page-1)*rlm.MaxHistory
-	start := max(0, end-rlm.MaxHistory)
-	hist := &rlm.History{Mutations: muts[start:end], Checkpoints: []rlm.Checkpoint{}}
+	end := len(muts) - (page-1)*MaxHistory
+	start := max(0, end-MaxHistory)
+	hist := &History{Mutations: muts[start:end], Checkpoints: []Checkpoint{}}
 	if pages > 1 {
 		hist.Page, hist.Pages = page, pages
 	}
-	cks, err := checkpoint.List(s.repo, h.StateID)
+	cks, err := checkpoint.List(s.store.Repo(), h.StateID)
 	if err != nil {
 		return nil, err
 	}
 	for _, c := range cks {
-		hist.Checkpoints = append(hist.Checkpoints, rlm.Checkpoint{CheckpointID: c.ID, Name: c.Name, Timestamp: c.Time.UTC().Format(time.RFC3339),
+		hist.Checkpoints = append(hist.Checkpoints, Checkpoint{CheckpointID: c.ID, Name: c.Name, Timestamp: c.Time.UTC().Format(time.RFC3339),
 			SnapshotPath: c.Ref, Description: c.Description})
 	}
 	meta.CheckpointCount = len(cks)
@@ -444,8 +438,8 @@ func (s *Store) ExportState(ctx context.Context, stateID string, eo ExportOption
 	return out, nil
 }
 
-func (s *Store) validateDocument(doc []byte) error {
-	sch, err := rlm.CompileSchema(rlm.StateSchema())
+func (s *States) validateDocument(doc []byte) error {
+	sch, err := CompileSchema(StateSchema())
 	if err != nil {
 		return err
 	}
@@ -464,13 +458,13 @@ func (s *Store) validateDocument(doc []byte) error {
 // variable blob they wrote (Blob trailers), so values are read directly;
 // other commits (plain git, merges, rollbacks) are compared with their
 // first parent, directory by directory.
-func (s *Store) stateHistory(head plumbing.Hash, h *rlm.Header) ([]rlm.Mutation, error) {
+func (s *States) stateHistory(head plumbing.Hash, h *Header) ([]Mutation, error) {
 	var commits []*repo.Commit
-	headerPath := rlm.HeaderPath(h.StateID)
-	err := s.repo.FirstParents(head, func(c *repo.Commit) (bool, error) {
+	headerPath := HeaderPath(h.StateID)
+	err := s.store.Repo().FirstParents(head, func(c *repo.Commit) (bool, error) {
 		commits = append(commits, c)
-		for _, ch := range MutationOf(c, "").Changes {
-			if ch.File == headerPath && ch.Operation == OpCreate {
+		for _, ch := range store.MutationOf(c, "").Changes {
+			if ch.File == headerPath && ch.Operation == store.OpCreate {
 				return false, nil
 			}
 		}
@@ -483,26 +477,26 @@ func (s *Store) stateHistory(head plumbing.Hash, h *rlm.Header) ([]rlm.Mutation,
 	inState := func(p string) (string, bool) {
 		for _, sd := range dirs {
 			if rest, ok := strings.CutPrefix(p, sd.Dir+"/"); ok {
-				return rlm.NameOfFile(rest)
+				return NameOfFile(rest)
 			}
 		}
 		return "", false
 	}
 	hv := &historyValues{s: s, cache: map[plumbing.Hash]json.RawMessage{}}
 	last := map[string]json.RawMessage{}
-	var out []rlm.Mutation
+	var out []Mutation
 	for i := len(commits) - 1; i >= 0; i-- {
 		c := commits[i]
-		m := MutationOf(c, "")
+		m := store.MutationOf(c, "")
 		var parentTree plumbing.Hash
 		if len(c.Parents) > 0 {
-			p, err := s.repo.ReadCommit(c.Parents[0])
+			p, err := s.store.Repo().ReadCommit(c.Parents[0])
 			if err != nil {
 				return nil, err
 			}
 			parentTree = p.Tree
 		}
-		base := rlm.Mutation{MutationID: m.MutationID, Source: m.Source, Timestamp: c.Author.When.UTC().Format(time.RFC3339)}
+		base := Mutation{MutationID: m.MutationID, Source: m.Source, Timestamp: c.Author.When.UTC().Format(time.RFC3339)}
 		tr := c.Trailers()
 		if id := tr.Get(TrailerImportedMutation); id != "" {
 			base.MutationID = id
@@ -536,9 +530,9 @@ func (s *Store) stateHistory(head plumbing.Hash, h *rlm.Header) ([]rlm.Mutation,
 				fc.hasNew = !fc.newH.IsZero()
 				for _, ch := range m.Changes {
 					switch {
-					case ch.Operation == OpRename && ch.To == path:
-						fc.op, fc.from = OpRename, ch.File
-					case ch.Operation == OpRename && ch.File == path:
+					case ch.Operation == store.OpRename && ch.To == path:
+						fc.op, fc.from = store.OpRename, ch.File
+					case ch.Operation == store.OpRename && ch.File == path:
 						fc.op = "skip"
 					case ch.File == path && fc.op == "":
 						fc.op = ch.Operation
@@ -556,22 +550,22 @@ func (s *Store) stateHistory(head plumbing.Hash, h *rlm.Header) ([]rlm.Mutation,
 				if a == b {
 					continue
 				}
-				diffs, err := s.repo.DiffTrees(a, b)
+				diffs, err := s.store.Repo().DiffTrees(a, b)
 				if err != nil {
 					return nil, err
 				}
 				for _, d := range diffs {
-					if _, ok := rlm.NameOfFile(d.Path); !ok {
+					if _, ok := NameOfFile(d.Path); !ok {
 						continue
 					}
 					fc := fileChange{path: sd.Dir + "/" + d.Path, newH: d.New, hasNew: !d.New.IsZero()}
 					switch {
 					case d.Old.IsZero():
-						fc.op = OpCreate
+						fc.op = store.OpCreate
 					case d.New.IsZero():
-						fc.op = OpDelete
+						fc.op = store.OpDelete
 					default:
-						fc.op = OpUpdate
+						fc.op = store.OpUpdate
 					}
 					fcs = append(fcs, fc)
 				}
@@ -583,9 +577,9 @@ func (s *Store) stateHistory(head plumbing.Hash, h *rlm.Header) ([]rlm.Mutation,
 			e.VariableName = name
 			e.Metadata = meta
 			oldPath := fc.path
-			if fc.op == OpRename {
+			if fc.op == store.OpRename {
 				oldPath = fc.from
-				if from, ok := rlm.NameOfFile(fc.from[strings.LastIndex(fc.from, "/")+1:]); ok {
+				if from, ok := NameOfFile(fc.from[strings.LastIndex(fc.from, "/")+1:]); ok {
 					e.Metadata = map[string]any{"commit": c.Hash.String(), "reason": "renamed from " + from, "renamed_from": from}
 				}
 			}
@@ -604,18 +598,18 @@ func (s *Store) stateHistory(head plumbing.Hash, h *rlm.Header) ([]rlm.Mutation,
 				last[fc.path] = nil
 			}
 			switch {
-			case fc.op == OpCreate && old != nil && fc.hasNew:
-				fc.op = OpUpdate // re-created over a value the walk had not seen go
-			case fc.op == OpUpdate && old == nil:
-				fc.op = OpCreate
+			case fc.op == store.OpCreate && old != nil && fc.hasNew:
+				fc.op = store.OpUpdate // re-created over a value the walk had not seen go
+			case fc.op == store.OpUpdate && old == nil:
+				fc.op = store.OpCreate
 			case fc.op == "" || fc.op == OpRollback:
-				fc.op = map[bool]string{true: OpUpdate, false: OpDelete}[fc.hasNew]
+				fc.op = map[bool]string{true: store.OpUpdate, false: store.OpDelete}[fc.hasNew]
 				if fc.hasNew && old == nil {
-					fc.op = OpCreate
+					fc.op = store.OpCreate
 				}
 			}
 			e.Operation = fc.op
-			if fc.op != OpCreate {
+			if fc.op != store.OpCreate {
 				e.OldValue = old
 			}
 			out = append(out, e)
@@ -627,11 +621,11 @@ func (s *Store) stateHistory(head plumbing.Hash, h *rlm.Header) ([]rlm.Mutation,
 	return out, nil
 }
 
-func (s *Store) dirHashAt(root plumbing.Hash, dir string) plumbing.Hash {
+func (s *States) dirHashAt(root plumbing.Hash, dir string) plumbing.Hash {
 	if root.IsZero() {
 		return plumbing.ZeroHash
 	}
-	e, err := s.repo.Lookup(root, dir)
+	e, err := s.store.Repo().Lookup(root, dir)
 	if err != nil || !e.IsDir() {
 		return plumbing.ZeroHash
 	}
@@ -640,7 +634,7 @@ func (s *Store) dirHashAt(root plumbing.Hash, dir string) plumbing.Hash {
 
 // historyValues reads variable values out of history, each blob once.
 type historyValues struct {
-	s     *Store
+	s     *States
 	cache map[plumbing.Hash]json.RawMessage
 }
 
@@ -650,17 +644,17 @@ func (hv *historyValues) blob(h plumbing.Hash, tree plumbing.Hash) (json.RawMess
 	if v, ok := hv.cache[h]; ok {
 		return v, nil
 	}
-	data, err := hv.s.repo.ReadBlob(h)
+	data, err := hv.s.store.Repo().ReadBlob(h)
 	if err != nil {
 		return nil, err
 	}
-	v, err := rlm.DecodeVariable(data)
+	v, err := DecodeVariable(data)
 	if err != nil {
 		return nil, err
 	}
 	stored := v.IsStored()
 	if stored {
-		if d, err := hv.s.repo.ReadFileAt(tree, v.DataPath()); err == nil {
+		if d, err := hv.s.store.Repo().ReadFileAt(tree, v.DataPath()); err == nil {
 			v.Load(d)
 		}
 	}
@@ -675,7 +669,7 @@ func (hv *historyValues) blob(h plumbing.Hash, tree plumbing.Hash) (json.RawMess
 }
 
 func (hv *historyValues) at(tree plumbing.Hash, path string) json.RawMessage {
-	e, err := hv.s.repo.Lookup(tree, path)
+	e, err := hv.s.store.Repo().Lookup(tree, path)
 	if err != nil || e.IsDir() {
 		return nil
 	}
@@ -683,21 +677,21 @@ func (hv *historyValues) at(tree plumbing.Hash, path string) json.RawMessage {
 	return v
 }
 
-// ImportState turns a state document (e.g. one exported by another aiwg
+// Import turns a state document (e.g. one exported by another aiwg
 // tool) into history on the branch: the state's init commit, one commit per
 // mutation (entries sharing a mutation id make one commit) with the
 // original timestamps, sources and mutation ids (Imported-Mutation-Id), a
 // last commit that makes the variables equal to the document's when the
 // history does not, and the checkpoints as tags on the commit each was
 // taken at. Completion handlers do not run for imported history. A state
-// the store holds already is refused (ErrExists); see ImportStateWith.
-func (s *Store) ImportState(ctx context.Context, data []byte, wo WriteOptions) (*StateInfo, error) {
-	return s.ImportStateWith(ctx, data, ImportStateOptions{}, wo)
+// the store holds already is refused (ErrExists); see ImportWith.
+func (s *States) Import(ctx context.Context, data []byte, wo store.WriteOptions) (*StateInfo, error) {
+	return s.ImportWith(ctx, data, ImportOptions{}, wo)
 }
 
-// ImportStateOptions say what an import does with a state the store holds
+// ImportOptions say what an import does with a state the store holds
 // already.
-type ImportStateOptions struct {
+type ImportOptions struct {
 	// As imports the document as a new state of this id (state- and 8
 	// hex digits), beside the one it was exported from; its checkpoints
 	// get new ids.
@@ -711,22 +705,22 @@ type ImportStateOptions struct {
 	Replace bool
 }
 
-// ImportStateWith is ImportState, with what to do when the store holds
+// ImportWith is Import, with what to do when the store holds
 // the state already.
-func (s *Store) ImportStateWith(ctx context.Context, data []byte, io ImportStateOptions, wo WriteOptions) (*StateInfo, error) {
+func (s *States) ImportWith(ctx context.Context, data []byte, io ImportOptions, wo store.WriteOptions) (*StateInfo, error) {
 	if err := s.validateDocument(data); err != nil {
 		return nil, err
 	}
-	doc, err := rlm.DecodeDocument(data)
+	doc, err := DecodeDocument(data)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidState, err)
 	}
 	if io.As != "" {
 		if io.Replace {
-			return nil, fmt.Errorf("%w: --as makes a new state and --replace changes the one there: one or the other", ErrUsage)
+			return nil, fmt.Errorf("%w: ImportOptions.As makes a new state and Replace changes the one there: one or the other", store.ErrUsage)
 		}
 		if !verbiage.ValidID(verbiage.PrefixState, io.As) {
-			return nil, fmt.Errorf("%w: state id %q is not state- and 8 hex digits", ErrUsage, io.As)
+			return nil, fmt.Errorf("%w: state id %q is not state- and 8 hex digits", store.ErrUsage, io.As)
 		}
 		doc.StateID = io.As
 		if doc.History != nil {
@@ -737,36 +731,36 @@ func (s *Store) ImportStateWith(ctx context.Context, data []byte, io ImportState
 			}
 		}
 	}
-	head, err := s.Resolve("HEAD", wo.Branch)
+	head, err := s.store.Resolve("HEAD", wo.Branch)
 	if err != nil {
 		return nil, err
 	}
-	hc, err := s.repo.ReadCommit(head)
+	hc, err := s.store.Repo().ReadCommit(head)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := readHeader(treeReader(s.repo, hc.Tree), doc.StateID); err == nil {
+	if _, err := readHeader(treeReader(s.store.Repo(), hc.Tree), doc.StateID); err == nil {
 		if io.Replace {
 			return s.replaceState(ctx, doc, wo)
 		}
-		return nil, errkind.Errorf(ErrExists, "state %s is already in this store: import it beside the one there with --as %s (a new id), or make the one there what the file says with --replace (one commit)", doc.StateID, objects.NewID(verbiage.PrefixState))
+		return nil, &StateExistsError{State: doc.StateID}
 	}
-	var muts []rlm.Mutation
-	var cks []rlm.Checkpoint
+	var muts []Mutation
+	var cks []Checkpoint
 	if doc.History != nil {
 		muts, cks = doc.History.Mutations, doc.History.Checkpoints
 	}
 	// The specification's limits, checked before anything is written: the import
 	// is many commits and tags, and bad input must change nothing.
-	if n := len(doc.Variables); n > rlm.MaxVariables {
-		return nil, fmt.Errorf("%w: %s has %d variables; a state holds at most %d", ErrLimit, doc.StateID, n, rlm.MaxVariables)
+	if n := len(doc.Variables); n > MaxVariables {
+		return nil, fmt.Errorf("%w: %s has %d variables; a state holds at most %d", store.ErrLimit, doc.StateID, n, MaxVariables)
 	}
 	if n := len(cks); n > checkpoint.MaxPerState {
-		return nil, fmt.Errorf("%w: %s has %d checkpoints; a state holds at most %d", ErrLimit, doc.StateID, n, checkpoint.MaxPerState)
+		return nil, fmt.Errorf("%w: %s has %d checkpoints; a state holds at most %d", store.ErrLimit, doc.StateID, n, checkpoint.MaxPerState)
 	}
 	for name, v := range doc.Variables {
 		if v != nil && v.Type != "" {
-			if err := rlm.CheckType(v.Type, v.Value); err != nil {
+			if err := CheckType(v.Type, v.Value); err != nil {
 				// As var set --type refuses it, rather than storing the
 				// value under the type it happens to look like.
 				return nil, fmt.Errorf("%w: variable %s: %w", ErrInvalidState, name, err)
@@ -776,7 +770,7 @@ func (s *Store) ImportStateWith(ctx context.Context, data []byte, io ImportState
 	// Should a later step fail anyway, what was written is taken back:
 	// the branch returns to head (unless another writer moved it since)
 	// and the checkpoints made are removed.
-	ref, err := s.WriteRef(wo.Branch)
+	ref, err := s.store.WriteRef(wo.Branch)
 	if err != nil {
 		return nil, err
 	}
@@ -784,12 +778,12 @@ func (s *Store) ImportStateWith(ctx context.Context, data []byte, io ImportState
 	var last plumbing.Hash
 	undo := func(cause error) error {
 		for _, c := range made {
-			s.repo.UpdateRef(ctx, c.Ref, c.Tag, plumbing.ZeroHash)
+			s.store.Repo().UpdateRef(ctx, c.Ref, c.Tag, plumbing.ZeroHash)
 		}
 		if last.IsZero() {
 			return cause
 		}
-		if err := s.repo.UpdateRef(ctx, ref, last, head); err != nil {
+		if err := s.store.Repo().UpdateRef(ctx, ref, last, head); err != nil {
 			return fmt.Errorf("%w (its commits stay: the branch moved on since, or: %v)", cause, err)
 		}
 		return fmt.Errorf("%w (nothing of it was kept)", cause)
@@ -809,7 +803,7 @@ func (s *Store) ImportStateWith(ctx context.Context, data []byte, io ImportState
 			in.Time = parseTime(p.CreatedAt)
 		}
 	}
-	if len(muts) > 0 && muts[0].VariableName == verbiage.NamePrompt && muts[0].Operation == OpCreate {
+	if len(muts) > 0 && muts[0].VariableName == verbiage.NamePrompt && muts[0].Operation == store.OpCreate {
 		if in.Time.IsZero() {
 			in.Time = parseTime(muts[0].Timestamp)
 		}
@@ -819,7 +813,7 @@ func (s *Store) ImportStateWith(ctx context.Context, data []byte, io ImportState
 		initWO.Trailers = append(append(repo.Trailers(nil), wo.Trailers...), repo.Trailer{Key: TrailerImportedMutation, Value: muts[0].MutationID})
 		muts = muts[1:]
 	}
-	info, m, err := s.InitState(ctx, in, initWO)
+	info, m, err := s.Init(ctx, in, initWO)
 	if err != nil {
 		return nil, err
 	}
@@ -829,14 +823,14 @@ func (s *Store) ImportStateWith(ctx context.Context, data []byte, io ImportState
 		when time.Time
 	}
 	commits := []landed{{plumbing.NewHash(m.Commit), m.Time}}
-	scopeOf := func(name string) rlm.Scope {
+	scopeOf := func(name string) Scope {
 		if v := doc.Variables[name]; v != nil && v.Metadata.Scope != "" {
 			return v.Metadata.Scope
 		}
 		if name == verbiage.NameFinal || strings.HasPrefix(name, "result_state_") {
-			return rlm.ScopeState
+			return ScopeState
 		}
-		return rlm.DefaultScope
+		return DefaultScope
 	}
 	for i := 0; i < len(muts); {
 		j := i + 1
@@ -853,7 +847,7 @@ func (s *Store) ImportStateWith(ctx context.Context, data []byte, io ImportState
 		nb := 0
 		for _, e := range group {
 			nb++
-			if e.Operation == OpRename || (e.VariableName == verbiage.NameFinal && doc.ParentStateID != "") {
+			if e.Operation == store.OpRename || (e.VariableName == verbiage.NameFinal && doc.ParentStateID != "") {
 				nb++
 			}
 		}
@@ -874,7 +868,7 @@ func (s *Store) ImportStateWith(ctx context.Context, data []byte, io ImportState
 			}
 			return nil
 		}, scopeOf, doc.Variables)
-		if errors.Is(err, ErrNoChange) {
+		if errors.Is(err, store.ErrNoChange) {
 			continue
 		}
 		if err != nil {
@@ -909,15 +903,15 @@ func (s *Store) ImportStateWith(ctx context.Context, data []byte, io ImportState
 	if err == nil {
 		commits = append(commits, landed{plumbing.NewHash(m.Commit), m.Time})
 		last = plumbing.NewHash(m.Commit)
-	} else if !errors.Is(err, ErrNoChange) {
+	} else if !errors.Is(err, store.ErrNoChange) {
 		return nil, undo(err)
 	}
 	// A state exported as ended (error, cancelled) ends again: the
 	// export keeps the status, not when or why.
-	if md := doc.Metadata; md != nil && (md.CompletionStatus == rlm.StatusError || md.CompletionStatus == rlm.StatusCancelled) {
+	if md := doc.Metadata; md != nil && (md.CompletionStatus == StatusError || md.CompletionStatus == StatusCancelled) {
 		ewo := wo
 		ewo.Time = rwo.Time
-		_, em, err := s.EndState(ctx, doc.StateID, md.CompletionStatus, "imported as "+md.CompletionStatus, ewo)
+		_, em, err := s.End(ctx, doc.StateID, md.CompletionStatus, "imported as "+md.CompletionStatus, ewo)
 		if err != nil {
 			return nil, undo(fmt.Errorf("import of %s: %w", doc.StateID, err))
 		}
@@ -936,13 +930,13 @@ func (s *Store) ImportStateWith(ctx context.Context, data []byte, io ImportState
 		if !verbiage.ValidID(verbiage.PrefixCheckpoint, id) {
 			id = ""
 		}
-		c := &checkpoint.Checkpoint{ID: id, Name: ck.Name, State: doc.StateID, Description: ck.Description, Commit: target, Agent: s.Agent(wo.Agent), Time: when}
-		signer, err := s.SignerFor(c.Agent, wo)
+		c := &checkpoint.Checkpoint{ID: id, Name: ck.Name, State: doc.StateID, Description: ck.Description, Commit: target, Agent: s.store.Agent(wo.Agent), Time: when}
+		signer, err := s.store.SignerFor(c.Agent, wo)
 		if err != nil {
 			return nil, undo(err)
 		}
-		c.Sign = SignFunc(signer)
-		if err := checkpoint.Create(ctx, s.repo, c); err != nil {
+		c.Sign = store.SignFunc(signer)
+		if err := checkpoint.Create(ctx, s.store.Repo(), c); err != nil {
 			return nil, undo(fmt.Errorf("import of %s: checkpoint %s: %w", doc.StateID, ck.Name, checkpointErr(err)))
 		}
 		made = append(made, c)
@@ -962,23 +956,23 @@ func parseTime(s string) time.Time {
 // With target variables (the reconcile step), each set takes the
 // document's type and metadata.
 // replaceState makes the variables of a state the store holds what doc
-// says, in one commit (ImportStateOptions.Replace).
-func (s *Store) replaceState(ctx context.Context, doc *rlm.Document, wo WriteOptions) (*StateInfo, error) {
+// says, in one commit (ImportOptions.Replace).
+func (s *States) replaceState(ctx context.Context, doc *Document, wo store.WriteOptions) (*StateInfo, error) {
 	id := doc.StateID
-	have, err := s.Variables(ctx, id, "", ReadOptions{Branch: wo.Branch})
+	have, err := s.Vars(ctx, id, "", store.ReadOptions{Branch: wo.Branch})
 	if err != nil {
 		return nil, err
 	}
-	scopes := map[string]rlm.Scope{}
+	scopes := map[string]Scope{}
 	var gone []string
 	for _, v := range have {
 		scopes[v.Name] = v.Metadata.Scope
-		own := v.Metadata.Scope == rlm.ScopeState || v.Metadata.Scope == rlm.ScopeTemporary
+		own := v.Metadata.Scope == ScopeState || v.Metadata.Scope == ScopeTemporary
 		if doc.Variables[v.Name] == nil && own && v.Name != verbiage.NamePrompt && v.Name != verbiage.NameFinal {
 			gone = append(gone, v.Name)
 		}
 	}
-	scopeOf := func(name string) rlm.Scope {
+	scopeOf := func(name string) Scope {
 		if v := doc.Variables[name]; v != nil && v.Metadata.Scope != "" {
 			return v.Metadata.Scope
 		}
@@ -986,9 +980,9 @@ func (s *Store) replaceState(ctx context.Context, doc *rlm.Document, wo WriteOpt
 			return sc
 		}
 		if name == verbiage.NameFinal || strings.HasPrefix(name, "result_state_") {
-			return rlm.ScopeState
+			return ScopeState
 		}
-		return rlm.DefaultScope
+		return DefaultScope
 	}
 	names := make([]string, 0, len(doc.Variables))
 	for n := range doc.Variables {
@@ -1006,7 +1000,7 @@ func (s *Store) replaceState(ctx context.Context, doc *rlm.Document, wo WriteOpt
 		repo.Trailer{Key: TrailerImportedMutation, Value: objects.NewID(verbiage.PrefixMutation)})
 	_, err = s.importBatch(ctx, id, len(names)+len(gone)+1, rwo, true, func(apply func(string, string, any, string) error) error {
 		for _, n := range gone {
-			if err := apply(n, OpDelete, nil, ""); err != nil {
+			if err := apply(n, store.OpDelete, nil, ""); err != nil {
 				return fmt.Errorf("variable %s: %w", n, err)
 			}
 		}
@@ -1020,13 +1014,13 @@ func (s *Store) replaceState(ctx context.Context, doc *rlm.Document, wo WriteOpt
 	if err != nil {
 		return nil, err
 	}
-	return s.State(ctx, id, ReadOptions{Branch: wo.Branch})
+	return s.Get(ctx, id, store.ReadOptions{Branch: wo.Branch})
 }
 
-func (s *Store) importBatch(ctx context.Context, id string, nblobs int, wo WriteOptions, guarded bool, each func(apply func(name, op string, value any, from string) error) error,
-	scopeOf func(string) rlm.Scope, target ...map[string]*rlm.Variable) (*Mutation, error) {
+func (s *States) importBatch(ctx context.Context, id string, nblobs int, wo store.WriteOptions, guarded bool, each func(apply func(name, op string, value any, from string) error) error,
+	scopeOf func(string) Scope, target ...map[string]*Variable) (*store.Mutation, error) {
 	slots := newBlobSlots(nblobs)
-	return s.Commit(ctx, wo, "", func(tx *repo.Tx, rec *Recorder) error {
+	return s.store.Commit(ctx, wo, "", func(tx *repo.Tx, rec *store.Recorder) error {
 		slots.reset(rec)
 		h, err := readOpenHeader(tx.ReadFile, id)
 		if err != nil {
@@ -1038,33 +1032,33 @@ func (s *Store) importBatch(ctx context.Context, id string, nblobs int, wo Write
 			}
 			scope := scopeOf(name)
 			switch op {
-			case OpDelete:
+			case store.OpDelete:
 				v, file, err := findVarTx(tx, h, name, scope)
-				if errors.Is(err, ErrNotFound) {
+				if errors.Is(err, store.ErrNotFound) {
 					return nil
 				}
 				if err != nil {
 					return err
 				}
 				if guarded && v.Metadata.ReadOnly {
-					return fmt.Errorf("%w: variable %s is read-only (%s)", ErrReadOnly, name, file)
+					return fmt.Errorf("%w: variable %s is read-only (%s)", store.ErrReadOnly, name, file)
 				}
 				tx.Remove(file)
-				rec.Add(OpDelete, file, "")
+				rec.Add(store.OpDelete, file, "")
 				slots.add(file, nil)
 				if v.IsStored() {
 					tx.Remove(v.DataPath())
 				}
 				return nil
-			case OpRename:
+			case store.OpRename:
 				if from != "" {
 					if _, file, err := findVarTx(tx, h, from, scope); err == nil {
 						tx.Remove(file)
 						slots.add(file, nil)
 						defer func(at int, from string) { // record one rename, as `var mv` does
 							for i := at; i < len(rec.Changes); i++ {
-								if c := rec.Changes[i]; c.Operation == OpCreate && strings.HasSuffix(c.File, "/"+name+".json") {
-									rec.Changes[i] = Change{Operation: OpRename, File: from, To: c.File}
+								if c := rec.Changes[i]; c.Operation == store.OpCreate && strings.HasSuffix(c.File, "/"+name+".json") {
+									rec.Changes[i] = store.Change{Operation: store.OpRename, File: from, To: c.File}
 								}
 							}
 						}(len(rec.Changes), file)
@@ -1075,7 +1069,7 @@ func (s *Store) importBatch(ctx context.Context, id string, nblobs int, wo Write
 			// or not; replacing a state the store holds is a write like
 			// any other, with its guards (read-only, Final, children).
 			vo := VarOptions{Scope: scope, importing: !guarded}
-			typ := rlm.InferType(value)
+			typ := InferType(value)
 			if len(target) > 0 {
 				if t := target[0][name]; t != nil {
 					vo.Description, vo.ReadOnly, vo.source = t.Description, t.Metadata.ReadOnly, t.Source
@@ -1083,7 +1077,7 @@ func (s *Store) importBatch(ctx context.Context, id string, nblobs int, wo Write
 						d := time.Duration(*t.Metadata.TTLSeconds) * time.Second
 						vo.TTL = &d
 					}
-					if t.Type != "" && rlm.CheckType(t.Type, value) == nil {
+					if t.Type != "" && CheckType(t.Type, value) == nil {
 						typ = t.Type
 					}
 				}
@@ -1106,7 +1100,7 @@ func (s *Store) importBatch(ctx context.Context, id string, nblobs int, wo Write
 				}
 			}
 			_, _, err := s.setVarTx(tx, rec, slots, h, name, value, typ, scope, vo, wo)
-			if errors.Is(err, ErrNoChange) {
+			if errors.Is(err, store.ErrNoChange) {
 				return nil
 			}
 			return err

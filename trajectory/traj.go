@@ -1,4 +1,4 @@
-package store
+package trajectory
 
 import (
 	"context"
@@ -15,17 +15,25 @@ import (
 
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/repo"
-	"github.com/aiwg/aiwg-state/trajectory"
+	"github.com/aiwg/aiwg-state/store"
 	"github.com/aiwg/aiwg-state/verbiage"
 )
 
-// TrajectoriesDir holds one directory per trajectory: trajectory.json (the
+// Trajectories is the trajectory API of one store
+// (aiwgstate.Store.Trajectories): start, record, complete, read, report,
+// analyze, prune and import trajectories, each write one commit.
+type Trajectories struct{ store *store.Store }
+
+// New is the trajectory API of s.
+func New(s *store.Store) *Trajectories { return &Trajectories{store: s} }
+
+// Dir holds one directory per trajectory: trajectory.json (the
 // specification's document without its iterations), iterations/0001.json, … (one
 // file per iteration, so recording one adds a file and touches nothing
 // another writer touches) and report.md. The specification's index.json is not
-// stored: it is derived from these on demand (Trajectories), so agents
+// stored: it is derived from these on demand (List), so agents
 // recording trajectories on different branches never conflict over it.
-const TrajectoriesDir = "trajectories"
+const Dir = "trajectories"
 
 // Trailers linking a commit to a trajectory and one of its iterations.
 // Every trajectory commit carries Trajectory; iteration commits, and any
@@ -38,36 +46,32 @@ const (
 )
 
 // trajectorySchema compiles the embedded schema once per process.
-var trajectorySchema = sync.OnceValues(func() (*trajectory.Schema, error) {
-	return trajectory.CompileSchema(trajectory.SchemaJSON())
+var trajectorySchema = sync.OnceValues(func() (*Schema, error) {
+	return CompileSchema(SchemaJSON())
 })
 
-// TrajectorySchema is the JSON Schema (2020-12) that every stored
-// trajectory and iteration is validated against.
-func TrajectorySchema() []byte { return trajectory.SchemaJSON() }
-
-func trajDir(id string) string        { return TrajectoriesDir + "/" + id }
+func trajDir(id string) string        { return Dir + "/" + id }
 func trajHeaderPath(id string) string { return trajDir(id) + "/trajectory.json" }
 func trajItersDir(id string) string   { return trajDir(id) + "/iterations" }
 func trajReportPath(id string) string { return trajDir(id) + "/report.md" }
 
 func checkTrajID(id string) error {
-	if !verbiage.ValidID(trajectory.IDPrefix, id) {
-		return fmt.Errorf("%w: %q is not a trajectory id (want traj- and 8 hex digits, e.g. traj-1a2b3c4d)", ErrUsage, id)
+	if !verbiage.ValidID(IDPrefix, id) {
+		return fmt.Errorf("%w: %q is not a trajectory id (want traj- and 8 hex digits, e.g. traj-1a2b3c4d)", store.ErrUsage, id)
 	}
 	return nil
 }
 
-// TrajectoryTrailers are the trailers that link a write to iteration iter
+// Trailers are the trailers that link a write to iteration iter
 // of trajectory id (iter 0: to the trajectory only). Any mutation carries
 // them through WriteOptions.Trailers, so `log` and `blame` of what it set
 // can name the iteration.
-func TrajectoryTrailers(id string, iter int) (repo.Trailers, error) {
+func Trailers(id string, iter int) (repo.Trailers, error) {
 	if err := checkTrajID(id); err != nil {
 		return nil, err
 	}
-	if iter < 0 || iter > trajectory.MaxIterations {
-		return nil, fmt.Errorf("%w: iteration %d: want 1 to %d", ErrUsage, iter, trajectory.MaxIterations)
+	if iter < 0 || iter > MaxIterations {
+		return nil, fmt.Errorf("%w: iteration %d: want 1 to %d", store.ErrUsage, iter, MaxIterations)
 	}
 	t := repo.Trailers{{Key: TrailerTrajectory, Value: id}}
 	if iter > 0 {
@@ -76,17 +80,17 @@ func TrajectoryTrailers(id string, iter int) (repo.Trailers, error) {
 	return t, nil
 }
 
-// checkTrajectoryLink refuses a write linked (Trajectory trailer) to a
-// trajectory the branch does not hold, after the write: a link to no run
-// would send log's readers after nothing, most likely a mistyped or stale
-// id.
-func checkTrajectoryLink(tx *repo.Tx, wo WriteOptions, _ []Change) error {
+// Guard refuses a write linked (Trajectory trailer) to a trajectory the
+// branch does not hold, after the write: a link to no run would send log's
+// readers after nothing, most likely a mistyped or stale id. It is a
+// store.Guard.
+func Guard(_ *store.Store, tx *repo.Tx, wo store.WriteOptions, _ []store.Change) error {
 	for _, t := range wo.Trailers {
 		if t.Key != TrailerTrajectory {
 			continue
 		}
 		if _, err := tx.ReadFile(trajHeaderPath(t.Value)); errors.Is(err, repo.ErrNotFound) {
-			return &MissingError{Kind: MissingTrajectory, Name: t.Value}
+			return &store.MissingError{Kind: store.MissingTrajectory, Name: t.Value}
 		} else if err != nil {
 			return err
 		}
@@ -94,9 +98,9 @@ func checkTrajectoryLink(tx *repo.Tx, wo WriteOptions, _ []Change) error {
 	return nil
 }
 
-// TrajectoryLink reads the link trailers of a mutation; ok is false when it
+// Link reads the link trailers of a mutation; ok is false when it
 // carries none.
-func TrajectoryLink(m *Mutation) (id string, iter int, ok bool) {
+func Link(m *store.Mutation) (id string, iter int, ok bool) {
 	for _, t := range m.Trailers {
 		switch {
 		case t.Key == TrailerTrajectory && id == "":
@@ -108,7 +112,7 @@ func TrajectoryLink(m *Mutation) (id string, iter int, ok bool) {
 	return id, iter, id != ""
 }
 
-func trajWithTrailers(wo WriteOptions, extra ...repo.Trailer) WriteOptions {
+func trajWithTrailers(wo store.WriteOptions, extra ...repo.Trailer) store.WriteOptions {
 	wo.Trailers = append(append(repo.Trailers(nil), wo.Trailers...), extra...)
 	return wo
 }
@@ -128,8 +132,8 @@ func trajDecodeObject(data []byte, what string) (map[string]any, error) {
 	return m, nil
 }
 
-// TrajectoryStart describes a new trajectory (`traj start`).
-type TrajectoryStart struct {
+// StartInput describes a new trajectory (`traj start`).
+type StartInput struct {
 	TaskType, Prompt string
 	// Task is the task node id (task-xxxxxxxx); a new one when empty, since
 	// the schema requires it.
@@ -139,9 +143,9 @@ type TrajectoryStart struct {
 	Extra []byte
 }
 
-// StartTrajectory creates trajectories/<id>/trajectory.json in one commit
+// Start creates trajectories/<id>/trajectory.json in one commit
 // and returns the new id.
-func (s *Store) StartTrajectory(ctx context.Context, st TrajectoryStart, wo WriteOptions) (string, *Mutation, error) {
+func (s *Trajectories) Start(ctx context.Context, st StartInput, wo store.WriteOptions) (string, *store.Mutation, error) {
 	extra, err := trajDecodeObject(st.Extra, "trajectory fields")
 	if err != nil {
 		return "", nil, err
@@ -150,16 +154,16 @@ func (s *Store) StartTrajectory(ctx context.Context, st TrajectoryStart, wo Writ
 	if err != nil {
 		return "", nil, err
 	}
-	id := objects.NewID(trajectory.IDPrefix)
+	id := objects.NewID(IDPrefix)
 	task := st.Task
-	if task == "" && trajectory.Str(extra, "task_context", "task_id") == "" {
+	if task == "" && Str(extra, "task_context", "task_id") == "" {
 		task = objects.NewID("task")
 	}
 	when := wo.Time
 	if when.IsZero() {
-		when = s.now()
+		when = s.store.Now()
 	}
-	header := trajectory.NewHeader(trajectory.Start{
+	header := NewHeader(Start{
 		ID: id, TaskID: task, TaskType: st.TaskType, Prompt: st.Prompt,
 		TreeID: st.Tree, StateID: st.State, ParentTaskID: st.Parent, Model: st.Model,
 		Extra: extra, Now: when,
@@ -172,16 +176,16 @@ func (s *Store) StartTrajectory(ctx context.Context, st TrajectoryStart, wo Writ
 		return "", nil, err
 	}
 	wo = trajWithTrailers(wo, repo.Trailer{Key: TrailerTrajectory, Value: id})
-	m, err := s.Commit(ctx, wo, "traj start "+id+": "+trajectory.Str(header, "task_context", "task_type"), func(tx *repo.Tx, rec *Recorder) error {
+	m, err := s.store.Commit(ctx, wo, "traj start "+id+": "+Str(header, "task_context", "task_type"), func(tx *repo.Tx, rec *store.Recorder) error {
 		if ok, err := tx.Exists(trajHeaderPath(id)); err != nil {
 			return err
 		} else if ok {
-			return fmt.Errorf("%w: trajectory %s", ErrExists, id)
+			return fmt.Errorf("%w: trajectory %s", store.ErrExists, id)
 		}
 		if err := tx.WriteFile(trajHeaderPath(id), data); err != nil {
 			return err
 		}
-		rec.Add(OpCreate, trajHeaderPath(id), "")
+		rec.Add(store.OpCreate, trajHeaderPath(id), "")
 		return nil
 	})
 	if err != nil {
@@ -195,7 +199,7 @@ type IterationInput struct {
 	// JSON is an optional iteration object (the specification's TAOIteration); Fields
 	// given override its members.
 	JSON   []byte
-	Fields trajectory.IterationFields
+	Fields IterationFields
 	// StateSnapshot is a revision of the store whose state the iteration
 	// saw; it is recorded as state_snapshot.commit and a State-Snapshot
 	// trailer.
@@ -208,7 +212,7 @@ type IterationInput struct {
 // lock, so concurrent writers get 1, 2, 3… without gaps or duplicates. An
 // iteration_number given in the input is an expectation: a mismatch fails
 // with ErrStale instead of recording the step twice.
-func (s *Store) RecordIteration(ctx context.Context, id string, in IterationInput, wo WriteOptions) (int, *Mutation, error) {
+func (s *Trajectories) RecordIteration(ctx context.Context, id string, in IterationInput, wo store.WriteOptions) (int, *store.Mutation, error) {
 	if err := checkTrajID(id); err != nil {
 		return 0, nil, err
 	}
@@ -222,9 +226,9 @@ func (s *Store) RecordIteration(ctx context.Context, id string, in IterationInpu
 	}
 	var snapshot string
 	if in.StateSnapshot != "" {
-		h, err := s.Resolve(in.StateSnapshot, wo.Branch)
+		h, err := s.store.Resolve(in.StateSnapshot, wo.Branch)
 		if err != nil {
-			return 0, nil, fmt.Errorf("--state-snapshot: %w", err)
+			return 0, nil, fmt.Errorf("state snapshot: %w", err)
 		}
 		snapshot = h.String()
 		if base == nil {
@@ -239,7 +243,7 @@ func (s *Store) RecordIteration(ctx context.Context, id string, in IterationInpu
 	}
 	when := wo.Time
 	if when.IsZero() {
-		when = s.now()
+		when = s.store.Now()
 	}
 	// Validate before taking the lock, so bad input never holds up other
 	// writers; the number is provisional here.
@@ -249,11 +253,11 @@ func (s *Store) RecordIteration(ctx context.Context, id string, in IterationInpu
 			provisional = n
 		}
 	}
-	probe, err := trajectory.BuildIteration(base, in.Fields, provisional, when)
-	var ne *trajectory.NumberError
+	probe, err := BuildIteration(base, in.Fields, provisional, when)
+	var ne *NumberError
 	if errors.As(err, &ne) {
 		// Only an iteration_number that is not a positive integer gets here.
-		return 0, nil, fmt.Errorf("iteration of %s: %w", id, &trajectory.ValidationError{Field: "iteration_number", Reason: "must be a positive integer"})
+		return 0, nil, fmt.Errorf("iteration of %s: %w", id, &ValidationError{Field: "iteration_number", Reason: "must be a positive integer"})
 	}
 	if err != nil {
 		return 0, nil, fmt.Errorf("%s: %w", id, err)
@@ -269,23 +273,23 @@ func (s *Store) RecordIteration(ctx context.Context, id string, in IterationInpu
 		extra = append(extra, repo.Trailer{Key: TrailerStateSnapshot, Value: snapshot})
 	}
 	wo = trajWithTrailers(wo, extra...)
-	build := func(tx *repo.Tx, rec *Recorder) error {
+	build := func(tx *repo.Tx, rec *store.Recorder) error {
 		header, err := s.readTrajHeaderTx(tx, id)
 		if err != nil {
 			return err
 		}
-		if trajectory.Completed(header) {
-			return fmt.Errorf("%w: trajectory %s is completed (%s); start a new one", ErrReadOnly, id, trajectory.Str(header, "outcome", "status"))
+		if Completed(header) {
+			return fmt.Errorf("%w: trajectory %s is completed (%s); start a new one", store.ErrReadOnly, id, Str(header, "outcome", "status"))
 		}
 		entries, err := s.trajIterationEntries(tx, id)
 		if err != nil {
 			return err
 		}
 		number = len(entries) + 1
-		if number > trajectory.MaxIterations {
-			return fmt.Errorf("%w: trajectory %s already has %d iterations, the most one trajectory may record (a limit of the RLM trajectories specification)", ErrLimit, id, trajectory.MaxIterations)
+		if number > MaxIterations {
+			return fmt.Errorf("%w: trajectory %s already has %d iterations, the most one trajectory may record (a limit of the RLM trajectories specification)", store.ErrLimit, id, MaxIterations)
 		}
-		it, err := trajectory.BuildIteration(base, in.Fields, number, when)
+		it, err := BuildIteration(base, in.Fields, number, when)
 		if errors.As(err, &ne) {
 			return fmt.Errorf("%s: %w: %v", id, repo.ErrStale, err)
 		}
@@ -298,15 +302,15 @@ func (s *Store) RecordIteration(ctx context.Context, id string, in IterationInpu
 		if err := s.checkTrajSize(tx, id, entries, int64(len(data))); err != nil {
 			return err
 		}
-		file := trajItersDir(id) + "/" + trajectory.IterationName(number)
+		file := trajItersDir(id) + "/" + IterationName(number)
 		if err := tx.WriteFile(file, data); err != nil {
 			return err
 		}
 		rec.Trailer(TrailerIteration, strconv.Itoa(number)) // the number chosen under the lock
-		rec.Add(OpCreate, file, "")
+		rec.Add(store.OpCreate, file, "")
 		return nil
 	}
-	m, err := s.Commit(ctx, wo, "", build)
+	m, err := s.store.Commit(ctx, wo, "", build)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -314,10 +318,10 @@ func (s *Store) RecordIteration(ctx context.Context, id string, in IterationInpu
 }
 
 // readTrajHeaderTx reads a trajectory's header inside a transaction.
-func (s *Store) readTrajHeaderTx(tx *repo.Tx, id string) (map[string]any, error) {
+func (s *Trajectories) readTrajHeaderTx(tx *repo.Tx, id string) (map[string]any, error) {
 	data, err := tx.ReadFile(trajHeaderPath(id))
 	if errors.Is(err, repo.ErrNotFound) {
-		return nil, fmt.Errorf("trajectory %s: %w", id, ErrNotFound)
+		return nil, fmt.Errorf("trajectory %s: %w", id, store.ErrNotFound)
 	}
 	if err != nil {
 		return nil, err
@@ -327,7 +331,7 @@ func (s *Store) readTrajHeaderTx(tx *repo.Tx, id string) (map[string]any, error)
 
 // trajIterationEntries lists a trajectory's iteration files as of the
 // transaction's parent, in order, checking they are numbered without gaps.
-func (s *Store) trajIterationEntries(tx *repo.Tx, id string) ([]repo.DirEntry, error) {
+func (s *Trajectories) trajIterationEntries(tx *repo.Tx, id string) ([]repo.DirEntry, error) {
 	root, err := s.trajParentTree(tx)
 	if err != nil {
 		return nil, err
@@ -335,22 +339,22 @@ func (s *Store) trajIterationEntries(tx *repo.Tx, id string) ([]repo.DirEntry, e
 	return s.trajIterationEntriesAt(root, id)
 }
 
-func (s *Store) trajParentTree(tx *repo.Tx) (plumbing.Hash, error) {
+func (s *Trajectories) trajParentTree(tx *repo.Tx) (plumbing.Hash, error) {
 	if tx.Parent().IsZero() {
 		return plumbing.ZeroHash, nil
 	}
-	c, err := s.repo.ReadCommit(tx.Parent())
+	c, err := s.store.Repo().ReadCommit(tx.Parent())
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
 	return c.Tree, nil
 }
 
-func (s *Store) trajIterationEntriesAt(root plumbing.Hash, id string) ([]repo.DirEntry, error) {
+func (s *Trajectories) trajIterationEntriesAt(root plumbing.Hash, id string) ([]repo.DirEntry, error) {
 	if root.IsZero() {
 		return nil, nil
 	}
-	es, err := s.repo.ReadDirAt(root, trajItersDir(id))
+	es, err := s.store.Repo().ReadDirAt(root, trajItersDir(id))
 	if errors.Is(err, repo.ErrNotFound) {
 		return nil, nil
 	}
@@ -359,13 +363,13 @@ func (s *Store) trajIterationEntriesAt(root plumbing.Hash, id string) ([]repo.Di
 	}
 	out := es[:0:0]
 	for _, e := range es {
-		n, ok := trajectory.ParseIterationName(e.Name)
+		n, ok := ParseIterationName(e.Name)
 		if !ok || e.IsDir {
 			continue
 		}
 		if n != len(out)+1 {
 			return nil, fmt.Errorf("%w: trajectory %s: iteration files skip from %d to %d; the store numbers them without gaps, so something outside it removed one",
-				trajectory.ErrInvalid, id, len(out), n)
+				ErrInvalid, id, len(out), n)
 		}
 		out = append(out, e)
 	}
@@ -374,10 +378,10 @@ func (s *Store) trajIterationEntriesAt(root plumbing.Hash, id string) ([]repo.Di
 
 // checkTrajSize enforces the specification's 10 MB per trajectory over everything
 // stored for it: header, iterations and report, with the write in hand.
-func (s *Store) checkTrajSize(tx *repo.Tx, id string, iterations []repo.DirEntry, adding int64) error {
+func (s *Trajectories) checkTrajSize(tx *repo.Tx, id string, iterations []repo.DirEntry, adding int64) error {
 	total := adding
 	for _, e := range iterations {
-		n, err := s.repo.ObjectSize(e.Hash)
+		n, err := s.store.Repo().ObjectSize(e.Hash)
 		if err != nil {
 			return err
 		}
@@ -388,21 +392,21 @@ func (s *Store) checkTrajSize(tx *repo.Tx, id string, iterations []repo.DirEntry
 			total += int64(len(data))
 		}
 	}
-	if total > trajectory.MaxBytes {
-		return fmt.Errorf("%w: trajectory %s would hold %d bytes; a trajectory holds at most %d (10 MB, a limit of the RLM trajectories specification)", ErrLimit, id, total, trajectory.MaxBytes)
+	if total > MaxBytes {
+		return fmt.Errorf("%w: trajectory %s would hold %d bytes; a trajectory holds at most %d (10 MB, a limit of the RLM trajectories specification)", store.ErrLimit, id, total, MaxBytes)
 	}
 	return nil
 }
 
 // readTrajIterationsAt decodes a trajectory's iterations at a tree.
-func (s *Store) readTrajIterationsAt(root plumbing.Hash, id string) ([]map[string]any, []repo.DirEntry, error) {
+func (s *Trajectories) readTrajIterationsAt(root plumbing.Hash, id string) ([]map[string]any, []repo.DirEntry, error) {
 	es, err := s.trajIterationEntriesAt(root, id)
 	if err != nil {
 		return nil, nil, err
 	}
 	out := make([]map[string]any, len(es))
 	for i, e := range es {
-		data, err := s.repo.ReadBlob(e.Hash)
+		data, err := s.store.Repo().ReadBlob(e.Hash)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -413,10 +417,10 @@ func (s *Store) readTrajIterationsAt(root plumbing.Hash, id string) ([]map[strin
 	return out, es, nil
 }
 
-func (s *Store) readTrajHeaderAt(root plumbing.Hash, id string) (map[string]any, error) {
-	data, err := s.repo.ReadFileAt(root, trajHeaderPath(id))
+func (s *Trajectories) readTrajHeaderAt(root plumbing.Hash, id string) (map[string]any, error) {
+	data, err := s.store.Repo().ReadFileAt(root, trajHeaderPath(id))
 	if errors.Is(err, repo.ErrNotFound) {
-		return nil, fmt.Errorf("trajectory %s: %w", id, ErrNotFound)
+		return nil, fmt.Errorf("trajectory %s: %w", id, store.ErrNotFound)
 	}
 	if err != nil {
 		return nil, err
@@ -424,8 +428,8 @@ func (s *Store) readTrajHeaderAt(root plumbing.Hash, id string) (map[string]any,
 	return trajDecodeObject(data, trajHeaderPath(id))
 }
 
-// TrajectoryCompletion is what `traj complete` records.
-type TrajectoryCompletion struct {
+// CompletionInput is what `traj complete` records.
+type CompletionInput struct {
 	Status, Final, Reason string
 	// Extra is an optional JSON object of outcome, metadata and
 	// quality_metrics fields, kept over what the store computes
@@ -433,10 +437,10 @@ type TrajectoryCompletion struct {
 	Extra []byte
 }
 
-// CompleteTrajectory writes the outcome, the metadata totals and the
+// Complete writes the outcome, the metadata totals and the
 // computable quality metrics into trajectory.json, after validating the
 // whole document, in one commit.
-func (s *Store) CompleteTrajectory(ctx context.Context, id string, c TrajectoryCompletion, wo WriteOptions) (*Mutation, error) {
+func (s *Trajectories) Complete(ctx context.Context, id string, c CompletionInput, wo store.WriteOptions) (*store.Mutation, error) {
 	if err := checkTrajID(id); err != nil {
 		return nil, err
 	}
@@ -444,8 +448,8 @@ func (s *Store) CompleteTrajectory(ctx context.Context, id string, c TrajectoryC
 	if err != nil {
 		return nil, err
 	}
-	if c.Status == "" && trajectory.Str(extra, "outcome", "status") == "" {
-		return nil, fmt.Errorf("%w: complete needs a status (--status success, failure, partial_success, timeout, cancelled or error)", ErrUsage)
+	if c.Status == "" && Str(extra, "outcome", "status") == "" {
+		return nil, fmt.Errorf("%w: completing a trajectory needs a status (success, failure, partial_success, timeout, cancelled or error)", store.ErrUsage)
 	}
 	sch, err := trajectorySchema()
 	if err != nil {
@@ -453,20 +457,20 @@ func (s *Store) CompleteTrajectory(ctx context.Context, id string, c TrajectoryC
 	}
 	when := wo.Time
 	if when.IsZero() {
-		when = s.now()
+		when = s.store.Now()
 	}
 	wo = trajWithTrailers(wo, repo.Trailer{Key: TrailerTrajectory, Value: id})
 	status := c.Status
 	if status == "" {
-		status = trajectory.Str(extra, "outcome", "status")
+		status = Str(extra, "outcome", "status")
 	}
-	return s.Commit(ctx, wo, "traj complete "+id+": "+status, func(tx *repo.Tx, rec *Recorder) error {
+	return s.store.Commit(ctx, wo, "traj complete "+id+": "+status, func(tx *repo.Tx, rec *store.Recorder) error {
 		header, err := s.readTrajHeaderTx(tx, id)
 		if err != nil {
 			return err
 		}
-		if trajectory.Completed(header) {
-			return fmt.Errorf("%w: trajectory %s is already completed (%s)", ErrReadOnly, id, trajectory.Str(header, "outcome", "status"))
+		if Completed(header) {
+			return fmt.Errorf("%w: trajectory %s is already completed (%s)", store.ErrReadOnly, id, Str(header, "outcome", "status"))
 		}
 		root, err := s.trajParentTree(tx)
 		if err != nil {
@@ -476,8 +480,8 @@ func (s *Store) CompleteTrajectory(ctx context.Context, id string, c TrajectoryC
 		if err != nil {
 			return err
 		}
-		done := trajectory.Complete(header, its, trajectory.Completion{Status: c.Status, FinalResult: c.Final, Reason: c.Reason, Extra: extra, Now: when})
-		if err := sch.ValidateTrajectory(trajectory.Assemble(done, its)); err != nil {
+		done := Complete(header, its, Completion{Status: c.Status, FinalResult: c.Final, Reason: c.Reason, Extra: extra, Now: when})
+		if err := sch.ValidateTrajectory(Assemble(done, its)); err != nil {
 			return fmt.Errorf("trajectory %s: %w", id, err)
 		}
 		data, err := objects.Encode(done)
@@ -490,18 +494,18 @@ func (s *Store) CompleteTrajectory(ctx context.Context, id string, c TrajectoryC
 		if err := s.checkTrajSize(tx, id, es, 0); err != nil {
 			return err
 		}
-		rec.Add(OpUpdate, trajHeaderPath(id), "")
+		rec.Add(store.OpUpdate, trajHeaderPath(id), "")
 		return nil
 	})
 }
 
-// Trajectory returns the specification's document of a trajectory (header and
+// Get returns the specification's document of a trajectory (header and
 // iterations assembled), as of ro.
-func (s *Store) Trajectory(ctx context.Context, id string, ro ReadOptions) (map[string]any, error) {
+func (s *Trajectories) Get(ctx context.Context, id string, ro store.ReadOptions) (map[string]any, error) {
 	if err := checkTrajID(id); err != nil {
 		return nil, err
 	}
-	root, err := s.Tree(ro)
+	root, err := s.store.Tree(ro)
 	if err != nil {
 		return nil, err
 	}
@@ -513,11 +517,11 @@ func (s *Store) Trajectory(ctx context.Context, id string, ro ReadOptions) (map[
 	if err != nil {
 		return nil, err
 	}
-	return trajectory.Assemble(header, its), nil
+	return Assemble(header, its), nil
 }
 
-// TrajectoryFilter narrows Trajectories.
-type TrajectoryFilter struct {
+// Filter narrows List.
+type Filter struct {
 	TaskType string
 	// Status is an outcome status, or "running" for trajectories without
 	// one.
@@ -526,15 +530,15 @@ type TrajectoryFilter struct {
 	Since time.Time
 }
 
-// Trajectories is the specification's trajectory index, derived from the tree:
+// List is the specification's trajectory index, derived from the tree:
 // one summary per trajectory, oldest start first.
-func (s *Store) Trajectories(ctx context.Context, f TrajectoryFilter, ro ReadOptions) ([]trajectory.Summary, error) {
-	root, err := s.Tree(ro)
+func (s *Trajectories) List(ctx context.Context, f Filter, ro store.ReadOptions) ([]Summary, error) {
+	root, err := s.store.Tree(ro)
 	if err != nil {
 		return nil, err
 	}
-	out := []trajectory.Summary{}
-	keep := trajectory.AnalyzeOptions{TaskType: f.TaskType, Since: f.Since}
+	out := []Summary{}
+	keep := AnalyzeOptions{TaskType: f.TaskType, Since: f.Since}
 	err = s.eachTrajectory(ctx, root, func(id string, header map[string]any) error {
 		if !keep.Keep(header, nil) {
 			return nil
@@ -543,7 +547,7 @@ func (s *Store) Trajectories(ctx context.Context, f TrajectoryFilter, ro ReadOpt
 		if err != nil {
 			return err
 		}
-		sum := trajectory.Summarize(header, len(es))
+		sum := Summarize(header, len(es))
 		if f.Status != "" && sum.Status != f.Status {
 			return nil
 		}
@@ -560,8 +564,8 @@ func (s *Store) Trajectories(ctx context.Context, f TrajectoryFilter, ro ReadOpt
 }
 
 // eachTrajectory calls fn for every trajectory directory with a header.
-func (s *Store) eachTrajectory(ctx context.Context, root plumbing.Hash, fn func(id string, header map[string]any) error) error {
-	es, err := s.repo.ReadDirAt(root, TrajectoriesDir)
+func (s *Trajectories) eachTrajectory(ctx context.Context, root plumbing.Hash, fn func(id string, header map[string]any) error) error {
+	es, err := s.store.Repo().ReadDirAt(root, Dir)
 	if errors.Is(err, repo.ErrNotFound) {
 		return nil
 	}
@@ -572,11 +576,11 @@ func (s *Store) eachTrajectory(ctx context.Context, root plumbing.Hash, fn func(
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if !e.IsDir || !verbiage.ValidID(trajectory.IDPrefix, e.Name) {
+		if !e.IsDir || !verbiage.ValidID(IDPrefix, e.Name) {
 			continue
 		}
 		header, err := s.readTrajHeaderAt(root, e.Name)
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, store.ErrNotFound) {
 			continue
 		}
 		if err != nil {
@@ -589,15 +593,15 @@ func (s *Store) eachTrajectory(ctx context.Context, root plumbing.Hash, fn func(
 	return nil
 }
 
-// WriteTrajectoryReport renders report.md for a trajectory and commits it
+// WriteReport renders report.md for a trajectory and commits it
 // beside trajectory.json; it returns the report.
-func (s *Store) WriteTrajectoryReport(ctx context.Context, id string, wo WriteOptions) ([]byte, *Mutation, error) {
+func (s *Trajectories) WriteReport(ctx context.Context, id string, wo store.WriteOptions) ([]byte, *store.Mutation, error) {
 	if err := checkTrajID(id); err != nil {
 		return nil, nil, err
 	}
 	var report []byte
 	wo = trajWithTrailers(wo, repo.Trailer{Key: TrailerTrajectory, Value: id})
-	m, err := s.Commit(ctx, wo, "traj report "+id, func(tx *repo.Tx, rec *Recorder) error {
+	m, err := s.store.Commit(ctx, wo, "traj report "+id, func(tx *repo.Tx, rec *store.Recorder) error {
 		header, err := s.readTrajHeaderTx(tx, id)
 		if err != nil {
 			return err
@@ -610,10 +614,10 @@ func (s *Store) WriteTrajectoryReport(ctx context.Context, id string, wo WriteOp
 		if err != nil {
 			return err
 		}
-		report = trajectory.Report(trajectory.Assemble(header, its))
-		op := OpCreate
+		report = Report(Assemble(header, its))
+		op := store.OpCreate
 		if ok, _ := tx.Exists(trajReportPath(id)); ok {
-			op = OpUpdate
+			op = store.OpUpdate
 		}
 		if err := tx.WriteFile(trajReportPath(id), report); err != nil {
 			return err
@@ -627,49 +631,49 @@ func (s *Store) WriteTrajectoryReport(ctx context.Context, id string, wo WriteOp
 	return report, m, err
 }
 
-// AnalyzeTrajectories computes the learning patterns of the RLM trajectories specification over all
+// Analyze computes the learning patterns of the RLM trajectories specification over all
 // trajectories at ro.
-func (s *Store) AnalyzeTrajectories(ctx context.Context, o trajectory.AnalyzeOptions, ro ReadOptions) (trajectory.Analysis, error) {
-	root, err := s.Tree(ro)
+func (s *Trajectories) Analyze(ctx context.Context, o AnalyzeOptions, ro store.ReadOptions) (Analysis, error) {
+	root, err := s.store.Tree(ro)
 	if err != nil {
-		return trajectory.Analysis{}, err
+		return Analysis{}, err
 	}
-	var runs []trajectory.Run
+	var runs []Run
 	err = s.eachTrajectory(ctx, root, func(id string, header map[string]any) error {
 		// Filter on the header first: a run left out costs no iteration
 		// reads (only an undated one needs its iterations to be judged).
-		if o.TaskType != "" && trajectory.Str(header, "task_context", "task_type") != o.TaskType {
+		if o.TaskType != "" && Str(header, "task_context", "task_type") != o.TaskType {
 			return nil
 		}
 		its, _, err := s.readTrajIterationsAt(root, id)
 		if err != nil {
 			return err
 		}
-		runs = append(runs, trajectory.Run{Header: header, Iterations: its})
+		runs = append(runs, Run{Header: header, Iterations: its})
 		return nil
 	})
 	if err != nil {
-		return trajectory.Analysis{}, err
+		return Analysis{}, err
 	}
-	return trajectory.Analyze(runs, o), nil
+	return Analyze(runs, o), nil
 }
 
-// PruneTrajectories removes, in one commit, every trajectory whose last
+// Prune removes, in one commit, every trajectory whose last
 // activity (completion, start or iteration time, else the time of the last
 // commit naming it in a Trajectory trailer) is older than olderThan.
 // History keeps them: `git show REV:trajectories/<id>/trajectory.json`.
 // It returns the pruned ids; ErrNoChange when none is old enough.
-func (s *Store) PruneTrajectories(ctx context.Context, olderThan time.Duration, wo WriteOptions) ([]string, *Mutation, error) {
+func (s *Trajectories) Prune(ctx context.Context, olderThan time.Duration, wo store.WriteOptions) ([]string, *store.Mutation, error) {
 	if olderThan <= 0 {
-		return nil, nil, fmt.Errorf("%w: prune needs a positive age", ErrUsage)
+		return nil, nil, fmt.Errorf("%w: prune needs a positive age", store.ErrUsage)
 	}
 	now := wo.Time
 	if now.IsZero() {
-		now = s.now()
+		now = s.store.Now()
 	}
 	cutoff := now.Add(-olderThan)
 	var pruned []string
-	m, err := s.Commit(ctx, wo, "", func(tx *repo.Tx, rec *Recorder) error {
+	m, err := s.store.Commit(ctx, wo, "", func(tx *repo.Tx, rec *store.Recorder) error {
 		pruned = nil
 		root, err := s.trajParentTree(tx)
 		if err != nil || root.IsZero() {
@@ -677,13 +681,13 @@ func (s *Store) PruneTrajectories(ctx context.Context, olderThan time.Duration, 
 		}
 		var undated []string
 		err = s.eachTrajectory(ctx, root, func(id string, header map[string]any) error {
-			last, ok := trajectory.LastActivity(header, nil)
+			last, ok := LastActivity(header, nil)
 			if !ok {
 				its, _, err := s.readTrajIterationsAt(root, id)
 				if err != nil {
 					return err
 				}
-				if last, ok = trajectory.LastActivity(header, its); !ok {
+				if last, ok = LastActivity(header, its); !ok {
 					undated = append(undated, id)
 					return nil
 				}
@@ -709,13 +713,13 @@ func (s *Store) PruneTrajectories(ctx context.Context, olderThan time.Duration, 
 		}
 		sort.Strings(pruned)
 		for _, id := range pruned {
-			err := s.repo.Walk(root, trajDir(id), func(p string, _ plumbing.Hash) error { return tx.Remove(p) })
+			err := s.store.Repo().Walk(root, trajDir(id), func(p string, _ plumbing.Hash) error { return tx.Remove(p) })
 			if err != nil {
 				return err
 			}
 			// One change per trajectory, not per file: a prune of a
 			// thousand runs would otherwise carry 100,000 trailers.
-			rec.Add(OpDelete, trajDir(id), "")
+			rec.Add(store.OpDelete, trajDir(id), "")
 		}
 		return nil
 	})
@@ -727,13 +731,13 @@ func (s *Store) PruneTrajectories(ctx context.Context, olderThan time.Duration, 
 
 // lastTrajectoryCommits finds, walking first parents from head, the time
 // of the newest commit naming each of ids in its Trajectory trailer.
-func (s *Store) lastTrajectoryCommits(ctx context.Context, head plumbing.Hash, ids []string) (map[string]time.Time, error) {
+func (s *Trajectories) lastTrajectoryCommits(ctx context.Context, head plumbing.Hash, ids []string) (map[string]time.Time, error) {
 	want := map[string]bool{}
 	for _, id := range ids {
 		want[id] = true
 	}
 	out := map[string]time.Time{}
-	err := s.repo.FirstParents(head, func(c *repo.Commit) (bool, error) {
+	err := s.store.Repo().FirstParents(head, func(c *repo.Commit) (bool, error) {
 		if err := ctx.Err(); err != nil {
 			return false, err
 		}
@@ -749,8 +753,8 @@ func (s *Store) lastTrajectoryCommits(ctx context.Context, head plumbing.Hash, i
 	return out, err
 }
 
-// TrajectoryImport tunes ImportTrajectory.
-type TrajectoryImport struct {
+// ImportOptions tunes Import.
+type ImportOptions struct {
 	// Name is where the document came from (a file name), for the
 	// Imported-From trailer.
 	Name string
@@ -758,12 +762,12 @@ type TrajectoryImport struct {
 	NewID bool
 }
 
-// ImportTrajectory brings a trajectory document in the specification's format document into the
+// Import brings a trajectory document in the specification's format document into the
 // store as one commit: trajectory.json plus one file per iteration, as if
 // it had been recorded here. The document is validated first; its own
 // times stay in it, while the commit is dated now, so first-parent
 // history stays in time order for `log --since`.
-func (s *Store) ImportTrajectory(ctx context.Context, data []byte, im TrajectoryImport, wo WriteOptions) (string, *Mutation, error) {
+func (s *Trajectories) Import(ctx context.Context, data []byte, im ImportOptions, wo store.WriteOptions) (string, *store.Mutation, error) {
 	doc, err := trajDecodeObject(data, "trajectory "+im.Name)
 	if err != nil {
 		return "", nil, err
@@ -771,24 +775,24 @@ func (s *Store) ImportTrajectory(ctx context.Context, data []byte, im Trajectory
 	if doc == nil {
 		return "", nil, fmt.Errorf("%w: %s is empty", objects.ErrInvalidJSON, im.Name)
 	}
-	header, its, err := trajectory.Split(doc)
+	header, its, err := Split(doc)
 	if err != nil {
 		return "", nil, fmt.Errorf("%s: %w", im.Name, err)
 	}
-	id := trajectory.Str(header, "trajectory_id")
+	id := Str(header, "trajectory_id")
 	if im.NewID {
-		id = objects.NewID(trajectory.IDPrefix)
+		id = objects.NewID(IDPrefix)
 		header["trajectory_id"] = id
 	}
 	sch, err := trajectorySchema()
 	if err != nil {
 		return "", nil, err
 	}
-	if err := sch.ValidateTrajectory(trajectory.Assemble(header, its)); err != nil {
+	if err := sch.ValidateTrajectory(Assemble(header, its)); err != nil {
 		return "", nil, fmt.Errorf("%s: %w", im.Name, err)
 	}
-	if len(its) > trajectory.MaxIterations {
-		return "", nil, fmt.Errorf("%w: %s holds %d iterations; a trajectory holds at most %d", ErrLimit, im.Name, len(its), trajectory.MaxIterations)
+	if len(its) > MaxIterations {
+		return "", nil, fmt.Errorf("%w: %s holds %d iterations; a trajectory holds at most %d", store.ErrLimit, im.Name, len(its), MaxIterations)
 	}
 	files := map[string][]byte{}
 	var total int64
@@ -803,11 +807,11 @@ func (s *Store) ImportTrajectory(ctx context.Context, data []byte, im Trajectory
 		if err != nil {
 			return "", nil, err
 		}
-		files[trajItersDir(id)+"/"+trajectory.IterationName(i+1)] = b
+		files[trajItersDir(id)+"/"+IterationName(i+1)] = b
 		total += int64(len(b))
 	}
-	if total > trajectory.MaxBytes {
-		return "", nil, fmt.Errorf("%w: %s is %d bytes stored; a trajectory holds at most %d (10 MB)", ErrLimit, im.Name, total, trajectory.MaxBytes)
+	if total > MaxBytes {
+		return "", nil, fmt.Errorf("%w: %s is %d bytes stored; a trajectory holds at most %d (10 MB)", store.ErrLimit, im.Name, total, MaxBytes)
 	}
 	paths := make([]string, 0, len(files))
 	for p := range files {
@@ -820,20 +824,20 @@ func (s *Store) ImportTrajectory(ctx context.Context, data []byte, im Trajectory
 	}
 	wo = trajWithTrailers(wo, extra...)
 	subject := fmt.Sprintf("traj import %s: %d iterations", id, len(its))
-	m, err := s.Commit(ctx, wo, subject, func(tx *repo.Tx, rec *Recorder) error {
+	m, err := s.store.Commit(ctx, wo, subject, func(tx *repo.Tx, rec *store.Recorder) error {
 		if ok, err := tx.Exists(trajHeaderPath(id)); err != nil {
 			return err
 		} else if ok {
-			return fmt.Errorf("%w: trajectory %s is already in the store (import with --new-id for a copy)", ErrExists, id)
+			return &ExistsError{ID: id}
 		}
 		for _, p := range paths {
 			if err := tx.WriteFile(p, files[p]); err != nil {
 				return err
 			}
 		}
-		rec.Add(OpCreate, trajHeaderPath(id), "")
+		rec.Add(store.OpCreate, trajHeaderPath(id), "")
 		if len(its) > 0 {
-			rec.Add(OpCreate, trajItersDir(id), "")
+			rec.Add(store.OpCreate, trajItersDir(id), "")
 		}
 		return nil
 	})
@@ -843,22 +847,14 @@ func (s *Store) ImportTrajectory(ctx context.Context, data []byte, im Trajectory
 	return id, m, nil
 }
 
-// ValidateKnownFile checks a stored file against the schema and limits of
-// the kind of file its path says it is: the server-side hook runs it on
-// every pushed file, so a trajectory iteration written by plain git is held
-// to the same rules as one recorded by aiwg-state, and the manifest to what
-// `config` holds it to. It returns the rule broken ("schema", "limit" or
-// "store-settings"), or "" for a file it has nothing to say on.
-func ValidateKnownFile(path string, body []byte) (rule, detail string) {
-	if path == ManifestPath {
-		// A manifest that does not validate would be in force on the
-		// server and in every clone once the push lands.
-		if err := CheckManifest(body); err != nil {
-			return "store-settings", err.Error() + " (write it with aiwg-state config, which checks it)"
-		}
-		return "", ""
-	}
-	rest, ok := strings.CutPrefix(path, TrajectoriesDir+"/")
+// ValidateFile checks a stored file against the schema and limits of the
+// trajectory file its path says it is: the server-side hook runs it on
+// every pushed file (through aiwgstate.ValidateKnownFile), so a trajectory
+// iteration written by plain git is held to the same rules as one recorded
+// by aiwg-state. It returns the rule broken ("schema" or "limit"), or ""
+// for a file it has nothing to say on.
+func ValidateFile(path string, body []byte) (rule, detail string) {
+	rest, ok := strings.CutPrefix(path, Dir+"/")
 	if !ok {
 		return "", ""
 	}
@@ -866,12 +862,12 @@ func ValidateKnownFile(path string, body []byte) (rule, detail string) {
 	if len(parts) != 3 || parts[1] != "iterations" {
 		return "", ""
 	}
-	n, ok := trajectory.ParseIterationName(parts[2])
+	n, ok := ParseIterationName(parts[2])
 	if !ok {
 		return "schema", "an iteration file is named NNNN.json"
 	}
-	if n > trajectory.MaxIterations {
-		return "limit", fmt.Sprintf("iteration %d: a trajectory records at most %d (the RLM trajectories specification)", n, trajectory.MaxIterations)
+	if n > MaxIterations {
+		return "limit", fmt.Sprintf("iteration %d: a trajectory records at most %d (the RLM trajectories specification)", n, MaxIterations)
 	}
 	sch, err := trajectorySchema()
 	if err != nil {
@@ -886,3 +882,13 @@ func ValidateKnownFile(path string, body []byte) (rule, detail string) {
 	}
 	return "", ""
 }
+
+// ExistsError: an import of a trajectory the store holds already (see
+// ImportOptions.NewID). It is store.ErrExists.
+type ExistsError struct{ ID string }
+
+func (e *ExistsError) Error() string {
+	return fmt.Sprintf("%v: trajectory %s is already in the store", store.ErrExists, e.ID)
+}
+
+func (e *ExistsError) Unwrap() error { return store.ErrExists }

@@ -17,6 +17,7 @@ package aiwgstate
 import (
 	"context"
 
+	"github.com/aiwg/aiwg-state/docschema"
 	"github.com/aiwg/aiwg-state/store"
 )
 
@@ -63,13 +64,16 @@ func wire(opts store.Options) store.Options {
 	opts.Guards = append(guards(), opts.Guards...)
 	opts.After = append(afterCommit(), opts.After...)
 	opts.FastForward = append(fastForward(), opts.FastForward...)
+	opts.Fsck = append(fsckChecks(), opts.Fsck...)
 	return opts
 }
 
 // guards are the features' rules over every write, in the order they run
 // (after the core's own).
 func guards() []store.Guard {
-	return []store.Guard{}
+	return []store.Guard{
+		docschema.Guard, // ruled documents meet their JSON Schema
+	}
 }
 
 // afterCommit is what the features do once a write is published, in order.
@@ -79,5 +83,19 @@ func afterCommit() []store.AfterCommit {
 
 // fastForward are the features' rules over a fast-forward, in order.
 func fastForward() []store.FastForwardGuard {
-	return []store.FastForwardGuard{}
+	return []store.FastForwardGuard{
+		docschema.FastForward, // ruled documents meet their JSON Schema
+	}
 }
+
+// fsckChecks are the features' checks in Fsck, in order (after the
+// core's).
+func fsckChecks() []store.FsckCheck {
+	return []store.FsckCheck{
+		docschema.Fsck, // the schema rules, and the documents they rule
+	}
+}
+
+// Schemas is the store's document schemas: rules naming the JSON Schema
+// the documents at given paths must meet.
+func (s *Store) Schemas() *docschema.Schemas { return docschema.New(s.Store) }

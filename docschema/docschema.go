@@ -1,10 +1,19 @@
 // Package docschema is the store's document schemas: rules that name,
 // by path pattern, the JSON Schema (2020-12 unless a schema says
 // otherwise) the documents at those paths must meet, and the validation
-// that names the first field that breaks one. The swarm shared state specification asks that a
-// swarm's shared state be validated on update; the store applies these
-// rules to every write. It knows no git: the store reads the rules and
-// the schemas from its tree.
+// that names the first field that breaks one. The swarm shared state
+// specification asks that a swarm's shared state be validated on update;
+// the store applies these rules to every write.
+//
+// Where each part is:
+//   - the rules and their schemas (Rules, Parse, Compile): docschema.go;
+//     the validator under them is internal/jsonschema;
+//   - the Go API, a handle over the core (Schemas: Add, Remove, Rules,
+//     Check; aiwgstate.Store.Schemas): schemas.go;
+//   - the rules over writes: Guard (every write), FastForward (what a
+//     fast-forward brings), Fsck (the store's fsck) and PushCheck (a
+//     server's pre-receive hook), wired in by package aiwgstate;
+//   - the CLI: cmd/aiwg-state/cmd_schema.go (`aiwg-state schema`).
 package docschema
 
 import (

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/aiwg/aiwg-state/docschema"
 	"github.com/aiwg/aiwg-state/hooks"
 	"github.com/aiwg/aiwg-state/internal/cputime"
 	"github.com/aiwg/aiwg-state/internal/signtest"
@@ -40,7 +41,7 @@ func BenchmarkCheckSignedPush100(b *testing.B) {
 				}
 				head = m.Commit
 			}
-			opts := hooks.Options{PolicyFrom: base.Commit, Validate: store.ValidateKnownFile, Schemas: store.SchemaValidator}
+			opts := hooks.Options{PolicyFrom: base.Commit, Validate: store.ValidateKnownFile, Schemas: docschema.PushCheck}
 			b.ResetTimer()
 			defer cputime.Start(b)()
 			for i := 0; i < b.N; i++ {

@@ -29,7 +29,6 @@ type FastForwardGuard func(s *Store, ours, theirs plumbing.Hash) error
 // FastForwardGuards, over a fast-forward from ours to theirs.
 func (s *Store) CheckFastForward(ours, theirs plumbing.Hash) error {
 	checks := []func(ours, theirs plumbing.Hash) error{
-		s.checkFastForward,         // schemas.go: ruled documents meet their JSON Schema
 		s.checkSettingsFastForward, // manifest.go: the policy and manifest stay readable
 	}
 	for _, g := range s.fastForward {
@@ -58,7 +57,6 @@ func (s *Store) writeChecks() []writeCheck {
 		checkTrajectoryLink,   // traj.go: a linked trajectory exists
 		checkRecords,          // records.go: lease, memory and queue files stay records
 		s.checkLeaseHolders,   // lease.go: others' leases are released by force only by a lease_admin
-		s.checkSchemas,        // schemas.go: ruled documents meet their JSON Schema
 	}
 	for _, g := range s.guards {
 		checks = append(checks, func(tx *repo.Tx, wo WriteOptions, changes []Change) error { return g(s, tx, wo, changes) })

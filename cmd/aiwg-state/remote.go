@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/aiwg/aiwg-state/docschema"
 	"github.com/aiwg/aiwg-state/hooks"
 	"github.com/aiwg/aiwg-state/merge"
 	"github.com/aiwg/aiwg-state/repo"
@@ -39,7 +40,7 @@ func runPreReceive(c *cli.Context, stdin io.Reader, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	err = hooks.CheckWithin(c.Context, timeout, gitDir, ups, hooks.Options{Validate: store.ValidateKnownFile, Schemas: store.SchemaValidator, Getenv: os.Getenv})
+	err = hooks.CheckWithin(c.Context, timeout, gitDir, ups, hooks.Options{Validate: store.ValidateKnownFile, Schemas: docschema.PushCheck, Getenv: os.Getenv})
 	var re *hooks.RefusedError
 	if errors.As(err, &re) {
 		for _, v := range re.Violations {

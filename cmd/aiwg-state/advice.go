@@ -7,6 +7,7 @@ import (
 	"github.com/aiwg/aiwg-state/checkpoint"
 	"github.com/aiwg/aiwg-state/memory"
 	"github.com/aiwg/aiwg-state/repo"
+	"github.com/aiwg/aiwg-state/statedoc"
 	"github.com/aiwg/aiwg-state/store"
 )
 
@@ -100,6 +101,9 @@ var adviceTable = []func(error) (string, bool){
 			return ": repair it with `aiwg-state config KEY VALUE`, which writes a manifest of the defaults and that setting, or commit a fixed " + e.File, true
 		}
 		return "", false
+	},
+	func(err error) (string, bool) {
+		return ": pass --project or select one with `project select`", errors.Is(err, statedoc.ErrNoProject)
 	},
 	func(err error) (string, bool) {
 		var e *store.VariableLimitError

@@ -147,7 +147,7 @@ func cachedRules(s *store.Store, read func(string) ([]byte, error)) (*Rules, err
 	if err != nil {
 		return nil, err
 	}
-	key := "rules\x00" + contentKey(data)
+	key := "docschema\x00rules\x00" + contentKey(data)
 	if v, ok := s.Cache().Load(key); ok {
 		return v.(*Rules), nil
 	}
@@ -199,7 +199,7 @@ func schema(s *store.Store, read func(string) ([]byte, error), file string) (*Sc
 	if err != nil {
 		return nil, err
 	}
-	key := "schema\x00" + file + "\x00" + contentKey(data)
+	key := "docschema\x00schema\x00" + file + "\x00" + contentKey(data)
 	if v, ok := s.Cache().Load(key); ok {
 		sch := v.(*Schema)
 		fresh := true

@@ -21,6 +21,7 @@ import (
 	"github.com/aiwg/aiwg-state/memory"
 	"github.com/aiwg/aiwg-state/queue"
 	"github.com/aiwg/aiwg-state/rlm"
+	"github.com/aiwg/aiwg-state/docschema"
 	"github.com/aiwg/aiwg-state/store"
 	"github.com/aiwg/aiwg-state/trajectory"
 )
@@ -78,6 +79,7 @@ func wire(opts store.Options) store.Options {
 	opts.Guards = append(guards(), opts.Guards...)
 	opts.After = append(afterCommit(), opts.After...)
 	opts.FastForward = append(fastForward(), opts.FastForward...)
+	opts.Fsck = append(fsckChecks(), opts.Fsck...)
 	return opts
 }
 
@@ -90,6 +92,7 @@ func guards() []store.Guard {
 		memory.RecordGuard, // memory/ files stay memory records
 		queue.RecordGuard,  // queues/ files stay queue messages
 		lease.HolderGuard,  // others' leases are released by force only by a lease_admin
+		docschema.Guard, // ruled documents meet their JSON Schema
 	}
 }
 
@@ -102,7 +105,9 @@ func afterCommit() []store.AfterCommit {
 
 // fastForward are the features' rules over a fast-forward, in order.
 func fastForward() []store.FastForwardGuard {
-	return []store.FastForwardGuard{}
+	return []store.FastForwardGuard{
+		docschema.FastForward, // ruled documents meet their JSON Schema
+	}
 }
 
 // Trajectories is the RLM trajectories API of the store (package
@@ -128,3 +133,15 @@ func ValidateKnownFile(path string, body []byte) (rule, detail string) {
 	}
 	return "", ""
 }
+
+// fsckChecks are the features' checks in Fsck, in order (after the
+// core's).
+func fsckChecks() []store.FsckCheck {
+	return []store.FsckCheck{
+		docschema.Fsck, // the schema rules, and the documents they rule
+	}
+}
+
+// Schemas is the store's document schemas: rules naming the JSON Schema
+// the documents at given paths must meet.
+func (s *Store) Schemas() *docschema.Schemas { return docschema.New(s.Store) }

@@ -1,10 +1,19 @@
 // Package docschema is the store's document schemas: rules that name,
 // by path pattern, the JSON Schema (2020-12 unless a schema says
 // otherwise) the documents at those paths must meet, and the validation
-// that names the first field that breaks one. The swarm shared state specification asks that a
-// swarm's shared state be validated on update; the store applies these
-// rules to every write. It knows no git: the store reads the rules and
-// the schemas from its tree.
+// that names the first field that breaks one. The swarm shared state
+// specification asks that a swarm's shared state be validated on update;
+// the store applies these rules to every write.
+//
+// Where each part is:
+//   - the rules and their schemas (Rules, Parse, Compile): docschema.go;
+//     the validator under them is internal/jsonschema;
+//   - the Go API, a handle over the core (Schemas: Add, Remove, Rules,
+//     Check; aiwgstate.Store.Schemas): schemas.go;
+//   - the rules over writes: Guard (every write), FastForward (what a
+//     fast-forward brings), Fsck (the store's fsck) and PushCheck (a
+//     server's pre-receive hook), wired in by package aiwgstate;
+//   - the CLI: cmd/aiwg-state/cmd_schema.go (`aiwg-state schema`).
 package docschema
 
 import (
@@ -15,6 +24,7 @@ import (
 	"strings"
 
 	"github.com/aiwg/aiwg-state/internal/errkind"
+	"github.com/aiwg/aiwg-state/internal/jsonschema"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/verbiage"
 )
@@ -27,7 +37,7 @@ const Dir = ".aiwg/schemas"
 
 var (
 	// ErrInvalid: a document breaks the schema its path is ruled by.
-	ErrInvalid = errors.New("breaks its schema")
+	ErrInvalid = jsonschema.ErrInvalid
 	// ErrRules: the rules, or a schema they name, cannot be used.
 	ErrRules = errors.New("invalid schema rules")
 )
@@ -110,9 +120,13 @@ func (r *Rules) SchemaFor(file string) (string, bool) {
 	return "", false
 }
 
+// ValidationError names the first field that breaks a schema (the
+// error of Schema.Validate).
+type ValidationError = jsonschema.ValidationError
+
 // Schema is a compiled schema.
 type Schema struct {
-	s *Validator
+	s *jsonschema.Validator
 	// Files are the store files the schema was compiled from, its own
 	// and those its $refs load, with their content when compiled.
 	Files map[string]string
@@ -124,7 +138,7 @@ type Schema struct {
 // nothing outside the store is ever read.
 func Compile(file string, read func(path string) ([]byte, error)) (*Schema, error) {
 	ld := &storeLoader{read: read, files: map[string]string{}}
-	s, err := NewValidator("file:///"+file, ld.Load)
+	s, err := jsonschema.NewValidator("file:///"+file, ld.Load)
 	if err != nil {
 		if ld.err != nil {
 			err = ld.err
@@ -171,47 +185,8 @@ func (l *storeLoader) Load(url string) ([]byte, error) {
 	return data, nil
 }
 
-// ValidationError names the first field that breaks a schema.
-type ValidationError struct {
-	// Loc is the field's key path, one key or array index a segment.
-	Loc []string
-	// Field is a key path in the store's dot form (agents.pulse.status);
-	// empty for the document itself.
-	Field string
-	// Reason is the validator's message for that field.
-	Reason string
-}
-
-func (e *ValidationError) Error() string {
-	if e.Field == "" {
-		return e.Reason
-	}
-	return fmt.Sprintf("field %s: %s", e.Field, e.Reason)
-}
-
 // Validate checks a decoded document; the error is a *ValidationError
 // naming the first field, in document order, that breaks the schema.
 func (s *Schema) Validate(doc any) error {
 	return s.s.Validate(doc)
-}
-
-// FirstViolation reads a validator's error: the location (key path
-// segments) of the first field, in document order, that breaks the
-// schema, and why. A missing required field is located at itself.
-func FirstViolation(err error) (loc []string, reason string) {
-	var ve *ValidationError
-	if !errors.As(err, &ve) {
-		return nil, err.Error()
-	}
-	return ve.Loc, ve.Reason
-}
-
-// JoinField renders location segments as a key path in the store's dot
-// form, dots inside a key escaped.
-func JoinField(loc []string) string {
-	parts := make([]string, len(loc))
-	for i, l := range loc {
-		parts[i] = strings.ReplaceAll(l, ".", `\.`)
-	}
-	return strings.Join(parts, ".")
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/docschema"
 	"github.com/aiwg/aiwg-state/hooks"
 	"github.com/aiwg/aiwg-state/internal/cputime"
 	"github.com/aiwg/aiwg-state/internal/signtest"
@@ -41,7 +42,7 @@ func BenchmarkCheckSignedPush100(b *testing.B) {
 				}
 				head = m.Commit
 			}
-			opts := hooks.Options{PolicyFrom: base.Commit, Validate: aiwgstate.ValidateKnownFile, Schemas: store.SchemaValidator}
+			opts := hooks.Options{PolicyFrom: base.Commit, Validate: aiwgstate.ValidateKnownFile, Schemas: docschema.PushCheck}
 			b.ResetTimer()
 			defer cputime.Start(b)()
 			for i := 0; i < b.N; i++ {

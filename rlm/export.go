@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/aiwg/aiwg-state/docschema"
+	"github.com/aiwg/aiwg-state/internal/jsonschema"
 	"github.com/aiwg/aiwg-state/objects"
 )
 
@@ -131,7 +131,7 @@ func DecodeDocument(data []byte) (*Document, error) {
 
 // Schema validates documents against the JSON Schema converted from the
 // specification (rlm/state.schema.json).
-type Schema struct{ s *docschema.Validator }
+type Schema struct{ s *jsonschema.Validator }
 
 // SchemaID is the $id of the specification's schema.
 const SchemaID = "https://aiwg.io/schemas/rlm-state/v1"
@@ -142,7 +142,7 @@ func CompileSchema(data []byte) (*Schema, error) {
 	if _, err := objects.Decode(data); err != nil {
 		return nil, fmt.Errorf("rlm schema: %w", err)
 	}
-	s, err := docschema.NewValidator(SchemaID, func(uri string) ([]byte, error) {
+	s, err := jsonschema.NewValidator(SchemaID, func(uri string) ([]byte, error) {
 		if uri != SchemaID {
 			return nil, fmt.Errorf("%s: the state schema refers to no other schema", uri)
 		}

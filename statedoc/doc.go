@@ -9,6 +9,14 @@
 // '/'-separated store paths; a write produces the set of files to write
 // (FileWrite), which the caller commits as one commit.
 //
+// Where the rest is: the store keeps the ruled documents (which files
+// are ruled, their check on every write and read) and the Go API, a
+// handle whose methods run each verb here as one commit
+// (store.Store.StateDocument, store/statedocument.go; the ruled-document
+// model in store/statedoc.go); the CLI's verbs (goal, event, latest,
+// request, item, project, doc, state-doc) are
+// cmd/aiwg-state/cmd_statedoc.go.
+//
 // # Shards
 //
 // Any string value of the form "ref file://<path>" mounts the JSON file at
@@ -35,7 +43,12 @@
 // never clobbers a mounted shard.
 package statedoc
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/aiwg/aiwg-state/verbiage"
+)
 
 // Sentinel errors; callers map them to the specification's exit codes. Invalid keys
 // and paths are verbiage.ErrInvalidKey and verbiage.ErrInvalidPath (exit 2);
@@ -52,4 +65,7 @@ var (
 	// ErrInFlight: a request was made while the sub-goal already has one in
 	// flight. Exit 4.
 	ErrInFlight = errors.New("request in flight")
+	// ErrNoProject: a chat scope names no project, and no project is
+	// active. It is verbiage.ErrInvalidPath (exit 2).
+	ErrNoProject = fmt.Errorf("%w: a chat scope needs a project", verbiage.ErrInvalidPath)
 )

@@ -48,7 +48,7 @@ func scopeBase(doc any, sc Scope, create bool) (any, verbiage.Path, error) {
 		ap, _ := objects.Get(doc, verbiage.Path{{Key: KeyActiveProject}, {Key: KeyProjectID}})
 		id, ok := ap.(string)
 		if !ok || id == "" {
-			return nil, nil, fmt.Errorf("%w: a chat scope needs a project: pass --project or select one with `project select`", verbiage.ErrInvalidPath)
+			return nil, nil, ErrNoProject
 		}
 		project = id
 	}

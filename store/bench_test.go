@@ -121,7 +121,7 @@ func BenchmarkSetRuled(b *testing.B) {
 			st := seed1000(b, false)
 			ctx := context.Background()
 			schema := []byte(`{"type":"object","required":["id","status"],"properties":{"id":{"type":"integer"},"status":{"type":"object","properties":{"value":{"type":"integer","minimum":0}}}}}`)
-			if _, err := st.AddSchema(ctx, "doc", []string{paths}, schema, store.WriteOptions{}); err != nil {
+			if _, err := st.Schemas().Add(ctx, "doc", []string{paths}, schema, store.WriteOptions{}); err != nil {
 				b.Fatal(err)
 			}
 			b.ResetTimer()

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/statedoc"
 	"github.com/aiwg/aiwg-state/store"
 )
 
@@ -104,4 +105,27 @@ func ExampleReadOps() {
 	// Output:
 	// 2 mv docs/draft.json <nil>
 	// line 2: invalid JSON: column 39: duplicate object key "op"
+}
+
+// The state document's verbs from Go: each is one commit, named as the
+// CLI's verb names it.
+func ExampleStore_StateDocument() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "example-")
+	defer os.RemoveAll(dir)
+	st, _ := aiwgstate.Init(ctx, filepath.Join(dir, "state.git"), store.InitOptions{})
+	defer st.Close()
+
+	doc := st.StateDocument("") // state/state.json
+	wo := store.WriteOptions{Agent: "conductor"}
+	doc.CreateGoal(ctx, "ship it", "release 1.0", wo)
+	doc.CreateSubGoal(ctx, "SHIP-IT", "write docs", "", wo)
+	m, _ := doc.AddEvent(ctx, "SHIP-IT", "WRITE-DOCS", statedoc.Event{Type: "reply", Body: "draft ready"}, wo)
+	fmt.Println(m.Subject)
+
+	brief, _, _ := doc.Latest(ctx, wo) // marks the event SEEN
+	fmt.Println(brief.Event.Body, brief.Remaining)
+	// Output:
+	// event add SHIP-IT/WRITE-DOCS
+	// draft ready 0
 }

@@ -9,9 +9,9 @@ import (
 	"strings"
 
 	"github.com/aiwg/aiwg-state/audit"
-	"github.com/aiwg/aiwg-state/docschema"
 	"github.com/aiwg/aiwg-state/policy"
 	"github.com/aiwg/aiwg-state/repo"
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // FsckProblem is one thing Fsck found wrong: which check, the file at
@@ -21,6 +21,17 @@ type FsckProblem struct {
 	File    string `json:"file,omitempty"`
 	Problem string `json:"problem"`
 	Repair  string `json:"repair"`
+}
+
+// An FsckCheck is a feature's check in Fsck (Options.Fsck), of the
+// files of the default branch's head, the tree root, after the core's
+// own checks. Name is the check as the report lists it. Run reads the
+// files through read, which reports a damaged object as a "files"
+// problem and reads it as missing, and returns the problems it found; an
+// error means the check could not run.
+type FsckCheck struct {
+	Name string
+	Run  func(ctx context.Context, s *Store, root plumbing.Hash, read func(path string) ([]byte, error)) ([]FsckProblem, error)
 }
 
 // FsckReport is what Fsck checked and found.
@@ -35,8 +46,9 @@ type FsckReport struct {
 // Fsck checks the store: git's own `git fsck --strict` (objects,
 // connectivity, names), every pack against its checksums, the history
 // index, and on the default branch's head the manifest (.aiwg/store.json),
-// the access policy (.aiwg/policy.json) and the document schemas with the
-// documents they rule. It reads and writes nothing of the store's history;
+// the access policy (.aiwg/policy.json), then the checks of the features
+// the store was opened with (Options.Fsck: the document schemas with the
+// documents they rule). It reads and writes nothing of the store's history;
 // a problem found is in the report, and an error is returned only when a
 // check could not run.
 func (s *Store) Fsck(ctx context.Context) (*FsckReport, error) {
@@ -113,7 +125,10 @@ func (s *Store) Fsck(ctx context.Context) (*FsckReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep.Checks = append(rep.Checks, "manifest", "policy", "schemas")
+	rep.Checks = append(rep.Checks, "manifest", "policy")
+	for _, c := range s.fsck {
+		rep.Checks = append(rep.Checks, c.Name)
+	}
 	plain := treeReader(s.repo, root)
 	read := func(p string) ([]byte, error) {
 		data, err := plain(p)
@@ -142,19 +157,12 @@ func (s *Store) Fsck(ctx context.Context) (*FsckReport, error) {
 	} else if !errors.Is(err, repo.ErrNotFound) {
 		return nil, err
 	}
-	if _, err := rulesIn(read); err != nil {
-		add(FsckProblem{Check: "schemas", File: docschema.Path, Problem: err.Error(),
-			Repair: "`aiwg-state schema remove NAME` and `schema add` again, or commit a fixed " + docschema.Path})
-		return rep, nil
-	}
-	violations, err := s.CheckSchemas(ctx, ReadOptions{})
-	if err != nil {
-		add(FsckProblem{Check: "schemas", Problem: err.Error(), Repair: "fix the schema named, with `aiwg-state schema add`"})
-		return rep, nil
-	}
-	for _, v := range violations {
-		add(FsckProblem{Check: "schemas", File: v.File, Problem: fmt.Sprintf("breaks schema %s at %s: %s", v.Schema, v.Field, v.Reason),
-			Repair: "correct the document with `aiwg-state set " + v.File + " " + v.Field + " VALUE`"})
+	for _, c := range s.fsck {
+		found, err := c.Run(ctx, s, root, read)
+		if err != nil {
+			return nil, err
+		}
+		rep.Problems = append(rep.Problems, found...)
 	}
 	return rep, nil
 }

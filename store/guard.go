@@ -29,7 +29,6 @@ type FastForwardGuard func(s *Store, ours, theirs plumbing.Hash) error
 // FastForwardGuards, over a fast-forward from ours to theirs.
 func (s *Store) CheckFastForward(ours, theirs plumbing.Hash) error {
 	checks := []func(ours, theirs plumbing.Hash) error{
-		s.checkFastForward,         // schemas.go: ruled documents meet their JSON Schema
 		s.checkSettingsFastForward, // manifest.go: the policy and manifest stay readable
 	}
 	for _, g := range s.fastForward {
@@ -55,7 +54,6 @@ func (s *Store) writeChecks() []writeCheck {
 		s.checkRuledDocuments, // statedoc.go: verbiage-ruled documents stay valid
 		s.checkPolicy,         // policy.go: the agent may write these paths
 		s.checkSigner,         // signing.go: a required signature, with a key the policy lists
-		s.checkSchemas,        // schemas.go: ruled documents meet their JSON Schema
 	}
 	for _, g := range s.guards {
 		checks = append(checks, func(tx *repo.Tx, wo WriteOptions, changes []Change) error { return g(s, tx, wo, changes) })

@@ -134,7 +134,7 @@ func parseManifest(data []byte) (Manifest, error) {
 // parse and validate would make every later write, and every push to a
 // server holding them, fail. Setting commands check what they write; this
 // catches every other way in (a merge, a pull, a rollback). Schemas are
-// checkSchemas' (it compiles every rule's schema when they change).
+// docschema.Guard's (it compiles every rule's schema when they change).
 func checkSettings(tx *repo.Tx, _ WriteOptions, _ []Change) error {
 	for _, path := range tx.Changed() {
 		if path != policy.Path && path != ManifestPath {

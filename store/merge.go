@@ -12,8 +12,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/aiwg/aiwg-state/docschema"
 	"github.com/aiwg/aiwg-state/internal/errkind"
+	"github.com/aiwg/aiwg-state/internal/jsonschema"
 	"github.com/aiwg/aiwg-state/merge"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/objects/jsondiff"
@@ -1269,7 +1269,7 @@ func (s *Store) Continue(ctx context.Context, branch string, wo WriteOptions) (*
 	}
 	wo.upstreamFirst = st.UpstreamFirst
 	m, err := s.commitMerge(ctx, ref, ours, theirs, st.From, files, wo, repo.Trailers{{Key: TrailerMergeRecord, Value: stateHash.String()}})
-	if errors.Is(err, docschema.ErrInvalid) {
+	if errors.Is(err, jsonschema.ErrInvalid) {
 		// The resolutions are settled and cannot be resolved again.
 		return nil, &ResolvedMergeInvalidError{Err: err}
 	}

@@ -33,6 +33,8 @@ type Options struct {
 	Guards      []Guard
 	After       []AfterCommit
 	FastForward []FastForwardGuard
+	// Fsck are the features' checks in Fsck, after the core's own.
+	Fsck []FsckCheck
 }
 
 // InitOptions configure a new store.

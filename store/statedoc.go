@@ -260,11 +260,16 @@ func absentIsNil(data []byte, err error) ([]byte, error) {
 // ro.NoResolve is set (refs shown as their strings, the key looked up in
 // the shard that holds it).
 func (s *Store) GetState(ctx context.Context, file, keypath string, ro ReadOptions, noResolve bool) ([]byte, error) {
-	noResolve = noResolve || ro.NoResolve
 	p, err := verbiage.ParsePath(keypath)
 	if err != nil {
 		return nil, err
 	}
+	return s.getState(ctx, file, p, ro, noResolve)
+}
+
+// getState is GetState of a parsed key path.
+func (s *Store) getState(ctx context.Context, file string, p verbiage.Path, ro ReadOptions, noResolve bool) ([]byte, error) {
+	noResolve = noResolve || ro.NoResolve
 	d, err := s.StateDoc(ctx, file, ro)
 	if err != nil {
 		return nil, err
@@ -289,6 +294,11 @@ func (s *Store) LocateState(ctx context.Context, file, keypath string, ro ReadOp
 	if err != nil {
 		return "", "", err
 	}
+	return s.locateState(ctx, file, p, ro)
+}
+
+// locateState is LocateState of a parsed key path.
+func (s *Store) locateState(ctx context.Context, file string, p verbiage.Path, ro ReadOptions) (shard, key string, err error) {
 	d, err := s.StateDoc(ctx, file, ro)
 	if err != nil {
 		return "", "", err

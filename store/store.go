@@ -39,8 +39,9 @@ type Store struct {
 	// workTree is set when the store is a git clone's .git: the branch
 	// checked out there must not move under its files.
 	workTree string
-	// schemas caches compiled document schemas by file and content.
-	schemas sync.Map
+	// cache is the features' cache of what they derive from the store's
+	// files (see Cache).
+	cache sync.Map
 	// signing caches the store's git config (its agent, its signing
 	// keys) by content, and the keys that sign writes.
 	signing signingConfig
@@ -48,6 +49,7 @@ type Store struct {
 	guards      []Guard
 	after       []AfterCommit
 	fastForward []FastForwardGuard
+	fsck        []FsckCheck
 }
 
 // Discover finds the store for a working directory: $AIWG_STATE_STORE when
@@ -106,7 +108,7 @@ func Init(ctx context.Context, dir string, opts InitOptions) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{repo: r, branch: "refs/heads/" + branch, now: time.Now, guards: opts.Guards, after: opts.After, fastForward: opts.FastForward}
+	s := &Store{repo: r, branch: "refs/heads/" + branch, now: time.Now, guards: opts.Guards, after: opts.After, fastForward: opts.FastForward, fsck: opts.Fsck}
 	agent := opts.Agent
 	if agent == "" {
 		agent = "aiwg-state"
@@ -143,7 +145,7 @@ func StoreDir(dir string) string { return storedir.Resolve(dir) }
 // of a git clone of one (see FindStore). In a clone, the branch checked
 // out is not written and HEAD is not moved (see Store.WorkTree).
 func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
-	s := &Store{now: time.Now, guards: opts.Guards, after: opts.After, fastForward: opts.FastForward}
+	s := &Store{now: time.Now, guards: opts.Guards, after: opts.After, fastForward: opts.FastForward, fsck: opts.Fsck}
 	dir = StoreDir(dir)
 	if _, err := os.Stat(filepath.Join(dir, "HEAD")); errors.Is(err, fs.ErrNotExist) {
 		if _, err := os.Stat(filepath.Join(dir, DefaultDir, "HEAD")); err == nil {
@@ -226,6 +228,12 @@ func (s *Store) Repo() *repo.Repo { return s.repo }
 // Now is the store's clock: what a feature judges expiry by, as the core
 // does.
 func (s *Store) Now() time.Time { return s.now() }
+
+// Cache holds what the features derive from the store's files (parsed
+// rules, compiled schemas) for the life of the open store. Keys must
+// name the content they were derived from (a hash of it), never only a
+// path, as files change under the store; each feature prefixes its own.
+func (s *Store) Cache() *sync.Map { return &s.cache }
 
 // Dir is the store's git directory.
 func (s *Store) Dir() string { return s.repo.Dir() }

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/aiwg/aiwg-state/docschema"
+	"github.com/aiwg/aiwg-state/internal/jsonschema"
 	"github.com/aiwg/aiwg-state/objects"
 )
 
@@ -17,8 +17,8 @@ const SchemaID = "https://aiwg.io/schemas/rlm-trajectory/v1"
 
 // Schema validates trajectories and single iterations.
 type Schema struct {
-	trajectory *docschema.Validator
-	iteration  *docschema.Validator
+	trajectory *jsonschema.Validator
+	iteration  *jsonschema.Validator
 }
 
 // CompileSchema compiles the JSON Schema (2020-12) of the RLM trajectories specification, with format
@@ -35,10 +35,10 @@ func CompileSchema(data []byte) (*Schema, error) {
 	}
 	s := &Schema{}
 	var err error
-	if s.trajectory, err = docschema.NewValidator(SchemaID, load); err != nil {
+	if s.trajectory, err = jsonschema.NewValidator(SchemaID, load); err != nil {
 		return nil, fmt.Errorf("trajectory schema: %w", err)
 	}
-	if s.iteration, err = docschema.NewValidator(SchemaID+"#/$defs/TAOIteration", load); err != nil {
+	if s.iteration, err = jsonschema.NewValidator(SchemaID+"#/$defs/TAOIteration", load); err != nil {
 		return nil, fmt.Errorf("trajectory schema: %w", err)
 	}
 	return s, nil
@@ -74,17 +74,17 @@ func (e *ValidationError) Error() string {
 
 func (e *ValidationError) Unwrap() error { return ErrInvalid }
 
-func check(sch *docschema.Validator, v any, prefix string) error {
+func check(sch *jsonschema.Validator, v any, prefix string) error {
 	err := sch.Validate(v)
 	if err == nil {
 		return nil
 	}
-	var ve *docschema.ValidationError
+	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
 		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
-	loc, reason := docschema.FirstViolation(err)
-	field := docschema.JoinField(loc)
+	loc, reason := jsonschema.FirstViolation(err)
+	field := jsonschema.JoinField(loc)
 	switch {
 	case prefix != "" && field == "":
 		field = prefix

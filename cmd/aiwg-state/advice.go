@@ -11,6 +11,7 @@ import (
 	"github.com/aiwg/aiwg-state/queue"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/rlm"
+	"github.com/aiwg/aiwg-state/statedoc"
 	"github.com/aiwg/aiwg-state/store"
 	"github.com/aiwg/aiwg-state/trajectory"
 	"github.com/aiwg/aiwg-state/verbiage"
@@ -156,6 +157,9 @@ var adviceTable = []func(error) (string, bool){
 			return "; renew with a longer --ttl", true
 		}
 		return "; ask again with a longer --ttl", true
+	},
+	func(err error) (string, bool) {
+		return ": pass --project or select one with `project select`", errors.Is(err, statedoc.ErrNoProject)
 	},
 	func(err error) (string, bool) {
 		var e *rlm.VariableLimitError

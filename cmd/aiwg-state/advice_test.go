@@ -11,6 +11,7 @@ import (
 	"github.com/aiwg/aiwg-state/lease"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/rlm"
+	"github.com/aiwg/aiwg-state/statedoc"
 	"github.com/aiwg/aiwg-state/store"
 	"github.com/aiwg/aiwg-state/trajectory"
 )
@@ -33,6 +34,7 @@ func TestAdvice(t *testing.T) {
 		{&store.MissingError{Kind: store.MissingState}, "no state on this branch yet (create one with `aiwg-state state init --prompt TEXT`)", exitDomain},
 		{&store.MissingError{Kind: store.MissingTrajectory, Name: "traj-1"}, "trajectory traj-1: no such trajectory on this branch (aiwg-state traj start makes one)", exitDomain},
 		{&store.MissingError{Kind: store.MissingSchema, Name: "s"}, "no schema s (aiwg-state schema ls lists them)", exitDomain},
+		{statedoc.ErrNoProject, "invalid path: a chat scope needs a project: pass --project or select one with `project select`", exitUsage},
 		{&store.MissingError{Kind: store.MissingHandler, Name: "h"}, "no completion handler named h (aiwg-state trust --list shows them)", exitDomain},
 		{&store.MissingError{Kind: store.MissingTrustedHandler, Name: "h"}, "no trusted handler named h (aiwg-state trust --list shows them)", exitDomain},
 		{&store.BranchInUseError{Name: "main"}, "main is the store's only branch, and the one it is on (its HEAD): make another and switch to it first: aiwg-state branch NEW && aiwg-state switch NEW && aiwg-state branch -d main", exitDomain},

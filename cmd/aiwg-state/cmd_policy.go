@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/docschema"
 	"github.com/aiwg/aiwg-state/hooks"
 	"github.com/aiwg/aiwg-state/internal/errkind"
 	"github.com/aiwg/aiwg-state/store"
@@ -127,7 +128,7 @@ func runPolicyCheck(ctx context.Context, s *session, opts policyCheckOptions) er
 	if len(revs) == 1 && !strings.Contains(revs[0], "..") {
 		revs = append(revs, "--not", "--remotes")
 	}
-	err := hooks.CheckRevs(ctx, s.store.Dir(), revs, hooks.Options{PolicyFrom: opts.PolicyFrom, Validate: aiwgstate.ValidateKnownFile, Schemas: store.SchemaValidator, Pusher: opts.Pusher})
+	err := hooks.CheckRevs(ctx, s.store.Dir(), revs, hooks.Options{PolicyFrom: opts.PolicyFrom, Validate: aiwgstate.ValidateKnownFile, Schemas: docschema.PushCheck, Pusher: opts.Pusher})
 	var re *hooks.RefusedError
 	if errors.As(err, &re) {
 		if s.json {

@@ -102,14 +102,14 @@ func runSchemaAdd(ctx context.Context, s *session, opts schemaAddOptions) error 
 	if err != nil {
 		return err
 	}
-	return s.report(s.store.AddSchema(ctx, a[0], paths, data, s.writeOptions()))
+	return s.report(s.store.Schemas().Add(ctx, a[0], paths, data, s.writeOptions()))
 }
 
 func runSchemaLs(ctx context.Context, s *session) error {
 	if _, err := args(s.c, 0, 0); err != nil {
 		return err
 	}
-	rules, err := s.store.SchemaRules(ctx, s.readOptions())
+	rules, err := s.store.Schemas().Rules(ctx, s.readOptions())
 	if err != nil {
 		return err
 	}
@@ -135,14 +135,14 @@ func runSchemaRm(ctx context.Context, s *session, opts schemaRmOptions) error {
 	if (len(a) == 1) == opts.All {
 		return usagef("schema rm: name one schema, or give --all")
 	}
-	return s.report(s.store.RemoveSchema(ctx, argAt(a, 0), s.writeOptions()))
+	return s.report(s.store.Schemas().Remove(ctx, argAt(a, 0), s.writeOptions()))
 }
 
 func runSchemaCheck(ctx context.Context, s *session) error {
 	if _, err := args(s.c, 0, 0); err != nil {
 		return err
 	}
-	bad, err := s.store.CheckSchemas(ctx, s.readOptions())
+	bad, err := s.store.Schemas().Check(ctx, s.readOptions())
 	if err != nil {
 		return err
 	}

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -342,9 +340,7 @@ func runGoalCreate(ctx context.Context, s *session, opts goalCreateOptions) erro
 	if err != nil {
 		return err
 	}
-	return s.edit("goal create "+a[0], func(doc any) (any, []verbiage.Path, error) {
-		return statedoc.CreateGoal(doc, a[0], opts.Summary)
-	})
+	return s.report(s.stateDoc().CreateGoal(ctx, a[0], opts.Summary, s.writeOptions()))
 }
 
 // goalSubCreateOptions are the flags runGoalSubCreate reads.
@@ -357,9 +353,7 @@ func runGoalSubCreate(ctx context.Context, s *session, opts goalSubCreateOptions
 	if err != nil {
 		return err
 	}
-	return s.edit("goal sub create "+a[0]+" "+a[1], func(doc any) (any, []verbiage.Path, error) {
-		return statedoc.CreateSubGoal(doc, a[0], a[1], opts.Summary)
-	})
+	return s.report(s.stateDoc().CreateSubGoal(ctx, a[0], a[1], opts.Summary, s.writeOptions()))
 }
 
 // goalStatusOptions are the flags runGoalStatus reads.
@@ -372,9 +366,7 @@ func runGoalStatus(ctx context.Context, s *session, opts goalStatusOptions) erro
 	if err != nil {
 		return err
 	}
-	return s.edit("goal status "+a[0]+" "+a[1], func(doc any) (any, []verbiage.Path, error) {
-		return statedoc.SetStatus(doc, a[0], opts.Sub, a[1])
-	})
+	return s.report(s.stateDoc().SetStatus(ctx, a[0], opts.Sub, a[1], s.writeOptions()))
 }
 
 // goalNoteOptions are the flags runGoalNote reads.
@@ -387,9 +379,7 @@ func runGoalNote(ctx context.Context, s *session, opts goalNoteOptions) error {
 	if err != nil {
 		return err
 	}
-	return s.edit("goal note "+a[0], func(doc any) (any, []verbiage.Path, error) {
-		return statedoc.AddNote(doc, a[0], opts.Sub, a[1])
-	})
+	return s.report(s.stateDoc().AddNote(ctx, a[0], opts.Sub, a[1], s.writeOptions()))
 }
 
 // eventAddOptions are the flags runEventAdd reads.
@@ -407,13 +397,8 @@ func runEventAdd(ctx context.Context, s *session, opts eventAddOptions) error {
 	if opts.Type == "" && opts.Body == "" {
 		return usagef("event add: an event needs --type or --body (or both)")
 	}
-	ev := statedoc.Event{ID: opts.Id, Type: opts.Type, Body: opts.Body, CreatedAt: time.Now()}
-	if ev.ID == "" {
-		ev.ID = objects.NewID("evt")
-	}
-	return s.edit("event add "+a[0]+"/"+a[1], func(doc any) (any, []verbiage.Path, error) {
-		return statedoc.AddEvent(doc, a[0], a[1], ev)
-	})
+	ev := statedoc.Event{ID: opts.Id, Type: opts.Type, Body: opts.Body}
+	return s.report(s.stateDoc().AddEvent(ctx, a[0], a[1], ev, s.writeOptions()))
 }
 
 // latestOptions are the flags runLatest reads.
@@ -425,13 +410,8 @@ func runLatest(ctx context.Context, s *session, opts latestOptions) error {
 	if _, err := args(s.c, 0, 0); err != nil {
 		return err
 	}
-	var b *statedoc.Briefing
-	m, err := s.store.EditState(ctx, opts.Doc, s.writeOptions(), "latest", func(doc any) (any, []verbiage.Path, error) {
-		out, paths, br, err := statedoc.Latest(doc)
-		b = br
-		return out, paths, err
-	})
-	if err != nil && !errors.Is(err, store.ErrNoChange) {
+	b, m, err := s.store.StateDocument(opts.Doc).Latest(ctx, s.writeOptions())
+	if err != nil {
 		return err
 	}
 	if s.json {
@@ -457,9 +437,7 @@ func runRequest(ctx context.Context, s *session, opts requestOptions) error {
 		if err != nil {
 			return err
 		}
-		return s.edit("request done "+a[0]+"/"+a[1], func(doc any) (any, []verbiage.Path, error) {
-			return statedoc.FinishRequest(doc, a[0], a[1], opts.Note)
-		})
+		return s.report(s.stateDoc().FinishRequest(ctx, a[0], a[1], opts.Note, s.writeOptions()))
 	}
 	a, err := args(s.c, 2, 3)
 	if err != nil {
@@ -468,9 +446,7 @@ func runRequest(ctx context.Context, s *session, opts requestOptions) error {
 	if len(a) == 2 {
 		return usagef("request GOAL SUB TEXT: the request's text is missing (only --done takes none)")
 	}
-	return s.edit("request "+a[0]+"/"+a[1], func(doc any) (any, []verbiage.Path, error) {
-		return statedoc.Request(doc, a[0], a[1], a[2])
-	})
+	return s.report(s.stateDoc().Request(ctx, a[0], a[1], a[2], s.writeOptions()))
 }
 
 func runItemSet(ctx context.Context, s *session) error {
@@ -486,9 +462,7 @@ func runItemSet(ctx context.Context, s *session) error {
 	if err != nil {
 		return err
 	}
-	return s.edit("item set "+p.String(), func(doc any) (any, []verbiage.Path, error) {
-		return statedoc.SetItem(doc, s.scope(), p, v)
-	})
+	return s.report(s.stateDoc().SetItem(ctx, s.scope(), p, v, s.writeOptions()))
 }
 
 // itemGetOptions are the flags runItemGet reads.
@@ -505,19 +479,12 @@ func runItemGet(ctx context.Context, s *session, opts itemGetOptions) error {
 	if err != nil {
 		return err
 	}
-	d, err := s.store.StateDoc(ctx, opts.Doc, s.readOptions())
+	doc := s.store.StateDocument(opts.Doc)
+	data, err := doc.Item(ctx, s.scope(), p, s.readOptions())
 	if err != nil {
 		return err
 	}
-	v, err := statedoc.GetItem(d.Resolved(), s.scope(), p)
-	if err != nil {
-		return err
-	}
-	data, err := objects.Encode(v)
-	if err != nil {
-		return err
-	}
-	return s.printValue(d.Path(), p.String(), data)
+	return s.printValue(doc.Path(), p.String(), data)
 }
 
 func runItemDel(ctx context.Context, s *session) error {
@@ -529,9 +496,7 @@ func runItemDel(ctx context.Context, s *session) error {
 	if err != nil {
 		return err
 	}
-	return s.edit("item del "+p.String(), func(doc any) (any, []verbiage.Path, error) {
-		return statedoc.DeleteItem(doc, s.scope(), p)
-	})
+	return s.report(s.stateDoc().DeleteItem(ctx, s.scope(), p, s.writeOptions()))
 }
 
 // projectSelectOptions are the flags runProjectSelect reads.
@@ -544,9 +509,7 @@ func runProjectSelect(ctx context.Context, s *session, opts projectSelectOptions
 	if err != nil {
 		return err
 	}
-	return s.edit("project select "+a[0], func(doc any) (any, []verbiage.Path, error) {
-		return statedoc.SelectProject(doc, a[0], opts.Title)
-	})
+	return s.report(s.stateDoc().SelectProject(ctx, a[0], opts.Title, s.writeOptions()))
 }
 
 func runDocApply(ctx context.Context, s *session) error {
@@ -558,10 +521,7 @@ func runDocApply(ctx context.Context, s *session) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
-	return s.edit("doc apply", func(doc any) (any, []verbiage.Path, error) {
-		out, err := statedoc.ApplyDocument(doc, data)
-		return out, []verbiage.Path{{}}, err
-	})
+	return s.report(s.stateDoc().Apply(ctx, data, s.writeOptions()))
 }
 
 // docResetOptions are the flags runDocReset reads.
@@ -576,7 +536,7 @@ func runDocReset(ctx context.Context, s *session, opts docResetOptions) error {
 	if err := s.confirm("doc reset empties the state document: every goal, event, request, item and note goes (history keeps them)"); err != nil {
 		return err
 	}
-	return s.report(s.store.ResetState(ctx, opts.Doc, s.writeOptions()))
+	return s.report(s.store.StateDocument(opts.Doc).Reset(ctx, s.writeOptions()))
 }
 
 // stateDocGetOptions are the flags runStateDocGet reads.
@@ -591,7 +551,11 @@ func runStateDocGet(ctx context.Context, s *session, opts stateDocGetOptions) er
 		return err
 	}
 	key := argAt(a, 0)
-	v, err := s.store.GetState(ctx, opts.Doc, key, s.readOptions(), opts.NoResolve)
+	p, err := verbiage.ParsePath(key)
+	if err != nil {
+		return err
+	}
+	v, err := s.store.StateDocument(opts.Doc).Get(ctx, p, s.readOptions(), opts.NoResolve)
 	if err != nil {
 		return err
 	}
@@ -611,9 +575,7 @@ func runStateDocSet(ctx context.Context, s *session) error {
 	if err != nil {
 		return err
 	}
-	return s.edit("state-doc set "+p.String(), func(doc any) (any, []verbiage.Path, error) {
-		return statedoc.SetPath(doc, p, v)
-	})
+	return s.report(s.stateDoc().Set(ctx, p, v, s.writeOptions()))
 }
 
 func runStateDocDel(ctx context.Context, s *session) error {
@@ -625,9 +587,7 @@ func runStateDocDel(ctx context.Context, s *session) error {
 	if err != nil {
 		return err
 	}
-	return s.edit("state-doc del "+p.String(), func(doc any) (any, []verbiage.Path, error) {
-		return statedoc.DeletePath(doc, p)
-	})
+	return s.report(s.stateDoc().Delete(ctx, p, s.writeOptions()))
 }
 
 // stateDocLocateOptions are the flags runStateDocLocate reads.
@@ -640,7 +600,11 @@ func runStateDocLocate(ctx context.Context, s *session, opts stateDocLocateOptio
 	if err != nil {
 		return err
 	}
-	f, k, err := s.store.LocateState(ctx, opts.Doc, a[0], s.readOptions())
+	p, err := verbiage.ParsePath(a[0])
+	if err != nil {
+		return err
+	}
+	f, k, err := s.store.StateDocument(opts.Doc).Locate(ctx, p, s.readOptions())
 	if err != nil {
 		return err
 	}
@@ -653,7 +617,7 @@ type stateDocCheckOptions struct {
 }
 
 func runStateDocCheck(ctx context.Context, s *session, opts stateDocCheckOptions) error {
-	d, err := s.store.StateDoc(ctx, opts.Doc, s.readOptions())
+	d, err := s.store.StateDocument(opts.Doc).Load(ctx, s.readOptions())
 	if err != nil {
 		return err
 	}
@@ -675,9 +639,9 @@ func stateReadFlags(extra ...cli.Flag) []cli.Flag {
 	return append(append(readFlags(), docFlag()), extra...)
 }
 
-// edit runs a statedoc verb as one commit and reports it.
-func (s *session) edit(subject string, verb store.StateEdit) error {
-	return s.report(s.store.EditState(s.c.Context, s.c.String("doc"), s.writeOptions(), subject, verb))
+// stateDoc is the state document --doc names.
+func (s *session) stateDoc() *store.StateDocument {
+	return s.store.StateDocument(s.c.String("doc"))
 }
 
 // stateValue reads VALUE: JSON when it parses, else the text as a string

@@ -151,7 +151,7 @@ func reportError(w io.Writer, err error, asJSON bool) {
 			details["shallow"] = true
 			details["revision"] = she.Rev
 		}
-		var sv *store.SchemaViolation
+		var sv *docschema.Violation
 		if errors.As(err, &sv) {
 			details["file"], details["schema"] = sv.File, sv.Schema
 			var ve *docschema.ValidationError

@@ -1,4 +1,4 @@
-package store_test
+package docschema_test
 
 import (
 	"context"
@@ -6,7 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/internal/testutil"
+
 	"github.com/aiwg/aiwg-state/docschema"
+	"github.com/aiwg/aiwg-state/internal/storetest"
 	"github.com/aiwg/aiwg-state/rlm"
 	"github.com/aiwg/aiwg-state/store"
 )
@@ -17,19 +21,19 @@ const agentSchema = `{"type":"object","required":["status"],"properties":{"statu
 // leave a document there breaking it changes nothing; a schema a document
 // already breaks is refused; writes elsewhere, and deletions, pass.
 func TestSchemasGuardWrites(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	wo := store.WriteOptions{Agent: "conductor"}
 	if _, err := st.Put(ctx, "agents/pulse.json", []byte(`{"status":"asleep"}`), wo); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.AddSchema(ctx, "agent", []string{"agents/*.json"}, []byte(agentSchema), wo); !errors.Is(err, docschema.ErrInvalid) || !strings.Contains(err.Error(), "agents/pulse.json") {
+	if _, err := st.Schemas().Add(ctx, "agent", []string{"agents/*.json"}, []byte(agentSchema), wo); !errors.Is(err, docschema.ErrInvalid) || !strings.Contains(err.Error(), "agents/pulse.json") {
 		t.Fatalf("a schema a document already breaks: %v", err)
 	}
 	if _, err := st.Put(ctx, "agents/pulse.json", []byte(`{"status":"idle"}`), wo); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.AddSchema(ctx, "agent", []string{"agents/*.json"}, []byte(agentSchema), wo); err != nil {
+	if _, err := st.Schemas().Add(ctx, "agent", []string{"agents/*.json"}, []byte(agentSchema), wo); err != nil {
 		t.Fatal(err)
 	}
 	head := git(t, st, "rev-parse", "HEAD")
@@ -58,31 +62,31 @@ func TestSchemasGuardWrites(t *testing.T) {
 		t.Errorf("a deletion: %v", err)
 	}
 	// The rules and schemas are versioned files; check reads any revision.
-	if bad, err := st.CheckSchemas(ctx, store.ReadOptions{}); err != nil || len(bad) != 0 {
+	if bad, err := st.Schemas().Check(ctx, store.ReadOptions{}); err != nil || len(bad) != 0 {
 		t.Errorf("check: %+v %v", bad, err)
 	}
 	// Plain git is not checked as it writes; check finds what it left.
 	git(t, st, "update-ref", "refs/heads/main", plainCommit(t, st, "agents/byhand.json", `{"status":"on fire"}`))
-	if bad, err := st.CheckSchemas(ctx, store.ReadOptions{}); err != nil || len(bad) != 1 || bad[0].File != "agents/byhand.json" {
+	if bad, err := st.Schemas().Check(ctx, store.ReadOptions{}); err != nil || len(bad) != 1 || bad[0].File != "agents/byhand.json" {
 		t.Errorf("check after plain git: %+v %v", bad, err)
 	}
-	if bad, err := st.CheckSchemas(ctx, store.ReadOptions{At: "HEAD~1"}); err != nil || len(bad) != 0 {
+	if bad, err := st.Schemas().Check(ctx, store.ReadOptions{At: "HEAD~1"}); err != nil || len(bad) != 0 {
 		t.Errorf("check before it: %+v %v", bad, err)
 	}
 	if _, err := st.Delete(ctx, "agents/byhand.json", "", wo); err != nil {
 		t.Fatal(err)
 	}
-	rules, err := st.SchemaRules(ctx, store.ReadOptions{})
+	rules, err := st.Schemas().Rules(ctx, store.ReadOptions{})
 	if err != nil || len(rules.Rules) != 1 || rules.Rules[0].Schema != ".aiwg/schemas/agent.schema.json" {
 		t.Errorf("rules: %+v %v", rules, err)
 	}
-	if _, err := st.RemoveSchema(ctx, "agent", wo); err != nil {
+	if _, err := st.Schemas().Remove(ctx, "agent", wo); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.Set(ctx, "agents/pulse.json", "status", []byte(`"asleep"`), wo); err != nil {
 		t.Errorf("a write once the schema is gone: %v", err)
 	}
-	if _, err := st.RemoveSchema(ctx, "agent", wo); !errors.Is(err, store.ErrNotFound) {
+	if _, err := st.Schemas().Remove(ctx, "agent", wo); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("removing it again: %v", err)
 	}
 	fsck(t, st)
@@ -92,23 +96,23 @@ func TestSchemasGuardWrites(t *testing.T) {
 // it stands (the first match decides), and a schema may refer to another
 // in the store.
 func TestSchemaRulesKeepTheirPlace(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	wo := store.WriteOptions{}
-	if _, err := st.AddSchema(ctx, "status", []string{"x/*.json"}, []byte(`{"type":"string"}`), wo); err != nil {
+	if _, err := st.Schemas().Add(ctx, "status", []string{"x/*.json"}, []byte(`{"type":"string"}`), wo); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.AddSchema(ctx, "strict", []string{"x/*.json"}, []byte(`{"$ref":"status.schema.json"}`), wo); err != nil {
+	if _, err := st.Schemas().Add(ctx, "strict", []string{"x/*.json"}, []byte(`{"$ref":"status.schema.json"}`), wo); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.AddSchema(ctx, "loose", []string{"x/**"}, []byte(`{}`), wo); err != nil {
+	if _, err := st.Schemas().Add(ctx, "loose", []string{"x/**"}, []byte(`{}`), wo); err != nil {
 		t.Fatal(err)
 	}
 	// strict is second, after status; replacing it keeps it there.
-	if _, err := st.AddSchema(ctx, "strict", []string{"x/*.json"}, []byte(`{"$ref":"status.schema.json","maxLength":3}`), wo); err != nil {
+	if _, err := st.Schemas().Add(ctx, "strict", []string{"x/*.json"}, []byte(`{"$ref":"status.schema.json","maxLength":3}`), wo); err != nil {
 		t.Fatal(err)
 	}
-	rules, _ := st.SchemaRules(ctx, store.ReadOptions{})
+	rules, _ := st.Schemas().Rules(ctx, store.ReadOptions{})
 	var order []string
 	for _, r := range rules.Rules {
 		order = append(order, r.Schema)
@@ -120,7 +124,7 @@ func TestSchemaRulesKeepTheirPlace(t *testing.T) {
 		t.Errorf("a document the first rule refuses: %v", err)
 	}
 	// A schema's $ref to a store file follows that file as it changes.
-	if _, err := st.RemoveSchema(ctx, "status", wo); err == nil {
+	if _, err := st.Schemas().Remove(ctx, "status", wo); err == nil {
 		t.Error("removed a schema another refers to") // strict's $ref would dangle
 	}
 }
@@ -128,15 +132,25 @@ func TestSchemaRulesKeepTheirPlace(t *testing.T) {
 // TestSchemasCoverEveryStagedFile: a rollback restores files it records
 // as one directory; each is checked against its schema.
 func TestSchemasCoverEveryStagedFile(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
-	id := initState(t, st, rlm.StateInit{Prompt: "p"})
-	setVar(t, st, id, "risk_count", 1, rlm.VarOptions{Scope: "session"})
+	info, _, err := st.States().Init(ctx, rlm.StateInit{Prompt: "p"}, store.WriteOptions{Agent: "planner"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := info.StateID
+	setVar := func(v any) {
+		t.Helper()
+		if _, err := st.States().SetVar(ctx, id, "risk_count", v, rlm.VarOptions{Scope: "session"}, store.WriteOptions{Agent: "worker"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setVar(1)
 	if _, err := st.States().CreateCheckpoint(ctx, id, "one", "", store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	setVar(t, st, id, "risk_count", "many", rlm.VarOptions{Scope: "session"})
-	if _, err := st.AddSchema(ctx, "text_vars", []string{"sessions/*/variables/risk_count.json"}, []byte(`{"properties":{"value":{"type":"string"}}}`), store.WriteOptions{}); err != nil {
+	setVar("many")
+	if _, err := st.Schemas().Add(ctx, "text_vars", []string{"sessions/*/variables/risk_count.json"}, []byte(`{"properties":{"value":{"type":"string"}}}`), store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := st.States().Rollback(ctx, id, "one", rlm.RollbackOptions{}, store.WriteOptions{}); !errors.Is(err, docschema.ErrInvalid) {
@@ -147,16 +161,16 @@ func TestSchemasCoverEveryStagedFile(t *testing.T) {
 // TestUnrelatedInvalidDocumentDoesNotBlockSchemas: a document plain git
 // left breaking its schema blocks no change to another schema.
 func TestUnrelatedInvalidDocumentDoesNotBlockSchemas(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
-	if _, err := st.AddSchema(ctx, "a", []string{"a/*.json"}, []byte(`{"type":"string"}`), store.WriteOptions{}); err != nil {
+	if _, err := st.Schemas().Add(ctx, "a", []string{"a/*.json"}, []byte(`{"type":"string"}`), store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	git(t, st, "update-ref", "refs/heads/main", plainCommit(t, st, "a/bad.json", `7`))
-	if _, err := st.AddSchema(ctx, "b", []string{"b/*.json"}, []byte(`{}`), store.WriteOptions{}); err != nil {
+	if _, err := st.Schemas().Add(ctx, "b", []string{"b/*.json"}, []byte(`{}`), store.WriteOptions{}); err != nil {
 		t.Errorf("a schema for other paths: %v", err)
 	}
-	if _, err := st.AddSchema(ctx, "a", []string{"a/*.json"}, []byte(`{"type":"string","maxLength":9}`), store.WriteOptions{}); !errors.Is(err, docschema.ErrInvalid) {
+	if _, err := st.Schemas().Add(ctx, "a", []string{"a/*.json"}, []byte(`{"type":"string","maxLength":9}`), store.WriteOptions{}); !errors.Is(err, docschema.ErrInvalid) {
 		t.Errorf("a change to the schema the document breaks: %v", err)
 	}
 }
@@ -164,9 +178,9 @@ func TestUnrelatedInvalidDocumentDoesNotBlockSchemas(t *testing.T) {
 // TestSchemasGuardFastForwards: a fast-forward writes no commit for the
 // write checks, so the merge checks what the branch brings itself.
 func TestSchemasGuardFastForwards(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
-	if _, err := st.AddSchema(ctx, "a", []string{"d/*.json"}, []byte(`{"type":"object","required":["must"]}`), store.WriteOptions{}); err != nil {
+	if _, err := st.Schemas().Add(ctx, "a", []string{"d/*.json"}, []byte(`{"type":"object","required":["must"]}`), store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// A branch plain git made, one commit ahead, bringing a bad document.
@@ -183,21 +197,21 @@ func TestSchemasGuardFastForwards(t *testing.T) {
 // TestBrokenSchemaRulesHaveAWayOut: rules broken by plain git refuse
 // writes as a broken store (exit 3), and schema rm --all clears them.
 func TestBrokenSchemaRulesHaveAWayOut(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	git(t, st, "update-ref", "refs/heads/main", plainCommit(t, st, ".aiwg/schemas.json", `{"rules":[{"paths":["x/*"],"schema":"nope.json"}]}`))
 	var be *store.BrokenFileError
 	if _, err := st.Put(ctx, "y.json", []byte(`1`), store.WriteOptions{}); !errors.Is(err, store.ErrInvalidRecord) || !errors.As(err, &be) || be.Kind != store.BrokenSchemaRules {
 		t.Fatalf("a write under broken rules: %v", err)
 	}
-	if _, err := st.RemoveSchema(ctx, "", store.WriteOptions{}); err != nil {
+	if _, err := st.Schemas().Remove(ctx, "", store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.Put(ctx, "y.json", []byte(`1`), store.WriteOptions{}); err != nil {
 		t.Errorf("a write once the rules are cleared: %v", err)
 	}
 	// A schema refers only to schemas in .aiwg/schemas/.
-	if _, err := st.AddSchema(ctx, "c", []string{"c/*.json"}, []byte(`{"$ref":"file:///y.json"}`), store.WriteOptions{}); !errors.Is(err, docschema.ErrRules) {
+	if _, err := st.Schemas().Add(ctx, "c", []string{"c/*.json"}, []byte(`{"$ref":"file:///y.json"}`), store.WriteOptions{}); !errors.Is(err, docschema.ErrRules) {
 		t.Errorf("a $ref to an ordinary document: %v", err)
 	}
 }
@@ -206,19 +220,58 @@ func TestBrokenSchemaRulesHaveAWayOut(t *testing.T) {
 // other schemas fast-forwards over a document plain git left invalid
 // under a schema it does not touch, as a merge commit would.
 func TestFastForwardSkipsUntouchedInvalidDocuments(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
-	if _, err := st.AddSchema(ctx, "a", []string{"a/*.json"}, []byte(`{"type":"string"}`), store.WriteOptions{}); err != nil {
+	if _, err := st.Schemas().Add(ctx, "a", []string{"a/*.json"}, []byte(`{"type":"string"}`), store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	git(t, st, "update-ref", "refs/heads/main", plainCommit(t, st, "a/bad.json", `7`))
 	if _, err := st.CreateBranch(ctx, "f", ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.AddSchema(ctx, "note", []string{"notes/*.json"}, []byte(`{}`), store.WriteOptions{Branch: "f"}); err != nil {
+	if _, err := st.Schemas().Add(ctx, "note", []string{"notes/*.json"}, []byte(`{}`), store.WriteOptions{Branch: "f"}); err != nil {
 		t.Fatal(err)
 	}
 	if res, err := st.Merge(ctx, "f", store.MergeOptions{}); err != nil || res.Status != store.MergeFastForward {
 		t.Errorf("a fast-forward changing other schemas: %+v %v", res, err)
+	}
+}
+
+// git runs the git CLI against the store: the oracle of these tests.
+func git(t testing.TB, st *aiwgstate.Store, args ...string) string {
+	t.Helper()
+	return testutil.RunGit(t, st.Dir(), args...)
+}
+
+func fsck(t testing.TB, st *aiwgstate.Store) {
+	t.Helper()
+	testutil.Fsck(t, st.Dir())
+}
+
+// plainCommit commits path with body on HEAD by plain git, past the
+// store's rules, and returns the commit.
+func plainCommit(t testing.TB, st *aiwgstate.Store, path, body string) string {
+	t.Helper()
+	return testutil.CommitFile(t, testutil.Git{GitDir: st.Dir()}, "HEAD", path, body, "by hand\n")
+}
+
+// TestFsckChecksSchemas: the store's fsck runs the schemas' check after
+// the core's, and reports a document plain git left breaking its schema.
+func TestFsckChecksSchemas(t *testing.T) {
+	st := storetest.New(t)
+	ctx := context.Background()
+	if _, err := st.Schemas().Add(ctx, "a", []string{"a/*.json"}, []byte(`{"type":"string"}`), store.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	git(t, st, "update-ref", "refs/heads/main", plainCommit(t, st, "a/bad.json", `7`))
+	rep, err := st.Fsck(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(rep.Checks, ", "); !strings.HasSuffix(got, "history index, manifest, policy, schemas") {
+		t.Errorf("checks: %s", got)
+	}
+	if len(rep.Problems) != 1 || rep.Problems[0].Check != "schemas" || rep.Problems[0].File != "a/bad.json" {
+		t.Errorf("problems: %+v", rep.Problems)
 	}
 }

@@ -1,4 +1,4 @@
-package docschema
+package jsonschema
 
 import (
 	"encoding/json"

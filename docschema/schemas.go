@@ -1,4 +1,4 @@
-package store
+package docschema
 
 import (
 	"context"
@@ -10,21 +10,21 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/aiwg/aiwg-state/docschema"
 	"github.com/aiwg/aiwg-state/internal/errkind"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/repo"
+	"github.com/aiwg/aiwg-state/store"
 	"github.com/aiwg/aiwg-state/verbiage"
 )
 
-// checkSchemas keeps every document a schema rule names valid (the swarm shared state specification:
+// Guard (a store.Guard) keeps every document a schema rule names valid (the swarm shared state specification:
 // shared state is validated on update): each file the transaction
 // leaves at a ruled path (every staged path, not only those the change
 // list names: a rollback records a directory), and, when the write
 // changes the rules or a schema, the documents whose schema that changes.
 // Rules and schemas are read as the write leaves them.
-func (s *Store) checkSchemas(tx *repo.Tx, _ WriteOptions, _ []Change) error {
-	rules, err := s.cachedRules(tx.ReadFile)
+func Guard(s *store.Store, tx *repo.Tx, _ store.WriteOptions, _ []store.Change) error {
+	rules, err := cachedRules(s, tx.ReadFile)
 	if err != nil || rules == nil {
 		return err
 	}
@@ -35,11 +35,11 @@ func (s *Store) checkSchemas(tx *repo.Tx, _ WriteOptions, _ []Change) error {
 	}
 	rulesChanged, schemasChanged := false, false
 	for _, f := range changed {
-		rulesChanged = rulesChanged || f == docschema.Path
-		schemasChanged = schemasChanged || strings.HasPrefix(f, docschema.Dir+"/")
+		rulesChanged = rulesChanged || f == Path
+		schemasChanged = schemasChanged || strings.HasPrefix(f, Dir+"/")
 	}
 	if rulesChanged || schemasChanged {
-		more, err := s.revalidate(tx, rules, files)
+		more, err := revalidate(s, tx, rules, files)
 		if err != nil {
 			return err
 		}
@@ -53,7 +53,7 @@ func (s *Store) checkSchemas(tx *repo.Tx, _ WriteOptions, _ []Change) error {
 	}
 	slices.Sort(paths)
 	for _, f := range paths {
-		if err := s.validateRuled(rules, tx.ReadFile, f); err != nil {
+		if err := validateRuled(s, rules, tx.ReadFile, f); err != nil {
 			return err
 		}
 	}
@@ -62,16 +62,16 @@ func (s *Store) checkSchemas(tx *repo.Tx, _ WriteOptions, _ []Change) error {
 
 // revalidate lists the documents a change of the rules or of schemas
 // puts to the test (see schemaAffected), in the tree the write builds on.
-func (s *Store) revalidate(tx *repo.Tx, rules *docschema.Rules, staged map[string]bool) ([]string, error) {
+func revalidate(s *store.Store, tx *repo.Tx, rules *Rules, staged map[string]bool) ([]string, error) {
 	root, err := tx.ParentTree()
 	if err != nil || root.IsZero() {
 		return nil, err
 	}
-	before, err := rulesIn(treeReader(s.repo, root))
+	before, err := rulesIn(treeReader(s, root))
 	if err != nil {
 		before = nil // broken before: every ruled document is tested
 	}
-	return s.schemaAffected(root, before, rules, staged, tx.ReadFile)
+	return schemaAffected(s, root, before, rules, staged, tx.ReadFile)
 }
 
 // schemaAffected lists the files of tree root whose schema a change from
@@ -81,10 +81,10 @@ func (s *Store) revalidate(tx *repo.Tx, rules *docschema.Rules, staged map[strin
 // compile, documents or not. Documents whose schema is untouched are left
 // alone: one left invalid by plain git does not block unrelated schema
 // changes.
-func (s *Store) schemaAffected(root plumbing.Hash, before, after *docschema.Rules, changed map[string]bool, read func(string) ([]byte, error)) ([]string, error) {
+func schemaAffected(s *store.Store, root plumbing.Hash, before, after *Rules, changed map[string]bool, read func(string) ([]byte, error)) ([]string, error) {
 	touched := map[string]bool{}
 	for _, r := range after.Rules {
-		sch, err := s.schema(read, r.Schema)
+		sch, err := schema(s, read, r.Schema)
 		if err != nil {
 			return nil, err
 		}
@@ -95,7 +95,7 @@ func (s *Store) schemaAffected(root plumbing.Hash, before, after *docschema.Rule
 		}
 	}
 	var out []string
-	err := s.repo.Walk(root, "", func(path string, _ plumbing.Hash) error {
+	err := s.Repo().Walk(root, "", func(path string, _ plumbing.Hash) error {
 		now, ok := after.SchemaFor(path)
 		if !ok {
 			return nil
@@ -116,8 +116,8 @@ func (s *Store) schemaAffected(root plumbing.Hash, before, after *docschema.Rule
 }
 
 // rulesIn reads the schema rules through read; nil when there are none.
-func rulesIn(read func(string) ([]byte, error)) (*docschema.Rules, error) {
-	data, err := read(docschema.Path)
+func rulesIn(read func(string) ([]byte, error)) (*Rules, error) {
+	data, err := read(Path)
 	if errors.Is(err, repo.ErrNotFound) {
 		return nil, nil
 	}
@@ -129,33 +129,33 @@ func rulesIn(read func(string) ([]byte, error)) (*docschema.Rules, error) {
 
 // parseStoredRules parses the rules the store holds: broken ones (plain
 // git, a merge) are the store's state, not the caller's request.
-func parseStoredRules(data []byte) (*docschema.Rules, error) {
-	r, err := docschema.Parse(data)
+func parseStoredRules(data []byte) (*Rules, error) {
+	r, err := Parse(data)
 	if err != nil {
-		return nil, &BrokenFileError{Kind: BrokenSchemaRules, File: docschema.Path, Err: errkind.Errorf(ErrInvalidRecord, "the store's schema rules are broken: %v", err)}
+		return nil, &store.BrokenFileError{Kind: store.BrokenSchemaRules, File: Path, Err: errkind.Errorf(store.ErrInvalidRecord, "the store's schema rules are broken: %v", err)}
 	}
 	return r, nil
 }
 
 // cachedRules is rulesIn, parsed once per content: every write reads the
 // rules.
-func (s *Store) cachedRules(read func(string) ([]byte, error)) (*docschema.Rules, error) {
-	data, err := read(docschema.Path)
+func cachedRules(s *store.Store, read func(string) ([]byte, error)) (*Rules, error) {
+	data, err := read(Path)
 	if errors.Is(err, repo.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	key := "rules\x00" + contentKey(data)
-	if v, ok := s.schemas.Load(key); ok {
-		return v.(*docschema.Rules), nil
+	key := "docschema\x00rules\x00" + contentKey(data)
+	if v, ok := s.Cache().Load(key); ok {
+		return v.(*Rules), nil
 	}
 	r, err := parseStoredRules(data)
 	if err != nil {
 		return nil, err
 	}
-	s.schemas.Store(key, r)
+	s.Cache().Store(key, r)
 	return r, nil
 }
 
@@ -163,7 +163,7 @@ func contentKey(data []byte) string { return fmt.Sprintf("%x", sha256.Sum256(dat
 
 // validateRuled checks file against the schema its path is ruled by; a
 // file that is not there, or not ruled, passes.
-func (s *Store) validateRuled(rules *docschema.Rules, read func(string) ([]byte, error), file string) error {
+func validateRuled(s *store.Store, rules *Rules, read func(string) ([]byte, error), file string) error {
 	schemaFile, ok := rules.SchemaFor(file)
 	if !ok {
 		return nil
@@ -175,33 +175,33 @@ func (s *Store) validateRuled(rules *docschema.Rules, read func(string) ([]byte,
 	if err != nil {
 		return err
 	}
-	sch, err := s.schema(read, schemaFile)
+	sch, err := schema(s, read, schemaFile)
 	if err != nil {
 		return err
 	}
 	doc, err := objects.Decode(data)
 	if err != nil {
-		return errkind.Errorf(docschema.ErrInvalid, "%s is ruled by the schema %s, and is not JSON", file, schemaFile)
+		return errkind.Errorf(ErrInvalid, "%s is ruled by the schema %s, and is not JSON", file, schemaFile)
 	}
 	if err := sch.Validate(doc); err != nil {
-		return &SchemaViolation{File: file, Schema: schemaFile, cause: err}
+		return &Violation{File: file, Schema: schemaFile, cause: err}
 	}
 	return nil
 }
 
 // schema compiles the schema in file, once for the content of every file
 // it is compiled from (its own, and those its $refs load).
-func (s *Store) schema(read func(string) ([]byte, error), file string) (*docschema.Schema, error) {
+func schema(s *store.Store, read func(string) ([]byte, error), file string) (*Schema, error) {
 	data, err := read(file)
 	if errors.Is(err, repo.ErrNotFound) {
-		return nil, &BrokenFileError{Kind: BrokenSchemaMissing, File: docschema.Path, Err: errkind.Errorf(ErrInvalidRecord, "%s names the schema %s, which is not in the store", docschema.Path, file)}
+		return nil, &store.BrokenFileError{Kind: store.BrokenSchemaMissing, File: Path, Err: errkind.Errorf(store.ErrInvalidRecord, "%s names the schema %s, which is not in the store", Path, file)}
 	}
 	if err != nil {
 		return nil, err
 	}
-	key := "schema\x00" + file + "\x00" + contentKey(data)
-	if v, ok := s.schemas.Load(key); ok {
-		sch := v.(*docschema.Schema)
+	key := "docschema\x00schema\x00" + file + "\x00" + contentKey(data)
+	if v, ok := s.Cache().Load(key); ok {
+		sch := v.(*Schema)
 		fresh := true
 		for f, was := range sch.Files {
 			if now, err := read(f); err != nil || string(now) != was {
@@ -213,89 +213,99 @@ func (s *Store) schema(read func(string) ([]byte, error), file string) (*docsche
 			return sch, nil
 		}
 	}
-	sch, err := docschema.Compile(file, read)
+	sch, err := Compile(file, read)
 	if err != nil {
 		// A schema the store holds (schema add compiles its own first).
-		name := strings.TrimSuffix(strings.TrimPrefix(file, docschema.Dir+"/"), ".schema.json")
-		return nil, &BrokenFileError{Kind: BrokenSchema, File: file, Name: name, Err: errkind.Errorf(ErrInvalidRecord, "%v: the store's schema is broken", err)}
+		name := strings.TrimSuffix(strings.TrimPrefix(file, Dir+"/"), ".schema.json")
+		return nil, &store.BrokenFileError{Kind: store.BrokenSchema, File: file, Name: name, Err: errkind.Errorf(store.ErrInvalidRecord, "%v: the store's schema is broken", err)}
 	}
-	s.schemas.Store(key, sch)
+	s.Cache().Store(key, sch)
 	return sch, nil
 }
 
-// SchemaRules reads the schema rules at a revision; empty when there are
+// Schemas is the document schema API of one store
+// (aiwgstate.Store.Schemas): the rules, and the check of what they rule.
+type Schemas struct{ s *store.Store }
+
+// New is the document schema API of s.
+func New(s *store.Store) *Schemas { return &Schemas{s: s} }
+
+// Rules reads the schema rules at a revision; empty when there are
 // none.
-func (s *Store) SchemaRules(ctx context.Context, ro ReadOptions) (*docschema.Rules, error) {
+func (x *Schemas) Rules(ctx context.Context, ro store.ReadOptions) (*Rules, error) {
+	s := x.s
 	root, err := s.Tree(ro)
 	if err != nil {
 		return nil, err
 	}
-	r, err := rulesIn(treeReader(s.repo, root))
+	r, err := rulesIn(treeReader(s, root))
 	if r == nil && err == nil {
-		r = &docschema.Rules{Rules: []docschema.Rule{}}
+		r = &Rules{Rules: []Rule{}}
 	}
 	return r, err
 }
 
-// AddSchema rules the documents at paths (gitattributes patterns) by the
+// Add rules the documents at paths (gitattributes patterns) by the
 // JSON Schema schema, kept as .aiwg/schemas/<name>.schema.json: one
-// commit, refused (docschema.ErrInvalid) if a document already there
+// commit, refused (ErrInvalid) if a document already there
 // breaks it. A schema of that name is replaced; its rule's paths become
 // paths.
-func (s *Store) AddSchema(ctx context.Context, name string, paths []string, schema []byte, wo WriteOptions) (*Mutation, error) {
+func (x *Schemas) Add(ctx context.Context, name string, paths []string, schema []byte, wo store.WriteOptions) (*store.Mutation, error) {
+	s := x.s
 	if err := verbiage.ValidIdentifier(name); err != nil {
 		return nil, fmt.Errorf("schema name: %w", err)
 	}
 	if len(paths) == 0 {
-		return nil, fmt.Errorf("%w: a schema rules at least one path pattern", ErrUsage)
+		return nil, fmt.Errorf("%w: a schema rules at least one path pattern", store.ErrUsage)
 	}
-	file := docschema.Dir + "/" + name + ".schema.json"
+	file := Dir + "/" + name + ".schema.json"
 	canon, err := objects.Canonical(schema)
 	if err != nil {
 		return nil, fmt.Errorf("schema %s: %w", name, err)
 	}
-	return s.Commit(ctx, wo, "schema "+name+" rules "+strings.Join(paths, " "), func(tx *repo.Tx, rec *Recorder) error {
+	return s.Commit(ctx, wo, "schema "+name+" rules "+strings.Join(paths, " "), func(tx *repo.Tx, rec *store.Recorder) error {
 		rules, err := rulesIn(tx.ReadFile)
 		if err != nil {
 			return err
 		}
 		if rules == nil {
-			rules = &docschema.Rules{}
+			rules = &Rules{}
 		}
 		// A replaced schema keeps its rule's place: the first match
 		// decides.
-		if i := slices.IndexFunc(rules.Rules, func(r docschema.Rule) bool { return r.Schema == file }); i >= 0 {
+		if i := slices.IndexFunc(rules.Rules, func(r Rule) bool { return r.Schema == file }); i >= 0 {
 			rules.Rules[i].Paths = paths
 		} else {
-			rules.Rules = append(rules.Rules, docschema.Rule{Paths: paths, Schema: file})
+			rules.Rules = append(rules.Rules, Rule{Paths: paths, Schema: file})
 		}
-		return s.writeRules(tx, rec, rules, func() error {
+		return writeRules(tx, rec, rules, func() error {
 			old, _ := tx.Exists(file)
 			if err := tx.WriteFile(file, canon); err != nil {
 				return err
 			}
-			rec.Add(map[bool]string{true: OpUpdate, false: OpCreate}[old], file, "")
-			_, err := docschema.Compile(file, tx.ReadFile)
+			rec.Add(map[bool]string{true: store.OpUpdate, false: store.OpCreate}[old], file, "")
+			_, err := Compile(file, tx.ReadFile)
 			return err
 		})
 	})
 }
 
-// RemoveSchema drops the schema name and its rule: one commit. An empty
+// Remove drops the schema name and its rule: one commit. An empty
 // name drops every rule and schema, whatever state the rules are in: the
 // way out of rules broken by plain git or a merge.
-func (s *Store) RemoveSchema(ctx context.Context, name string, wo WriteOptions) (*Mutation, error) {
+func (x *Schemas) Remove(ctx context.Context, name string, wo store.WriteOptions) (*store.Mutation, error) {
+	s := x.s
 	if name == "" {
-		return s.Commit(ctx, wo, "schema: every rule removed", func(tx *repo.Tx, rec *Recorder) error {
+		return s.Commit(ctx, wo, "schema: every rule removed", func(tx *repo.Tx, rec *store.Recorder) error {
 			var gone []string
-			if ok, _ := tx.Exists(docschema.Path); ok {
-				gone = append(gone, docschema.Path)
+			if ok, _ := tx.Exists(Path); ok {
+				gone = append(gone, Path)
 			}
 			root, err := tx.ParentTree()
 			if err != nil {
 				return err
 			}
-			err = s.repo.Walk(root, docschema.Dir, func(p string, _ plumbing.Hash) error {
+			err = s.Repo().Walk(root, Dir, func(p string, _ plumbing.Hash) error {
 				gone = append(gone, p)
 				return nil
 			})
@@ -303,19 +313,19 @@ func (s *Store) RemoveSchema(ctx context.Context, name string, wo WriteOptions) 
 				return err
 			}
 			if len(gone) == 0 {
-				return ErrNoChange
+				return store.ErrNoChange
 			}
 			for _, f := range gone {
 				if err := tx.Remove(f); err != nil {
 					return err
 				}
-				rec.Add(OpDelete, f, "")
+				rec.Add(store.OpDelete, f, "")
 			}
 			return nil
 		})
 	}
-	file := docschema.Dir + "/" + name + ".schema.json"
-	return s.Commit(ctx, wo, "schema "+name+" removed", func(tx *repo.Tx, rec *Recorder) error {
+	file := Dir + "/" + name + ".schema.json"
+	return s.Commit(ctx, wo, "schema "+name+" removed", func(tx *repo.Tx, rec *store.Recorder) error {
 		rules, err := rulesIn(tx.ReadFile)
 		if err != nil {
 			return err
@@ -323,36 +333,37 @@ func (s *Store) RemoveSchema(ctx context.Context, name string, wo WriteOptions) 
 		n := 0
 		if rules != nil {
 			n = len(rules.Rules)
-			rules.Rules = slices.DeleteFunc(rules.Rules, func(r docschema.Rule) bool { return r.Schema == file })
+			rules.Rules = slices.DeleteFunc(rules.Rules, func(r Rule) bool { return r.Schema == file })
 		}
 		if rules == nil || len(rules.Rules) == n {
-			return &MissingError{Kind: MissingSchema, Name: name}
+			return &store.MissingError{Kind: store.MissingSchema, Name: name}
 		}
-		return s.writeRules(tx, rec, rules, func() error {
+		return writeRules(tx, rec, rules, func() error {
 			if ok, _ := tx.Exists(file); ok {
 				if err := tx.Remove(file); err != nil {
 					return err
 				}
-				rec.Add(OpDelete, file, "")
+				rec.Add(store.OpDelete, file, "")
 			}
 			return nil
 		})
 	})
 }
 
-// checkFastForward is the schema check of a fast-forward, which writes no
+// FastForward is the schema check of a fast-forward (a
+// store.FastForwardGuard), which writes no
 // commit for the write checks to judge: the documents the branch brings
 // that its rules rule, and, when it brings other rules or schemas, the
 // documents whose schema that changes, must meet their schema as the
 // branch has them.
-func (s *Store) checkFastForward(ours, theirs plumbing.Hash) error {
+func FastForward(s *store.Store, ours, theirs plumbing.Hash) error {
 	from, to := s.TreeOf(ours), s.TreeOf(theirs)
-	read := treeReader(s.repo, to)
+	read := treeReader(s, to)
 	rules, err := rulesIn(read)
 	if err != nil || rules == nil {
 		return err
 	}
-	files, err := s.repo.DiffTrees(from, to)
+	files, err := s.Repo().DiffTrees(from, to)
 	if err != nil {
 		return err
 	}
@@ -361,24 +372,24 @@ func (s *Store) checkFastForward(ours, theirs plumbing.Hash) error {
 	schemasChanged := false
 	for _, f := range files {
 		changed[f.Path] = true
-		schemasChanged = schemasChanged || f.Path == docschema.Path || strings.HasPrefix(f.Path, docschema.Dir+"/")
+		schemasChanged = schemasChanged || f.Path == Path || strings.HasPrefix(f.Path, Dir+"/")
 		if !f.New.IsZero() {
 			paths = append(paths, f.Path)
 		}
 	}
 	if schemasChanged {
-		before, err := rulesIn(treeReader(s.repo, from))
+		before, err := rulesIn(treeReader(s, from))
 		if err != nil {
 			before = nil
 		}
-		more, err := s.schemaAffected(to, before, rules, changed, read)
+		more, err := schemaAffected(s, to, before, rules, changed, read)
 		if err != nil {
 			return err
 		}
 		paths = append(paths, more...)
 	}
 	for _, p := range paths {
-		if err := s.validateRuled(rules, read, p); err != nil {
+		if err := validateRuled(s, rules, read, p); err != nil {
 			return fmt.Errorf("%w (the fast-forward would bring it; fix it on the branch first)", err)
 		}
 	}
@@ -387,26 +398,26 @@ func (s *Store) checkFastForward(ours, theirs plumbing.Hash) error {
 
 // writeRules stages the rules (parsed again, so that what is written is
 // what Parse accepts) and whatever else the write does.
-func (s *Store) writeRules(tx *repo.Tx, rec *Recorder, rules *docschema.Rules, also func() error) error {
+func writeRules(tx *repo.Tx, rec *store.Recorder, rules *Rules, also func() error) error {
 	b, err := rules.Encode()
 	if err != nil {
 		return err
 	}
-	if _, err := docschema.Parse(b); err != nil {
+	if _, err := Parse(b); err != nil {
 		return err
 	}
-	old, _ := tx.Exists(docschema.Path)
-	if err := tx.WriteFile(docschema.Path, b); err != nil {
+	old, _ := tx.Exists(Path)
+	if err := tx.WriteFile(Path, b); err != nil {
 		return err
 	}
-	rec.Add(map[bool]string{true: OpUpdate, false: OpCreate}[old], docschema.Path, "")
+	rec.Add(map[bool]string{true: store.OpUpdate, false: store.OpCreate}[old], Path, "")
 	return also()
 }
 
-// SchemaViolation is a document that breaks its schema: the error of a
-// refused write (errors.Is docschema.ErrInvalid; errors.As a
-// *docschema.ValidationError for the field), and what CheckSchemas lists.
-type SchemaViolation struct {
+// Violation is a document that breaks its schema: the error of a
+// refused write (errors.Is ErrInvalid; errors.As a *ValidationError for
+// the field), and what Check lists.
+type Violation struct {
 	File   string `json:"file"`
 	Schema string `json:"schema"`
 	Field  string `json:"field"`
@@ -414,35 +425,36 @@ type SchemaViolation struct {
 	cause  error
 }
 
-func (v *SchemaViolation) Error() string {
+func (v *Violation) Error() string {
 	if v.cause == nil {
 		return fmt.Sprintf("%s breaks its schema %s: %s", v.File, v.Schema, v.Reason)
 	}
 	return fmt.Sprintf("%s breaks its schema %s: %v", v.File, v.Schema, v.cause)
 }
 
-func (v *SchemaViolation) Unwrap() []error {
+func (v *Violation) Unwrap() []error {
 	if v.cause == nil {
-		return []error{docschema.ErrInvalid}
+		return []error{ErrInvalid}
 	}
-	return []error{docschema.ErrInvalid, v.cause}
+	return []error{ErrInvalid, v.cause}
 }
 
-// CheckSchemas validates every ruled document at a revision (what a
+// Check validates every ruled document at a revision (what a
 // merge or a plain git commit may have left) and lists those that break
 // their schema.
-func (s *Store) CheckSchemas(ctx context.Context, ro ReadOptions) ([]SchemaViolation, error) {
+func (x *Schemas) Check(ctx context.Context, ro store.ReadOptions) ([]Violation, error) {
+	s := x.s
 	root, err := s.Tree(ro)
 	if err != nil {
 		return nil, err
 	}
-	read := treeReader(s.repo, root)
+	read := treeReader(s, root)
 	rules, err := rulesIn(read)
 	if err != nil || rules == nil {
-		return []SchemaViolation{}, err
+		return []Violation{}, err
 	}
-	out := []SchemaViolation{}
-	err = s.repo.Walk(root, "", func(path string, _ plumbing.Hash) error {
+	out := []Violation{}
+	err = s.Repo().Walk(root, "", func(path string, _ plumbing.Hash) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -450,17 +462,17 @@ func (s *Store) CheckSchemas(ctx context.Context, ro ReadOptions) ([]SchemaViola
 		if !ok {
 			return nil
 		}
-		err := s.validateRuled(rules, read, path)
-		var v *SchemaViolation
+		err := validateRuled(s, rules, read, path)
+		var v *Violation
 		switch {
 		case errors.As(err, &v):
-			var ve *docschema.ValidationError
+			var ve *ValidationError
 			if errors.As(v.cause, &ve) {
 				v.Field, v.Reason = ve.Field, ve.Reason
 			}
 			out = append(out, *v)
-		case errors.Is(err, docschema.ErrInvalid):
-			out = append(out, SchemaViolation{File: path, Schema: schemaFile, Reason: "not JSON"})
+		case errors.Is(err, ErrInvalid):
+			out = append(out, Violation{File: path, Schema: schemaFile, Reason: "not JSON"})
 		case err != nil:
 			return err
 		}
@@ -469,17 +481,17 @@ func (s *Store) CheckSchemas(ctx context.Context, ro ReadOptions) ([]SchemaViola
 	return out, err
 }
 
-// SchemaValidator is the schema check of pushed files, for a server's
+// PushCheck is the schema check of pushed files, for a server's
 // pre-receive hook (hooks.Options.Schemas): read reads the files of the
 // revision whose rules are in force (the server's branch before the
 // push, as for the access policy). The check returns rule "schema" and
 // why for a file that breaks its schema; nil when there are no rules.
-func SchemaValidator(read func(path string) ([]byte, error)) (func(path string, body []byte) (rule, detail string), error) {
+func PushCheck(read func(path string) ([]byte, error)) (func(path string, body []byte) (rule, detail string), error) {
 	rules, err := rulesIn(read)
 	if err != nil || rules == nil {
 		return nil, err
 	}
-	compiled := map[string]*docschema.Schema{}
+	compiled := map[string]*Schema{}
 	return func(path string, body []byte) (string, string) {
 		file, ok := rules.SchemaFor(path)
 		if !ok {
@@ -488,7 +500,7 @@ func SchemaValidator(read func(path string) ([]byte, error)) (func(path string, 
 		sch, ok := compiled[file]
 		if !ok {
 			var err error
-			if sch, err = docschema.Compile(file, read); err != nil {
+			if sch, err = Compile(file, read); err != nil {
 				return "schema", err.Error()
 			}
 			compiled[file] = sch
@@ -502,4 +514,11 @@ func SchemaValidator(read func(path string) ([]byte, error)) (func(path string, 
 		}
 		return "", ""
 	}, nil
+}
+
+// treeReader reads the files of the tree root as they are (the rules and
+// schemas are read as git has them).
+func treeReader(s *store.Store, root plumbing.Hash) func(string) ([]byte, error) {
+	r := s.Repo()
+	return func(p string) ([]byte, error) { return r.ReadFileAt(root, p) }
 }

@@ -167,8 +167,8 @@ func (s *Store) DeleteBranch(ctx context.Context, name string, force bool) error
 			}
 		}
 	}
-	if m, err := s.repo.Ref(mergeRef(ref)); err == nil {
-		if err := s.repo.UpdateRef(ctx, mergeRef(ref), m, plumbing.ZeroHash); err != nil {
+	if m, err := s.repo.Ref(MergeRef(ref)); err == nil {
+		if err := s.repo.UpdateRef(ctx, MergeRef(ref), m, plumbing.ZeroHash); err != nil {
 			return err
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -21,44 +20,8 @@ import (
 	"github.com/aiwg/aiwg-state/verbiage"
 )
 
-// ErrConflict: a merge left conflicts to resolve, or a branch has a merge
-// in progress that blocks writes until `merge --continue` or
-// `merge --abort`. The CLI exits 4.
-var ErrConflict = errors.New("unresolved merge conflicts")
-
-// OpMerge is the Operation trailer of a merge commit, one per merged path.
-const OpMerge = "merge"
-
-// Trailers of merge commits, besides the standard ones.
-const (
-	// TrailerClock carries the commit's hybrid logical clock
-	// (merge.Clock.String): LWW orders writes by it.
-	TrailerClock = "Clock"
-	// TrailerMerged names the branch or revision merged in.
-	TrailerMerged = "Merged"
-	// TrailerMergeRecord names the merge-in-progress commit a
-	// `merge --continue` finishes (see MergeRefPrefix).
-	TrailerMergeRecord = "Merge-Record"
-)
-
-// MergeRefPrefix is where a merge in progress is kept: the ref
-// refs/aiwg/merge/<branch> points at a commit whose tree holds
-//
-//	merge.json         what is merged: into, from, ours, theirs, bases,
-//	                   strategy override, the deleted paths
-//	result/<path>      the merged content of every path that differs from
-//	                   ours (ours' value stands at each unresolved key)
-//	conflicts/<path>   one merge.Record per file with something to resolve:
-//	                   base, ours and theirs per key path, as JSON data
-//
-// and whose parents are ours and theirs (so gc keeps them); each resolve
-// adds a commit on top, so the resolution has a history too. A ref rather
-// than files in the git dir because it is updated atomically with git's
-// lockfile protocol (a resolve is a compare-and-swap), git fsck checks it,
-// it survives gc, and it can be pushed for someone else to resolve. The
-// branch itself is untouched until `merge --continue`, so `--abort` is
-// only the deletion of the ref.
-const MergeRefPrefix = "refs/aiwg/merge/"
+// TrailerMerged names the branch or revision merged in.
+const TrailerMerged = "Merged"
 
 // MergeRecordPrefix is where the record of a finished merge with
 // conflicts is kept, under the merge commit's id: the conflicts as found
@@ -68,7 +31,6 @@ const MergeRecordPrefix = "refs/aiwg/merge-records/"
 const (
 	mergeStatePath = "merge.json"
 	resultDir      = "result/"
-	conflictsDir   = "conflicts/"
 )
 
 // MergeOptions configure a merge.
@@ -161,47 +123,6 @@ type mergeState struct {
 	// UpstreamFirst: MergeOptions.upstreamFirst, for the commit that
 	// finishes the merge.
 	UpstreamFirst bool `json:"upstream_first,omitempty"`
-}
-
-func mergeRef(branchRef string) string {
-	return MergeRefPrefix + strings.TrimPrefix(branchRef, "refs/heads/")
-}
-
-// checkConflicts refuses every write on a branch with a merge in progress,
-// except the commit of `merge --continue` that finishes it.
-func (s *Store) checkConflicts(tx *repo.Tx, wo WriteOptions, changes []Change) error {
-	ref := s.RefTarget(s.Ref(wo.Branch)) // an alias's merge is its branch's
-	state, err := s.repo.Ref(mergeRef(ref))
-	if errors.Is(err, repo.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	for _, t := range wo.Trailers {
-		if t.Key == TrailerMergeRecord && t.Value == state.String() {
-			n, err := s.countConflicts(state)
-			if err != nil {
-				return err
-			}
-			if n == 0 {
-				return nil
-			}
-		}
-	}
-	return &MergeInProgressError{Branch: strings.TrimPrefix(ref, "refs/heads/")}
-}
-
-// HasConflicts reports whether branch ("" = the default branch) has a merge
-// in progress: conflicts left to resolve, or resolved but not yet
-// committed with `merge --continue`. No write proceeds on such a branch,
-// and a push of it should not either.
-func (s *Store) HasConflicts(branch string) (bool, error) {
-	_, err := s.repo.Ref(mergeRef(s.RefTarget(s.Ref(branch))))
-	if errors.Is(err, repo.ErrNotFound) {
-		return false, nil
-	}
-	return err == nil, err
 }
 
 // branchOf is the branch a merge-family call works on: the one it names
@@ -358,8 +279,6 @@ func (s *Store) onFirstParents(ours, theirs plumbing.Hash) (bool, error) {
 	}
 }
 
-func shortBranch(ref string) string { return strings.TrimPrefix(ref, "refs/heads/") }
-
 func hashStrings(hs []plumbing.Hash) []string {
 	out := make([]string, len(hs))
 	for i, h := range hs {
@@ -378,14 +297,6 @@ func (s *Store) mergeBases(ours, theirs plumbing.Hash, oursName, theirsName stri
 		return nil, &repo.ShallowError{Rev: "the common history of " + oursName + " and " + theirsName}
 	}
 	return bases, err
-}
-
-func (s *Store) TreeOf(commit plumbing.Hash) plumbing.Hash {
-	c, err := s.repo.ReadCommit(commit)
-	if err != nil {
-		return plumbing.ZeroHash
-	}
-	return c.Tree
 }
 
 // mergeTrees is the three-way tree merge of two commits: the paths changed
@@ -680,42 +591,6 @@ func (sc *sideClocks) side(i int, path string) (merge.Clock, error) {
 	return merge.Clock{}, nil
 }
 
-// CommitClock is the hybrid logical clock of a commit: its Clock trailer,
-// or for commits without one (plain git, older stores) the committer time
-// and the author's name. The git driver reads the same.
-func CommitClock(c *repo.Commit) merge.Clock {
-	return ClockFrom(c.Message, c.Committer.When.Unix(), c.Author.Name)
-}
-
-// ClockFrom computes a commit's clock from its message, its committer time
-// in seconds (git's %ct) and its author's name (%an).
-func ClockFrom(message string, committerUnix int64, author string) merge.Clock {
-	if v := repo.ParseTrailers(message).Get(TrailerClock); v != "" {
-		if c, err := merge.ParseClock(v); err == nil {
-			return c
-		}
-	}
-	return merge.Clock{Wall: committerUnix * int64(time.Second), Agent: author}
-}
-
-// nextClock is the clock of a new commit on parent by agent at now: later
-// than the parent's, and than merged's when a branch is merged in.
-func (s *Store) nextClock(parent plumbing.Hash, merged plumbing.Hash, agent string, now time.Time) merge.Clock {
-	var c merge.Clock
-	if !parent.IsZero() {
-		if pc, err := s.repo.ReadCommit(parent); err == nil {
-			c = CommitClock(pc)
-		}
-	}
-	c.Agent = agent
-	if !merged.IsZero() {
-		if mc, err := s.repo.ReadCommit(merged); err == nil {
-			return c.Observe(CommitClock(mc), now.UnixNano())
-		}
-	}
-	return c.Tick(now.UnixNano())
-}
-
 // stagedFile is a path a merge commit writes: content by blob id or bytes,
 // or a deletion.
 type stagedFile struct {
@@ -728,7 +603,7 @@ type stagedFile struct {
 // commitMerge writes the merge commit of theirs into the branch at ours
 // through the store's commit path (write checks, author, Mutation-Id, one
 // Operation: merge and Path per merged file, hooks after), with theirs as
-// second parent and a Clock that has observed both sides.
+// second parent and a merge.Clock that has observed both sides.
 func (s *Store) commitMerge(ctx context.Context, intoRef string, ours, theirs plumbing.Hash, from string, files []stagedFile, wo WriteOptions, extra repo.Trailers) (*Mutation, error) {
 	wo.Branch = intoRef
 	wo.Trailers = append(append(repo.Trailers{}, wo.Trailers...), extra...)
@@ -775,7 +650,7 @@ func (s *Store) startMerge(ctx context.Context, intoRef, from string, ours, thei
 	if err != nil {
 		return err
 	}
-	_, err = s.repo.Commit(ctx, mergeRef(intoRef), func(tx *repo.Tx) (*repo.CommitInfo, error) {
+	_, err = s.repo.Commit(ctx, MergeRef(intoRef), func(tx *repo.Tx) (*repo.CommitInfo, error) {
 		for _, f := range tr.Files {
 			if f.Missing {
 				st.Deleted = append(st.Deleted, f.Path)
@@ -794,7 +669,7 @@ func (s *Store) startMerge(ctx context.Context, intoRef, from string, ours, thei
 			if err != nil {
 				return nil, err
 			}
-			if err := tx.WriteFile(conflictsDir+rec.File, data); err != nil {
+			if err := tx.WriteFile(MergeConflictsDir+rec.File, data); err != nil {
 				return nil, err
 			}
 		}
@@ -836,7 +711,7 @@ func readState(read func(string) ([]byte, error)) (mergeState, error) {
 // inProgress returns the merge-in-progress commit of a branch.
 func (s *Store) inProgress(branch string) (plumbing.Hash, *repo.Commit, error) {
 	ref := s.Ref(branch)
-	h, err := s.repo.Ref(mergeRef(ref))
+	h, err := s.repo.Ref(MergeRef(ref))
 	if errors.Is(err, repo.ErrNotFound) {
 		return h, nil, &NoMergeError{Branch: shortBranch(ref)}
 	}
@@ -845,18 +720,6 @@ func (s *Store) inProgress(branch string) (plumbing.Hash, *repo.Commit, error) {
 	}
 	c, err := s.repo.ReadCommit(h)
 	return h, c, err
-}
-
-func (s *Store) countConflicts(state plumbing.Hash) (int, error) {
-	n := 0
-	err := s.repo.Walk(s.TreeOf(state), strings.TrimSuffix(conflictsDir, "/"), func(string, plumbing.Hash) error {
-		n++
-		return nil
-	})
-	if errors.Is(err, repo.ErrNotFound) {
-		return 0, nil
-	}
-	return n, err
 }
 
 // Conflicts lists what is left to resolve in the merge in progress on
@@ -875,7 +738,7 @@ func (s *Store) Conflicts(ctx context.Context, branch string) ([]ConflictEntry, 
 
 func (s *Store) records(stateTree plumbing.Hash) ([]merge.Record, error) {
 	var out []merge.Record
-	err := s.repo.Walk(stateTree, strings.TrimSuffix(conflictsDir, "/"), func(p string, h plumbing.Hash) error {
+	err := s.repo.Walk(stateTree, strings.TrimSuffix(MergeConflictsDir, "/"), func(p string, h plumbing.Hash) error {
 		data, err := s.repo.ReadBlob(h)
 		if err != nil {
 			return err
@@ -982,12 +845,12 @@ func (s *Store) ResolveConflict(ctx context.Context, branch, file, keypath strin
 	if err != nil {
 		return 0, err
 	}
-	_, err = s.repo.Commit(ctx, mergeRef(ref), func(tx *repo.Tx) (*repo.CommitInfo, error) {
+	_, err = s.repo.Commit(ctx, MergeRef(ref), func(tx *repo.Tx) (*repo.CommitInfo, error) {
 		st, err := readState(tx.ReadFile)
 		if err != nil {
 			return nil, err
 		}
-		recData, err := tx.ReadFile(conflictsDir + clean)
+		recData, err := tx.ReadFile(MergeConflictsDir + clean)
 		if errors.Is(err, repo.ErrNotFound) {
 			return nil, errkind.Errorf(ErrNotFound, "%s has no conflict to resolve", clean)
 		}
@@ -1056,7 +919,7 @@ func (s *Store) ResolveConflict(ctx context.Context, branch, file, keypath strin
 			return nil, err
 		}
 		if len(rec.Keys) == 0 && rec.Reason == "" {
-			if err := tx.Remove(conflictsDir + clean); err != nil {
+			if err := tx.Remove(MergeConflictsDir + clean); err != nil {
 				return nil, err
 			}
 		} else {
@@ -1064,16 +927,16 @@ func (s *Store) ResolveConflict(ctx context.Context, branch, file, keypath strin
 			if err != nil {
 				return nil, err
 			}
-			if err := tx.WriteFile(conflictsDir+clean, b); err != nil {
+			if err := tx.WriteFile(MergeConflictsDir+clean, b); err != nil {
 				return nil, err
 			}
 		}
 		if err := writeState(tx, st); err != nil {
 			return nil, err
 		}
-		ents, err := tx.ReadDir(strings.TrimSuffix(conflictsDir, "/"))
+		ents, err := tx.ReadDir(strings.TrimSuffix(MergeConflictsDir, "/"))
 		if err == nil {
-			remaining = countFiles(tx, strings.TrimSuffix(conflictsDir, "/"), ents)
+			remaining = countFiles(tx, strings.TrimSuffix(MergeConflictsDir, "/"), ents)
 		}
 		verb := how.Take
 		if verb == "" {
@@ -1294,7 +1157,7 @@ func (s *Store) keepMergeRecord(ctx context.Context, ref string, merge, record p
 			return err
 		}
 	}
-	return s.repo.UpdateRef(ctx, mergeRef(ref), record, plumbing.ZeroHash)
+	return s.repo.UpdateRef(ctx, MergeRef(ref), record, plumbing.ZeroHash)
 }
 
 // Abort drops the merge in progress on branch. The branch was never
@@ -1304,7 +1167,7 @@ func (s *Store) Abort(ctx context.Context, branch string) error {
 	if err != nil {
 		return err
 	}
-	return s.repo.UpdateRef(ctx, mergeRef(s.Ref(branch)), h, plumbing.ZeroHash)
+	return s.repo.UpdateRef(ctx, MergeRef(s.Ref(branch)), h, plumbing.ZeroHash)
 }
 
 // MergeDifference is one path where a merge commit differs from the

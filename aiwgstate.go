@@ -17,6 +17,7 @@ package aiwgstate
 import (
 	"context"
 
+	"github.com/aiwg/aiwg-state/remote"
 	"github.com/aiwg/aiwg-state/store"
 )
 
@@ -81,3 +82,7 @@ func afterCommit() []store.AfterCommit {
 func fastForward() []store.FastForwardGuard {
 	return []store.FastForwardGuard{}
 }
+
+// Swarm is the store's remote workflows: pull, an agent's sync, a
+// coordinator's integrate (package remote).
+func (s *Store) Swarm() *remote.Swarm { return remote.New(s.Store) }

@@ -56,10 +56,11 @@ type MergeOptions struct {
 	// Write says who merges; Message replaces the subject. Its Branch,
 	// when set, is the branch merged into, as Into is (they must agree).
 	Write WriteOptions
-
-	// upstreamFirst: the merge is of the branch's own upstream (a pull),
-	// and its commit takes the upstream as first parent (repo.CommitInfo).
-	upstreamFirst bool
+	// UpstreamFirst: the merge is of the branch's own upstream (a pull),
+	// and its commit takes the upstream as first parent
+	// (repo.CommitInfo.UpstreamFirst), so the server's branch moves only
+	// by commits whose first-parent chain holds its head.
+	UpstreamFirst bool
 }
 
 // Merge statuses.
@@ -254,7 +255,7 @@ func (s *Store) Merge(ctx context.Context, from string, mo MergeOptions) (*Merge
 		staged[i] = stagedFile{path: f.Path, id: f.ID, data: f.Data, missing: f.Missing}
 	}
 	wo := mo.Write
-	wo.upstreamFirst = mo.upstreamFirst
+	wo.upstreamFirst = mo.UpstreamFirst
 	m, err := s.commitMerge(ctx, intoRef, ours, theirs, from, staged, wo, nil)
 	res.Commit = m
 	return res, err
@@ -643,7 +644,7 @@ func (s *Store) commitMerge(ctx context.Context, intoRef string, ours, theirs pl
 
 // startMerge records a merge with conflicts under refs/aiwg/merge/<branch>.
 func (s *Store) startMerge(ctx context.Context, intoRef, from string, ours, theirs plumbing.Hash, bases []plumbing.Hash, mo MergeOptions, tr merge.TreeResult) error {
-	st := mergeState{Into: shortBranch(intoRef), From: from, Ours: ours.String(), Theirs: theirs.String(), Bases: hashStrings(bases), Strategy: string(mo.Strategy), Message: mo.Write.Message, UpstreamFirst: mo.upstreamFirst}
+	st := mergeState{Into: shortBranch(intoRef), From: from, Ours: ours.String(), Theirs: theirs.String(), Bases: hashStrings(bases), Strategy: string(mo.Strategy), Message: mo.Write.Message, UpstreamFirst: mo.UpstreamFirst}
 	agent := s.Agent(mo.Write.Agent)
 	zero := plumbing.ZeroHash
 	signer, err := s.SignerFor(agent, mo.Write)

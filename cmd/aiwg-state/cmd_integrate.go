@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/aiwg/aiwg-state/remote"
 	"github.com/aiwg/aiwg-state/store"
 )
 
@@ -50,7 +51,7 @@ func runIntegrate(ctx context.Context, s *session, opts integrateOptions) error 
 	if err != nil {
 		return err
 	}
-	res, err := s.store.Integrate(ctx, first(a), store.IntegrateOptions{Into: opts.Into, NoPush: opts.NoPush, Merge: mergeOptions(s)})
+	res, err := s.store.Swarm().Integrate(ctx, first(a), remote.IntegrateOptions{Into: opts.Into, NoPush: opts.NoPush, Merge: mergeOptions(s)})
 	if err == nil && len(res.Conflicted()) > 0 {
 		err = fmt.Errorf("%w: not integrated: %s", store.ErrConflict, strings.Join(res.Conflicted(), ", "))
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/aiwg/aiwg-state/remote"
 	"github.com/aiwg/aiwg-state/store"
 )
 
@@ -43,7 +44,7 @@ func runSync(ctx context.Context, s *session, opts syncOptions) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.store.Sync(ctx, first(a), store.SyncOptions{Branch: opts.Branch, Upstream: opts.Upstream, Merge: mergeOptions(s)})
+	res, err := s.store.Swarm().Sync(ctx, first(a), remote.SyncOptions{Branch: opts.Branch, Upstream: opts.Upstream, Merge: mergeOptions(s)})
 	if res == nil || err != nil && res.Fetched == nil && res.Merged == nil && res.Pushed == nil {
 		return err
 	}

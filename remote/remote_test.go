@@ -1,18 +1,20 @@
-package store_test
+package remote_test
 
 import (
 	"context"
-	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/internal/gitserver"
-	"github.com/aiwg/aiwg-state/policy"
+	"github.com/aiwg/aiwg-state/internal/storetest"
+	"github.com/aiwg/aiwg-state/internal/testutil"
+	"github.com/aiwg/aiwg-state/remote"
 	"github.com/aiwg/aiwg-state/store"
 )
 
+// ownSessionsPolicy lets each worker write its own sessions only.
 const ownSessionsPolicy = `{
   "roles": {"coordinator": ["conductor"], "workers": ["pulse", "heartbeat"]},
   "rules": [
@@ -21,41 +23,15 @@ const ownSessionsPolicy = `{
   ]
 }`
 
-func TestPolicyIsCheckedOnEveryWrite(t *testing.T) {
-	ctx := context.Background()
-	st := newStore(t)
-	if _, err := st.SetPolicy(ctx, []byte(`{"rules": [{"agents": ["a"], "paths": ["x"], "efect": "deny"}]}`), store.WriteOptions{Agent: "conductor"}); !errors.Is(err, policy.ErrInvalid) {
-		t.Fatalf("invalid policy accepted: %v", err)
-	}
-	if _, err := st.SetPolicy(ctx, []byte(ownSessionsPolicy), store.WriteOptions{Agent: "conductor"}); err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		agent, file string
-		allowed     bool
-	}{
-		{"pulse", "agents/pulse/s.json", true},
-		{"pulse", "agents/heartbeat/s.json", false},
-		{"pulse", "global/config.json", false},
-		{"conductor", "global/config.json", true},
-		{"stranger", "agents/stranger/s.json", false},
-	}
-	for _, tt := range tests {
-		_, err := st.Set(ctx, tt.file, "x", []byte("1"), store.WriteOptions{Agent: tt.agent})
-		if tt.allowed != (err == nil) {
-			t.Errorf("%s writes %s: %v", tt.agent, tt.file, err)
-		}
-		var d *policy.Denial
-		if err != nil && (!errors.Is(err, store.ErrDenied) || !errors.As(err, &d) || d.Agent != tt.agent || d.Path != tt.file || d.Rule == "") {
-			t.Errorf("%s writes %s: error %v does not name agent, path and rule", tt.agent, tt.file, err)
-		}
-	}
-	// A worker cannot hand itself rights: the policy in force judges the
-	// change of policy.
-	if _, err := st.SetPolicy(ctx, []byte(`{"default": "allow", "rules": []}`), store.WriteOptions{Agent: "pulse"}); !errors.Is(err, store.ErrDenied) {
-		t.Fatalf("a worker changed the policy: %v", err)
-	}
-	fsck(t, st)
+// git runs the git CLI against the store: the oracle of these tests.
+func git(t testing.TB, st *aiwgstate.Store, args ...string) string {
+	t.Helper()
+	return testutil.RunGit(t, st.Dir(), args...)
+}
+
+func fsck(t testing.TB, st *aiwgstate.Store) {
+	t.Helper()
+	testutil.Fsck(t, st.Dir())
 }
 
 func TestSyncAndIntegrateOverGitDaemon(t *testing.T) {
@@ -63,7 +39,7 @@ func TestSyncAndIntegrateOverGitDaemon(t *testing.T) {
 	root := t.TempDir()
 	gitserver.Bare(t, root, "s.git")
 	url := gitserver.Daemon(t, root) + "s.git"
-	coord := newStore(t)
+	coord := storetest.New(t)
 	if _, err := coord.SetPolicy(ctx, []byte(ownSessionsPolicy), store.WriteOptions{Agent: "conductor"}); err != nil {
 		t.Fatal(err)
 	}
@@ -80,13 +56,13 @@ func TestSyncAndIntegrateOverGitDaemon(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { st.Close() })
-		if _, err := st.StartAgent(ctx, a, "", ""); err != nil {
+		if _, err := st.Swarm().StartAgent(ctx, a, "", ""); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := st.Set(ctx, "agents/"+a+"/s.json", "n", []byte("1"), store.WriteOptions{Agent: a}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.Sync(ctx, "", store.SyncOptions{Merge: store.MergeOptions{Write: store.WriteOptions{Agent: a}}}); err != nil {
+		if _, err := st.Swarm().Sync(ctx, "", remote.SyncOptions{Merge: store.MergeOptions{Write: store.WriteOptions{Agent: a}}}); err != nil {
 			t.Fatalf("%s sync: %v", a, err)
 		}
 		agents[a] = st
@@ -95,7 +71,7 @@ func TestSyncAndIntegrateOverGitDaemon(t *testing.T) {
 	if _, err := coord.Set(ctx, "global/config.json", "mode", []byte(`"on"`), store.WriteOptions{Agent: "conductor"}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := coord.Integrate(ctx, "", store.IntegrateOptions{Merge: store.MergeOptions{Write: store.WriteOptions{Agent: "conductor"}}})
+	res, err := coord.Swarm().Integrate(ctx, "", remote.IntegrateOptions{Merge: store.MergeOptions{Write: store.WriteOptions{Agent: "conductor"}}})
 	if err != nil || len(res.Agents) != 2 || len(res.Conflicted()) != 0 {
 		t.Fatalf("integrate = %+v, %v", res, err)
 	}
@@ -106,7 +82,7 @@ func TestSyncAndIntegrateOverGitDaemon(t *testing.T) {
 	if _, err := p.Set(ctx, "agents/pulse/s.json", "n", []byte("2"), store.WriteOptions{Agent: "pulse"}); err != nil {
 		t.Fatal(err)
 	}
-	sres, err := p.Sync(ctx, "", store.SyncOptions{Merge: store.MergeOptions{Write: store.WriteOptions{Agent: "pulse"}}})
+	sres, err := p.Swarm().Sync(ctx, "", remote.SyncOptions{Merge: store.MergeOptions{Write: store.WriteOptions{Agent: "pulse"}}})
 	if err != nil {
 		t.Fatalf("pulse sync after integrate: %+v, %v", sres, err)
 	}

@@ -17,6 +17,7 @@ package aiwgstate
 import (
 	"context"
 
+	"github.com/aiwg/aiwg-state/merge"
 	"github.com/aiwg/aiwg-state/remote"
 	"github.com/aiwg/aiwg-state/store"
 )
@@ -86,3 +87,8 @@ func fastForward() []store.FastForwardGuard {
 // Swarm is the store's remote workflows: pull, an agent's sync, a
 // coordinator's integrate (package remote).
 func (s *Store) Swarm() *remote.Swarm { return remote.New(s.Store) }
+
+// Merges is the store's merges: merging branches, the merge in progress
+// and its conflicts, and the strategies .gitattributes assigns (package
+// merge).
+func (s *Store) Merges() *merge.Merges { return merge.New(s.Store) }

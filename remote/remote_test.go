@@ -10,6 +10,7 @@ import (
 	"github.com/aiwg/aiwg-state/internal/gitserver"
 	"github.com/aiwg/aiwg-state/internal/storetest"
 	"github.com/aiwg/aiwg-state/internal/testutil"
+	"github.com/aiwg/aiwg-state/merge"
 	"github.com/aiwg/aiwg-state/remote"
 	"github.com/aiwg/aiwg-state/store"
 )
@@ -62,7 +63,7 @@ func TestSyncAndIntegrateOverGitDaemon(t *testing.T) {
 		if _, err := st.Set(ctx, "agents/"+a+"/s.json", "n", []byte("1"), store.WriteOptions{Agent: a}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.Swarm().Sync(ctx, "", remote.SyncOptions{Merge: store.MergeOptions{Write: store.WriteOptions{Agent: a}}}); err != nil {
+		if _, err := st.Swarm().Sync(ctx, "", remote.SyncOptions{Merge: merge.MergeOptions{Write: store.WriteOptions{Agent: a}}}); err != nil {
 			t.Fatalf("%s sync: %v", a, err)
 		}
 		agents[a] = st
@@ -71,7 +72,7 @@ func TestSyncAndIntegrateOverGitDaemon(t *testing.T) {
 	if _, err := coord.Set(ctx, "global/config.json", "mode", []byte(`"on"`), store.WriteOptions{Agent: "conductor"}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := coord.Swarm().Integrate(ctx, "", remote.IntegrateOptions{Merge: store.MergeOptions{Write: store.WriteOptions{Agent: "conductor"}}})
+	res, err := coord.Swarm().Integrate(ctx, "", remote.IntegrateOptions{Merge: merge.MergeOptions{Write: store.WriteOptions{Agent: "conductor"}}})
 	if err != nil || len(res.Agents) != 2 || len(res.Conflicted()) != 0 {
 		t.Fatalf("integrate = %+v, %v", res, err)
 	}
@@ -82,7 +83,7 @@ func TestSyncAndIntegrateOverGitDaemon(t *testing.T) {
 	if _, err := p.Set(ctx, "agents/pulse/s.json", "n", []byte("2"), store.WriteOptions{Agent: "pulse"}); err != nil {
 		t.Fatal(err)
 	}
-	sres, err := p.Swarm().Sync(ctx, "", remote.SyncOptions{Merge: store.MergeOptions{Write: store.WriteOptions{Agent: "pulse"}}})
+	sres, err := p.Swarm().Sync(ctx, "", remote.SyncOptions{Merge: merge.MergeOptions{Write: store.WriteOptions{Agent: "pulse"}}})
 	if err != nil {
 		t.Fatalf("pulse sync after integrate: %+v, %v", sres, err)
 	}

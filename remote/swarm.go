@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/aiwg/aiwg-state/merge"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/store"
 )
@@ -49,13 +50,13 @@ type PullOptions struct {
 	// of the same name on the remote.
 	Branch string
 	// Merge settles how (strategy, author); Into is set by Pull.
-	Merge store.MergeOptions
+	Merge merge.MergeOptions
 }
 
 // Pull fetches and merges the remote's copy of a branch into it. A branch
 // the store does not have yet is created at the remote's commit. Conflicts
 // persist as with Merge (the error wraps ErrConflict).
-func (w *Swarm) Pull(ctx context.Context, remote string, po PullOptions) (*store.MergeResult, error) {
+func (w *Swarm) Pull(ctx context.Context, remote string, po PullOptions) (*merge.MergeResult, error) {
 	remote = remoteOr(remote)
 	if _, err := w.s.Fetch(ctx, remote); err != nil {
 		return nil, err
@@ -68,14 +69,14 @@ func (w *Swarm) Pull(ctx context.Context, remote string, po PullOptions) (*store
 // The branch's upstream is the first parent of a merge commit: the
 // server's branch moves only by commits whose first-parent chain holds its
 // head, and log and blame on it keep crediting what it had.
-func (w *Swarm) mergeRemote(ctx context.Context, remote, branchRef string, mo store.MergeOptions) (*store.MergeResult, error) {
+func (w *Swarm) mergeRemote(ctx context.Context, remote, branchRef string, mo merge.MergeOptions) (*merge.MergeResult, error) {
 	mo.UpstreamFirst = true
 	return w.mergeInto(ctx, remoteRef(remote, branchRef), branchRef, mo)
 }
 
 // mergeInto merges the ref from into branchRef, creating the branch at
 // from when it does not exist; nil result when from does not exist.
-func (w *Swarm) mergeInto(ctx context.Context, from, branchRef string, mo store.MergeOptions) (*store.MergeResult, error) {
+func (w *Swarm) mergeInto(ctx context.Context, from, branchRef string, mo merge.MergeOptions) (*merge.MergeResult, error) {
 	theirs, err := w.s.Repo().Ref(from)
 	if errors.Is(err, repo.ErrNotFound) {
 		return nil, nil
@@ -87,15 +88,15 @@ func (w *Swarm) mergeInto(ctx context.Context, from, branchRef string, mo store.
 		if err := w.s.Repo().UpdateRef(ctx, branchRef, plumbing.ZeroHash, theirs); err != nil {
 			return nil, err
 		}
-		return &store.MergeResult{Into: shortBranch(branchRef), From: from, Theirs: theirs.String(), Status: store.MergeFastForward, Files: []store.MergedPath{}}, nil
+		return &merge.MergeResult{Into: shortBranch(branchRef), From: from, Theirs: theirs.String(), Status: merge.MergeFastForward, Files: []merge.MergedPath{}}, nil
 	}
 	mo.Into = branchRef
-	return w.s.Merge(ctx, theirs.String(), withMergedName(mo, from))
+	return merge.New(w.s).Merge(ctx, theirs.String(), withMergedName(mo, from))
 }
 
 // withMergedName keeps the merge subject readable ("merge origin/main into
 // ...") while the merge itself is of the exact commit fetched.
-func withMergedName(mo store.MergeOptions, from string) store.MergeOptions {
+func withMergedName(mo merge.MergeOptions, from string) merge.MergeOptions {
 	if mo.Write.Message == "" {
 		mo.Write.Message = "merge " + strings.TrimPrefix(from, "refs/remotes/") + " into " + shortBranch(mo.Into)
 	}
@@ -167,14 +168,14 @@ type SyncOptions struct {
 	// Upstream is the remote branch merged in (default "main").
 	Upstream string
 	// Merge settles how (strategy, author).
-	Merge store.MergeOptions
+	Merge merge.MergeOptions
 }
 
 // SyncResult reports a sync.
 type SyncResult struct {
 	Branch   string               `json:"branch"`
 	Fetched  []repo.RefUpdate     `json:"fetched"`
-	Merged   []*store.MergeResult `json:"merged"`
+	Merged   []*merge.MergeResult `json:"merged"`
 	Pushed   []repo.PushResult    `json:"pushed"`
 	Attempts int                  `json:"attempts"`
 }
@@ -230,7 +231,7 @@ type IntegrateOptions struct {
 	// NoPush integrates locally only.
 	NoPush bool
 	// Merge settles how (strategy, author).
-	Merge store.MergeOptions
+	Merge merge.MergeOptions
 }
 
 // AgentMerge is what integrating one agent branch did.
@@ -240,8 +241,8 @@ type AgentMerge struct {
 	// Status is a merge status; "conflicts" means the merge was undone
 	// and the branch left out: merge it by hand to resolve.
 	Status    string                `json:"status"`
-	Files     []store.MergedPath    `json:"files"`
-	Conflicts []store.ConflictEntry `json:"conflicts,omitempty"`
+	Files     []merge.MergedPath    `json:"files"`
+	Conflicts []merge.ConflictEntry `json:"conflicts,omitempty"`
 	Error     string                `json:"error,omitempty"`
 }
 
@@ -257,7 +258,7 @@ type IntegrateResult struct {
 func (r *IntegrateResult) Conflicted() []string {
 	var out []string
 	for _, a := range r.Agents {
-		if a.Status == store.MergeConflicts || a.Error != "" {
+		if a.Status == merge.MergeConflicts || a.Error != "" {
 			out = append(out, a.Branch)
 		}
 	}
@@ -295,7 +296,7 @@ func (w *Swarm) Integrate(ctx context.Context, remote string, io IntegrateOption
 		for _, name := range names {
 			branch := strings.TrimPrefix(name, "refs/remotes/"+remote+"/")
 			agent, _, _ := strings.Cut(strings.TrimPrefix(branch, AgentBranchPrefix), "/")
-			am := AgentMerge{Agent: agent, Branch: branch, Files: []store.MergedPath{}}
+			am := AgentMerge{Agent: agent, Branch: branch, Files: []merge.MergedPath{}}
 			// main keeps its first-parent history: an agent's branch that
 			// merged main in is merged with a commit, not fast-forwarded
 			// onto, so log and blame on main keep crediting its authors.
@@ -306,8 +307,8 @@ func (w *Swarm) Integrate(ctx context.Context, remote string, io IntegrateOption
 				am.Status, am.Files, am.Conflicts = m.Status, m.Files, m.Conflicts
 			}
 			if err != nil {
-				if errors.Is(err, store.ErrConflict) && m != nil && m.Status == store.MergeConflicts {
-					if aerr := w.s.Abort(ctx, into); aerr != nil {
+				if errors.Is(err, store.ErrConflict) && m != nil && m.Status == merge.MergeConflicts {
+					if aerr := merge.New(w.s).Abort(ctx, store.WriteOptions{Branch: into}); aerr != nil {
 						return res, aerr
 					}
 				} else {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/aiwg/aiwg-state/internal/testutil"
+	"github.com/aiwg/aiwg-state/merge"
 	"github.com/aiwg/aiwg-state/store"
 )
 
@@ -17,7 +18,7 @@ func TestInstallMergeDrivers(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	testutil.Git{}.Run(t, "init", "-q", dir)
-	ds, err := store.InstallMergeDrivers(ctx, dir, "/opt/aiwg state/bin/aiwg-state")
+	ds, err := merge.InstallDrivers(ctx, dir, "/opt/aiwg state/bin/aiwg-state")
 	if err != nil || len(ds) < 5 {
 		t.Fatalf("%+v %v", ds, err)
 	}
@@ -30,10 +31,10 @@ func TestInstallMergeDrivers(t *testing.T) {
 			t.Errorf("%s: the executable is not quoted for the shell: %s", d.Driver, d.Command)
 		}
 	}
-	if _, err := store.InstallMergeDrivers(ctx, t.TempDir(), "/usr/bin/aiwg-state"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := merge.InstallDrivers(ctx, t.TempDir(), "/usr/bin/aiwg-state"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("outside git: %v", err)
 	}
-	if _, err := store.InstallMergeDrivers(ctx, dir, "aiwg-state"); !errors.Is(err, store.ErrUsage) {
+	if _, err := merge.InstallDrivers(ctx, dir, "aiwg-state"); !errors.Is(err, store.ErrUsage) {
 		t.Errorf("a relative executable: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"strings"
 
@@ -33,7 +34,7 @@ const TrailerMergeRecord = "Merge-Record"
 //	                   strategy override, the deleted paths
 //	result/<path>      the merged content of every path that differs from
 //	                   ours (ours' value stands at each unresolved key)
-//	conflicts/<path>   one merge.Record per file with something to resolve:
+//	conflicts/<path>   one jsonmerge.Record per file with something to resolve:
 //	                   base, ours and theirs per key path, as JSON data
 //
 // and whose parents are ours and theirs (so gc keeps them); each resolve
@@ -105,3 +106,27 @@ func (s *Store) countConflicts(state plumbing.Hash) (int, error) {
 }
 
 func shortBranch(ref string) string { return strings.TrimPrefix(ref, "refs/heads/") }
+
+// MergeCommit makes a write a merge commit (CommitMerge).
+type MergeCommit struct {
+	// Ours is the head the branch must still be at; Theirs is the commit
+	// merged in, its second parent.
+	Ours, Theirs plumbing.Hash
+	// UpstreamFirst makes Theirs, the branch's own upstream, the first
+	// parent (repo.CommitInfo.UpstreamFirst).
+	UpstreamFirst bool
+}
+
+// CommitMerge is Commit for a merge of mc.Theirs into the branch at
+// mc.Ours: the commit has both as parents and is written even when its
+// tree is ours', only while the branch is still at ours; it carries a
+// Merged-Commit trailer, by which the access policy tells what the merge
+// brought in from what it decided (policy.go), and a Clock past both
+// sides'. Every guard judges it as any other write.
+func (s *Store) CommitMerge(ctx context.Context, wo WriteOptions, mc MergeCommit, subject string, build func(*repo.Tx, *Recorder) error) (*Mutation, error) {
+	wo.Trailers = append(append(repo.Trailers{}, wo.Trailers...), repo.Trailer{Key: TrailerMergedCommit, Value: mc.Theirs.String()})
+	wo.mergeParents = []plumbing.Hash{mc.Theirs}
+	wo.upstreamFirst = mc.UpstreamFirst
+	wo.expectHead = &mc.Ours
+	return s.Commit(ctx, wo, subject, build)
+}

@@ -249,6 +249,10 @@ func (s *Store) Close() error { return s.repo.Close() }
 // cover.
 func (s *Store) Repo() *repo.Repo { return s.repo }
 
+// Now is the store's time: what a write is stamped with when its
+// WriteOptions give no Time.
+func (s *Store) Now() time.Time { return s.now() }
+
 // Dir is the store's git directory.
 func (s *Store) Dir() string { return s.repo.Dir() }
 

@@ -99,9 +99,9 @@ type WriteOptions struct {
 // UnchangedSince.
 func Rev(rev string) *string { return &rev }
 
-// checkRevisions refuses an expectation given empty: it would otherwise
+// CheckRevisions refuses an expectation given empty: it would otherwise
 // read as none, and the compare-and-swap would silently not happen.
-func (wo WriteOptions) checkRevisions() error {
+func (wo WriteOptions) CheckRevisions() error {
 	for _, f := range []struct {
 		name string
 		rev  *string
@@ -518,7 +518,7 @@ func (s *Store) Commit(ctx context.Context, wo WriteOptions, subject string, bui
 	if err != nil {
 		return nil, err
 	}
-	if err := wo.checkRevisions(); err != nil {
+	if err := wo.CheckRevisions(); err != nil {
 		return nil, err
 	}
 	copts := repo.CommitOptions{Expect: wo.expectHead}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/aiwg/aiwg-state/merge"
 	"github.com/aiwg/aiwg-state/remote"
 	"github.com/aiwg/aiwg-state/store"
 )
@@ -68,7 +69,7 @@ func runIntegrate(ctx context.Context, s *session, opts integrateOptions) error 
 		switch {
 		case am.Error != "":
 			fmt.Fprintf(s.out, "%s\t%s: error: %s\n", am.Agent, am.Branch, am.Error)
-		case am.Status == store.MergeConflicts:
+		case am.Status == merge.MergeConflicts:
 			fmt.Fprintf(s.out, "%s\t%s: %d conflict(s), left out\n", am.Agent, am.Branch, len(am.Conflicts))
 			printConflicts(s, am.Conflicts)
 		default:

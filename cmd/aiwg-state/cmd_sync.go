@@ -6,8 +6,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/aiwg/aiwg-state/merge"
 	"github.com/aiwg/aiwg-state/remote"
-	"github.com/aiwg/aiwg-state/store"
 )
 
 func newSyncCommand() *cli.Command {
@@ -56,8 +56,8 @@ func runSync(ctx context.Context, s *session, opts syncOptions) error {
 	}
 	for _, m := range res.Merged {
 		switch m.Status {
-		case store.MergeUpToDate:
-		case store.MergeConflicts:
+		case merge.MergeUpToDate:
+		case merge.MergeConflicts:
 			// Nothing merged yet: what is left is the news.
 			fmt.Fprintf(s.out, "merge %s into %s: %d conflict(s) left (aiwg-state conflicts; resolve, then merge --continue)\n", m.From, m.Into, len(m.Conflicts))
 			printConflicts(s, m.Conflicts)

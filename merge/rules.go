@@ -1,4 +1,4 @@
-package store
+package merge
 
 import (
 	"context"
@@ -7,34 +7,35 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/aiwg/aiwg-state/merge"
+	"github.com/aiwg/aiwg-state/merge/jsonmerge"
 	"github.com/aiwg/aiwg-state/repo"
+	"github.com/aiwg/aiwg-state/store"
 	"github.com/aiwg/aiwg-state/verbiage"
 )
 
-// StrategyRules lists the lines of the store's .gitattributes that assign
+// Strategies lists the lines of the store's .gitattributes that assign
 // merge strategies, in the file's order (the last line matching a path
 // decides it).
-func (s *Store) StrategyRules(ctx context.Context, ro ReadOptions) ([]merge.Rule, error) {
-	attrs, err := s.attributes(ro)
+func (m *Merges) Strategies(ctx context.Context, ro store.ReadOptions) ([]jsonmerge.Rule, error) {
+	attrs, err := m.attributes(ro)
 	if err != nil {
 		return nil, err
 	}
 	return attrs.Rules(), nil
 }
 
-func (s *Store) attributes(ro ReadOptions) (merge.Attributes, error) {
-	root, err := s.Tree(ro)
+func (m *Merges) attributes(ro store.ReadOptions) (jsonmerge.Attributes, error) {
+	root, err := m.s.Tree(ro)
 	if err != nil {
-		return merge.Attributes{}, err
+		return jsonmerge.Attributes{}, err
 	}
-	data, err := s.repo.ReadFileAt(root, AttributesPath)
+	data, err := m.s.Repo().ReadFileAt(root, store.AttributesPath)
 	if err != nil && !errors.Is(err, repo.ErrNotFound) {
-		return merge.Attributes{}, err
+		return jsonmerge.Attributes{}, err
 	}
-	attrs, err := merge.ParseAttributes(data)
+	attrs, err := jsonmerge.ParseAttributes(data)
 	if err != nil {
-		return merge.Attributes{}, fmt.Errorf("%s: %w", AttributesPath, err)
+		return jsonmerge.Attributes{}, fmt.Errorf("%s: %w", store.AttributesPath, err)
 	}
 	return attrs, nil
 }
@@ -45,13 +46,13 @@ func (s *Store) attributes(ro ReadOptions) (merge.Attributes, error) {
 // of them was, else it is added at the end, where it wins over every line
 // before it. The line says all three attributes, unsetting the fallback
 // and keys opts leaves empty, so that it alone decides its paths.
-func (s *Store) SetStrategy(ctx context.Context, pattern string, opts merge.Options, wo WriteOptions) (*Mutation, error) {
+func (m *Merges) SetStrategy(ctx context.Context, pattern string, opts jsonmerge.Options, wo store.WriteOptions) (*store.Mutation, error) {
 	line, err := strategyLine(pattern, opts)
 	if err != nil {
 		return nil, err
 	}
-	return s.Commit(ctx, wo, "", func(tx *repo.Tx, rec *Recorder) error {
-		data, err := tx.ReadFile(AttributesPath)
+	return m.s.Commit(ctx, wo, "", func(tx *repo.Tx, rec *store.Recorder) error {
+		data, err := tx.ReadFile(store.AttributesPath)
 		if err != nil && !errors.Is(err, repo.ErrNotFound) {
 			return err
 		}
@@ -74,59 +75,59 @@ func (s *Store) SetStrategy(ctx context.Context, pattern string, opts merge.Opti
 			kept = slices.Insert(kept, at, line)
 		}
 		out := []byte(strings.Join(kept, "\n") + "\n")
-		if _, err := merge.ParseAttributes(out); err != nil {
-			return fmt.Errorf("%w: %w", ErrUsage, err)
+		if _, err := jsonmerge.ParseAttributes(out); err != nil {
+			return fmt.Errorf("%w: %w", store.ErrUsage, err)
 		}
-		if err := tx.WriteFile(AttributesPath, out); err != nil {
+		if err := tx.WriteFile(store.AttributesPath, out); err != nil {
 			return err
 		}
-		rec.Add(OpUpdate, AttributesPath, "")
+		rec.Add(store.OpUpdate, store.AttributesPath, "")
 		rec.Subject = "strategy set " + pattern + " " + describeOptions(opts)
 		return nil
 	})
 }
 
 // strategyLine is the .gitattributes line giving pattern opts.
-func strategyLine(pattern string, opts merge.Options) (string, error) {
+func strategyLine(pattern string, opts jsonmerge.Options) (string, error) {
 	if pattern == "" || strings.ContainsAny(pattern, " \t\r\n\"\\") || pattern[0] == '#' || pattern[0] == '!' || strings.HasPrefix(pattern, "[attr]") {
 		return "", fmt.Errorf("%w: pattern %q: a gitattributes pattern without spaces, quotes or backslashes, not starting with # or ! (edit .gitattributes with git for others)", verbiage.ErrInvalidPattern, pattern)
 	}
 	if _, err := verbiage.CompilePattern(pattern); err != nil {
 		return "", err
 	}
-	for _, st := range []merge.Strategy{opts.Strategy, opts.Fallback} {
+	for _, st := range []jsonmerge.Strategy{opts.Strategy, opts.Fallback} {
 		if st == "" {
 			continue
 		}
-		if _, err := merge.ParseStrategy(string(st)); err != nil {
+		if _, err := jsonmerge.ParseStrategy(string(st)); err != nil {
 			return "", err
 		}
 	}
 	if opts.Strategy == "" {
-		return "", fmt.Errorf("%w: no strategy", ErrUsage)
+		return "", fmt.Errorf("%w: no strategy", store.ErrUsage)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-24s merge=%s%s", pattern, merge.DriverPrefix, opts.Strategy)
+	fmt.Fprintf(&b, "%-24s merge=%s%s", pattern, jsonmerge.DriverPrefix, opts.Strategy)
 	if len(opts.Keys) > 0 {
 		keys := make([]string, 0, len(opts.Keys))
 		for k, st := range opts.Keys {
 			if k == "" || strings.ContainsAny(k, " \t\r\n,:=\"\\#") {
-				return "", fmt.Errorf("%w: key %q for %s: a key name without spaces, commas, colons, = or quotes", ErrUsage, k, merge.AttrKeys)
+				return "", fmt.Errorf("%w: key %q for %s: a key name without spaces, commas, colons, = or quotes", store.ErrUsage, k, jsonmerge.AttrKeys)
 			}
-			if _, err := merge.ParseStrategy(string(st)); err != nil {
+			if _, err := jsonmerge.ParseStrategy(string(st)); err != nil {
 				return "", err
 			}
 			keys = append(keys, k+":"+string(st))
 		}
 		slices.Sort(keys)
-		b.WriteString(" " + merge.AttrKeys + "=" + strings.Join(keys, ","))
+		b.WriteString(" " + jsonmerge.AttrKeys + "=" + strings.Join(keys, ","))
 	} else {
-		b.WriteString(" -" + merge.AttrKeys)
+		b.WriteString(" -" + jsonmerge.AttrKeys)
 	}
 	if opts.Fallback != "" {
-		b.WriteString(" " + merge.AttrFallback + "=" + string(opts.Fallback))
+		b.WriteString(" " + jsonmerge.AttrFallback + "=" + string(opts.Fallback))
 	} else {
-		b.WriteString(" -" + merge.AttrFallback)
+		b.WriteString(" -" + jsonmerge.AttrFallback)
 	}
 	return b.String(), nil
 }
@@ -143,7 +144,7 @@ func linePattern(line string) string {
 }
 
 // describeOptions renders opts as strategy set takes them.
-func describeOptions(opts merge.Options) string {
+func describeOptions(opts jsonmerge.Options) string {
 	out := string(opts.Strategy)
 	if len(opts.Keys) > 0 {
 		keys := make([]string, 0, len(opts.Keys))
@@ -166,27 +167,27 @@ type StrategyExplanation struct {
 	Key  string `json:"key,omitempty"`
 	// Strategy settles a clash at the key: the file's, or that of the
 	// innermost key on the way named in aiwg-keys (ByKey).
-	Strategy merge.Strategy `json:"strategy"`
-	ByKey    string         `json:"by_key,omitempty"`
+	Strategy jsonmerge.Strategy `json:"strategy"`
+	ByKey    string             `json:"by_key,omitempty"`
 	// FileStrategy is the file's strategy; Default is true when no line
 	// assigns one, and merge-objects applies.
-	FileStrategy merge.Strategy `json:"file_strategy"`
-	Default      bool           `json:"default,omitempty"`
+	FileStrategy jsonmerge.Strategy `json:"file_strategy"`
+	Default      bool               `json:"default,omitempty"`
 	// Fallback settles what merge-objects and merge-arrays cannot; ""
 	// leaves it a conflict.
-	Fallback merge.Strategy `json:"fallback,omitempty"`
+	Fallback jsonmerge.Strategy `json:"fallback,omitempty"`
 	// StrategyRule, FallbackRule and KeysRule are the lines deciding
 	// each; nil for none.
-	StrategyRule *merge.Rule `json:"strategy_rule,omitempty"`
-	FallbackRule *merge.Rule `json:"fallback_rule,omitempty"`
-	KeysRule     *merge.Rule `json:"keys_rule,omitempty"`
+	StrategyRule *jsonmerge.Rule `json:"strategy_rule,omitempty"`
+	FallbackRule *jsonmerge.Rule `json:"fallback_rule,omitempty"`
+	KeysRule     *jsonmerge.Rule `json:"keys_rule,omitempty"`
 }
 
 // ExplainStrategy says which strategy a merge uses for key (a key path;
 // "" for the whole document) of file, and why: the lines of .gitattributes
 // at ro that decide it, as aiwg-state merge and the git merge drivers read
 // them.
-func (s *Store) ExplainStrategy(ctx context.Context, file, key string, ro ReadOptions) (*StrategyExplanation, error) {
+func (m *Merges) ExplainStrategy(ctx context.Context, file, key string, ro store.ReadOptions) (*StrategyExplanation, error) {
 	clean, err := verbiage.CleanStorePath(file)
 	if err != nil {
 		return nil, err
@@ -195,7 +196,7 @@ func (s *Store) ExplainStrategy(ctx context.Context, file, key string, ro ReadOp
 	if err != nil {
 		return nil, err
 	}
-	attrs, err := s.attributes(ro)
+	attrs, err := m.attributes(ro)
 	if err != nil {
 		return nil, err
 	}
@@ -203,12 +204,12 @@ func (s *Store) ExplainStrategy(ctx context.Context, file, key string, ro ReadOp
 	opts, ok := attrs.Lookup(clean)
 	e := &StrategyExplanation{File: clean, Key: p.String(), FileStrategy: opts.Strategy, Fallback: opts.Fallback}
 	if !ok {
-		e.FileStrategy, e.Default = merge.MergeObjects, true
+		e.FileStrategy, e.Default = jsonmerge.MergeObjects, true
 	}
 	si, fi, ki := attrs.Deciding(clean)
 	for _, x := range []struct {
 		i  int
-		to **merge.Rule
+		to **jsonmerge.Rule
 	}{{si, &e.StrategyRule}, {fi, &e.FallbackRule}, {ki, &e.KeysRule}} {
 		if x.i >= 0 {
 			r := rules[x.i]

@@ -1,4 +1,4 @@
-package store_test
+package merge_test
 
 import (
 	"context"
@@ -6,8 +6,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aiwg/aiwg-state/merge"
 	"github.com/aiwg/aiwg-state/store"
 )
+
+// ownSessionsPolicy lets each worker write its own sessions only.
+const ownSessionsPolicy = `{
+  "roles": {"coordinator": ["conductor"], "workers": ["pulse", "heartbeat"]},
+  "rules": [
+    {"name": "coordinator writes all", "roles": ["coordinator"], "paths": ["**"]},
+    {"name": "only own sessions", "roles": ["workers"], "paths": ["agents/{agent}/**"]}
+  ]
+}`
 
 // withCarol is ownSessionsPolicy with a third worker.
 var withCarol = strings.Replace(ownSessionsPolicy, `"heartbeat"]`, `"heartbeat", "carol"]`, 1)
@@ -57,8 +67,8 @@ func TestMergeBringsCommitsUnderThePolicyTheyCameWith(t *testing.T) {
 	if _, err := st.Set(ctx, "agents/heartbeat/s.json", "n", []byte("1"), as("heartbeat", "agents/heartbeat/main")); err != nil {
 		t.Fatal(err)
 	}
-	res, err := st.Merge(ctx, "main", store.MergeOptions{Into: "agents/heartbeat/main", Write: store.WriteOptions{Agent: "heartbeat"}})
-	if err != nil || res.Status != store.MergeCommitted {
+	res, err := st.Merges().Merge(ctx, "main", merge.MergeOptions{Into: "agents/heartbeat/main", Write: store.WriteOptions{Agent: "heartbeat"}})
+	if err != nil || res.Status != merge.MergeCommitted {
 		t.Fatalf("merge main into heartbeat's branch: %v %+v", err, res)
 	}
 	// The old branch's write of protected/ was made under a policy main
@@ -67,7 +77,7 @@ func TestMergeBringsCommitsUnderThePolicyTheyCameWith(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = st.Merge(ctx, "agents/heartbeat/old", store.MergeOptions{Into: "main", Write: store.WriteOptions{Agent: "conductor"}})
+	_, err = st.Merges().Merge(ctx, "agents/heartbeat/old", merge.MergeOptions{Into: "main", Write: store.WriteOptions{Agent: "conductor"}})
 	if !errors.Is(err, store.ErrDenied) || !strings.Contains(err.Error(), "protected/x.json") {
 		t.Fatalf("merging the old branch into main: %v", err)
 	}
@@ -95,12 +105,12 @@ func TestMergeFirstParent(t *testing.T) {
 	if _, err := st.Set(ctx, "global/x.json", "n", []byte("1"), as("conductor", "main")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Merge(ctx, "main", store.MergeOptions{Into: "agents/a/main", Write: store.WriteOptions{Agent: "a"}}); err != nil {
+	if _, err := st.Merges().Merge(ctx, "main", merge.MergeOptions{Into: "agents/a/main", Write: store.WriteOptions{Agent: "a"}}); err != nil {
 		t.Fatal(err)
 	}
 	head, _ := st.Resolve("main", "")
-	res, err := st.Merge(ctx, "agents/a/main", store.MergeOptions{Into: "main", FirstParent: true, Write: store.WriteOptions{Agent: "conductor"}})
-	if err != nil || res.Status != store.MergeCommitted {
+	res, err := st.Merges().Merge(ctx, "agents/a/main", merge.MergeOptions{Into: "main", FirstParent: true, Write: store.WriteOptions{Agent: "conductor"}})
+	if err != nil || res.Status != merge.MergeCommitted {
 		t.Fatalf("merge: %v %+v", err, res)
 	}
 	if first := strings.TrimSpace(git(t, st, "rev-parse", "main^1")); first != head.String() {
@@ -108,14 +118,14 @@ func TestMergeFirstParent(t *testing.T) {
 	}
 	// The agent takes main (a fast-forward of its own branch), writes,
 	// and main fast-forwards over the write.
-	if res, err := st.Merge(ctx, "main", store.MergeOptions{Into: "agents/a/main", Write: store.WriteOptions{Agent: "a"}}); err != nil || res.Status != store.MergeFastForward {
+	if res, err := st.Merges().Merge(ctx, "main", merge.MergeOptions{Into: "agents/a/main", Write: store.WriteOptions{Agent: "a"}}); err != nil || res.Status != merge.MergeFastForward {
 		t.Fatalf("agent takes main: %v %+v", err, res)
 	}
 	if _, err := st.Set(ctx, "agents/a/s.json", "n", []byte("2"), as("a", "agents/a/main")); err != nil {
 		t.Fatal(err)
 	}
-	res, err = st.Merge(ctx, "agents/a/main", store.MergeOptions{Into: "main", FirstParent: true, Write: store.WriteOptions{Agent: "conductor"}})
-	if err != nil || res.Status != store.MergeFastForward {
+	res, err = st.Merges().Merge(ctx, "agents/a/main", merge.MergeOptions{Into: "main", FirstParent: true, Write: store.WriteOptions{Agent: "conductor"}})
+	if err != nil || res.Status != merge.MergeFastForward {
 		t.Fatalf("merge of a write on main's head: %v %+v", err, res)
 	}
 	fsck(t, st)

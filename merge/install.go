@@ -1,4 +1,4 @@
-package store
+package merge
 
 import (
 	"context"
@@ -8,7 +8,8 @@ import (
 	"strings"
 
 	"github.com/aiwg/aiwg-state/internal/errkind"
-	"github.com/aiwg/aiwg-state/merge"
+	"github.com/aiwg/aiwg-state/merge/jsonmerge"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 // MergeDriver is a merge driver registered in a clone's git config.
@@ -19,22 +20,22 @@ type MergeDriver struct {
 	Command string `json:"command"`
 }
 
-// InstallMergeDrivers registers a merge driver for every strategy in the
+// InstallDrivers registers a merge driver for every strategy in the
 // git config of the repository at dir (a clone of a store), so that a
 // plain git merge there merges the paths .gitattributes assigns as
 // aiwg-state merge does. exe is the aiwg-state executable git runs, an
 // absolute path.
-func InstallMergeDrivers(ctx context.Context, dir, exe string) ([]MergeDriver, error) {
+func InstallDrivers(ctx context.Context, dir, exe string) ([]MergeDriver, error) {
 	if !filepath.IsAbs(exe) {
 		// git runs the driver from the clone's top, wherever it merges.
-		return nil, fmt.Errorf("%w: the merge driver's executable %q is not an absolute path", ErrUsage, exe)
+		return nil, fmt.Errorf("%w: the merge driver's executable %q is not an absolute path", store.ErrUsage, exe)
 	}
 	if err := exec.CommandContext(ctx, "git", "-C", dir, "rev-parse", "--git-dir").Run(); err != nil {
-		return nil, errkind.Errorf(ErrNotFound, "%s is not in a git repository (install the drivers in a git clone of a store)", dir)
+		return nil, errkind.Errorf(store.ErrNotFound, "%s is not in a git repository (install the drivers in a git clone of a store)", dir)
 	}
 	var out []MergeDriver
-	for _, st := range merge.Strategies() {
-		d := MergeDriver{Driver: merge.DriverPrefix + string(st), Command: quoteArg(exe) + " merge-file --strategy " + string(st) + " %O %A %B --path %P"}
+	for _, st := range jsonmerge.Strategies() {
+		d := MergeDriver{Driver: jsonmerge.DriverPrefix + string(st), Command: quoteArg(exe) + " merge-file --strategy " + string(st) + " %O %A %B --path %P"}
 		name := "merge." + d.Driver
 		for _, kv := range [][2]string{{name + ".name", "aiwg-state " + string(st)}, {name + ".driver", d.Command}} {
 			if msg, err := exec.CommandContext(ctx, "git", "-C", dir, "config", kv[0], kv[1]).CombinedOutput(); err != nil {

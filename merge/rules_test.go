@@ -1,4 +1,4 @@
-package store
+package merge
 
 import (
 	"context"
@@ -7,7 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aiwg/aiwg-state/merge"
+	"github.com/aiwg/aiwg-state/merge/jsonmerge"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 // FuzzStrategyLine: every line strategy set would write reads back, with
@@ -21,12 +22,12 @@ func FuzzStrategyLine(f *testing.F) {
 	f.Add("#x", "max", "k:max", "")
 	f.Add("x.json", "max", "a=b:max", "sum")
 	f.Fuzz(func(t *testing.T, pattern, strategy, keys, fallback string) {
-		opts := merge.Options{Strategy: merge.Strategy(strategy), Fallback: merge.Strategy(fallback)}
+		opts := jsonmerge.Options{Strategy: jsonmerge.Strategy(strategy), Fallback: jsonmerge.Strategy(fallback)}
 		if keys != "" {
-			opts.Keys = map[string]merge.Strategy{}
+			opts.Keys = map[string]jsonmerge.Strategy{}
 			for _, item := range strings.Split(keys, ",") {
 				k, st, _ := strings.Cut(item, ":")
-				opts.Keys[k] = merge.Strategy(st)
+				opts.Keys[k] = jsonmerge.Strategy(st)
 			}
 		}
 		line, err := strategyLine(pattern, opts)
@@ -36,7 +37,7 @@ func FuzzStrategyLine(f *testing.F) {
 		if strings.ContainsAny(line, "\n\r") {
 			t.Fatalf("line %q spans lines", line)
 		}
-		attrs, err := merge.ParseAttributes([]byte("*.json merge=aiwg-last-write-wins aiwg-keys=x:max aiwg-fallback=max\n" + line + "\n"))
+		attrs, err := jsonmerge.ParseAttributes([]byte("*.json merge=aiwg-last-write-wins aiwg-keys=x:max aiwg-fallback=max\n" + line + "\n"))
 		if err != nil {
 			t.Fatalf("%q does not read back: %v", line, err)
 		}
@@ -56,38 +57,38 @@ func FuzzStrategyLine(f *testing.F) {
 
 func TestSetStrategyRefusesAndReplaces(t *testing.T) {
 	ctx := context.Background()
-	s, err := Init(ctx, t.TempDir(), InitOptions{Options: Options{NoSync: true}})
+	s, err := store.Init(ctx, t.TempDir(), store.InitOptions{Options: store.Options{NoSync: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	wo := WriteOptions{Agent: "coord"}
-	for _, bad := range []merge.Options{{Strategy: "nope"}, {Strategy: merge.Max, Fallback: "nope"}, {Strategy: merge.Max, Keys: map[string]merge.Strategy{"a": "nope"}}} {
-		if _, err := s.SetStrategy(ctx, "a.json", bad, wo); !errors.Is(err, merge.ErrUnknownStrategy) {
+	wo := store.WriteOptions{Agent: "coord"}
+	for _, bad := range []jsonmerge.Options{{Strategy: "nope"}, {Strategy: jsonmerge.Max, Fallback: "nope"}, {Strategy: jsonmerge.Max, Keys: map[string]jsonmerge.Strategy{"a": "nope"}}} {
+		if _, err := New(s).SetStrategy(ctx, "a.json", bad, wo); !errors.Is(err, jsonmerge.ErrUnknownStrategy) {
 			t.Errorf("%+v: %v, want ErrUnknownStrategy", bad, err)
 		}
 	}
 	for _, pat := range []string{"", "a b.json", "#a", "!a", `"a"`} {
-		if _, err := s.SetStrategy(ctx, pat, merge.Options{Strategy: merge.Max}, wo); err == nil {
+		if _, err := New(s).SetStrategy(ctx, pat, jsonmerge.Options{Strategy: jsonmerge.Max}, wo); err == nil {
 			t.Errorf("pattern %q taken", pat)
 		}
 	}
-	if _, err := s.SetStrategy(ctx, "*.json", merge.Options{Strategy: merge.LastWriteWins}, wo); err != nil {
+	if _, err := New(s).SetStrategy(ctx, "*.json", jsonmerge.Options{Strategy: jsonmerge.LastWriteWins}, wo); err != nil {
 		t.Fatal(err)
 	}
-	rules, err := s.StrategyRules(ctx, ReadOptions{})
+	rules, err := New(s).Strategies(ctx, store.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rules[0].Pattern != "*.json" || rules[0].Strategy != merge.LastWriteWins || rules[0].Keys != nil {
+	if rules[0].Pattern != "*.json" || rules[0].Strategy != jsonmerge.LastWriteWins || rules[0].Keys != nil {
 		t.Fatalf("the *.json line was not replaced where it stood: %+v", rules[0])
 	}
-	e, err := s.ExplainStrategy(ctx, "global/variables/x.json", "value", ReadOptions{})
-	if err != nil || e.Strategy != merge.LastWriteWins || e.StrategyRule == nil || e.StrategyRule.Pattern != "**/variables/*.json" {
+	e, err := New(s).ExplainStrategy(ctx, "global/variables/x.json", "value", store.ReadOptions{})
+	if err != nil || e.Strategy != jsonmerge.LastWriteWins || e.StrategyRule == nil || e.StrategyRule.Pattern != "**/variables/*.json" {
 		t.Fatalf("explain: %+v, %v", e, err)
 	}
-	if _, err := s.SetStrategy(ctx, "*.json", merge.Options{Strategy: merge.LastWriteWins}, wo); !errors.Is(err, ErrNoChange) {
-		t.Fatalf("setting the same rule again: %v, want ErrNoChange", err)
+	if _, err := New(s).SetStrategy(ctx, "*.json", jsonmerge.Options{Strategy: jsonmerge.LastWriteWins}, wo); !errors.Is(err, store.ErrNoChange) {
+		t.Fatalf("setting the same rule again: %v, want store.ErrNoChange", err)
 	}
 }
 
@@ -99,7 +100,7 @@ func TestStoreAgentIsJudgedAndAuthored(t *testing.T) {
 	t.Setenv("AIWG_AGENT", "")
 	t.Setenv("USER", "someone-else")
 	ctx := context.Background()
-	s, err := Init(ctx, t.TempDir(), InitOptions{Options: Options{NoSync: true}})
+	s, err := store.Init(ctx, t.TempDir(), store.InitOptions{Options: store.Options{NoSync: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,30 +108,30 @@ func TestStoreAgentIsJudgedAndAuthored(t *testing.T) {
 	policy := `{"roles": {"coordinator": ["conductor"]}, "rules": [
 	  {"name": "coordinator writes all", "roles": ["coordinator"], "paths": ["**"]},
 	  {"name": "own files", "agents": ["*"], "paths": ["agents/{agent}/**"]}]}`
-	if _, err := s.SetPolicy(ctx, []byte(policy), WriteOptions{Agent: "conductor"}); err != nil {
+	if _, err := s.SetPolicy(ctx, []byte(policy), store.WriteOptions{Agent: "conductor"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.SetDefaultAgent(ctx, "scout"); err != nil {
 		t.Fatal(err)
 	}
-	m, err := s.Set(ctx, "agents/scout/notes.json", "n", []byte("1"), WriteOptions{})
+	m, err := s.Set(ctx, "agents/scout/notes.json", "n", []byte("1"), store.WriteOptions{})
 	if err != nil {
 		t.Fatalf("the store's agent writing its own file: %v", err)
 	}
 	if m.Agent != "scout" {
 		t.Fatalf("authored by %q", m.Agent)
 	}
-	if _, err := s.Set(ctx, "agents/someone-else/notes.json", "n", []byte("1"), WriteOptions{}); !errors.Is(err, ErrDenied) {
+	if _, err := s.Set(ctx, "agents/someone-else/notes.json", "n", []byte("1"), store.WriteOptions{}); !errors.Is(err, store.ErrDenied) {
 		t.Fatalf("judged as another agent than the author: %v", err)
 	}
 	head, _ := s.Resolve("HEAD", "")
-	if _, err := s.SetStrategy(ctx, "*.json", merge.Options{Strategy: merge.LastWriteWins}, WriteOptions{}); !errors.Is(err, ErrDenied) {
+	if _, err := New(s).SetStrategy(ctx, "*.json", jsonmerge.Options{Strategy: jsonmerge.LastWriteWins}, store.WriteOptions{}); !errors.Is(err, store.ErrDenied) {
 		t.Fatalf("a worker set a strategy: %v", err)
 	}
 	if now, _ := s.Resolve("HEAD", ""); now != head {
 		t.Fatal("a refused strategy set moved the branch")
 	}
-	if _, err := s.SetStrategy(ctx, "*.json", merge.Options{Strategy: merge.LastWriteWins}, WriteOptions{Agent: "conductor"}); err != nil {
+	if _, err := New(s).SetStrategy(ctx, "*.json", jsonmerge.Options{Strategy: jsonmerge.LastWriteWins}, store.WriteOptions{Agent: "conductor"}); err != nil {
 		t.Fatalf("the coordinator: %v", err)
 	}
 }

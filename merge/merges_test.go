@@ -1,4 +1,4 @@
-package store_test
+package merge_test
 
 import (
 	"context"
@@ -14,12 +14,31 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/internal/storetest"
+	"github.com/aiwg/aiwg-state/internal/testutil"
 	"github.com/aiwg/aiwg-state/merge"
+	"github.com/aiwg/aiwg-state/merge/jsonmerge"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/store"
 	"github.com/aiwg/aiwg-state/verbiage"
 )
+
+func newStore(t testing.TB) *aiwgstate.Store {
+	t.Helper()
+	return storetest.New(t)
+}
+
+// git runs the git CLI against the store: the oracle of these tests.
+func git(t testing.TB, st *aiwgstate.Store, args ...string) string {
+	t.Helper()
+	return testutil.RunGit(t, st.Dir(), args...)
+}
+
+func fsck(t testing.TB, st *aiwgstate.Store) {
+	t.Helper()
+	testutil.Fsck(t, st.Dir())
+}
 
 // randomOps edits a few documents of an object-only store: sets, deletes
 // of keys and files, new files, type changes.
@@ -121,7 +140,7 @@ func TestMergeProperties(t *testing.T) {
 	ctx := context.Background()
 	files := []string{"a.json", "b.json", "d/c.json"}
 	for run := 0; run < runs; run++ {
-		for _, strategy := range merge.Strategies() {
+		for _, strategy := range jsonmerge.Strategies() {
 			seed := int64(run*100 + len(strategy))
 			rng := rand.New(rand.NewSource(seed))
 			st := newStore(t)
@@ -153,15 +172,15 @@ func TestMergeProperties(t *testing.T) {
 
 			// Ancestor and self merges change nothing.
 			for _, from := range []string{"main", "ours"} {
-				res, err := st.Merge(ctx, from, store.MergeOptions{Into: "ours", Strategy: strategy})
-				if err != nil || res.Status != store.MergeUpToDate {
+				res, err := st.Merges().Merge(ctx, from, merge.MergeOptions{Into: "ours", Strategy: strategy})
+				if err != nil || res.Status != merge.MergeUpToDate {
 					t.Fatalf("%s: merging %s into ours: %v %+v", name, from, err, res)
 				}
 			}
 
 			before := map[string]map[string]any{"main": snapshot(t, st, "main"), "ours": snapshot(t, st, "ours"), "theirs": snapshot(t, st, "theirs")}
-			r1, err1 := st.Merge(ctx, "theirs", store.MergeOptions{Into: "ours", Strategy: strategy, NoFF: true, Write: store.WriteOptions{Agent: "m", Time: base.Add(3 * time.Second)}})
-			r2, err2 := st.Merge(ctx, "swap-theirs", store.MergeOptions{Into: "swap-ours", Strategy: strategy, NoFF: true, Write: store.WriteOptions{Agent: "m", Time: base.Add(3 * time.Second)}})
+			r1, err1 := st.Merges().Merge(ctx, "theirs", merge.MergeOptions{Into: "ours", Strategy: strategy, NoFF: true, Write: store.WriteOptions{Agent: "m", Time: base.Add(3 * time.Second)}})
+			r2, err2 := st.Merges().Merge(ctx, "swap-theirs", merge.MergeOptions{Into: "swap-ours", Strategy: strategy, NoFF: true, Write: store.WriteOptions{Agent: "m", Time: base.Add(3 * time.Second)}})
 			if (err1 == nil) != (err2 == nil) {
 				t.Fatalf("%s: asymmetric outcome: %v vs %v", name, err1, err2)
 			}
@@ -228,7 +247,7 @@ func otherTouched(k string, other, base map[string]any) bool {
 	return false
 }
 
-func conflictKeys(cs []store.ConflictEntry) string {
+func conflictKeys(cs []merge.ConflictEntry) string {
 	var out []string
 	for _, c := range cs {
 		out = append(out, c.File+"#"+c.Key+" "+string(c.Base))
@@ -259,7 +278,7 @@ func TestLastWriteWinsFollowsTheFilesLastWrite(t *testing.T) {
 	put("feat", "global/variables/x.json", `{"value":"feat"}`, 10*time.Second)
 	put("main", "global/variables/x.json", `{"value":"main"}`, 5*time.Second)
 	put("main", "other.json", `{"later":true}`, 20*time.Second) // main's head is newest
-	if _, err := st.Merge(ctx, "feat", store.MergeOptions{Write: store.WriteOptions{Time: t0.Add(30 * time.Second)}}); err != nil {
+	if _, err := st.Merges().Merge(ctx, "feat", merge.MergeOptions{Write: store.WriteOptions{Time: t0.Add(30 * time.Second)}}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := st.Get(ctx, "global/variables/x.json", "value", store.ReadOptions{})
@@ -276,7 +295,7 @@ func TestLastWriteWinsFollowsTheFilesLastWrite(t *testing.T) {
 			clock = tr.Value
 		}
 	}
-	c, err := merge.ParseClock(clock)
+	c, err := jsonmerge.ParseClock(clock)
 	if err != nil || c.Wall < t0.Add(30*time.Second).UnixNano() {
 		t.Fatalf("merge commit clock %q (%v)", clock, err)
 	}
@@ -304,12 +323,12 @@ func TestCrissCrossMerge(t *testing.T) {
 	b1, _ := st.Resolve("feat", "")
 	// main merges feat's B1, feat merges main's A1: a criss-cross.
 	st.CreateBranch(ctx, "tmp", b1.String())
-	if _, err := st.Merge(ctx, "tmp", store.MergeOptions{Into: "main", Write: at(3)}); err != nil {
+	if _, err := st.Merges().Merge(ctx, "tmp", merge.MergeOptions{Into: "main", Write: at(3)}); err != nil {
 		t.Fatal(err)
 	}
 	st.DeleteBranch(ctx, "tmp", true)
 	st.CreateBranch(ctx, "tmp", a1.String())
-	if _, err := st.Merge(ctx, "tmp", store.MergeOptions{Into: "feat", Write: at(4)}); err != nil {
+	if _, err := st.Merges().Merge(ctx, "tmp", merge.MergeOptions{Into: "feat", Write: at(4)}); err != nil {
 		t.Fatal(err)
 	}
 	st.Set(ctx, "d.json", "c", []byte("2"), wo("main", 5))
@@ -332,10 +351,10 @@ func TestCrissCrossMerge(t *testing.T) {
 	}
 	st.CreateBranch(ctx, "m2", "main")
 	st.CreateBranch(ctx, "f2", "feat")
-	if _, err := st.Merge(ctx, "feat", store.MergeOptions{Into: "main", Write: at(7)}); err != nil {
+	if _, err := st.Merges().Merge(ctx, "feat", merge.MergeOptions{Into: "main", Write: at(7)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Merge(ctx, "m2", store.MergeOptions{Into: "f2", Write: at(7)}); err != nil {
+	if _, err := st.Merges().Merge(ctx, "m2", merge.MergeOptions{Into: "f2", Write: at(7)}); err != nil {
 		t.Fatal(err)
 	}
 	for _, b := range []string{"main", "f2"} {
@@ -345,27 +364,6 @@ func TestCrissCrossMerge(t *testing.T) {
 		}
 	}
 	fsck(t, st)
-}
-
-func TestCheckBranchName(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		ok   bool
-	}{
-		{"main", true}, {"agents/planner/try-1", true}, {"v1.2", true},
-		{"", false}, {"-x", false}, {"a..b", false}, {"a b", false}, {"a~1", false}, {"a^", false},
-		{"a:b", false}, {"a?", false}, {"a*", false}, {"a[", false}, {`a\b`, false}, {"a/", false},
-		{"a.", false}, {"a.lock", false}, {"a//b", false}, {".a", false}, {"a/.b", false}, {"a@{1}", false},
-		{"@", false}, {"HEAD", false}, {"refs/heads/x", false}, {"a\x01", false},
-	} {
-		err := store.CheckBranchName(c.name)
-		if (err == nil) != c.ok {
-			t.Errorf("CheckBranchName(%q) = %v", c.name, err)
-		}
-		if err != nil && !errors.Is(err, verbiage.ErrInvalidName) {
-			t.Errorf("CheckBranchName(%q): %v does not wrap ErrInvalidName", c.name, err)
-		}
-	}
 }
 
 func TestNoWriteOnABranchWithAMergeInProgress(t *testing.T) {
@@ -378,7 +376,7 @@ func TestNoWriteOnABranchWithAMergeInProgress(t *testing.T) {
 	if busy, _ := st.HasConflicts("main"); busy {
 		t.Fatal("HasConflicts before any merge")
 	}
-	if _, err := st.Merge(ctx, "feat", store.MergeOptions{}); !errors.Is(err, store.ErrConflict) {
+	if _, err := st.Merges().Merge(ctx, "feat", merge.MergeOptions{}); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("merge: %v", err)
 	}
 	if busy, _ := st.HasConflicts("main"); !busy {
@@ -405,10 +403,10 @@ func TestNoWriteOnABranchWithAMergeInProgress(t *testing.T) {
 	if !errors.Is(err, store.ErrConflict) {
 		t.Errorf("forged trailer: %v", err)
 	}
-	if _, err := st.ResolveConflict(ctx, "", "d.json", "a", store.Resolution{Take: "ours"}, store.WriteOptions{}); err != nil {
+	if _, err := st.Merges().Resolve(ctx, "d.json", "a", merge.Resolution{Take: "ours"}, store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := st.Continue(ctx, "", store.WriteOptions{})
+	res, err := st.Merges().Continue(ctx, store.WriteOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,8 +416,8 @@ func TestNoWriteOnABranchWithAMergeInProgress(t *testing.T) {
 	// The record of how the conflicts were settled stays reachable under
 	// the merge commit's id, through git gc, for an audit.
 	record := strings.TrimSpace(git(t, st, "log", "-1", "--format=%(trailers:key=Merge-Record,valueonly)", res.Commit.Commit))
-	if kept := strings.TrimSpace(git(t, st, "rev-parse", store.MergeRecordPrefix+res.Commit.Commit)); record == "" || kept != record {
-		t.Fatalf("Merge-Record %q, kept under %s: %q", record, store.MergeRecordPrefix, kept)
+	if kept := strings.TrimSpace(git(t, st, "rev-parse", merge.MergeRecordPrefix+res.Commit.Commit)); record == "" || kept != record {
+		t.Fatalf("Merge-Record %q, kept under %s: %q", record, merge.MergeRecordPrefix, kept)
 	}
 	git(t, st, "gc", "--prune=now", "--quiet")
 	if log := git(t, st, "log", "--format=%s", record); !strings.Contains(log, "resolve") {
@@ -447,17 +445,14 @@ func TestMergeFamilyTakesWriteOptionsBranch(t *testing.T) {
 		t.Fatal(err)
 	}
 	main := git(t, st, "rev-parse", "main")
-	res, err := st.Merge(ctx, "g2", store.MergeOptions{Write: store.WriteOptions{Agent: "m", Branch: "g1"}})
+	res, err := st.Merges().Merge(ctx, "g2", merge.MergeOptions{Write: store.WriteOptions{Agent: "m", Branch: "g1"}})
 	if err != nil || res.Into != "g1" || git(t, st, "rev-parse", "main") != main || git(t, st, "rev-parse", "g1") != git(t, st, "rev-parse", "g2") {
 		t.Fatalf("a merge with WriteOptions.Branch g1: %+v, %v", res, err)
 	}
-	if _, err := st.Merge(ctx, "g2", store.MergeOptions{Into: "main", Write: store.WriteOptions{Branch: "g1"}}); !errors.Is(err, store.ErrUsage) {
+	if _, err := st.Merges().Merge(ctx, "g2", merge.MergeOptions{Into: "main", Write: store.WriteOptions{Branch: "g1"}}); !errors.Is(err, store.ErrUsage) {
 		t.Errorf("Into and WriteOptions.Branch disagreeing: %v", err)
 	}
-	if _, err := st.Continue(ctx, "main", store.WriteOptions{Branch: "g1"}); !errors.Is(err, store.ErrUsage) {
-		t.Errorf("Continue with two branches: %v", err)
-	}
-	if _, err := st.Merge(ctx, "g2", store.MergeOptions{Into: "main", NoFF: true, Write: store.WriteOptions{Agent: "m"}}); err != nil {
+	if _, err := st.Merges().Merge(ctx, "g2", merge.MergeOptions{Into: "main", NoFF: true, Write: store.WriteOptions{Agent: "m"}}); err != nil {
 		t.Fatal(err)
 	}
 	n := 0
@@ -480,10 +475,10 @@ func TestUnchangedSinceIsNotForMerges(t *testing.T) {
 	if _, err := st.CreateBranch(ctx, "g", ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Merge(ctx, "g", store.MergeOptions{Write: store.WriteOptions{UnchangedSince: store.Rev("HEAD")}}); !errors.Is(err, store.ErrUsage) {
+	if _, err := st.Merges().Merge(ctx, "g", merge.MergeOptions{Write: store.WriteOptions{UnchangedSince: store.Rev("HEAD")}}); !errors.Is(err, store.ErrUsage) {
 		t.Errorf("Merge with UnchangedSince: %v", err)
 	}
-	if _, err := st.ResolveConflict(ctx, "", "a.json", "n", store.Resolution{Take: "ours"}, store.WriteOptions{UnchangedSince: store.Rev("HEAD")}); !errors.Is(err, store.ErrUsage) {
-		t.Errorf("ResolveConflict with UnchangedSince: %v", err)
+	if _, err := st.Merges().Resolve(ctx, "a.json", "n", merge.Resolution{Take: "ours"}, store.WriteOptions{UnchangedSince: store.Rev("HEAD")}); !errors.Is(err, store.ErrUsage) {
+		t.Errorf("Resolve with UnchangedSince: %v", err)
 	}
 }

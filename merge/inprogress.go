@@ -238,7 +238,7 @@ func (m *Merges) Resolve(ctx context.Context, file, keypath string, how Resoluti
 	var value any
 	switch {
 	case how.Value != nil && how.Take != "":
-		return 0, fmt.Errorf("%w: resolve takes one of --ours, --theirs, --base, --value", store.ErrUsage)
+		return 0, fmt.Errorf("%w: a resolution takes ours, theirs or base (Resolution.Take) or a Value, not both", store.ErrUsage)
 	case how.Value != nil:
 		if value, err = objects.Decode(how.Value); err != nil {
 			return 0, fmt.Errorf("value: %w", err)

@@ -130,7 +130,7 @@ func (m *Merges) Merge(ctx context.Context, from string, mo MergeOptions) (*Merg
 	}
 	if mo.Write.UnchangedSince != nil {
 		// A fast-forward writes no commit to check it on.
-		return nil, fmt.Errorf("%w: UnchangedSince is for writes of files; a merge takes Expect (--expect)", store.ErrUsage)
+		return nil, fmt.Errorf("%w: UnchangedSince is for writes of files; a merge takes Expect", store.ErrUsage)
 	}
 	intoRef, err := m.s.WriteRef(into)
 	if err != nil {
@@ -144,8 +144,7 @@ func (m *Merges) Merge(ctx context.Context, from string, mo MergeOptions) (*Merg
 	if busy, err := m.s.HasConflicts(intoRef); err != nil {
 		return nil, err
 	} else if busy {
-		return nil, fmt.Errorf("%w: %s already has a merge in progress; resolve it and run merge --continue, or merge --abort",
-			store.ErrConflict, shortBranch(intoRef))
+		return nil, &store.MergeInProgressError{Branch: shortBranch(intoRef)}
 	}
 	ours, err := m.s.Repo().Ref(intoRef)
 	if err != nil {

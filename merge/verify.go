@@ -103,7 +103,7 @@ func (m *Merges) Verify(ctx context.Context, rev string, vo VerifyOptions) (*Ver
 		return nil, err
 	}
 	if len(c.Parents) != 2 {
-		return nil, fmt.Errorf("%w: %s has %d parent(s); --verify checks two-parent merge commits", store.ErrUsage, rev, len(c.Parents))
+		return nil, fmt.Errorf("%w: %s has %d parent(s); only a two-parent merge commit can be verified", store.ErrUsage, rev, len(c.Parents))
 	}
 	ours, theirs := c.Parents[0], c.Parents[1]
 	bases, err := m.mergeBases(ours, theirs, ours.String()[:12], theirs.String()[:12])

@@ -10,8 +10,8 @@
 //
 // The packages below are usable on their own: store (the core), verbiage
 // (key paths and names), objects (the canonical JSON codec and document
-// operations), repo (git objects, refs and transactions), merge (three-way
-// JSON merge).
+// operations), repo (git objects, refs and transactions), merge/jsonmerge
+// (three-way JSON merge).
 package aiwgstate
 
 import (

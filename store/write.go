@@ -88,7 +88,7 @@ type WriteOptions struct {
 	SigningKey string
 	Signer     *signing.Signer
 
-	// For merges, set by this package only: the other parents, the head
+	// For merges, set by CommitMerge only: the other parents, the head
 	// the branch must be at, and whether an unchanged tree still commits.
 	mergeParents  []plumbing.Hash
 	upstreamFirst bool // repo.CommitInfo.UpstreamFirst

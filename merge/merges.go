@@ -35,7 +35,7 @@ type MergeOptions struct {
 	// DryRun computes and reports the merge without writing anything
 	// (a criss-cross history may still write its virtual base's objects,
 	// which no ref keeps). Conflicts still make the error wrap
-	// ErrConflict, so a dry run tells whether the merge would settle.
+	// store.ErrConflict, so a dry run tells whether the merge would settle.
 	DryRun bool
 	// NoFF makes a merge commit even when a fast-forward would do.
 	NoFF bool
@@ -121,8 +121,8 @@ func branchOf(named string, wo store.WriteOptions) (string, error) {
 // is an ancestor of from, the branch fast-forwards (unless NoFF); otherwise
 // the trees are merged three ways against the merge base and the result is
 // committed with two parents. When conflicts remain, the merge is kept in
-// progress (see MergeRefPrefix), the branch is left as it was, and the
-// error wraps ErrConflict; the result lists the conflicts.
+// progress (see store.MergeRefPrefix), the branch is left as it was, and the
+// error wraps store.ErrConflict; the result lists the conflicts.
 func (m *Merges) Merge(ctx context.Context, from string, mo MergeOptions) (*MergeResult, error) {
 	into, err := branchOf(mo.Into, mo.Write)
 	if err != nil {

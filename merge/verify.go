@@ -88,7 +88,7 @@ func allUnder(changes []jsondiff.Change, keys []verbiage.Path) bool {
 // strategies of its first parent's .gitattributes (or vo.Strategy), and
 // reports every path where the commit's tree differs. A merge made by a
 // git host's merge button, which ignores custom drivers, shows up here.
-// The error wraps ErrConflict when anything differs, except where the
+// The error wraps store.ErrConflict when anything differs, except where the
 // recomputation itself has conflicts: someone resolved those by hand. A
 // file whose every difference is at a key left in conflict (or that is
 // in conflict whole) is reported flagged Conflicted, and does not fail

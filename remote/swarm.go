@@ -55,7 +55,7 @@ type PullOptions struct {
 
 // Pull fetches and merges the remote's copy of a branch into it. A branch
 // the store does not have yet is created at the remote's commit. Conflicts
-// persist as with Merge (the error wraps ErrConflict).
+// persist as with merge.Merges.Merge (the error wraps store.ErrConflict).
 func (w *Swarm) Pull(ctx context.Context, remote string, po PullOptions) (*merge.MergeResult, error) {
 	remote = remoteOr(remote)
 	if _, err := w.s.Fetch(ctx, remote); err != nil {
@@ -184,7 +184,7 @@ type SyncResult struct {
 // branch (another process of the same agent may have pushed) and the
 // upstream branch into it with the strategies, and push it. When the push
 // loses a race it starts over, a bounded number of times. Conflicts stop
-// it with ErrConflict, persisted for `resolve`.
+// it with store.ErrConflict, persisted for `resolve`.
 func (w *Swarm) Sync(ctx context.Context, remote string, so SyncOptions) (*SyncResult, error) {
 	remote = remoteOr(remote)
 	ref := w.s.Ref(so.Branch)

@@ -10,18 +10,20 @@
 //
 // The packages below are usable on their own: store (the core), verbiage
 // (key paths and names), objects (the canonical JSON codec and document
-// operations), repo (git objects, refs and transactions), merge (three-way
-// JSON merge).
+// operations), repo (git objects, refs and transactions), merge/jsonmerge
+// (three-way JSON merge).
 package aiwgstate
 
 import (
 	"context"
 
+	"github.com/aiwg/aiwg-state/docschema"
 	"github.com/aiwg/aiwg-state/lease"
 	"github.com/aiwg/aiwg-state/memory"
+	"github.com/aiwg/aiwg-state/merge"
 	"github.com/aiwg/aiwg-state/queue"
+	"github.com/aiwg/aiwg-state/remote"
 	"github.com/aiwg/aiwg-state/rlm"
-	"github.com/aiwg/aiwg-state/docschema"
 	"github.com/aiwg/aiwg-state/store"
 	"github.com/aiwg/aiwg-state/trajectory"
 )
@@ -92,7 +94,7 @@ func guards() []store.Guard {
 		memory.RecordGuard, // memory/ files stay memory records
 		queue.RecordGuard,  // queues/ files stay queue messages
 		lease.HolderGuard,  // others' leases are released by force only by a lease_admin
-		docschema.Guard, // ruled documents meet their JSON Schema
+		docschema.Guard,    // ruled documents meet their JSON Schema
 	}
 }
 
@@ -145,3 +147,12 @@ func fsckChecks() []store.FsckCheck {
 // Schemas is the store's document schemas: rules naming the JSON Schema
 // the documents at given paths must meet.
 func (s *Store) Schemas() *docschema.Schemas { return docschema.New(s.Store) }
+
+// Swarm is the store's remote workflows: pull, an agent's sync, a
+// coordinator's integrate (package remote).
+func (s *Store) Swarm() *remote.Swarm { return remote.New(s.Store) }
+
+// Merges is the store's merges: merging branches, the merge in progress
+// and its conflicts, and the strategies .gitattributes assigns (package
+// merge).
+func (s *Store) Merges() *merge.Merges { return merge.New(s.Store) }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/aiwg/aiwg-state/docschema"
 	"github.com/aiwg/aiwg-state/internal/storetest"
+	"github.com/aiwg/aiwg-state/merge"
 	"github.com/aiwg/aiwg-state/rlm"
 	"github.com/aiwg/aiwg-state/store"
 )
@@ -186,7 +187,7 @@ func TestSchemasGuardFastForwards(t *testing.T) {
 	// A branch plain git made, one commit ahead, bringing a bad document.
 	git(t, st, "update-ref", "refs/heads/bad", plainCommit(t, st, "d/x.json", `{}`))
 	head := git(t, st, "rev-parse", "HEAD")
-	if _, err := st.Merge(ctx, "bad", store.MergeOptions{}); !errors.Is(err, docschema.ErrInvalid) {
+	if _, err := st.Merges().Merge(ctx, "bad", merge.MergeOptions{}); !errors.Is(err, docschema.ErrInvalid) {
 		t.Errorf("a fast-forward bringing a document that breaks its schema: %v", err)
 	}
 	if git(t, st, "rev-parse", "HEAD") != head {
@@ -232,7 +233,7 @@ func TestFastForwardSkipsUntouchedInvalidDocuments(t *testing.T) {
 	if _, err := st.Schemas().Add(ctx, "note", []string{"notes/*.json"}, []byte(`{}`), store.WriteOptions{Branch: "f"}); err != nil {
 		t.Fatal(err)
 	}
-	if res, err := st.Merge(ctx, "f", store.MergeOptions{}); err != nil || res.Status != store.MergeFastForward {
+	if res, err := st.Merges().Merge(ctx, "f", merge.MergeOptions{}); err != nil || res.Status != merge.MergeFastForward {
 		t.Errorf("a fast-forward changing other schemas: %+v %v", res, err)
 	}
 }

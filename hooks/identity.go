@@ -36,7 +36,7 @@ const (
 // server's authentication), else GL_USER (gitolite).
 const PusherConfig = "aiwg.pusherVariable"
 
-// agentRefPrefix is where agents keep their branches (the root package's
+// agentRefPrefix is where agents keep their branches (package remote's
 // AgentBranchPrefix, as a ref).
 const agentRefPrefix = "refs/heads/agents/"
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/aiwg/aiwg-state/internal/testutil"
+	"github.com/aiwg/aiwg-state/merge"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/rlm"
 	"github.com/aiwg/aiwg-state/store"
@@ -384,11 +385,11 @@ func TestEmptyExpectationIsRefused(t *testing.T) {
 			t.Fatalf("Set with an empty expectation: %v", err)
 		}
 	}
-	if _, err := s.Merge(ctx, "side", store.MergeOptions{Write: store.WriteOptions{Expect: store.Rev("")}}); !errors.Is(err, store.ErrUsage) {
+	if _, err := merge.New(s).Merge(ctx, "side", merge.MergeOptions{Write: store.WriteOptions{Expect: store.Rev("")}}); !errors.Is(err, store.ErrUsage) {
 		t.Fatalf("Merge with an empty Expect: %v", err)
 	}
 	// A fast-forward holds Expect too.
-	if _, err := s.Merge(ctx, "side", store.MergeOptions{Write: store.WriteOptions{Expect: store.Rev("HEAD~1")}}); !errors.Is(err, repo.ErrStale) {
+	if _, err := merge.New(s).Merge(ctx, "side", merge.MergeOptions{Write: store.WriteOptions{Expect: store.Rev("HEAD~1")}}); !errors.Is(err, repo.ErrStale) {
 		t.Fatalf("Merge with a stale Expect: %v", err)
 	}
 	if storeRefs(t, st) != before {

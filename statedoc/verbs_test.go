@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/aiwg/aiwg-state/internal/testutil"
-	"github.com/aiwg/aiwg-state/merge"
+	"github.com/aiwg/aiwg-state/merge/jsonmerge"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/verbiage"
 )
@@ -232,13 +232,13 @@ func TestApplyDocument(t *testing.T) {
 // the strategies the store declares for it: EVENTS merge as append-only logs,
 // SEEN and LAST-SEEN-IDX take the maximum, other scalars last-write-wins.
 func TestMergeTwoAgents(t *testing.T) {
-	opts := merge.Options{
-		Strategy: merge.MergeObjects,
-		Fallback: merge.LastWriteWins,
-		Keys: map[string]merge.Strategy{
-			KeyEvents: merge.MergeArrays, KeyNotes: merge.MergeArrays, KeyRequestNotes: merge.MergeArrays,
-			KeyProjects: merge.MergeArrays, KeyChats: merge.MergeArrays,
-			KeySeen: merge.Max, KeyLastSeenIdx: merge.Max,
+	opts := jsonmerge.Options{
+		Strategy: jsonmerge.MergeObjects,
+		Fallback: jsonmerge.LastWriteWins,
+		Keys: map[string]jsonmerge.Strategy{
+			KeyEvents: jsonmerge.MergeArrays, KeyNotes: jsonmerge.MergeArrays, KeyRequestNotes: jsonmerge.MergeArrays,
+			KeyProjects: jsonmerge.MergeArrays, KeyChats: jsonmerge.MergeArrays,
+			KeySeen: jsonmerge.Max, KeyLastSeenIdx: jsonmerge.Max,
 		},
 	}
 	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
@@ -269,14 +269,14 @@ func TestMergeTwoAgents(t *testing.T) {
 	b = must(t, b, func(d any) (any, []verbiage.Path, error) { return AddNote(d, "g", "s", "from b") })
 	b = must(t, b, func(d any) (any, []verbiage.Path, error) { return SetStatus(d, "g", "s", "from-b") })
 
-	clockA := merge.Clock{Wall: 100, Agent: "a"}
-	clockB := merge.Clock{Wall: 200, Agent: "b"} // B wrote last
+	clockA := jsonmerge.Clock{Wall: 100, Agent: "a"}
+	clockB := jsonmerge.Clock{Wall: 200, Agent: "b"} // B wrote last
 	for _, swap := range []bool{false, true} {
-		ours, theirs := merge.Side{Value: a, Clock: clockA}, merge.Side{Value: b, Clock: clockB}
+		ours, theirs := jsonmerge.Side{Value: a, Clock: clockA}, jsonmerge.Side{Value: b, Clock: clockB}
 		if swap {
 			ours, theirs = theirs, ours
 		}
-		got, missing, conflicts := merge.Values(merge.Side{Value: base}, ours, theirs, opts)
+		got, missing, conflicts := jsonmerge.Values(jsonmerge.Side{Value: base}, ours, theirs, opts)
 		if missing || len(conflicts) != 0 {
 			t.Fatalf("merge: missing %v, conflicts %+v", missing, conflicts)
 		}

@@ -14,6 +14,7 @@ import (
 
 	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/internal/testutil"
+	"github.com/aiwg/aiwg-state/merge"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/store"
 	"github.com/aiwg/aiwg-state/verbiage"
@@ -389,8 +390,8 @@ func TestBlameAllParentsFollowsMerges(t *testing.T) {
 	must(st.Set(ctx, "d.json", "d", []byte("5"), wo("carol", "sub", 2)))
 	must(st.Set(ctx, "d.json", "c", []byte("2"), wo("alice", "main", 3)))
 	must(st.Set(ctx, "d.json", "a", []byte("7"), wo("bob", "feat", 4)))
-	must(st.Merge(ctx, "sub", store.MergeOptions{Into: "feat", NoFF: true, Write: wo("bob", "", 5)}))
-	must(st.Merge(ctx, "feat", store.MergeOptions{Into: "main", NoFF: true, Write: wo("coord", "", 6)}))
+	must(st.Merges().Merge(ctx, "sub", merge.MergeOptions{Into: "feat", NoFF: true, Write: wo("bob", "", 5)}))
+	must(st.Merges().Merge(ctx, "feat", merge.MergeOptions{Into: "main", NoFF: true, Write: wo("coord", "", 6)}))
 
 	agents := func(bo store.BlameOptions) map[string]string {
 		bl, err := st.Blame(ctx, "d.json", store.ReadOptions{}, bo)

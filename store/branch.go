@@ -167,8 +167,8 @@ func (s *Store) DeleteBranch(ctx context.Context, name string, force bool) error
 			}
 		}
 	}
-	if m, err := s.repo.Ref(mergeRef(ref)); err == nil {
-		if err := s.repo.UpdateRef(ctx, mergeRef(ref), m, plumbing.ZeroHash); err != nil {
+	if m, err := s.repo.Ref(MergeRef(ref)); err == nil {
+		if err := s.repo.UpdateRef(ctx, MergeRef(ref), m, plumbing.ZeroHash); err != nil {
 			return err
 		}
 	}
@@ -190,6 +190,24 @@ func (s *Store) Switch(ctx context.Context, name string) error {
 	}
 	return s.setHead(ctx, ref)
 }
+
+// UseBranch points HEAD, and this Store's default branch, at branch (a
+// branch that exists): unlike Switch, it moves this Store's default
+// branch too, as an agent's store is its own. Call it before other
+// goroutines use the Store.
+func (s *Store) UseBranch(ctx context.Context, branch string) error {
+	ref := s.Ref(branch)
+	if err := s.setHead(ctx, ref); err != nil {
+		return err
+	}
+	s.branch = ref
+	return nil
+}
+
+// HeadMovable refuses (ErrReadOnly) to move HEAD to branch in a git
+// clone: that would check branch out without its files, which is git
+// checkout's job.
+func (s *Store) HeadMovable(branch string) error { return s.headMovable(s.Ref(branch)) }
 
 // setHead points HEAD at ref.
 func (s *Store) setHead(ctx context.Context, ref string) error {

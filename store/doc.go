@@ -15,5 +15,5 @@
 //
 // The layers below are usable on their own: verbiage (key paths and names),
 // objects (the canonical JSON codec and document operations), repo (git
-// objects, refs and transactions), merge (three-way JSON merge).
+// objects, refs and transactions), merge/jsonmerge (three-way JSON merge).
 package store

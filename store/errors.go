@@ -100,24 +100,6 @@ func (e *MergeInProgressError) Error() string {
 
 func (e *MergeInProgressError) Unwrap() error { return ErrConflict }
 
-// ConflictsError: a merge stopped on conflicts, recorded for resolution
-// (Left: those still unresolved when it was continued). It is ErrConflict;
-// the MergeResult returned with it lists them.
-type ConflictsError struct {
-	Conflicts, Files int
-	Left             bool
-}
-
-func (e *ConflictsError) Error() string {
-	left := ""
-	if e.Left {
-		left = " left"
-	}
-	return fmt.Sprintf("%v: %d conflict(s)%s in %d file(s)", ErrConflict, e.Conflicts, left, e.Files)
-}
-
-func (e *ConflictsError) Unwrap() error { return ErrConflict }
-
 // MissingKind is what a MissingError found missing.
 type MissingKind int
 
@@ -174,16 +156,6 @@ func (e *BranchInUseError) Error() string {
 
 func (e *BranchInUseError) Unwrap() error { return ErrReadOnly }
 
-// NoMergeError: a continue, abort or resolve on a branch with no merge in
-// progress. It is ErrNotFound.
-type NoMergeError struct{ Branch string }
-
-func (e *NoMergeError) Error() string {
-	return e.Branch + " has no merge in progress, so there is nothing to continue, abort or resolve"
-}
-
-func (e *NoMergeError) Unwrap() error { return ErrNotFound }
-
 // StrategiesFileError: a document operation on the store's merge
 // strategies (.gitattributes), which only the strategy operations
 // change. It is ErrReadOnly.
@@ -236,17 +208,6 @@ type InvalidRecordError struct {
 func (e *InvalidRecordError) Error() string { return e.Err.Error() }
 
 func (e *InvalidRecordError) Unwrap() error { return e.Err }
-
-// ResolvedMergeInvalidError: a merge's resolutions are settled, and the
-// result breaks a schema; the merge cannot be resolved again, only
-// aborted. It wraps the schema's error (docschema.ErrInvalid).
-type ResolvedMergeInvalidError struct{ Err error }
-
-func (e *ResolvedMergeInvalidError) Error() string {
-	return e.Err.Error() + " (the merge as resolved breaks a schema)"
-}
-
-func (e *ResolvedMergeInvalidError) Unwrap() error { return e.Err }
 
 // NotABranchError: a write names a ref that is not a branch to write on
 // (a remote-tracking branch, which fetch moves; a tag). It is ErrReadOnly.

@@ -50,7 +50,7 @@ func (s *Store) writeChecks() []writeCheck {
 	checks := []writeCheck{
 		checkSizes,            // manifest.go: every file within limits.max_document_bytes
 		checkSettings,         // manifest.go: the policy and manifest stay readable
-		s.checkConflicts,      // merge.go: no write on a branch with unresolved conflicts
+		s.checkConflicts,      // mergestate.go: no write on a branch with unresolved conflicts
 		s.checkRuledDocuments, // statedoc.go: verbiage-ruled documents stay valid
 		s.checkPolicy,         // policy.go: the agent may write these paths
 		s.checkSigner,         // signing.go: a required signature, with a key the policy lists

@@ -20,7 +20,7 @@ import (
 // the merge holds is the merger's write (policy.TakenByMerge). And a merge
 // (a fast-forward too) that brings commits the branch does not have yet
 // checks each of them against the policy in force on the branch (see
-// checkBrought), as the server checks each pushed commit: a forged merge
+// CheckBrought), as the server checks each pushed commit: a forged merge
 // or a write the policy refuses, made with plain git on another branch or
 // on a remote without the hook, does not come in by merge, pull, sync or
 // integrate.
@@ -257,13 +257,13 @@ func (q *commitHeap) Pop() any {
 	return x
 }
 
-// checkBrought applies the access policy to every commit a merge of theirs
+// CheckBrought applies the access policy to every commit a merge of theirs
 // into ours brings, parents first. The policy a brought commit is judged by
 // is the one in force at ours, or the one in its parent's tree when a
 // brought commit allowed to write it put it there (so a worker merging main
 // takes the coordinator's new policy and the commits it allows); never an
 // older policy a commit's tree still holds from before ours changed it.
-func (s *Store) checkBrought(ours, theirs plumbing.Hash) error {
+func (s *Store) CheckBrought(ours, theirs plumbing.Hash) error {
 	p0, err := s.PolicyAt(ours)
 	if err != nil || p0 == nil {
 		return err

@@ -25,6 +25,15 @@ func (s *Store) Tree(ro ReadOptions) (plumbing.Hash, error) {
 	return c.Tree, nil
 }
 
+// TreeOf is the tree of a commit (the zero hash when it cannot be read).
+func (s *Store) TreeOf(commit plumbing.Hash) plumbing.Hash {
+	c, err := s.repo.ReadCommit(commit)
+	if err != nil {
+		return plumbing.ZeroHash
+	}
+	return c.Tree
+}
+
 // Get returns the canonical JSON of a key of a document (the whole
 // document when keypath is empty). A key path with wildcards returns an
 // object from each matching key path to its value.

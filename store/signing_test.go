@@ -12,6 +12,7 @@ import (
 
 	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/internal/signtest"
+	"github.com/aiwg/aiwg-state/merge"
 	"github.com/aiwg/aiwg-state/policy"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/rlm"
@@ -44,7 +45,7 @@ func TestSignedWritesVerifyWithGit(t *testing.T) {
 	if _, err := st.Set(ctx, "docs/a.json", "v", []byte("3"), wo); err != nil {
 		t.Fatal(err)
 	}
-	merged, err := st.Merge(ctx, "side", store.MergeOptions{Write: wo})
+	merged, err := st.Merges().Merge(ctx, "side", merge.MergeOptions{Write: wo})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,6 +28,7 @@ import (
 
 	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/bench/internal/benchutil"
+	"github.com/aiwg/aiwg-state/merge"
 	"github.com/aiwg/aiwg-state/store"
 )
 
@@ -61,12 +62,12 @@ func main() {
 				var m0, m1 runtime.MemStats
 				runtime.ReadMemStats(&m0)
 				t0 := time.Now()
-				res, err := st.Merge(ctx, "theirs", store.MergeOptions{Into: into, Write: store.WriteOptions{Agent: "bench"}})
+				res, err := st.Merges().Merge(ctx, "theirs", merge.MergeOptions{Into: into, Write: store.WriteOptions{Agent: "bench"}})
 				api = append(api, time.Since(t0))
 				runtime.ReadMemStats(&m1)
 				alloc = append(alloc, m1.TotalAlloc-m0.TotalAlloc)
 				check(err)
-				if res.Status != store.MergeCommitted || len(res.Files) < changes {
+				if res.Status != merge.MergeCommitted || len(res.Files) < changes {
 					panic(fmt.Sprintf("unexpected merge: %s, %d files", res.Status, len(res.Files)))
 				}
 			}

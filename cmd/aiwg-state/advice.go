@@ -7,6 +7,7 @@ import (
 	"github.com/aiwg/aiwg-state/checkpoint"
 	"github.com/aiwg/aiwg-state/lease"
 	"github.com/aiwg/aiwg-state/memory"
+	"github.com/aiwg/aiwg-state/merge"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/queue"
 	"github.com/aiwg/aiwg-state/repo"
@@ -84,7 +85,7 @@ var adviceTable = []func(error) (string, bool){
 		return "; resolve it (aiwg-state conflicts, resolve, merge --continue) or abort it (merge --abort)", true
 	},
 	func(err error) (string, bool) {
-		var e *store.ConflictsError
+		var e *merge.ConflictsError
 		return "; see aiwg-state conflicts", errors.As(err, &e)
 	},
 	func(err error) (string, bool) {
@@ -98,11 +99,11 @@ var adviceTable = []func(error) (string, bool){
 		return ": switch to another first, then delete it: aiwg-state switch " + e.Other + " && aiwg-state branch -d " + e.Name, true
 	},
 	func(err error) (string, bool) {
-		var e *store.ResolvedMergeInvalidError
+		var e *merge.ResolvedMergeInvalidError
 		return ": abort it with aiwg-state merge --abort, fix the branches, and merge again", errors.As(err, &e)
 	},
 	func(err error) (string, bool) {
-		var e *store.NoMergeError
+		var e *merge.NoMergeError
 		return " (aiwg-state merge BRANCH starts one)", errors.As(err, &e)
 	},
 	func(err error) (string, bool) {

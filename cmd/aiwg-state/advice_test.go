@@ -9,6 +9,7 @@ import (
 	"github.com/aiwg/aiwg-state/checkpoint"
 	"github.com/aiwg/aiwg-state/docschema"
 	"github.com/aiwg/aiwg-state/lease"
+	"github.com/aiwg/aiwg-state/merge"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/rlm"
 	"github.com/aiwg/aiwg-state/statedoc"
@@ -29,8 +30,8 @@ func TestAdvice(t *testing.T) {
 		{&store.BranchMissingError{Name: "b"}, "branch b does not exist (aiwg-state branch lists the branches; aiwg-state branch b creates it)", exitDomain},
 		{&store.MergeInProgressError{Branch: "main"}, "unresolved merge conflicts: main has a merge in progress; resolve it (aiwg-state conflicts, resolve, merge --continue) or abort it (merge --abort)", exitConflict},
 		{&store.MergeInProgressError{Branch: "main", Pushing: true}, "unresolved merge conflicts: main has a merge in progress; resolve it (aiwg-state conflicts, resolve, merge --continue) or abort it before pushing", exitConflict},
-		{&store.ConflictsError{Conflicts: 3, Files: 2}, "unresolved merge conflicts: 3 conflict(s) in 2 file(s); see aiwg-state conflicts", exitConflict},
-		{&store.ConflictsError{Conflicts: 1, Files: 1, Left: true}, "unresolved merge conflicts: 1 conflict(s) left in 1 file(s); see aiwg-state conflicts", exitConflict},
+		{&merge.ConflictsError{Conflicts: 3, Files: 2}, "unresolved merge conflicts: 3 conflict(s) in 2 file(s); see aiwg-state conflicts", exitConflict},
+		{&merge.ConflictsError{Conflicts: 1, Files: 1, Left: true}, "unresolved merge conflicts: 1 conflict(s) left in 1 file(s); see aiwg-state conflicts", exitConflict},
 		{&store.MissingError{Kind: store.MissingState}, "no state on this branch yet (create one with `aiwg-state state init --prompt TEXT`)", exitDomain},
 		{&store.MissingError{Kind: store.MissingTrajectory, Name: "traj-1"}, "trajectory traj-1: no such trajectory on this branch (aiwg-state traj start makes one)", exitDomain},
 		{&store.MissingError{Kind: store.MissingSchema, Name: "s"}, "no schema s (aiwg-state schema ls lists them)", exitDomain},
@@ -39,7 +40,7 @@ func TestAdvice(t *testing.T) {
 		{&store.MissingError{Kind: store.MissingTrustedHandler, Name: "h"}, "no trusted handler named h (aiwg-state trust --list shows them)", exitDomain},
 		{&store.BranchInUseError{Name: "main"}, "main is the store's only branch, and the one it is on (its HEAD): make another and switch to it first: aiwg-state branch NEW && aiwg-state switch NEW && aiwg-state branch -d main", exitDomain},
 		{&store.BranchInUseError{Name: "dev", Other: "main"}, "dev is the branch the store is on (its HEAD): switch to another first, then delete it: aiwg-state switch main && aiwg-state branch -d dev", exitDomain},
-		{&store.NoMergeError{Branch: "main"}, "main has no merge in progress, so there is nothing to continue, abort or resolve (aiwg-state merge BRANCH starts one)", exitDomain},
+		{&merge.NoMergeError{Branch: "main"}, "main has no merge in progress, so there is nothing to continue, abort or resolve (aiwg-state merge BRANCH starts one)", exitDomain},
 		{&store.StrategiesFileError{Path: ".gitattributes"}, "read-only: .gitattributes is the store's merge strategies, not a document: aiwg-state strategy set PATTERN STRATEGY changes them (strategy ls lists them)", exitDomain},
 		{&store.BrokenFileError{Kind: store.BrokenQueueHead, File: "queues/q/1.json", Err: fmt.Errorf("queues/q/1.json: bad: %w", store.ErrInvalidRecord)}, "queues/q/1.json: bad: invalid record; remove it (aiwg-state rm queues/q/1.json)", exitDomain},
 		{&store.BrokenFileError{Kind: store.BrokenSchema, Name: "plan", Err: store.ErrInvalidRecord}, "invalid record (aiwg-state schema rm plan, or schema rm --all)", exitDomain},
@@ -54,7 +55,7 @@ func TestAdvice(t *testing.T) {
 		{&store.InvalidRecordError{Dir: "queues", Err: fmt.Errorf("queues/q/x.json: bad: %w", store.ErrInvalidRecord)}, "queues/q/x.json: bad: invalid record: write queues/ with aiwg-state queue", exitDomain},
 		{&lease.RanOutError{Resource: "r", TTL: time.Millisecond}, "the lease on r ran out (ttl 1ms) before its commit landed: the branch was busy; ask again with a longer --ttl", exitLock},
 		{&lease.RanOutError{Resource: "r", TTL: time.Second, Renew: true}, "the lease on r ran out (ttl 1s) before its commit landed: the branch was busy; renew with a longer --ttl", exitLock},
-		{&store.ResolvedMergeInvalidError{Err: fmt.Errorf("plan.json: %w", docschema.ErrInvalid)}, "plan.json: " + docschema.ErrInvalid.Error() + " (the merge as resolved breaks a schema): abort it with aiwg-state merge --abort, fix the branches, and merge again", exitDomain},
+		{&merge.ResolvedMergeInvalidError{Err: fmt.Errorf("plan.json: %w", docschema.ErrInvalid)}, "plan.json: " + docschema.ErrInvalid.Error() + " (the merge as resolved breaks a schema): abort it with aiwg-state merge --abort, fix the branches, and merge again", exitDomain},
 		{&store.NotABranchError{Name: "origin/main", Is: "a remote-tracking branch (fetch moves it)"}, "origin/main is a remote-tracking branch (fetch moves it), not a branch to write: make one of your own (aiwg-state branch NAME --from origin/main)", exitDomain},
 		{&store.RefNameTakenError{Name: "v1", Is: "a tag"}, "v1 is already a tag, which a branch of that name would hide from reads and writes that name it (pick another name: aiwg-state branch NAME --from v1)", exitDomain},
 		{&store.BranchNotMergedError{Name: "dev", Head: "main"}, "read-only: dev has commits that main does not contain; merge it first, or delete with --force", exitDomain},

@@ -66,7 +66,7 @@ func runAgentStart(ctx context.Context, s *session, opts agentStartOptions) erro
 	if err != nil {
 		return err
 	}
-	branch, err := s.store.StartAgent(ctx, a[0], second(a, ""), opts.From)
+	branch, err := s.store.Swarm().StartAgent(ctx, a[0], second(a, ""), opts.From)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/aiwg/aiwg-state/merge"
 	"github.com/aiwg/aiwg-state/store"
 )
 
@@ -36,12 +37,12 @@ type conflictsOptions struct {
 }
 
 func runConflicts(ctx context.Context, s *session, opts conflictsOptions) error {
-	cs, err := s.store.Conflicts(ctx, opts.Into)
+	cs, err := s.store.Merges().Conflicts(ctx, store.ReadOptions{Branch: opts.Into})
 	if errors.Is(err, store.ErrNotFound) {
 		// No merge in progress: nothing to resolve, which an
 		// agent polling this must not read as a failure.
 		if s.json {
-			return printJSON(s.out, []store.ConflictEntry{})
+			return printJSON(s.out, []merge.ConflictEntry{})
 		}
 		fmt.Fprintln(s.out, "no merge in progress")
 		return nil
@@ -51,7 +52,7 @@ func runConflicts(ctx context.Context, s *session, opts conflictsOptions) error 
 	}
 	if s.json {
 		if cs == nil {
-			cs = []store.ConflictEntry{}
+			cs = []merge.ConflictEntry{}
 		}
 		return printJSON(s.out, cs)
 	}

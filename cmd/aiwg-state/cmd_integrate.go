@@ -7,6 +7,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/aiwg/aiwg-state/merge"
+	"github.com/aiwg/aiwg-state/remote"
 	"github.com/aiwg/aiwg-state/store"
 )
 
@@ -50,7 +52,7 @@ func runIntegrate(ctx context.Context, s *session, opts integrateOptions) error 
 	if err != nil {
 		return err
 	}
-	res, err := s.store.Integrate(ctx, first(a), store.IntegrateOptions{Into: opts.Into, NoPush: opts.NoPush, Merge: mergeOptions(s)})
+	res, err := s.store.Swarm().Integrate(ctx, first(a), remote.IntegrateOptions{Into: opts.Into, NoPush: opts.NoPush, Merge: mergeOptions(s)})
 	if err == nil && len(res.Conflicted()) > 0 {
 		err = fmt.Errorf("%w: not integrated: %s", store.ErrConflict, strings.Join(res.Conflicted(), ", "))
 	}
@@ -67,7 +69,7 @@ func runIntegrate(ctx context.Context, s *session, opts integrateOptions) error 
 		switch {
 		case am.Error != "":
 			fmt.Fprintf(s.out, "%s\t%s: error: %s\n", am.Agent, am.Branch, am.Error)
-		case am.Status == store.MergeConflicts:
+		case am.Status == merge.MergeConflicts:
 			fmt.Fprintf(s.out, "%s\t%s: %d conflict(s), left out\n", am.Agent, am.Branch, len(am.Conflicts))
 			printConflicts(s, am.Conflicts)
 		default:

@@ -6,7 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/aiwg/aiwg-state/store"
+	"github.com/aiwg/aiwg-state/remote"
 )
 
 func newPullCommand() *cli.Command {
@@ -38,7 +38,7 @@ func runPull(ctx context.Context, s *session, opts pullOptions) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.store.Pull(ctx, first(a), store.PullOptions{Branch: second(a, opts.Branch), Merge: mergeOptions(s)})
+	res, err := s.store.Swarm().Pull(ctx, first(a), remote.PullOptions{Branch: second(a, opts.Branch), Merge: mergeOptions(s)})
 	if res == nil && err == nil {
 		if s.json {
 			return printJSON(s.out, map[string]any{"status": "nothing to pull"})

@@ -6,7 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/aiwg/aiwg-state/store"
+	"github.com/aiwg/aiwg-state/merge"
 )
 
 func newResolveCommand() *cli.Command {
@@ -56,7 +56,7 @@ func runResolve(ctx context.Context, s *session, opts resolveOptions) error {
 	if err != nil {
 		return err
 	}
-	var how store.Resolution
+	var how merge.Resolution
 	n := 0
 	for _, side := range []string{"ours", "theirs", "base"} {
 		if s.c.Bool(side) {
@@ -72,7 +72,9 @@ func runResolve(ctx context.Context, s *session, opts resolveOptions) error {
 		return usagef("resolve takes exactly one of --ours, --theirs, --base, --value JSON")
 	}
 	key := argAt(a, 1)
-	left, err := s.store.ResolveConflict(ctx, opts.Into, a[0], key, how, s.writeOptions())
+	wo := s.writeOptions()
+	wo.Branch = opts.Into
+	left, err := s.store.Merges().Resolve(ctx, a[0], key, how, wo)
 	if err != nil {
 		return err
 	}

@@ -83,7 +83,7 @@ func runStrategyLs(ctx context.Context, s *session) error {
 	if _, err := args(s.c, 0, 0); err != nil {
 		return err
 	}
-	rules, err := s.store.StrategyRules(ctx, s.readOptions())
+	rules, err := s.store.Merges().Strategies(ctx, s.readOptions())
 	if err != nil {
 		return err
 	}
@@ -111,7 +111,7 @@ func runStrategySet(ctx context.Context, s *session, opts strategySetOptions) er
 	if err != nil {
 		return err
 	}
-	return s.report(s.store.SetStrategy(ctx, a[0], mo, s.writeOptions()))
+	return s.report(s.store.Merges().SetStrategy(ctx, a[0], mo, s.writeOptions()))
 }
 
 func runStrategyExplain(ctx context.Context, s *session) error {
@@ -120,7 +120,7 @@ func runStrategyExplain(ctx context.Context, s *session) error {
 		return err
 	}
 	file, key, _ := strings.Cut(a[0], "#")
-	e, err := s.store.ExplainStrategy(ctx, file, key, s.readOptions())
+	e, err := s.store.Merges().ExplainStrategy(ctx, file, key, s.readOptions())
 	if err != nil {
 		return err
 	}

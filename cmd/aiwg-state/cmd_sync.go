@@ -6,7 +6,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/aiwg/aiwg-state/store"
+	"github.com/aiwg/aiwg-state/merge"
+	"github.com/aiwg/aiwg-state/remote"
 )
 
 func newSyncCommand() *cli.Command {
@@ -43,7 +44,7 @@ func runSync(ctx context.Context, s *session, opts syncOptions) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.store.Sync(ctx, first(a), store.SyncOptions{Branch: opts.Branch, Upstream: opts.Upstream, Merge: mergeOptions(s)})
+	res, err := s.store.Swarm().Sync(ctx, first(a), remote.SyncOptions{Branch: opts.Branch, Upstream: opts.Upstream, Merge: mergeOptions(s)})
 	if res == nil || err != nil && res.Fetched == nil && res.Merged == nil && res.Pushed == nil {
 		return err
 	}
@@ -55,8 +56,8 @@ func runSync(ctx context.Context, s *session, opts syncOptions) error {
 	}
 	for _, m := range res.Merged {
 		switch m.Status {
-		case store.MergeUpToDate:
-		case store.MergeConflicts:
+		case merge.MergeUpToDate:
+		case merge.MergeConflicts:
 			// Nothing merged yet: what is left is the news.
 			fmt.Fprintf(s.out, "merge %s into %s: %d conflict(s) left (aiwg-state conflicts; resolve, then merge --continue)\n", m.From, m.Into, len(m.Conflicts))
 			printConflicts(s, m.Conflicts)

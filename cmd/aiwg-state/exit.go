@@ -13,7 +13,7 @@ import (
 	"github.com/aiwg/aiwg-state/hooks"
 	"github.com/aiwg/aiwg-state/lease"
 	"github.com/aiwg/aiwg-state/memory"
-	"github.com/aiwg/aiwg-state/merge"
+	"github.com/aiwg/aiwg-state/merge/jsonmerge"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/policy"
 	"github.com/aiwg/aiwg-state/queue"
@@ -72,7 +72,7 @@ var exitTable = []struct {
 	{repo.ErrInvalidName, exitUsage},
 	{objects.ErrInvalidJSON, exitUsage},
 	{store.ErrUsage, exitUsage},
-	{merge.ErrUnknownStrategy, exitUsage},
+	{jsonmerge.ErrUnknownStrategy, exitUsage},
 	{store.ErrConflict, exitConflict},
 	{store.ErrDenied, exitDomain},
 	{store.ErrSigningKey, exitDomain}, // a signing key that cannot sign

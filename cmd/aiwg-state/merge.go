@@ -14,6 +14,7 @@ import (
 
 	"github.com/aiwg/aiwg-state/internal/errkind"
 	"github.com/aiwg/aiwg-state/merge"
+	"github.com/aiwg/aiwg-state/merge/jsonmerge"
 	"github.com/aiwg/aiwg-state/store"
 )
 
@@ -54,16 +55,17 @@ func runMerge(s *session) error {
 	wo := s.writeOptions()
 	switch {
 	case c.Bool("continue"):
+		wo.Branch = into
 		if _, err := args(c, 0, 0); err != nil {
 			return err
 		}
-		res, err := s.store.Continue(c.Context, into, wo)
+		res, err := s.store.Merges().Continue(c.Context, wo)
 		return s.printMerge(res, err)
 	case c.Bool("abort"):
 		if _, err := args(c, 0, 0); err != nil {
 			return err
 		}
-		if err := s.store.Abort(c.Context, into); err != nil {
+		if err := s.store.Merges().Abort(c.Context, store.WriteOptions{Branch: into}); err != nil {
 			return err
 		}
 		if s.json {
@@ -75,7 +77,7 @@ func runMerge(s *session) error {
 		if _, err := args(c, 0, 0); err != nil {
 			return err
 		}
-		res, err := s.store.VerifyMerge(c.Context, c.String("verify"), into, merge.Strategy(c.String("strategy")))
+		res, err := s.store.Merges().Verify(c.Context, c.String("verify"), merge.VerifyOptions{Branch: into, Strategy: jsonmerge.Strategy(c.String("strategy"))})
 		if res == nil {
 			return err
 		}
@@ -112,8 +114,8 @@ func runMerge(s *session) error {
 		return err
 	}
 	wo.Branch = ""
-	res, err := s.store.Merge(c.Context, a[0], store.MergeOptions{
-		Into: into, Strategy: merge.Strategy(c.String("strategy")), DryRun: c.Bool("dry-run"), NoFF: c.Bool("no-ff"), FirstParent: c.Bool("first-parent"), Write: wo,
+	res, err := s.store.Merges().Merge(c.Context, a[0], merge.MergeOptions{
+		Into: into, Strategy: jsonmerge.Strategy(c.String("strategy")), DryRun: c.Bool("dry-run"), NoFF: c.Bool("no-ff"), FirstParent: c.Bool("first-parent"), Write: wo,
 	})
 	return s.printMerge(res, err)
 }
@@ -133,7 +135,7 @@ func jsonLine(v any) (string, error) {
 
 // printMerge prints a merge's outcome; with conflicts it prints them and
 // returns the error, so the exit code is 4.
-func (s *session) printMerge(res *store.MergeResult, err error) error {
+func (s *session) printMerge(res *merge.MergeResult, err error) error {
 	if res == nil || (err != nil && !errors.Is(err, store.ErrConflict) && res.Commit == nil) {
 		return err // refused before anything landed: no outcome to print
 	}
@@ -148,24 +150,24 @@ func (s *session) printMerge(res *store.MergeResult, err error) error {
 		dry = " (dry run: nothing written)"
 	}
 	switch res.Status {
-	case store.MergeUpToDate:
+	case merge.MergeUpToDate:
 		fmt.Fprintf(s.out, "already up to date: %s contains %s\n", res.Into, res.From)
-	case store.MergeFastForward:
+	case merge.MergeFastForward:
 		fmt.Fprintf(s.out, "fast-forward %s to %s, %d file(s)%s\n", res.Into, shortHash(res.Theirs), len(res.Files), dry)
-	case store.MergeCommitted:
+	case merge.MergeCommitted:
 		if res.Commit != nil {
 			fmt.Fprintf(s.out, "%s %s %s\n", shortHash(res.Commit.Commit), res.Commit.MutationID, res.Commit.Subject)
 		} else {
 			fmt.Fprintf(s.out, "merge %s into %s: clean, %d file(s)%s\n", res.From, res.Into, len(res.Files), dry)
 		}
-	case store.MergeConflicts:
+	case merge.MergeConflicts:
 		fmt.Fprintf(s.out, "merge %s into %s: %d conflict(s)%s\n", res.From, res.Into, len(res.Conflicts), dry)
 		printConflicts(s, res.Conflicts)
 	}
 	return err
 }
 
-func printConflicts(s *session, cs []store.ConflictEntry) {
+func printConflicts(s *session, cs []merge.ConflictEntry) {
 	side := func(v []byte, missing bool) string {
 		if missing || v == nil {
 			return "-"
@@ -188,7 +190,7 @@ func runMergeFile(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	strategy, err := merge.ParseStrategy(c.String("strategy"))
+	strategy, err := jsonmerge.ParseStrategy(c.String("strategy"))
 	if err != nil {
 		return err
 	}
@@ -213,12 +215,12 @@ func runMergeFile(c *cli.Context) error {
 		return err
 	}
 	path := c.String("path")
-	opts := merge.Options{Strategy: strategy}
-	var clocks [2]merge.Clock
+	opts := jsonmerge.Options{Strategy: strategy}
+	var clocks [2]jsonmerge.Clock
 	gitDir := ""
 	if path != "" {
 		if data, err := os.ReadFile(".gitattributes"); err == nil {
-			attrs, err := merge.ParseAttributes(data)
+			attrs, err := jsonmerge.ParseAttributes(data)
 			if err != nil {
 				return err
 			}
@@ -230,7 +232,7 @@ func runMergeFile(c *cli.Context) error {
 			clocks = driverClocks(path)
 		}
 	}
-	res, rec := merge.Driver(path, base, ours, theirs, clocks, opts)
+	res, rec := jsonmerge.Driver(path, base, ours, theirs, clocks, opts)
 	if !res.Missing {
 		if err := os.WriteFile(a[1], res.Data, 0o644); err != nil {
 			return err
@@ -271,8 +273,8 @@ func orName(path, file string) string {
 // commits that changed path on HEAD (ours) and on the branch merged in
 // (theirs, named by git's GITHEAD_<id> variable), the same commits and the
 // same clocks aiwg-state merge uses. Outside a merge they are zero.
-func driverClocks(path string) [2]merge.Clock {
-	var out [2]merge.Clock
+func driverClocks(path string) [2]jsonmerge.Clock {
+	var out [2]jsonmerge.Clock
 	theirs := ""
 	for _, kv := range os.Environ() {
 		if k, _, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "GITHEAD_") {
@@ -323,7 +325,7 @@ func runInstallDrivers(c *cli.Context) error {
 	if abs, err := filepath.Abs(exe); err == nil {
 		exe = abs
 	}
-	installed, err := store.InstallMergeDrivers(c.Context, dir, exe)
+	installed, err := merge.InstallDrivers(c.Context, dir, exe)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return errkind.Errorf(store.ErrNotFound, "%s is not in a git repository (run install-drivers in a git clone of a store, or pass --repo DIR)", dir)

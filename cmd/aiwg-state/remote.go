@@ -13,6 +13,7 @@ import (
 	"github.com/aiwg/aiwg-state/docschema"
 	"github.com/aiwg/aiwg-state/hooks"
 	"github.com/aiwg/aiwg-state/merge"
+	"github.com/aiwg/aiwg-state/merge/jsonmerge"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/store"
 )
@@ -61,8 +62,8 @@ func refusedSummary(re *hooks.RefusedError) error {
 	return fmt.Errorf("%w: %d violation(s)", hooks.ErrRefused, len(re.Violations))
 }
 
-func mergeOptions(s *session) store.MergeOptions {
-	return store.MergeOptions{Strategy: merge.Strategy(s.c.String("strategy")), Write: s.agentWrite()}
+func mergeOptions(s *session) merge.MergeOptions {
+	return merge.MergeOptions{Strategy: jsonmerge.Strategy(s.c.String("strategy")), Write: s.agentWrite()}
 }
 
 func first(a []string) string {

@@ -6,12 +6,12 @@ import (
 	"strings"
 
 	"github.com/aiwg/aiwg-state/merge"
-	"github.com/aiwg/aiwg-state/store"
+	"github.com/aiwg/aiwg-state/merge/jsonmerge"
 )
 
 func strategyNames() []string {
 	var out []string
-	for _, st := range merge.Strategies() {
+	for _, st := range jsonmerge.Strategies() {
 		out = append(out, string(st))
 	}
 	return out
@@ -19,25 +19,25 @@ func strategyNames() []string {
 
 // strategyOptions reads strategy set's STRATEGY, --keys and --fallback;
 // an unknown strategy is a usage error.
-func strategyOptions(strategy, keys, fallback string) (merge.Options, error) {
-	var opts merge.Options
+func strategyOptions(strategy, keys, fallback string) (jsonmerge.Options, error) {
+	var opts jsonmerge.Options
 	var err error
-	if opts.Strategy, err = merge.ParseStrategy(strategy); err != nil {
+	if opts.Strategy, err = jsonmerge.ParseStrategy(strategy); err != nil {
 		return opts, err
 	}
 	if fallback != "" {
-		if opts.Fallback, err = merge.ParseStrategy(fallback); err != nil {
+		if opts.Fallback, err = jsonmerge.ParseStrategy(fallback); err != nil {
 			return opts, fmt.Errorf("--fallback: %w", err)
 		}
 	}
 	if keys != "" {
-		opts.Keys = map[string]merge.Strategy{}
+		opts.Keys = map[string]jsonmerge.Strategy{}
 		for _, item := range strings.Split(keys, ",") {
 			k, st, ok := strings.Cut(strings.TrimSpace(item), ":")
 			if !ok || k == "" {
 				return opts, usagef("--keys: %q is not KEY:STRATEGY (e.g. --keys notes:merge-arrays,seen:max)", item)
 			}
-			if opts.Keys[k], err = merge.ParseStrategy(st); err != nil {
+			if opts.Keys[k], err = jsonmerge.ParseStrategy(st); err != nil {
 				return opts, fmt.Errorf("--keys %s: %w", k, err)
 			}
 		}
@@ -46,7 +46,7 @@ func strategyOptions(strategy, keys, fallback string) (merge.Options, error) {
 }
 
 // describeRule renders what a line of .gitattributes says about merges.
-func describeRule(r merge.Rule) string {
+func describeRule(r jsonmerge.Rule) string {
 	var parts []string
 	switch {
 	case r.SetsStrategy && r.Strategy != "":
@@ -63,7 +63,7 @@ func describeRule(r merge.Rule) string {
 	return strings.Join(parts, ", ")
 }
 
-func keysText(keys map[string]merge.Strategy) string {
+func keysText(keys map[string]jsonmerge.Strategy) string {
 	names := make([]string, 0, len(keys))
 	for k := range keys {
 		names = append(names, k)
@@ -80,25 +80,25 @@ func keysText(keys map[string]merge.Strategy) string {
 }
 
 // strategyMeaning says what a strategy does with a clash, in a sentence.
-var strategyMeaning = map[merge.Strategy]string{
-	merge.MergeObjects:       "objects merge key by key; arrays both sides only appended to keep both sides' new elements; any other clash goes to the fallback",
-	merge.MergeArrays:        "arrays merge element by element (objects matched by id, other elements by value); any other clash goes to the fallback",
-	merge.LastWriteWins:      "the later write wins (the data's own updated_at, else the commits' clocks)",
-	merge.FirstWriteWins:     "the earlier write wins (the data's own updated_at, else the commits' clocks)",
-	merge.HigherPriorityWins: "the side with the higher priority wins; at equal priority, the later write",
-	merge.Max:                "the larger value wins (numbers, true over false, strings by byte order)",
-	merge.Sum:                "numbers add both sides' changes to the base (counters keep every increment)",
-	merge.Manual:             "every clash is left a conflict, to resolve with aiwg-state resolve",
+var strategyMeaning = map[jsonmerge.Strategy]string{
+	jsonmerge.MergeObjects:       "objects merge key by key; arrays both sides only appended to keep both sides' new elements; any other clash goes to the fallback",
+	jsonmerge.MergeArrays:        "arrays merge element by element (objects matched by id, other elements by value); any other clash goes to the fallback",
+	jsonmerge.LastWriteWins:      "the later write wins (the data's own updated_at, else the commits' clocks)",
+	jsonmerge.FirstWriteWins:     "the earlier write wins (the data's own updated_at, else the commits' clocks)",
+	jsonmerge.HigherPriorityWins: "the side with the higher priority wins; at equal priority, the later write",
+	jsonmerge.Max:                "the larger value wins (numbers, true over false, strings by byte order)",
+	jsonmerge.Sum:                "numbers add both sides' changes to the base (counters keep every increment)",
+	jsonmerge.Manual:             "every clash is left a conflict, to resolve with aiwg-state resolve",
 }
 
-func printExplanation(s *session, e *store.StrategyExplanation) {
+func printExplanation(s *session, e *merge.StrategyExplanation) {
 	what := e.File
 	if e.Key != "" {
 		what += "#" + e.Key
 	}
-	var used []*merge.Rule
-	cite := func(r *merge.Rule) string {
-		if !slices.ContainsFunc(used, func(u *merge.Rule) bool { return u.Line == r.Line }) {
+	var used []*jsonmerge.Rule
+	cite := func(r *jsonmerge.Rule) string {
+		if !slices.ContainsFunc(used, func(u *jsonmerge.Rule) bool { return u.Line == r.Line }) {
 			used = append(used, r)
 		}
 		return fmt.Sprintf("line %d", r.Line)
@@ -112,7 +112,7 @@ func printExplanation(s *session, e *store.StrategyExplanation) {
 		fmt.Fprintf(s.out, "%s: %s (%s of .gitattributes)\n", what, e.Strategy, cite(e.StrategyRule))
 	}
 	fmt.Fprintf(s.out, "  %s: %s.\n", e.Strategy, strategyMeaning[e.Strategy])
-	if e.Strategy == merge.MergeObjects || e.Strategy == merge.MergeArrays {
+	if e.Strategy == jsonmerge.MergeObjects || e.Strategy == jsonmerge.MergeArrays {
 		if e.Fallback != "" {
 			fmt.Fprintf(s.out, "  fallback: %s (%s)\n", e.Fallback, cite(e.FallbackRule))
 		} else {

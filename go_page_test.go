@@ -1,3 +1,7 @@
+//lint:file-ignore SA4006 tour is a page of documentation: compiled, never run, its values shown rather than used
+//lint:file-ignore SA5001 the same
+//lint:file-ignore U1000 the same: TestGoPageIsCompiled reads its source
+
 package aiwgstate_test
 
 import (

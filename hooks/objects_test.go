@@ -176,7 +176,7 @@ func FuzzParseTree(f *testing.F) {
 			if i > 0 && compareEntries(es[i-1], e) >= 0 {
 				t.Fatalf("%q before %q", es[i-1].name, e.name)
 			}
-			raw = append(raw, rawEntry{e.mode, e.name, e.hash})
+			raw = append(raw, rawEntry(e))
 		}
 		if !bytes.Equal(encodeTree(raw), body) {
 			t.Fatalf("parsed %v from %q", es, body)

@@ -38,7 +38,7 @@ func tour(ctx context.Context, dir string, f *os.File, schemaJSON []byte) error 
 	// Documents and history: the core (package store), promoted onto the Store.
 	m, err := st.Set(ctx, "plan.json", "risk.level", []byte(`"high"`), wo)
 	m, err = st.Apply(ctx, []store.Op{{Op: "put", File: "b.json", Value: []byte(`{}`)}}, wo) // one commit
-	ops, err := store.ReadOps(f) // JSON Lines, as apply reads them
+	ops, err := store.ReadOps(f)                                                             // JSON Lines, as apply reads them
 	v, err := st.Get(ctx, "plan.json", "risk.level", store.ReadOptions{At: "HEAD~1"})
 	err = st.Log(ctx, store.LogOptions{File: "plan.json", Key: "risk.level"}, func(m *store.Mutation) bool { return true })
 	d, err := st.Diff(ctx, store.DiffOptions{From: "main", To: "agents/planner/main"}) // d.Files, key by key
@@ -50,7 +50,7 @@ func tour(ctx context.Context, dir string, f *os.File, schemaJSON []byte) error 
 	// Features: handles on the Store, each from its own package.
 	res, err := st.Leases().Acquire(ctx, "tasks/t-17", lease.Options{TTL: 30 * time.Second}, wo) // lease.ErrHeld if taken
 	rec, m, err := st.Memory().Put(ctx, memory.Key{Namespace: "long_term", Kind: "fact", ID: "f1"}, []byte(`{}`), 0, wo)
-	msg, m, err := st.Queues().Take(ctx, "work", queue.TakeOptions{Wait: time.Minute}, wo) // queue.ErrEmpty if none came
+	msg, m, err := st.Queues().Take(ctx, "work", queue.TakeOptions{Wait: time.Minute}, wo)         // queue.ErrEmpty if none came
 	info, m, err := st.States().Init(ctx, rlm.StateInit{Prompt: "Find all TypeScript errors"}, wo) // RLM state
 	vr, err := st.States().SetVar(ctx, info.StateID, "risk_level", "high", rlm.VarOptions{}, wo)
 	vv, err := st.States().Var(ctx, info.StateID, "risk_level", rlm.GetOptions{})
@@ -60,7 +60,7 @@ func tour(ctx context.Context, dir string, f *os.File, schemaJSON []byte) error 
 	id, m, err := st.Trajectories().Start(ctx, trajectory.StartInput{TaskType: "bug_fixing", Prompt: "fix it"}, wo)
 	n, m, err := st.Trajectories().RecordIteration(ctx, id, trajectory.IterationInput{Fields: trajectory.IterationFields{Tool: "Bash"}}, wo)
 	m, err = st.Schemas().Add(ctx, "agent", []string{"agents/*.json"}, schemaJSON, wo)
-	bad, err := st.Schemas().Check(ctx, store.ReadOptions{}) // []docschema.Violation
+	bad, err := st.Schemas().Check(ctx, store.ReadOptions{})                                  // []docschema.Violation
 	mr, err := st.Merges().Merge(ctx, "feature", merge.MergeOptions{Into: "main", Write: wo}) // store.ErrConflict: kept in progress
 	cs, err := st.Merges().Conflicts(ctx, store.ReadOptions{Branch: "main"})
 	left, err := st.Merges().Resolve(ctx, "plan.json", "risk.level", merge.Resolution{Take: "theirs"}, store.WriteOptions{Branch: "main"})

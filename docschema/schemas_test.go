@@ -6,9 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
-	"github.com/aiwg/aiwg-state/internal/testutil"
-
 	"github.com/aiwg/aiwg-state/docschema"
 	"github.com/aiwg/aiwg-state/internal/storetest"
 	"github.com/aiwg/aiwg-state/merge"
@@ -37,7 +34,7 @@ func TestSchemasGuardWrites(t *testing.T) {
 	if _, err := st.Schemas().Add(ctx, "agent", []string{"agents/*.json"}, []byte(agentSchema), wo); err != nil {
 		t.Fatal(err)
 	}
-	head := git(t, st, "rev-parse", "HEAD")
+	head := storetest.Git(t, st, "rev-parse", "HEAD")
 	refused := map[string]error{}
 	_, refused["set"] = st.Set(ctx, "agents/pulse.json", "status", []byte(`"asleep"`), wo)
 	_, refused["put"] = st.Put(ctx, "agents/beat.json", []byte(`{}`), wo)
@@ -50,7 +47,7 @@ func TestSchemasGuardWrites(t *testing.T) {
 	if !strings.Contains(refused["set"].Error(), "agents/pulse.json breaks its schema .aiwg/schemas/agent.schema.json: field status") {
 		t.Errorf("the refusal names no file and field: %v", refused["set"])
 	}
-	if got := git(t, st, "rev-parse", "HEAD"); got != head {
+	if got := storetest.Git(t, st, "rev-parse", "HEAD"); got != head {
 		t.Error("a refused write made a commit")
 	}
 	if _, err := st.Set(ctx, "agents/beat.json", "status", []byte(`"busy"`), wo); err != nil {
@@ -67,7 +64,7 @@ func TestSchemasGuardWrites(t *testing.T) {
 		t.Errorf("check: %+v %v", bad, err)
 	}
 	// Plain git is not checked as it writes; check finds what it left.
-	git(t, st, "update-ref", "refs/heads/main", plainCommit(t, st, "agents/byhand.json", `{"status":"on fire"}`))
+	storetest.Git(t, st, "update-ref", "refs/heads/main", storetest.PlainCommit(t, st, "agents/byhand.json", `{"status":"on fire"}`))
 	if bad, err := st.Schemas().Check(ctx, store.ReadOptions{}); err != nil || len(bad) != 1 || bad[0].File != "agents/byhand.json" {
 		t.Errorf("check after plain git: %+v %v", bad, err)
 	}
@@ -90,7 +87,7 @@ func TestSchemasGuardWrites(t *testing.T) {
 	if _, err := st.Schemas().Remove(ctx, "agent", wo); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("removing it again: %v", err)
 	}
-	fsck(t, st)
+	storetest.Fsck(t, st)
 }
 
 // TestSchemaRulesKeepTheirPlace: replacing a schema keeps its rule where
@@ -167,7 +164,7 @@ func TestUnrelatedInvalidDocumentDoesNotBlockSchemas(t *testing.T) {
 	if _, err := st.Schemas().Add(ctx, "a", []string{"a/*.json"}, []byte(`{"type":"string"}`), store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	git(t, st, "update-ref", "refs/heads/main", plainCommit(t, st, "a/bad.json", `7`))
+	storetest.Git(t, st, "update-ref", "refs/heads/main", storetest.PlainCommit(t, st, "a/bad.json", `7`))
 	if _, err := st.Schemas().Add(ctx, "b", []string{"b/*.json"}, []byte(`{}`), store.WriteOptions{}); err != nil {
 		t.Errorf("a schema for other paths: %v", err)
 	}
@@ -185,12 +182,12 @@ func TestSchemasGuardFastForwards(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A branch plain git made, one commit ahead, bringing a bad document.
-	git(t, st, "update-ref", "refs/heads/bad", plainCommit(t, st, "d/x.json", `{}`))
-	head := git(t, st, "rev-parse", "HEAD")
+	storetest.Git(t, st, "update-ref", "refs/heads/bad", storetest.PlainCommit(t, st, "d/x.json", `{}`))
+	head := storetest.Git(t, st, "rev-parse", "HEAD")
 	if _, err := st.Merges().Merge(ctx, "bad", merge.MergeOptions{}); !errors.Is(err, docschema.ErrInvalid) {
 		t.Errorf("a fast-forward bringing a document that breaks its schema: %v", err)
 	}
-	if git(t, st, "rev-parse", "HEAD") != head {
+	if storetest.Git(t, st, "rev-parse", "HEAD") != head {
 		t.Error("the refused fast-forward moved the branch")
 	}
 }
@@ -200,7 +197,7 @@ func TestSchemasGuardFastForwards(t *testing.T) {
 func TestBrokenSchemaRulesHaveAWayOut(t *testing.T) {
 	st := storetest.New(t)
 	ctx := context.Background()
-	git(t, st, "update-ref", "refs/heads/main", plainCommit(t, st, ".aiwg/schemas.json", `{"rules":[{"paths":["x/*"],"schema":"nope.json"}]}`))
+	storetest.Git(t, st, "update-ref", "refs/heads/main", storetest.PlainCommit(t, st, ".aiwg/schemas.json", `{"rules":[{"paths":["x/*"],"schema":"nope.json"}]}`))
 	var be *store.BrokenFileError
 	if _, err := st.Put(ctx, "y.json", []byte(`1`), store.WriteOptions{}); !errors.Is(err, store.ErrInvalidRecord) || !errors.As(err, &be) || be.Kind != store.BrokenSchemaRules {
 		t.Fatalf("a write under broken rules: %v", err)
@@ -226,7 +223,7 @@ func TestFastForwardSkipsUntouchedInvalidDocuments(t *testing.T) {
 	if _, err := st.Schemas().Add(ctx, "a", []string{"a/*.json"}, []byte(`{"type":"string"}`), store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	git(t, st, "update-ref", "refs/heads/main", plainCommit(t, st, "a/bad.json", `7`))
+	storetest.Git(t, st, "update-ref", "refs/heads/main", storetest.PlainCommit(t, st, "a/bad.json", `7`))
 	if _, err := st.CreateBranch(ctx, "f", ""); err != nil {
 		t.Fatal(err)
 	}
@@ -238,23 +235,8 @@ func TestFastForwardSkipsUntouchedInvalidDocuments(t *testing.T) {
 	}
 }
 
-// git runs the git CLI against the store: the oracle of these tests.
-func git(t testing.TB, st *aiwgstate.Store, args ...string) string {
-	t.Helper()
-	return testutil.RunGit(t, st.Dir(), args...)
-}
-
-func fsck(t testing.TB, st *aiwgstate.Store) {
-	t.Helper()
-	testutil.Fsck(t, st.Dir())
-}
-
 // plainCommit commits path with body on HEAD by plain git, past the
 // store's rules, and returns the commit.
-func plainCommit(t testing.TB, st *aiwgstate.Store, path, body string) string {
-	t.Helper()
-	return testutil.CommitFile(t, testutil.Git{GitDir: st.Dir()}, "HEAD", path, body, "by hand\n")
-}
 
 // TestFsckChecksSchemas: the store's fsck runs the schemas' check after
 // the core's, and reports a document plain git left breaking its schema.
@@ -264,7 +246,7 @@ func TestFsckChecksSchemas(t *testing.T) {
 	if _, err := st.Schemas().Add(ctx, "a", []string{"a/*.json"}, []byte(`{"type":"string"}`), store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	git(t, st, "update-ref", "refs/heads/main", plainCommit(t, st, "a/bad.json", `7`))
+	storetest.Git(t, st, "update-ref", "refs/heads/main", storetest.PlainCommit(t, st, "a/bad.json", `7`))
 	rep, err := st.Fsck(ctx)
 	if err != nil {
 		t.Fatal(err)

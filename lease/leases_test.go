@@ -12,7 +12,6 @@ import (
 
 	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/internal/storetest"
-	"github.com/aiwg/aiwg-state/internal/testutil"
 	"github.com/aiwg/aiwg-state/lease"
 	"github.com/aiwg/aiwg-state/store"
 )
@@ -22,7 +21,7 @@ import (
 // the queue: never two inside at once, every turn served, and the history
 // of the resource's file is every acquire and release, one commit each.
 func TestLeaseExcludesAcrossStores(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	const agents, turns = 5, 3
 	var inside, most atomic.Int32
@@ -68,15 +67,15 @@ func TestLeaseExcludesAcrossStores(t *testing.T) {
 	if most.Load() != 1 {
 		t.Errorf("%d agents held the exclusive lease at once", most.Load())
 	}
-	fsck(t, st)
+	storetest.Fsck(t, st)
 	ops := map[string]int{}
-	for _, l := range strings.Fields(git(t, st, "log", "--format=%(trailers:key=Lease,valueonly)", "--", "leases/tasks/t-1.json")) {
+	for _, l := range strings.Fields(storetest.Git(t, st, "log", "--format=%(trailers:key=Lease,valueonly)", "--", "leases/tasks/t-1.json")) {
 		ops[l]++
 	}
 	if ops["acquire"] != agents*turns || ops["release"] != agents*turns {
 		t.Errorf("the file's history has %v, want %d acquires and releases", ops, agents*turns)
 	}
-	if out := git(t, st, "ls-tree", "-r", "--name-only", "HEAD"); strings.Contains(out, "leases/") {
+	if out := storetest.Git(t, st, "ls-tree", "-r", "--name-only", "HEAD"); strings.Contains(out, "leases/") {
 		t.Errorf("a resource nobody holds or waits for keeps its file:\n%s", out)
 	}
 }
@@ -85,7 +84,7 @@ func TestLeaseExcludesAcrossStores(t *testing.T) {
 // commit names the expired one; its holder can then neither renew nor
 // release it.
 func TestLeaseExpires(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	t0 := time.Now().Add(time.Hour).Truncate(time.Second)
 	at := func(agent string, d time.Duration) store.WriteOptions {
@@ -103,7 +102,7 @@ func TestLeaseExpires(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := git(t, st, "log", "-1", "--format=%(trailers:key=Lease-Expired,valueonly)"); strings.TrimSpace(got) != a.Lease.ID {
+	if got := storetest.Git(t, st, "log", "-1", "--format=%(trailers:key=Lease-Expired,valueonly)"); strings.TrimSpace(got) != a.Lease.ID {
 		t.Errorf("Lease-Expired %q, want %s", got, a.Lease.ID)
 	}
 	if _, err := st.Leases().Renew(ctx, "global.config", "", time.Minute, at("pulse", time.Second)); !errors.Is(err, lease.ErrNotHolder) {
@@ -129,16 +128,16 @@ func TestLeaseExpires(t *testing.T) {
 		// beat's shared lease ran out at 2s: only pulse's was live.
 		t.Fatalf("forced release: %+v (beat's ran out at %s)", got, b.Lease.ExpiresAt)
 	}
-	if r := git(t, st, "log", "-1", "--format=%an %(trailers:key=Reason,valueonly)"); strings.TrimSpace(r) != "conductor rebalancing" {
+	if r := storetest.Git(t, st, "log", "-1", "--format=%an %(trailers:key=Reason,valueonly)"); strings.TrimSpace(r) != "conductor rebalancing" {
 		t.Errorf("forced release commit: %q", r)
 	}
-	fsck(t, st)
+	storetest.Fsck(t, st)
 }
 
 // TestLeaseWaitGivesUp: a waiter whose wait runs out fails as held, and
 // leaves the queue, so that it does not hold up the agents behind it.
 func TestLeaseWaitGivesUp(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	if _, err := st.Leases().Acquire(ctx, "r", lease.Options{TTL: time.Minute}, store.WriteOptions{Agent: "a"}); err != nil {
 		t.Fatal(err)
@@ -155,7 +154,7 @@ func TestLeaseWaitGivesUp(t *testing.T) {
 	if err != nil || len(infos) != 1 || len(infos[0].WaitQueue) != 0 {
 		t.Fatalf("after giving up: %+v %v", infos, err)
 	}
-	ops := strings.Fields(git(t, st, "log", "--format=%(trailers:key=Lease,valueonly)"))
+	ops := strings.Fields(storetest.Git(t, st, "log", "--format=%(trailers:key=Lease,valueonly)"))
 	if strings.Join(ops, " ") != "give-up wait acquire" {
 		t.Errorf("lease commits %v", ops)
 	}
@@ -163,9 +162,9 @@ func TestLeaseWaitGivesUp(t *testing.T) {
 
 // TestLeaseRefusesBadRequests: bad names and options change nothing.
 func TestLeaseRefusesBadRequests(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
-	head := git(t, st, "rev-parse", "HEAD")
+	head := storetest.Git(t, st, "rev-parse", "HEAD")
 	for _, tc := range []struct {
 		resource string
 		lo       lease.Options
@@ -188,7 +187,7 @@ func TestLeaseRefusesBadRequests(t *testing.T) {
 	if _, err := st.Leases().Release(ctx, "x", lease.ReleaseOptions{Reason: "why"}, store.WriteOptions{}); !errors.Is(err, store.ErrUsage) {
 		t.Errorf("a reason without force: %v", err)
 	}
-	if got := git(t, st, "rev-parse", "HEAD"); got != head {
+	if got := storetest.Git(t, st, "rev-parse", "HEAD"); got != head {
 		t.Error("a refused request made a commit")
 	}
 }
@@ -197,7 +196,7 @@ func TestLeaseRefusesBadRequests(t *testing.T) {
 // their own, one agent name) are excluded from each other as any two
 // agents are.
 func TestLeaseSameAgentProcessesExclude(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	const procs = 4
 	var inside, most atomic.Int32
@@ -238,7 +237,7 @@ func TestLeaseSameAgentProcessesExclude(t *testing.T) {
 // a time however long its wait, so a killed waiter cannot hold a free
 // resource up for long; a forced release withdraws it at once.
 func TestLeaseWaitsAreBounded(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	if _, err := st.Leases().Acquire(ctx, "r", lease.Options{TTL: time.Minute}, store.WriteOptions{Agent: "a"}); err != nil {
@@ -271,7 +270,7 @@ func TestLeaseWaitsAreBounded(t *testing.T) {
 // TestLeaseUpgradeDeadlockFailsAtOnce: two shared holders both asking to
 // upgrade could never be served; the second is refused at once.
 func TestLeaseUpgradeDeadlockFailsAtOnce(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	shared := lease.Options{TTL: time.Minute, Type: lease.Shared}
 	la, err := st.Leases().Acquire(ctx, "doc", shared, store.WriteOptions{Agent: "a"})
@@ -305,7 +304,7 @@ func TestLeaseUpgradeDeadlockFailsAtOnce(t *testing.T) {
 // TestLeasesAtARevision: leases read at a revision are judged expired or
 // not at that commit's time, not today's.
 func TestLeasesAtARevision(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	hourAgo := time.Now().Add(-time.Hour)
 	if _, err := st.Leases().Acquire(ctx, "r", lease.Options{TTL: time.Minute}, store.WriteOptions{Agent: "a", Time: hourAgo}); err != nil {
@@ -342,7 +341,7 @@ func waitUntil(t *testing.T, cond func() bool) {
 // takes out its own wait only: a's first process keeps its place ahead of
 // b, and is served first.
 func TestLeaseWaitsArePerProcess(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	defer wg.Wait() // b, interrupted, takes its wait out before the store goes
@@ -385,7 +384,7 @@ func TestLeaseWaitsArePerProcess(t *testing.T) {
 // (release --force --id req-…) is not queued again by its waiter, which
 // is told.
 func TestLeaseWithdrawnWaitStaysWithdrawn(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	st.Leases().Acquire(ctx, "r", lease.Options{TTL: time.Minute}, store.WriteOptions{Agent: "x"})
 	done := make(chan error, 1)
@@ -410,7 +409,7 @@ func TestLeaseWithdrawnWaitStaysWithdrawn(t *testing.T) {
 // TestLeaseFailedWaiterLeavesNoRequest: an upgrade waiter whose shared
 // lease runs out fails, and takes its queued request with it.
 func TestLeaseFailedWaiterLeavesNoRequest(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	a, _ := st.Leases().Acquire(ctx, "r", lease.Options{Type: lease.Shared, TTL: 300 * time.Millisecond}, store.WriteOptions{Agent: "a"})
 	st.Leases().Acquire(ctx, "r", lease.Options{Type: lease.Shared, TTL: time.Minute}, store.WriteOptions{Agent: "b"})
@@ -426,7 +425,7 @@ func TestLeaseFailedWaiterLeavesNoRequest(t *testing.T) {
 // TestLeaseFileNotARecord: a document where a lease record belongs is
 // refused, never read as an empty record and overwritten.
 func TestLeaseFileNotARecord(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	// Written through the store: refused.
 	_, err := st.Put(ctx, "leases/foo.json", []byte(`{"x":1}`), store.WriteOptions{})
@@ -435,7 +434,7 @@ func TestLeaseFileNotARecord(t *testing.T) {
 		t.Fatalf("a plain document put where a lease record belongs: %v", err)
 	}
 	// Written by plain git: read as what it is, never overwritten.
-	git(t, st, "update-ref", "refs/heads/main", plainCommit(t, st, "leases/foo.json", `{"x":1}`))
+	storetest.Git(t, st, "update-ref", "refs/heads/main", storetest.PlainCommit(t, st, "leases/foo.json", `{"x":1}`))
 	if _, err := st.Leases().List(ctx, "", store.ReadOptions{}); !errors.Is(err, store.ErrInvalidRecord) {
 		t.Errorf("Leases over a non-record: %v", err)
 	}
@@ -448,7 +447,7 @@ func TestLeaseFileNotARecord(t *testing.T) {
 // lease is for the holder and the lease_admin role; no commit is written
 // for anyone else, by Release or by a plain write of the lease's file.
 func TestForeignForceReleaseIsDenied(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	policy := `{"roles": {"lease_admin": ["conductor"]}, "rules": [{"agents": ["*"], "paths": ["**"]}]}`
 	if _, err := st.SetPolicy(ctx, []byte(policy), store.WriteOptions{Agent: "conductor"}); err != nil {
@@ -481,28 +480,4 @@ func TestForeignForceReleaseIsDenied(t *testing.T) {
 	if _, err := st.Leases().Release(ctx, "tasks/t-1", lease.ReleaseOptions{Force: true, Reason: "alice crashed"}, store.WriteOptions{Agent: "conductor"}); err != nil {
 		t.Fatalf("forced release by the lease_admin: %v", err)
 	}
-}
-
-func newStore(t testing.TB) *aiwgstate.Store {
-	t.Helper()
-	return storetest.New(t)
-}
-
-// git runs the git CLI against the store: the oracle of these tests.
-func git(t testing.TB, st *aiwgstate.Store, args ...string) string {
-	t.Helper()
-	return testutil.RunGit(t, st.Dir(), args...)
-}
-
-func fsck(t testing.TB, st *aiwgstate.Store) {
-	t.Helper()
-	testutil.Fsck(t, st.Dir())
-}
-
-// plainCommit makes, with git plumbing alone, a commit on top of HEAD
-// that writes body at path, as a plain git user would; it returns the
-// commit, which no ref names yet.
-func plainCommit(t testing.TB, st *aiwgstate.Store, path, body string) string {
-	t.Helper()
-	return testutil.CommitFile(t, testutil.Git{GitDir: st.Dir()}, "HEAD", path, body, "by hand\n")
 }

@@ -7,9 +7,7 @@ import (
 	"testing"
 	"time"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/internal/storetest"
-	"github.com/aiwg/aiwg-state/internal/testutil"
 	"github.com/aiwg/aiwg-state/memory"
 	"github.com/aiwg/aiwg-state/store"
 )
@@ -18,7 +16,7 @@ import (
 // Lines bridge, each one commit git reads, and a record's history is its
 // file's.
 func TestMemoryLifecycle(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Second)
 	at := func(d time.Duration) store.WriteOptions {
@@ -70,11 +68,11 @@ func TestMemoryLifecycle(t *testing.T) {
 	if _, _, err := st.Memory().Prune(ctx, "", store.WriteOptions{}); !errors.Is(err, store.ErrNoChange) {
 		t.Errorf("a second prune: %v", err)
 	}
-	if got := git(t, st, "log", "--format=%s", "--", theme.File()); got != "memory put long_term/preference/theme\nmemory put long_term/preference/theme\n" {
+	if got := storetest.Git(t, st, "log", "--format=%s", "--", theme.File()); got != "memory put long_term/preference/theme\nmemory put long_term/preference/theme\n" {
 		t.Errorf("the record's history:\n%s", got)
 	}
 	// The bridge: what is exported imports into another store as it was.
-	other := newStore(t)
+	other := storetest.New(t)
 	if res, err := other.Memory().Import(ctx, live, store.WriteOptions{}); err != nil || res.Written != 2 {
 		t.Fatalf("import: %+v %v", res, err)
 	}
@@ -91,14 +89,14 @@ func TestMemoryLifecycle(t *testing.T) {
 	if _, err := st.Memory().Delete(ctx, theme, store.WriteOptions{}); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("deleting it again: %v", err)
 	}
-	fsck(t, st)
-	fsck(t, other)
+	storetest.Fsck(t, st)
+	storetest.Fsck(t, other)
 }
 
 // TestMemoryImportIsAllOrNothing: one bad record writes none.
 func TestMemoryImportIsAllOrNothing(t *testing.T) {
-	st := newStore(t)
-	head := git(t, st, "rev-parse", "HEAD")
+	st := storetest.New(t)
+	head := storetest.Git(t, st, "rev-parse", "HEAD")
 	now := time.Now()
 	good := memory.Record{Key: memory.Key{Namespace: "session", Kind: "a", ID: "b"}, Payload: []byte(`1`), CreatedAt: now, UpdatedAt: now}
 	bad := good
@@ -110,23 +108,7 @@ func TestMemoryImportIsAllOrNothing(t *testing.T) {
 	if _, err := st.Memory().Import(context.Background(), []memory.Record{good, good}, store.WriteOptions{}); !errors.Is(err, store.ErrUsage) {
 		t.Errorf("one record twice: %v", err)
 	}
-	if git(t, st, "rev-parse", "HEAD") != head {
+	if storetest.Git(t, st, "rev-parse", "HEAD") != head {
 		t.Error("a refused import made a commit")
 	}
-}
-
-func newStore(t testing.TB) *aiwgstate.Store {
-	t.Helper()
-	return storetest.New(t)
-}
-
-// git runs the git CLI against the store: the oracle of these tests.
-func git(t testing.TB, st *aiwgstate.Store, args ...string) string {
-	t.Helper()
-	return testutil.RunGit(t, st.Dir(), args...)
-}
-
-func fsck(t testing.TB, st *aiwgstate.Store) {
-	t.Helper()
-	testutil.Fsck(t, st.Dir())
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aiwg/aiwg-state/internal/storetest"
 	"github.com/aiwg/aiwg-state/merge"
 	"github.com/aiwg/aiwg-state/store"
 )
@@ -32,7 +33,7 @@ var weakSessionsPolicy = strings.Replace(ownSessionsPolicy, `"paths": ["agents/{
 // commit's tree.
 func TestMergeBringsCommitsUnderThePolicyTheyCameWith(t *testing.T) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := storetest.New(t)
 	as := func(agent, branch string) store.WriteOptions {
 		return store.WriteOptions{Agent: agent, Branch: branch}
 	}
@@ -84,7 +85,7 @@ func TestMergeBringsCommitsUnderThePolicyTheyCameWith(t *testing.T) {
 	if now, _ := st.Resolve("main", ""); now != head {
 		t.Fatalf("main moved to %s", now)
 	}
-	fsck(t, st)
+	storetest.Fsck(t, st)
 }
 
 // TestMergeFirstParent: a branch that merged main in is merged into main
@@ -92,7 +93,7 @@ func TestMergeBringsCommitsUnderThePolicyTheyCameWith(t *testing.T) {
 // onto; a branch that only adds to main's head still fast-forwards.
 func TestMergeFirstParent(t *testing.T) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := storetest.New(t)
 	as := func(agent, branch string) store.WriteOptions {
 		return store.WriteOptions{Agent: agent, Branch: branch}
 	}
@@ -113,7 +114,7 @@ func TestMergeFirstParent(t *testing.T) {
 	if err != nil || res.Status != merge.MergeCommitted {
 		t.Fatalf("merge: %v %+v", err, res)
 	}
-	if first := strings.TrimSpace(git(t, st, "rev-parse", "main^1")); first != head.String() {
+	if first := strings.TrimSpace(storetest.Git(t, st, "rev-parse", "main^1")); first != head.String() {
 		t.Fatalf("main's first parent is %s, not its previous head %s", first, head)
 	}
 	// The agent takes main (a fast-forward of its own branch), writes,
@@ -128,5 +129,5 @@ func TestMergeFirstParent(t *testing.T) {
 	if err != nil || res.Status != merge.MergeFastForward {
 		t.Fatalf("merge of a write on main's head: %v %+v", err, res)
 	}
-	fsck(t, st)
+	storetest.Fsck(t, st)
 }

@@ -15,7 +15,6 @@ import (
 
 	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/internal/storetest"
-	"github.com/aiwg/aiwg-state/internal/testutil"
 	"github.com/aiwg/aiwg-state/merge"
 	"github.com/aiwg/aiwg-state/merge/jsonmerge"
 	"github.com/aiwg/aiwg-state/objects"
@@ -23,22 +22,6 @@ import (
 	"github.com/aiwg/aiwg-state/store"
 	"github.com/aiwg/aiwg-state/verbiage"
 )
-
-func newStore(t testing.TB) *aiwgstate.Store {
-	t.Helper()
-	return storetest.New(t)
-}
-
-// git runs the git CLI against the store: the oracle of these tests.
-func git(t testing.TB, st *aiwgstate.Store, args ...string) string {
-	t.Helper()
-	return testutil.RunGit(t, st.Dir(), args...)
-}
-
-func fsck(t testing.TB, st *aiwgstate.Store) {
-	t.Helper()
-	testutil.Fsck(t, st.Dir())
-}
 
 // randomOps edits a few documents of an object-only store: sets, deletes
 // of keys and files, new files, type changes.
@@ -143,7 +126,7 @@ func TestMergeProperties(t *testing.T) {
 		for _, strategy := range jsonmerge.Strategies() {
 			seed := int64(run*100 + len(strategy))
 			rng := rand.New(rand.NewSource(seed))
-			st := newStore(t)
+			st := storetest.New(t)
 			base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 			seedOps := []store.Op{}
 			for _, f := range files {
@@ -211,7 +194,7 @@ func TestMergeProperties(t *testing.T) {
 					t.Fatalf("%s: %s=%s of %s is lost; base %q, %s %q, result %q", name, k, v, sides[0], baseL[k], sides[1], other[k], result[k])
 				}
 			}
-			fsck(t, st)
+			storetest.Fsck(t, st)
 		}
 	}
 }
@@ -261,7 +244,7 @@ func conflictKeys(cs []merge.ConflictEntry) string {
 // the Clock trailer beats commit times.
 func TestLastWriteWinsFollowsTheFilesLastWrite(t *testing.T) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := storetest.New(t)
 	// After the store's first commit (made now): a hybrid logical clock
 	// never runs behind its parent's, so earlier times would all tie.
 	t0 := time.Now().Add(time.Hour).Truncate(time.Second)
@@ -299,7 +282,7 @@ func TestLastWriteWinsFollowsTheFilesLastWrite(t *testing.T) {
 	if err != nil || c.Wall < t0.Add(30*time.Second).UnixNano() {
 		t.Fatalf("merge commit clock %q (%v)", clock, err)
 	}
-	fsck(t, st)
+	storetest.Fsck(t, st)
 }
 
 // TestCrissCrossMerge: two branches that merged each other have two best
@@ -307,7 +290,7 @@ func TestLastWriteWinsFollowsTheFilesLastWrite(t *testing.T) {
 // base is the same whichever side is ours.
 func TestCrissCrossMerge(t *testing.T) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := storetest.New(t)
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(s int) store.WriteOptions {
 		return store.WriteOptions{Agent: "x", Time: t0.Add(time.Duration(s) * time.Second)}
@@ -339,7 +322,7 @@ func TestCrissCrossMerge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := strings.Fields(git(t, st, "merge-base", "--all", "main", "feat"))
+	want := strings.Fields(storetest.Git(t, st, "merge-base", "--all", "main", "feat"))
 	got := []string{}
 	for _, b := range bases {
 		got = append(got, b.String())
@@ -363,12 +346,12 @@ func TestCrissCrossMerge(t *testing.T) {
 			t.Fatalf("%s after the criss-cross merge:\n%s", b, got)
 		}
 	}
-	fsck(t, st)
+	storetest.Fsck(t, st)
 }
 
 func TestNoWriteOnABranchWithAMergeInProgress(t *testing.T) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := storetest.New(t)
 	st.Put(ctx, "d.json", []byte(`{"a":0}`), store.WriteOptions{})
 	st.CreateBranch(ctx, "feat", "main")
 	st.Set(ctx, "d.json", "a", []byte("1"), store.WriteOptions{})
@@ -415,15 +398,15 @@ func TestNoWriteOnABranchWithAMergeInProgress(t *testing.T) {
 	}
 	// The record of how the conflicts were settled stays reachable under
 	// the merge commit's id, through git gc, for an audit.
-	record := strings.TrimSpace(git(t, st, "log", "-1", "--format=%(trailers:key=Merge-Record,valueonly)", res.Commit.Commit))
-	if kept := strings.TrimSpace(git(t, st, "rev-parse", merge.MergeRecordPrefix+res.Commit.Commit)); record == "" || kept != record {
+	record := strings.TrimSpace(storetest.Git(t, st, "log", "-1", "--format=%(trailers:key=Merge-Record,valueonly)", res.Commit.Commit))
+	if kept := strings.TrimSpace(storetest.Git(t, st, "rev-parse", merge.MergeRecordPrefix+res.Commit.Commit)); record == "" || kept != record {
 		t.Fatalf("Merge-Record %q, kept under %s: %q", record, merge.MergeRecordPrefix, kept)
 	}
-	git(t, st, "gc", "--prune=now", "--quiet")
-	if log := git(t, st, "log", "--format=%s", record); !strings.Contains(log, "resolve") {
+	storetest.Git(t, st, "gc", "--prune=now", "--quiet")
+	if log := storetest.Git(t, st, "log", "--format=%s", record); !strings.Contains(log, "resolve") {
 		t.Fatalf("the record after gc:\n%s", log)
 	}
-	fsck(t, st)
+	storetest.Fsck(t, st)
 }
 
 // TestMergeFamilyTakesWriteOptionsBranch: the merge calls take the branch
@@ -431,7 +414,7 @@ func TestNoWriteOnABranchWithAMergeInProgress(t *testing.T) {
 // given one; two different names are refused, never one ignored. Log
 // filters on the merge's and a rollback's operations.
 func TestMergeFamilyTakesWriteOptionsBranch(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	if _, err := st.Set(ctx, "d.json", "a", []byte(`1`), store.WriteOptions{Agent: "a"}); err != nil {
 		t.Fatal(err)
@@ -444,9 +427,9 @@ func TestMergeFamilyTakesWriteOptionsBranch(t *testing.T) {
 	if _, err := st.Set(ctx, "d.json", "b", []byte(`2`), store.WriteOptions{Agent: "a", Branch: "g2"}); err != nil {
 		t.Fatal(err)
 	}
-	main := git(t, st, "rev-parse", "main")
+	main := storetest.Git(t, st, "rev-parse", "main")
 	res, err := st.Merges().Merge(ctx, "g2", merge.MergeOptions{Write: store.WriteOptions{Agent: "m", Branch: "g1"}})
-	if err != nil || res.Into != "g1" || git(t, st, "rev-parse", "main") != main || git(t, st, "rev-parse", "g1") != git(t, st, "rev-parse", "g2") {
+	if err != nil || res.Into != "g1" || storetest.Git(t, st, "rev-parse", "main") != main || storetest.Git(t, st, "rev-parse", "g1") != storetest.Git(t, st, "rev-parse", "g2") {
 		t.Fatalf("a merge with WriteOptions.Branch g1: %+v, %v", res, err)
 	}
 	if _, err := st.Merges().Merge(ctx, "g2", merge.MergeOptions{Into: "main", Write: store.WriteOptions{Branch: "g1"}}); !errors.Is(err, store.ErrUsage) {
@@ -467,7 +450,7 @@ func TestMergeFamilyTakesWriteOptionsBranch(t *testing.T) {
 // TestUnchangedSinceIsNotForMerges: a fast-forward writes no commit to
 // check it on, so the merge family refuses it rather than ignore it.
 func TestUnchangedSinceIsNotForMerges(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	if _, err := st.Set(ctx, "a.json", "n", []byte(`1`), store.WriteOptions{}); err != nil {
 		t.Fatal(err)

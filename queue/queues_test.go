@@ -12,7 +12,6 @@ import (
 
 	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/internal/storetest"
-	"github.com/aiwg/aiwg-state/internal/testutil"
 	"github.com/aiwg/aiwg-state/queue"
 	"github.com/aiwg/aiwg-state/store"
 )
@@ -21,7 +20,7 @@ import (
 // from one queue at once; every message is taken exactly once, and each
 // consumer sees its messages in the order they were put.
 func TestQueueTakesEachMessageOnce(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	const messages, consumers = 40, 4
 	for i := 0; i < messages; i++ {
@@ -76,17 +75,17 @@ func TestQueueTakesEachMessageOnce(t *testing.T) {
 		t.Errorf("queues left: %+v", qs)
 	}
 	// Who took each message is in the history.
-	takes := git(t, st, "log", "--format=%an", "--grep=^queue take work$")
+	takes := storetest.Git(t, st, "log", "--format=%an", "--grep=^queue take work$")
 	if n := strings.Count(takes, "consumer-"); n != messages {
 		t.Errorf("%d take commits, want %d", n, messages)
 	}
-	fsck(t, st)
+	storetest.Fsck(t, st)
 }
 
 // TestQueueTakeWaits: a take on an empty queue waits for a put, and gives
 // up as empty when its wait runs out.
 func TestQueueTakeWaits(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	if _, _, err := st.Queues().Take(ctx, "inbox/pulse", queue.TakeOptions{Wait: 50 * time.Millisecond, Poll: 5 * time.Millisecond}, store.WriteOptions{}); !errors.Is(err, queue.ErrEmpty) {
 		t.Fatalf("take from an empty queue: %v", err)
@@ -99,20 +98,4 @@ func TestQueueTakeWaits(t *testing.T) {
 	if err != nil || string(msg.Payload) != `"wake up"` || msg.Producer != "conductor" {
 		t.Fatalf("waited take: %+v %v", msg, err)
 	}
-}
-
-func newStore(t testing.TB) *aiwgstate.Store {
-	t.Helper()
-	return storetest.New(t)
-}
-
-// git runs the git CLI against the store: the oracle of these tests.
-func git(t testing.TB, st *aiwgstate.Store, args ...string) string {
-	t.Helper()
-	return testutil.RunGit(t, st.Dir(), args...)
-}
-
-func fsck(t testing.TB, st *aiwgstate.Store) {
-	t.Helper()
-	testutil.Fsck(t, st.Dir())
 }

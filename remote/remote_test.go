@@ -9,7 +9,6 @@ import (
 	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/internal/gitserver"
 	"github.com/aiwg/aiwg-state/internal/storetest"
-	"github.com/aiwg/aiwg-state/internal/testutil"
 	"github.com/aiwg/aiwg-state/merge"
 	"github.com/aiwg/aiwg-state/remote"
 	"github.com/aiwg/aiwg-state/store"
@@ -23,17 +22,6 @@ const ownSessionsPolicy = `{
     {"name": "only own sessions", "roles": ["workers"], "paths": ["agents/{agent}/**"]}
   ]
 }`
-
-// git runs the git CLI against the store: the oracle of these tests.
-func git(t testing.TB, st *aiwgstate.Store, args ...string) string {
-	t.Helper()
-	return testutil.RunGit(t, st.Dir(), args...)
-}
-
-func fsck(t testing.TB, st *aiwgstate.Store) {
-	t.Helper()
-	testutil.Fsck(t, st.Dir())
-}
 
 func TestSyncAndIntegrateOverGitDaemon(t *testing.T) {
 	ctx := context.Background()
@@ -92,8 +80,8 @@ func TestSyncAndIntegrateOverGitDaemon(t *testing.T) {
 			t.Errorf("pulse's branch lacks %s after sync: %v", file, err)
 		}
 	}
-	if out := git(t, coord, "log", "--format=%an", "origin/main"); !strings.Contains(out, "heartbeat") || !strings.Contains(out, "pulse") {
+	if out := storetest.Git(t, coord, "log", "--format=%an", "origin/main"); !strings.Contains(out, "heartbeat") || !strings.Contains(out, "pulse") {
 		t.Fatalf("origin/main log:\n%s", out)
 	}
-	fsck(t, coord)
+	storetest.Fsck(t, coord)
 }

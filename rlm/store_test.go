@@ -12,6 +12,7 @@ import (
 
 	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/checkpoint"
+	"github.com/aiwg/aiwg-state/internal/storetest"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/rlm"
 	"github.com/aiwg/aiwg-state/store"
@@ -38,13 +39,13 @@ func setVar(t *testing.T, st *aiwgstate.Store, id, name string, v any, vo rlm.Va
 
 func TestRLMVariablesScenario(t *testing.T) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := storetest.New(t)
 	id := initState(t, st, rlm.StateInit{Prompt: "Find all TypeScript errors"})
-	fsck(t, st)
-	if n := strings.Count(git(t, st, "rev-list", "main"), "\n"); n != 2 {
+	storetest.Fsck(t, st)
+	if n := strings.Count(storetest.Git(t, st, "rev-list", "main"), "\n"); n != 2 {
 		t.Fatalf("init wrote %d commits, want store init + one", n)
 	}
-	if tags := git(t, st, "tag", "-l"); tags != "checkpoints/"+id+"/initial_state\n" {
+	if tags := storetest.Git(t, st, "tag", "-l"); tags != "checkpoints/"+id+"/initial_state\n" {
 		t.Fatalf("tags after init: %q", tags)
 	}
 
@@ -84,7 +85,7 @@ func TestRLMVariablesScenario(t *testing.T) {
 	setVar(t, st, id, "summary_text", "four risks", rlm.VarOptions{})
 	setVar(t, st, id, "risk_count", json.Number("5"), rlm.VarOptions{})
 	file := "sessions/sess-" + strings.TrimPrefix(id, "state-") + "/variables/risk_count.json"
-	log := git(t, st, "log", "--format=%s", "--", file)
+	log := storetest.Git(t, st, "log", "--format=%s", "--", file)
 	if log != "update "+file+"\nupdate "+file+"\ncreate "+file+"\n" {
 		t.Errorf("git log -- %s:\n%s", file, log)
 	}
@@ -93,12 +94,12 @@ func TestRLMVariablesScenario(t *testing.T) {
 	}
 
 	// Reads never commit; they count.
-	head := git(t, st, "rev-parse", "main")
+	head := storetest.Git(t, st, "rev-parse", "main")
 	for i := 0; i < 3; i++ {
 		st.States().Var(ctx, id, "risk_count", rlm.GetOptions{})
 	}
 	v, _ := st.States().Var(ctx, id, "risk_count", rlm.GetOptions{})
-	if git(t, st, "rev-parse", "main") != head || v.AccessCount == nil || *v.AccessCount < 4 {
+	if storetest.Git(t, st, "rev-parse", "main") != head || v.AccessCount == nil || *v.AccessCount < 4 {
 		t.Errorf("reads: head moved or access_count = %v", v.AccessCount)
 	}
 
@@ -147,7 +148,7 @@ func TestRLMVariablesScenario(t *testing.T) {
 	big := strings.Repeat("line of a long report\n", 600)
 	res := setVar(t, st, id, "long_report", big, rlm.VarOptions{})
 	dataFile := strings.TrimSuffix(res.File, ".json") + ".data"
-	if got := git(t, st, "show", "main:"+dataFile); got != big {
+	if got := storetest.Git(t, st, "show", "main:"+dataFile); got != big {
 		t.Fatalf(".data holds %d bytes, want the text", len(got))
 	}
 	if v, _ := st.States().Var(ctx, id, "long_report", rlm.GetOptions{}); v.Value != big || v.Type != rlm.TypeText {
@@ -157,7 +158,7 @@ func TestRLMVariablesScenario(t *testing.T) {
 		t.Fatalf("raw: %v", v.Value)
 	}
 	setVar(t, st, id, "long_report", big+"one more line\n", rlm.VarOptions{})
-	if d := git(t, st, "diff", "main~1", "main", "--", dataFile); !strings.Contains(d, "+one more line") {
+	if d := storetest.Git(t, st, "diff", "main~1", "main", "--", dataFile); !strings.Contains(d, "+one more line") {
 		t.Errorf("diff of a large value is not readable:\n%s", d)
 	}
 
@@ -171,7 +172,7 @@ func TestRLMVariablesScenario(t *testing.T) {
 	if _, err := st.States().Var(ctx, id, "first_draft", rlm.GetOptions{}); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("removed variable: %v", err)
 	}
-	fsck(t, st)
+	storetest.Fsck(t, st)
 
 	out, err := st.States().Export(ctx, id, rlm.ExportOptions{})
 	if err != nil {
@@ -247,7 +248,7 @@ func TestRLMSchemaExamples(t *testing.T) {
 
 func TestRLMFinalAndTaskTree(t *testing.T) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := storetest.New(t)
 	parent := initState(t, st, rlm.StateInit{Prompt: "root task", Tree: "tree-1a2b3c4d"})
 	child := initState(t, st, rlm.StateInit{Prompt: "leaf task", Parent: parent})
 	info, err := st.States().Get(ctx, child, store.ReadOptions{})
@@ -259,7 +260,7 @@ func TestRLMFinalAndTaskTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	// One commit carries the child's Final and the parent's result.
-	files := git(t, st, "show", "--name-only", "--format=", res.Mutation.Commit)
+	files := storetest.Git(t, st, "show", "--name-only", "--format=", res.Mutation.Commit)
 	if !strings.Contains(files, "states/"+child+"/variables/Final.json") || !strings.Contains(files, "states/"+parent+"/variables/"+rlm.ResultName(child)+".json") {
 		t.Fatalf("propagation commit changed:\n%s", files)
 	}
@@ -278,7 +279,7 @@ func TestRLMFinalAndTaskTree(t *testing.T) {
 	if ci.StateID != child || ci.CompletionStatus != "complete" {
 		t.Fatalf("newest state: %+v", ci)
 	}
-	fsck(t, st)
+	storetest.Fsck(t, st)
 	out, err := st.States().Export(ctx, child, rlm.ExportOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -288,7 +289,7 @@ func TestRLMFinalAndTaskTree(t *testing.T) {
 
 func TestRLMCheckpointsAndRollback(t *testing.T) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := storetest.New(t)
 	id := initState(t, st, rlm.StateInit{Prompt: "p"})
 	other := initState(t, st, rlm.StateInit{Prompt: "other"})
 	setVar(t, st, id, "plan", map[string]any{"steps": []any{"a", "b"}}, rlm.VarOptions{})
@@ -303,24 +304,24 @@ func TestRLMCheckpointsAndRollback(t *testing.T) {
 	if _, err := st.States().CreateCheckpoint(ctx, id, "before_decomposition", "", store.WriteOptions{}); !errors.Is(err, store.ErrExists) {
 		t.Fatalf("duplicate checkpoint: %v", err)
 	}
-	shown := git(t, st, "show", "--no-patch", "checkpoints/"+id+"/before_decomposition")
+	shown := storetest.Git(t, st, "show", "--no-patch", "checkpoints/"+id+"/before_decomposition")
 	for _, want := range []string{"Tagger: planner", "Checkpoint: " + ck.ID, "State: " + id, "plan agreed"} {
 		if !strings.Contains(shown, want) {
 			t.Errorf("git show lacks %q:\n%s", want, shown)
 		}
 	}
 	snapshot := func(rev string) string {
-		return git(t, st, "ls-tree", "-r", rev, "states/"+id, "sessions/sess-"+strings.TrimPrefix(id, "state-"), "temp/"+id)
+		return storetest.Git(t, st, "ls-tree", "-r", rev, "states/"+id, "sessions/sess-"+strings.TrimPrefix(id, "state-"), "temp/"+id)
 	}
 	before := snapshot("main")
-	otherBefore := git(t, st, "ls-tree", "-r", "main", "states/"+other)
+	otherBefore := storetest.Git(t, st, "ls-tree", "-r", "main", "states/"+other)
 	setVar(t, st, id, "plan", "replaced", rlm.VarOptions{})
 	setVar(t, st, id, "long_value", "short now", rlm.VarOptions{})
 	setVar(t, st, id, "extra", json.Number("1"), rlm.VarOptions{})
 	st.States().SetFinal(ctx, id, "done", store.WriteOptions{})
 	setVar(t, st, other, "unrelated", json.Number("2"), rlm.VarOptions{})
-	otherAfter := git(t, st, "ls-tree", "-r", "main", "states/"+other, "sessions/sess-"+strings.TrimPrefix(other, "state-"))
-	commits := strings.Count(git(t, st, "rev-list", "main"), "\n")
+	otherAfter := storetest.Git(t, st, "ls-tree", "-r", "main", "states/"+other, "sessions/sess-"+strings.TrimPrefix(other, "state-"))
+	commits := strings.Count(storetest.Git(t, st, "rev-list", "main"), "\n")
 
 	m, _, err := st.States().Rollback(ctx, id, "before_decomposition", rlm.RollbackOptions{}, store.WriteOptions{})
 	if err != nil {
@@ -329,17 +330,17 @@ func TestRLMCheckpointsAndRollback(t *testing.T) {
 	if got := snapshot("main"); got != before {
 		t.Fatalf("rollback is not byte-identical:\n%s\nwant:\n%s", got, before)
 	}
-	if got := strings.Count(git(t, st, "rev-list", "main"), "\n"); got != commits+1 {
+	if got := strings.Count(storetest.Git(t, st, "rev-list", "main"), "\n"); got != commits+1 {
 		t.Fatalf("rollback wrote %d commits", got-commits)
 	}
-	if git(t, st, "ls-tree", "-r", "main", "states/"+other, "sessions/sess-"+strings.TrimPrefix(other, "state-")) != otherAfter || otherBefore == "" {
+	if storetest.Git(t, st, "ls-tree", "-r", "main", "states/"+other, "sessions/sess-"+strings.TrimPrefix(other, "state-")) != otherAfter || otherBefore == "" {
 		t.Fatal("rollback touched another state")
 	}
-	msg := git(t, st, "log", "-1", "--format=%B", m.Commit)
+	msg := storetest.Git(t, st, "log", "-1", "--format=%B", m.Commit)
 	if !strings.Contains(msg, "Operation: rollback") || !strings.Contains(msg, "Checkpoint: "+ck.ID) {
 		t.Fatalf("rollback trailers:\n%s", msg)
 	}
-	fsck(t, st)
+	storetest.Fsck(t, st)
 
 	// 100 checkpoints at most; the 101st says what to prune.
 	for i := len(mustList(t, st, id)); i < checkpoint.MaxPerState; i++ {
@@ -362,7 +363,7 @@ func TestRLMCheckpointsAndRollback(t *testing.T) {
 	if n := len(mustList(t, st, id)); n != 89 {
 		t.Fatalf("%d checkpoints left", n)
 	}
-	fsck(t, st)
+	storetest.Fsck(t, st)
 }
 
 func mustList(t *testing.T, st *aiwgstate.Store, id string) []checkpoint.Checkpoint {
@@ -375,7 +376,7 @@ func mustList(t *testing.T, st *aiwgstate.Store, id string) []checkpoint.Checkpo
 
 func TestRLMVariableLimit(t *testing.T) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := storetest.New(t)
 	id := initState(t, st, rlm.StateInit{Prompt: "p"})
 	dir := "sessions/sess-" + strings.TrimPrefix(id, "state-") + "/variables/"
 	var ops []store.Op
@@ -404,7 +405,7 @@ func TestRLMVariableLimit(t *testing.T) {
 
 func TestRLMImportRoundTrip(t *testing.T) {
 	ctx := context.Background()
-	src := newStore(t)
+	src := storetest.New(t)
 	id := initState(t, src, rlm.StateInit{Prompt: "p"})
 	setVar(t, src, id, "a_value", json.Number("1"), rlm.VarOptions{})
 	setVar(t, src, id, "a_value", json.Number("2"), rlm.VarOptions{})
@@ -416,11 +417,11 @@ func TestRLMImportRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dst := newStore(t)
+	dst := storetest.New(t)
 	if _, err := dst.States().Import(ctx, out, store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	fsck(t, dst)
+	storetest.Fsck(t, dst)
 	again, err := dst.States().Export(ctx, id, rlm.ExportOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -463,22 +464,22 @@ func normalize(t *testing.T, doc []byte) string {
 // a variable's files as for documents, inline or kept beside the state.
 func TestVariablesKeepTheDocumentLimit(t *testing.T) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := storetest.New(t)
 	id := initState(t, st, rlm.StateInit{Prompt: "p"})
 	if _, err := st.SetConfig(ctx, "limits.max_document_bytes", []byte(`2000`), store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	before := git(t, st, "rev-parse", "main")
+	before := storetest.Git(t, st, "rev-parse", "main")
 	for _, v := range []string{strings.Repeat("x", 3000), strings.Repeat("y", 50000)} {
 		if _, err := st.States().SetVar(ctx, id, "big", v, rlm.VarOptions{}, store.WriteOptions{}); !errors.Is(err, store.ErrLimit) {
 			t.Fatalf("a %d-byte variable over a 2000-byte limit: %v", len(v), err)
 		}
 	}
-	if git(t, st, "rev-parse", "main") != before {
+	if storetest.Git(t, st, "rev-parse", "main") != before {
 		t.Fatal("a refused variable was committed")
 	}
 	setVar(t, st, id, "small", "fits", rlm.VarOptions{})
-	fsck(t, st)
+	storetest.Fsck(t, st)
 }
 
 // TestRLMImportRefusedChangesNothing: an import over the specification's limits is
@@ -486,7 +487,7 @@ func TestVariablesKeepTheDocumentLimit(t *testing.T) {
 // checkpoint named twice) takes back its commits and checkpoints.
 func TestRLMImportRefusedChangesNothing(t *testing.T) {
 	ctx := context.Background()
-	src := newStore(t)
+	src := storetest.New(t)
 	id := initState(t, src, rlm.StateInit{Prompt: "p"})
 	setVar(t, src, id, "a_value", json.Number("1"), rlm.VarOptions{})
 	src.States().CreateCheckpoint(ctx, id, "middle", "half way", store.WriteOptions{})
@@ -528,9 +529,9 @@ func TestRLMImportRefusedChangesNothing(t *testing.T) {
 		v := d["variables"].(map[string]any)["a_value"].(map[string]any)
 		v["type"], v["value"] = "number", "s"
 	})
-	dst := newStore(t)
-	before := git(t, dst, "for-each-ref")
-	head := git(t, dst, "rev-parse", "main")
+	dst := storetest.New(t)
+	before := storetest.Git(t, dst, "for-each-ref")
+	head := storetest.Git(t, dst, "rev-parse", "main")
 	for _, c := range []struct {
 		name string
 		doc  []byte
@@ -543,14 +544,14 @@ func TestRLMImportRefusedChangesNothing(t *testing.T) {
 		if _, err := dst.States().Import(ctx, c.doc, store.WriteOptions{}); !errors.Is(err, c.want) {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		if git(t, dst, "rev-parse", "main") != head || git(t, dst, "for-each-ref") != before {
-			t.Fatalf("%s: the refused import left commits or checkpoints:\n%s", c.name, git(t, dst, "for-each-ref"))
+		if storetest.Git(t, dst, "rev-parse", "main") != head || storetest.Git(t, dst, "for-each-ref") != before {
+			t.Fatalf("%s: the refused import left commits or checkpoints:\n%s", c.name, storetest.Git(t, dst, "for-each-ref"))
 		}
 	}
 	if _, err := dst.States().Import(ctx, out, store.WriteOptions{}); err != nil {
 		t.Fatalf("the document itself: %v", err)
 	}
-	fsck(t, dst)
+	storetest.Fsck(t, dst)
 }
 
 // TestRLMImportKeepsVariableSources: a variable's source as exported
@@ -558,7 +559,7 @@ func TestRLMImportRefusedChangesNothing(t *testing.T) {
 // mutation that last wrote it (the specification's examples have such variables).
 func TestRLMImportKeepsVariableSources(t *testing.T) {
 	ctx := context.Background()
-	src := newStore(t)
+	src := storetest.New(t)
 	id := initState(t, src, rlm.StateInit{Prompt: "p"})
 	setVar(t, src, id, "error_list", []any{"x"}, rlm.VarOptions{})
 	out, err := src.States().Export(ctx, id, rlm.ExportOptions{})
@@ -569,7 +570,7 @@ func TestRLMImportKeepsVariableSources(t *testing.T) {
 	json.Unmarshal(out, &d)
 	d["variables"].(map[string]any)["error_list"].(map[string]any)["source"] = "task-scan001"
 	edited, _ := json.Marshal(d)
-	dst := newStore(t)
+	dst := storetest.New(t)
 	if _, err := dst.States().Import(ctx, edited, store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -585,7 +586,7 @@ func TestRLMImportKeepsVariableSources(t *testing.T) {
 // change, and --shared (RollbackOptions.Shared) restores it.
 func TestRollbackOfANamedSession(t *testing.T) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := storetest.New(t)
 	id := initState(t, st, rlm.StateInit{Prompt: "p", Session: "sess-aaaa1111"})
 	setVar(t, st, id, "risk_count", json.Number("1"), rlm.VarOptions{})
 	if _, err := st.States().CreateCheckpoint(ctx, id, "cp1", "", store.WriteOptions{}); err != nil {
@@ -606,11 +607,11 @@ func TestRollbackOfANamedSession(t *testing.T) {
 	// Now another state shares the session.
 	initState(t, st, rlm.StateInit{Prompt: "q", Session: "sess-aaaa1111"})
 	setVar(t, st, id, "risk_count", json.Number("3"), rlm.VarOptions{})
-	head := git(t, st, "rev-parse", "main")
+	head := storetest.Git(t, st, "rev-parse", "main")
 	if _, _, err := st.States().Rollback(ctx, id, "cp1", rlm.RollbackOptions{}, store.WriteOptions{}); !errors.Is(err, store.ErrUsage) || !strings.Contains(err.Error(), "sessions/sess-aaaa1111") {
 		t.Errorf("rollback with only a shared session changed: %v", err)
 	}
-	if git(t, st, "rev-parse", "main") != head {
+	if storetest.Git(t, st, "rev-parse", "main") != head {
 		t.Error("the refused rollback wrote")
 	}
 	if _, _, err := st.States().Rollback(ctx, id, "cp1", rlm.RollbackOptions{Shared: true}, store.WriteOptions{}); err != nil || get() != "1" {
@@ -622,7 +623,7 @@ func TestRollbackOfANamedSession(t *testing.T) {
 // rolled back though its children share it.
 func TestRollbackOfAParentRestoresItsSession(t *testing.T) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := storetest.New(t)
 	parent := initState(t, st, rlm.StateInit{Prompt: "p"})
 	initState(t, st, rlm.StateInit{Prompt: "child", Parent: parent})
 	if _, err := st.States().CreateCheckpoint(ctx, parent, "ck1", "", store.WriteOptions{}); err != nil {
@@ -643,7 +644,7 @@ func TestRollbackOfAParentRestoresItsSession(t *testing.T) {
 // taken before reopens it. A complete state cannot end otherwise.
 func TestRLMStateEnds(t *testing.T) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := storetest.New(t)
 	id := initState(t, st, rlm.StateInit{Prompt: "p"})
 	setVar(t, st, id, "plan", "draft", rlm.VarOptions{})
 	if _, err := st.States().CreateCheckpoint(ctx, id, "before_end", "", store.WriteOptions{}); err != nil {
@@ -656,7 +657,7 @@ func TestRLMStateEnds(t *testing.T) {
 	if err != nil || info.CompletionStatus != "cancelled" || info.EndReason != "user stopped it" {
 		t.Fatalf("end: %+v %v", info, err)
 	}
-	if files := git(t, st, "show", "--name-only", "--format=", m.Commit); files != rlm.HeaderPath(id)+"\n" {
+	if files := storetest.Git(t, st, "show", "--name-only", "--format=", m.Commit); files != rlm.HeaderPath(id)+"\n" {
 		t.Errorf("the end's commit changed:\n%s", files)
 	}
 	if _, err := st.States().SetVar(ctx, id, "plan", "final draft", rlm.VarOptions{}, store.WriteOptions{}); !errors.Is(err, store.ErrReadOnly) {
@@ -680,7 +681,7 @@ func TestRLMStateEnds(t *testing.T) {
 		t.Errorf("the export does not say cancelled")
 	}
 	// Imported elsewhere, it is ended there too.
-	other := newStore(t)
+	other := storetest.New(t)
 	if info, err := other.States().Import(ctx, out, store.WriteOptions{}); err != nil || info.CompletionStatus != "cancelled" {
 		t.Fatalf("import: %+v %v", info, err)
 	}
@@ -706,7 +707,7 @@ func TestRLMStateEnds(t *testing.T) {
 	if _, _, err := st.States().End(ctx, id, "error", "", store.WriteOptions{}); !errors.Is(err, store.ErrReadOnly) || !strings.Contains(err.Error(), "complete") {
 		t.Errorf("ending a complete state: %v", err)
 	}
-	fsck(t, st)
+	storetest.Fsck(t, st)
 }
 
 // TestChildFinalOfAnEndedParent: a child that completes after its parent
@@ -714,7 +715,7 @@ func TestRLMStateEnds(t *testing.T) {
 // commit says so.
 func TestChildFinalOfAnEndedParent(t *testing.T) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := storetest.New(t)
 	parent := initState(t, st, rlm.StateInit{Prompt: "root", Tree: "tree-0a0b0c0d"})
 	child := initState(t, st, rlm.StateInit{Prompt: "leaf", Parent: parent})
 	if _, _, err := st.States().End(ctx, parent, "cancelled", "", store.WriteOptions{}); err != nil {
@@ -724,7 +725,7 @@ func TestChildFinalOfAnEndedParent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := git(t, st, "log", "-1", "--format=%(trailers:key=Parent-Ended,valueonly)", res.Mutation.Commit); strings.TrimSpace(got) != parent+" (cancelled)" {
+	if got := storetest.Git(t, st, "log", "-1", "--format=%(trailers:key=Parent-Ended,valueonly)", res.Mutation.Commit); strings.TrimSpace(got) != parent+" (cancelled)" {
 		t.Errorf("Parent-Ended trailer: %q", got)
 	}
 	if _, err := st.States().Var(ctx, parent, rlm.ResultName(child), rlm.GetOptions{}); err == nil {
@@ -736,7 +737,7 @@ func TestChildFinalOfAnEndedParent(t *testing.T) {
 // children have completed or ended (the RLM state specification's completion propagation).
 func TestParentFinalWaitsForChildren(t *testing.T) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := storetest.New(t)
 	parent := initState(t, st, rlm.StateInit{Prompt: "root", Tree: "tree-1a1a1a1a"})
 	done := initState(t, st, rlm.StateInit{Prompt: "leaf 1", Parent: parent})
 	running := initState(t, st, rlm.StateInit{Prompt: "leaf 2", Parent: parent})

@@ -5,13 +5,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aiwg/aiwg-state/internal/storetest"
 	"github.com/aiwg/aiwg-state/store"
 )
 
 // TestFileDiffPatch: a diff's RFC 6902 patch, whole or scoped to a key,
 // with pointers from the document root.
 func TestFileDiffPatch(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	if _, err := st.Put(ctx, "plan.json", []byte(`{"risk":{"level":"low","owner":"a"},"steps":[1]}`), store.WriteOptions{}); err != nil {
 		t.Fatal(err)
@@ -41,7 +42,7 @@ func TestFileDiffPatch(t *testing.T) {
 // moved by mv or by plain git; one moved and changed is a deletion and
 // an addition, as git without similarity detection shows it.
 func TestDiffShowsMovesAsRenames(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	for _, f := range []string{"a.json", "b.json"} {
 		if _, err := st.Put(ctx, f, []byte(`{"k":"`+f+`"}`), store.WriteOptions{}); err != nil {

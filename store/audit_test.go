@@ -13,6 +13,7 @@ import (
 	"time"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/internal/storetest"
 	"github.com/aiwg/aiwg-state/internal/testutil"
 	"github.com/aiwg/aiwg-state/merge"
 	"github.com/aiwg/aiwg-state/objects"
@@ -37,7 +38,7 @@ type auditHistory struct {
 
 func newAuditHistory(t *testing.T, seed uint64) *auditHistory {
 	return &auditHistory{
-		t: t, st: newStore(t), rng: rand.New(rand.NewPCG(seed, 7)),
+		t: t, st: storetest.New(t), rng: rand.New(rand.NewPCG(seed, 7)),
 		clock: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
 		docs:  []string{"a.json", "dir/b.json", "dir/c.json"},
 		keys:  []string{"x", "y.p", "y.q", "list.0", "list.1", "z"},
@@ -284,7 +285,7 @@ func TestBlameAndKeyLogMatchReplay(t *testing.T) {
 }
 
 func TestLogFollowAndBlameAcrossMove(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	wo := store.WriteOptions{Agent: "planner"}
 	m1, _ := st.Set(ctx, "plan.json", "risk.level", []byte(`"low"`), wo)
@@ -323,7 +324,7 @@ func TestLogFollowAndBlameAcrossMove(t *testing.T) {
 // TestBisect finds the first commit at which a predicate holds, reading
 // O(log n) states, and agrees with a linear scan.
 func TestBisect(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	var commits []string
 	for i := 0; i < 100; i++ {
@@ -372,7 +373,7 @@ func TestBisect(t *testing.T) {
 // its line; first-parent blame names the merge that brought it in.
 func TestBlameAllParentsFollowsMerges(t *testing.T) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := storetest.New(t)
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	wo := func(agent, branch string, s int) store.WriteOptions {
 		return store.WriteOptions{Agent: agent, Branch: branch, Time: t0.Add(time.Duration(s) * time.Second)}
@@ -419,7 +420,7 @@ func TestBlameAllParentsFollowsMerges(t *testing.T) {
 	// key is on a line of its own in the canonical file. Not for c: the
 	// merge gave its line a comma (d follows it now), so git blames the
 	// line on the merge while the key's value is alice's.
-	porcelain := git(t, st, "blame", "--line-porcelain", "main", "--", "d.json")
+	porcelain := storetest.Git(t, st, "blame", "--line-porcelain", "main", "--", "d.json")
 	commit, compared := "", 0
 	for _, l := range strings.Split(porcelain, "\n") {
 		if f := strings.Fields(l); len(f) >= 3 && len(f[0]) == 40 {
@@ -447,7 +448,7 @@ func TestBlameAllParentsFollowsMerges(t *testing.T) {
 // trailers) is detected as git detects an exact rename, so log --follow
 // and blame continue under the old name; git log --follow agrees.
 func TestFollowAndBlameAcrossAPlainGitMove(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	m1, _ := st.Set(ctx, "plan.json", "risk.level", []byte(`"low"`), store.WriteOptions{Agent: "planner"})
 	m2, _ := st.Set(ctx, "plan.json", "owner", []byte(`"ops"`), store.WriteOptions{Agent: "bob"})
@@ -462,7 +463,7 @@ func TestFollowAndBlameAcrossAPlainGitMove(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := strings.Fields(git(t, st, "log", "--follow", "--format=%H", "main", "--", "docs/plan.json"))
+	want := strings.Fields(storetest.Git(t, st, "log", "--follow", "--format=%H", "main", "--", "docs/plan.json"))
 	if !slices.Equal(got, want) || len(want) != 4 {
 		t.Fatalf("log --follow across git mv:\n got %v\nwant %v (git log --follow)", got, want)
 	}

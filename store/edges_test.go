@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/internal/storetest"
 	"github.com/aiwg/aiwg-state/internal/testutil"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/store"
@@ -88,7 +89,7 @@ func (a *answers) check(t *testing.T, dir, step string) {
 // through a long-lived Store and a fresh one, and after every step runs
 // git fsck --strict and asks every known answer.
 func TestGitMaintenanceMatrix(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	dir := st.Dir()
 	a := &answers{now: map[string]string{}, early: map[string]string{}, sets: map[string]int{}, last: map[string]string{}}
 	for i := range 4 {
@@ -214,13 +215,13 @@ func TestSHA256RepositoryIsRefused(t *testing.T) {
 // broken makes writes refuse, naming the damage and the repair, and
 // `config` repairs it.
 func TestBrokenManifestIsRepairedByConfig(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	if _, err := st.Set(ctx, "docs/a.json", "k", []byte("1"), store.WriteOptions{Agent: "a"}); err != nil {
 		t.Fatal(err)
 	}
-	c := plainCommit(t, st, store.ManifestPath, "{ not json")
-	git(t, st, "update-ref", "refs/heads/main", c)
+	c := storetest.PlainCommit(t, st, store.ManifestPath, "{ not json")
+	storetest.Git(t, st, "update-ref", "refs/heads/main", c)
 	_, err := st.Set(ctx, "docs/a.json", "k", []byte("2"), store.WriteOptions{Agent: "a"})
 	var be *store.BrokenFileError
 	if !errors.Is(err, store.ErrBadManifest) || !errors.As(err, &be) || be.Kind != store.BrokenManifest {
@@ -235,5 +236,5 @@ func TestBrokenManifestIsRepairedByConfig(t *testing.T) {
 	if _, err := st.Set(ctx, "docs/a.json", "k", []byte("2"), store.WriteOptions{Agent: "a"}); err != nil {
 		t.Fatalf("write after the repair: %v", err)
 	}
-	fsck(t, st)
+	storetest.Fsck(t, st)
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/internal/storetest"
 	"github.com/aiwg/aiwg-state/store"
 )
 
@@ -45,10 +46,10 @@ func TestPacksAreRolledUpAutomatically(t *testing.T) {
 	if len(packs) > 50 {
 		t.Fatalf("%d packs after %d writes that each filled one: no automatic roll-up", len(packs), writes)
 	}
-	if got := git(t, st, "rev-list", "--count", "main"); got != fmt.Sprintf("%d\n", writes+1) {
+	if got := storetest.Git(t, st, "rev-list", "--count", "main"); got != fmt.Sprintf("%d\n", writes+1) {
 		t.Fatalf("rev-list --count = %q", got)
 	}
-	fsck(t, st)
+	storetest.Fsck(t, st)
 }
 
 // TestObjectBytesCountsObjectsOnly: what gc reports is the objects' size,
@@ -99,7 +100,7 @@ func TestObjectBytesCountsObjectsOnly(t *testing.T) {
 // gc indexes the pack again and removes the rest, and the history reads.
 func TestFsckNamesPackLeftoversAndGCRepairs(t *testing.T) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := storetest.New(t)
 	for i := 0; i < 3; i++ {
 		if _, err := st.Set(ctx, "d.json", "n", []byte(fmt.Sprint(i)), store.WriteOptions{Agent: "a"}); err != nil {
 			t.Fatal(err)
@@ -150,7 +151,7 @@ func TestFsckNamesPackLeftoversAndGCRepairs(t *testing.T) {
 	if rep, err := st.Fsck(ctx); err != nil || len(rep.Problems) != 0 {
 		t.Fatalf("after gc: %+v, %v", rep, err)
 	}
-	fsck(t, st)
+	storetest.Fsck(t, st)
 	if got, err := st.Get(ctx, "d.json", "n", store.ReadOptions{}); err != nil || strings.TrimSpace(string(got)) != "2" {
 		t.Fatalf("get = %s, %v", got, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/aiwg/aiwg-state/internal/storetest"
 	"github.com/aiwg/aiwg-state/policy"
 	"github.com/aiwg/aiwg-state/store"
 )
@@ -19,7 +20,7 @@ const ownSessionsPolicy = `{
 
 func TestPolicyIsCheckedOnEveryWrite(t *testing.T) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := storetest.New(t)
 	if _, err := st.SetPolicy(ctx, []byte(`{"rules": [{"agents": ["a"], "paths": ["x"], "efect": "deny"}]}`), store.WriteOptions{Agent: "conductor"}); !errors.Is(err, policy.ErrInvalid) {
 		t.Fatalf("invalid policy accepted: %v", err)
 	}
@@ -51,5 +52,5 @@ func TestPolicyIsCheckedOnEveryWrite(t *testing.T) {
 	if _, err := st.SetPolicy(ctx, []byte(`{"default": "allow", "rules": []}`), store.WriteOptions{Agent: "pulse"}); !errors.Is(err, store.ErrDenied) {
 		t.Fatalf("a worker changed the policy: %v", err)
 	}
-	fsck(t, st)
+	storetest.Fsck(t, st)
 }

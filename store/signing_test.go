@@ -12,6 +12,7 @@ import (
 
 	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/internal/signtest"
+	"github.com/aiwg/aiwg-state/internal/storetest"
 	"github.com/aiwg/aiwg-state/merge"
 	"github.com/aiwg/aiwg-state/policy"
 	"github.com/aiwg/aiwg-state/repo"
@@ -27,10 +28,10 @@ import (
 // stay unsigned.
 func TestSignedWritesVerifyWithGit(t *testing.T) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := storetest.New(t)
 	keys := t.TempDir()
 	alice := signtest.NewKey(t, keys, "alice")
-	git(t, st, "config", "aiwg.alice.signingKey", alice.Path)
+	storetest.Git(t, st, "config", "aiwg.alice.signingKey", alice.Path)
 	wo := store.WriteOptions{Agent: "alice"}
 	m, err := st.Set(ctx, "docs/a.json", "v", []byte("1"), wo)
 	if err != nil {
@@ -60,7 +61,7 @@ func TestSignedWritesVerifyWithGit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fsck(t, st)
+	storetest.Fsck(t, st)
 
 	p, err := policy.Parse([]byte(`{"default": "allow", "rules": [], "signers": {"alice": ["` + alice.Public + `"]}}`))
 	if err != nil {
@@ -91,14 +92,14 @@ func TestSignedWritesVerifyWithGit(t *testing.T) {
 	if out, ok := signtest.GitVerify(t, st.Dir(), allowed, unsigned.Commit); ok {
 		t.Errorf("bob's unsigned commit verified:\n%s", out)
 	}
-	if out := git(t, st, "-c", "gpg.ssh.allowedSignersFile="+allowed, "log", "--show-signature", "-1", rb.Commit); !strings.Contains(out, `Good "git" signature for alice@agents.invalid`) {
+	if out := storetest.Git(t, st, "-c", "gpg.ssh.allowedSignersFile="+allowed, "log", "--show-signature", "-1", rb.Commit); !strings.Contains(out, `Good "git" signature for alice@agents.invalid`) {
 		t.Errorf("git log --show-signature:\n%s", out)
 	}
 }
 
 func catCommit(t *testing.T, st *aiwgstate.Store, c string) []byte {
 	t.Helper()
-	return []byte(git(t, st, "cat-file", "commit", c))
+	return []byte(storetest.Git(t, st, "cat-file", "commit", c))
 }
 
 // TestSigningKeyConfiguration: the write's own key comes first, then the
@@ -107,7 +108,7 @@ func catCommit(t *testing.T, st *aiwgstate.Store, c string) []byte {
 // writes nothing.
 func TestSigningKeyConfiguration(t *testing.T) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := storetest.New(t)
 	keys := t.TempDir()
 	alice, shared, flag := signtest.NewKey(t, keys, "alice"), signtest.NewKey(t, keys, "shared"), signtest.NewKey(t, keys, "flag")
 	signedBy := func(wo store.WriteOptions) signtest.Key {
@@ -133,22 +134,22 @@ func TestSigningKeyConfiguration(t *testing.T) {
 	if k := signedBy(store.WriteOptions{Agent: "alice"}); k.Path != "" {
 		t.Fatalf("unconfigured: signed by %s", k.Path)
 	}
-	git(t, st, "config", "user.signingKey", shared.Path)
+	storetest.Git(t, st, "config", "user.signingKey", shared.Path)
 	if k := signedBy(store.WriteOptions{Agent: "alice"}); k.Path != "" {
 		t.Fatalf("user.signingKey without gpg.format=ssh signed (git would not take it as an SSH key)")
 	}
-	git(t, st, "config", "gpg.format", "ssh")
+	storetest.Git(t, st, "config", "gpg.format", "ssh")
 	if k := signedBy(store.WriteOptions{Agent: "bob"}); k.Path != shared.Path {
 		t.Fatalf("user.signingKey: signed by %q", k.Path)
 	}
-	git(t, st, "config", "aiwg.alice.signingKey", alice.Path+".pub") // the public half names the private
+	storetest.Git(t, st, "config", "aiwg.alice.signingKey", alice.Path+".pub") // the public half names the private
 	if k := signedBy(store.WriteOptions{Agent: "alice"}); k.Path != alice.Path {
 		t.Fatalf("aiwg.alice.signingKey: signed by %q", k.Path)
 	}
 	if k := signedBy(store.WriteOptions{Agent: "alice", SigningKey: flag.Path}); k.Path != flag.Path {
 		t.Fatalf("WriteOptions.SigningKey: signed by %q", k.Path)
 	}
-	head := git(t, st, "rev-parse", "HEAD")
+	head := storetest.Git(t, st, "rev-parse", "HEAD")
 	for name, content := range map[string]string{"missing": "", "garbage": "not a key\n"} {
 		path := filepath.Join(keys, name)
 		if content != "" {
@@ -159,10 +160,10 @@ func TestSigningKeyConfiguration(t *testing.T) {
 			t.Errorf("%s key: %v", name, err)
 		}
 	}
-	if got := git(t, st, "rev-parse", "HEAD"); got != head {
+	if got := storetest.Git(t, st, "rev-parse", "HEAD"); got != head {
 		t.Fatalf("a failed signing moved the branch")
 	}
-	fsck(t, st)
+	storetest.Fsck(t, st)
 }
 
 var counter int
@@ -175,10 +176,10 @@ func m0() string { counter++; return strings.Repeat("x", counter) }
 func TestSignedCheckpointsVerifyWithGit(t *testing.T) {
 	signtest.NeedSSHKeygen(t)
 	ctx := context.Background()
-	st := newStore(t)
+	st := storetest.New(t)
 	keys := t.TempDir()
 	alice := signtest.NewKey(t, keys, "alice")
-	git(t, st, "config", "aiwg.alice.signingKey", alice.Path)
+	storetest.Git(t, st, "config", "aiwg.alice.signingKey", alice.Path)
 	wo := store.WriteOptions{Agent: "alice"}
 	info, _, err := st.States().Init(ctx, rlm.StateInit{Prompt: "p"}, wo)
 	if err != nil {
@@ -205,7 +206,7 @@ func TestSignedCheckpointsVerifyWithGit(t *testing.T) {
 	if out, ok := signtest.GitVerify(t, st.Dir(), allowed, m.Commit); !ok {
 		t.Errorf("rollback commit:\n%s", out)
 	}
-	fsck(t, st)
+	storetest.Fsck(t, st)
 }
 
 // TestWritesThePolicyWouldRefuseFailInProcess: where the policy requires
@@ -214,14 +215,14 @@ func TestSignedCheckpointsVerifyWithGit(t *testing.T) {
 // its own key it lands. Agents the policy does not name write unsigned.
 func TestWritesThePolicyWouldRefuseFailInProcess(t *testing.T) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := storetest.New(t)
 	keys := t.TempDir()
 	alice, bob := signtest.NewKey(t, keys, "alice"), signtest.NewKey(t, keys, "bob")
 	pol := `{"default": "allow", "rules": [], "require_signed": ["alice"], "signers": {"alice": ["` + alice.Public + `"], "bob": ["` + bob.Public + `"]}}`
 	if _, err := st.SetPolicy(ctx, []byte(pol), store.WriteOptions{Agent: "admin"}); err != nil {
 		t.Fatal(err)
 	}
-	head := git(t, st, "rev-parse", "HEAD")
+	head := storetest.Git(t, st, "rev-parse", "HEAD")
 	for name, wo := range map[string]store.WriteOptions{
 		"no key":    {Agent: "alice"},
 		"bob's key": {Agent: "alice", SigningKey: bob.Path},
@@ -231,7 +232,7 @@ func TestWritesThePolicyWouldRefuseFailInProcess(t *testing.T) {
 			t.Errorf("%s: %v, want ErrDenied", name, err)
 		}
 	}
-	if git(t, st, "rev-parse", "HEAD") != head {
+	if storetest.Git(t, st, "rev-parse", "HEAD") != head {
 		t.Fatal("a refused write moved the branch")
 	}
 	if _, err := st.Set(ctx, "docs/a.json", "v", []byte("1"), store.WriteOptions{Agent: "alice", SigningKey: alice.Path}); err != nil {
@@ -240,7 +241,7 @@ func TestWritesThePolicyWouldRefuseFailInProcess(t *testing.T) {
 	if _, err := st.Set(ctx, "docs/b.json", "v", []byte("1"), store.WriteOptions{Agent: "carol"}); err != nil {
 		t.Fatalf("an agent that need not sign: %v", err)
 	}
-	fsck(t, st)
+	storetest.Fsck(t, st)
 }
 
 // TestSigningKeyChangesAreSeenAtOnce: a store kept open (as a server
@@ -248,7 +249,7 @@ func TestWritesThePolicyWouldRefuseFailInProcess(t *testing.T) {
 // rewritten within the same tick of the file clock to the same length.
 func TestSigningKeyChangesAreSeenAtOnce(t *testing.T) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := storetest.New(t)
 	keys := t.TempDir()
 	k1, k2 := signtest.NewKey(t, keys, "key1"), signtest.NewKey(t, keys, "key2")
 	p, err := policy.Parse([]byte(`{"rules": [], "signers": {"a": ["` + k1.Public + `"], "b": ["` + k2.Public + `"]}}`))
@@ -256,7 +257,7 @@ func TestSigningKeyChangesAreSeenAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, k := range []signtest.Key{k1, k2, k1, k2} {
-		git(t, st, "config", "aiwg.alice.signingKey", k.Path)
+		storetest.Git(t, st, "config", "aiwg.alice.signingKey", k.Path)
 		m, err := st.Set(ctx, "docs/a.json", "v", []byte(fmt.Sprint(i)), store.WriteOptions{Agent: "alice"})
 		if err != nil {
 			t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/internal/storetest"
 	"github.com/aiwg/aiwg-state/internal/testutil"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/statedoc"
@@ -64,13 +65,13 @@ func edit(t *testing.T, st *aiwgstate.Store, subject string, e store.StateEdit) 
 	if err != nil {
 		t.Fatalf("%s: %v", subject, err)
 	}
-	fsck(t, st)
+	storetest.Fsck(t, st)
 	return m
 }
 
 func TestStateDocumentWithShards(t *testing.T) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := storetest.New(t)
 	edit(t, st, "goal create", func(d any) (any, []verbiage.Path, error) { return statedoc.CreateGoal(d, "ops", "") })
 	// Mount a sub-goal with an inline init: the shard and the parent's ref
 	// land in one commit.
@@ -78,21 +79,21 @@ func TestStateDocumentWithShards(t *testing.T) {
 		return statedoc.SetPath(d, verbiage.MustParsePath("GOALS.OPS.SUB-GOALS.QUEUE"),
 			`ref file://state/OPS/QUEUE.json {"title": "QUEUE", "events": [], "in-flight": false, "last-seen-idx": -1}`)
 	})
-	if got := git(t, st, "show", "--name-only", "--format=", m.Commit); got != "state/OPS/QUEUE.json\nstate/state.json\n" {
+	if got := storetest.Git(t, st, "show", "--name-only", "--format=", m.Commit); got != "state/OPS/QUEUE.json\nstate/state.json\n" {
 		t.Fatalf("the mount commit changed:\n%s", got)
 	}
-	if got := git(t, st, "show", "main:state/state.json"); !strings.Contains(got, `"QUEUE": "ref file://state/OPS/QUEUE.json"`) {
+	if got := storetest.Git(t, st, "show", "main:state/state.json"); !strings.Contains(got, `"QUEUE": "ref file://state/OPS/QUEUE.json"`) {
 		t.Fatalf("parent:\n%s", got)
 	}
 	// A write inside the mount changes the shard only; the parent keeps its ref.
-	parent := git(t, st, "rev-parse", "main:state/state.json")
+	parent := storetest.Git(t, st, "rev-parse", "main:state/state.json")
 	m = edit(t, st, "event add", func(d any) (any, []verbiage.Path, error) {
 		return statedoc.AddEvent(d, "ops", "queue", statedoc.Event{ID: "E1", Type: "reply", Body: "hi", CreatedAt: time.Now()})
 	})
-	if got := git(t, st, "show", "--name-only", "--format=", m.Commit); got != "state/OPS/QUEUE.json\n" {
+	if got := storetest.Git(t, st, "show", "--name-only", "--format=", m.Commit); got != "state/OPS/QUEUE.json\n" {
 		t.Fatalf("event add changed:\n%s", got)
 	}
-	if git(t, st, "rev-parse", "main:state/state.json") != parent {
+	if storetest.Git(t, st, "rev-parse", "main:state/state.json") != parent {
 		t.Fatal("the parent document changed")
 	}
 	if len(m.Changes) != 1 || m.Changes[0].Path() != "state/OPS/QUEUE.json#EVENTS" {
@@ -120,7 +121,7 @@ func TestStateDocumentWithShards(t *testing.T) {
 		t.Fatalf("read at HEAD~1: %v", err)
 	}
 	// Domain errors change nothing.
-	head := git(t, st, "rev-parse", "main")
+	head := storetest.Git(t, st, "rev-parse", "main")
 	_, err = st.EditState(ctx, "", store.WriteOptions{}, "", func(d any) (any, []verbiage.Path, error) {
 		return statedoc.SetPath(d, verbiage.MustParsePath("GOALS.OPS.SUB-GOALS.OTHER"), "ref file://state/OPS/QUEUE.json {}")
 	})
@@ -130,18 +131,18 @@ func TestStateDocumentWithShards(t *testing.T) {
 	if _, err := st.ResetState(ctx, "", store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if got := git(t, st, "show", "main:state/state.json"); got != string(statedoc.DefaultStateDocument()) {
+	if got := storetest.Git(t, st, "show", "main:state/state.json"); got != string(statedoc.DefaultStateDocument()) {
 		t.Fatalf("after reset:\n%s", got)
 	}
-	if git(t, st, "rev-parse", "main~1") != head {
+	if storetest.Git(t, st, "rev-parse", "main~1") != head {
 		t.Fatal("the refused init wrote a commit")
 	}
-	fsck(t, st)
+	storetest.Fsck(t, st)
 }
 
 func TestRuledDocumentsCheckedOnEveryWrite(t *testing.T) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := storetest.New(t)
 	wo := store.WriteOptions{}
 	// init wrote the default state document.
 	if got, err := st.Cat(ctx, "state/state.json", store.ReadOptions{}); err != nil || !bytes.Equal(got, statedoc.DefaultStateDocument()) {
@@ -156,7 +157,7 @@ func TestRuledDocumentsCheckedOnEveryWrite(t *testing.T) {
 	}, wo); err != nil {
 		t.Fatalf("a shard and its ref in one batch: %v", err)
 	}
-	head := git(t, st, "rev-parse", "main")
+	head := storetest.Git(t, st, "rev-parse", "main")
 	refused := []struct {
 		name string
 		op   store.Op
@@ -175,7 +176,7 @@ func TestRuledDocumentsCheckedOnEveryWrite(t *testing.T) {
 			t.Errorf("%s: err = %v, want %v", c.name, err, c.want)
 		}
 	}
-	if git(t, st, "rev-parse", "main") != head {
+	if storetest.Git(t, st, "rev-parse", "main") != head {
 		t.Fatal("a refused write made a commit")
 	}
 	// Other documents are not ruled, and an unmounted file is free.
@@ -185,12 +186,12 @@ func TestRuledDocumentsCheckedOnEveryWrite(t *testing.T) {
 	if _, err := st.Set(ctx, "state/UNMOUNTED.json", "lower_case", []byte(`1`), wo); err != nil {
 		t.Fatal(err)
 	}
-	fsck(t, st)
+	storetest.Fsck(t, st)
 }
 
 func TestManifestDeclaresRuledDocuments(t *testing.T) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := storetest.New(t)
 	gitWrite(t, st, "100644", map[string]string{
 		store.ManifestPath: `{"format": 1, "limits": {"max_document_bytes": 10485760}, "verbiage": {"documents": ["agents/*/state.json"]}}`,
 	})
@@ -212,7 +213,7 @@ func TestManifestDeclaresRuledDocuments(t *testing.T) {
 	if _, err := st.StateDoc(ctx, "state/state.json", store.ReadOptions{}); !errors.Is(err, store.ErrUsage) {
 		t.Fatalf("state verbs on an undeclared document: %v", err)
 	}
-	fsck(t, st)
+	storetest.Fsck(t, st)
 }
 
 func TestInvalidStateFromPlainGit(t *testing.T) {
@@ -229,7 +230,7 @@ func TestInvalidStateFromPlainGit(t *testing.T) {
 		{"not JSON", "100644", map[string]string{"state/state.json": `{`}, objects.ErrInvalidJSON},
 	}
 	for _, c := range cases {
-		st := newStore(t)
+		st := storetest.New(t)
 		gitWrite(t, st, c.mode, c.files)
 		_, err := st.StateDoc(ctx, "", store.ReadOptions{})
 		if !errors.Is(err, statedoc.ErrInvalidState) || (c.also != nil && !errors.Is(err, c.also)) {
@@ -249,7 +250,7 @@ func TestInvalidStateFromPlainGit(t *testing.T) {
 
 func TestSymlinkShardRefused(t *testing.T) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := storetest.New(t)
 	gitWrite(t, st, "100644", map[string]string{
 		"state/state.json": `{"ACTIVE-PROJECT": {}, "GOALS": {"X": "ref file://LINK.json"}, "ITEMS": {}}`,
 	})

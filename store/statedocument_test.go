@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aiwg/aiwg-state/internal/storetest"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/statedoc"
 	"github.com/aiwg/aiwg-state/store"
@@ -19,7 +20,7 @@ import (
 // write one commit with the CLI's subject and a Path trailer per key, the
 // reads seeing what the writes left, through a shard.
 func TestStateDocumentVerbs(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	doc := st.StateDocument("")
 	wo := store.WriteOptions{Agent: "planner"}
@@ -139,13 +140,13 @@ func TestStateDocumentVerbs(t *testing.T) {
 	if _, err := doc.Load(ctx, store.ReadOptions{At: "HEAD~1"}); err != nil {
 		t.Fatal(err)
 	}
-	fsck(t, st)
+	storetest.Fsck(t, st)
 }
 
 // TestStateDocumentNamesItsDocument: a handle on a document the manifest
 // does not rule is refused; Path names the default document.
 func TestStateDocumentNamesItsDocument(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	if _, err := st.StateDocument("notes/a.json").CreateGoal(ctx, "g", "", store.WriteOptions{}); !errors.Is(err, store.ErrUsage) {
 		t.Fatalf("an unruled document: %v", err)

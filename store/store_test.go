@@ -12,39 +12,14 @@ import (
 
 	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/internal/storetest"
-	"github.com/aiwg/aiwg-state/internal/testutil"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/store"
 	"github.com/aiwg/aiwg-state/verbiage"
 )
 
-func newStore(t testing.TB) *aiwgstate.Store {
-	t.Helper()
-	return storetest.New(t)
-}
-
-// git runs the git CLI against the store: the oracle of these tests.
-func git(t testing.TB, st *aiwgstate.Store, args ...string) string {
-	t.Helper()
-	return testutil.RunGit(t, st.Dir(), args...)
-}
-
-func fsck(t testing.TB, st *aiwgstate.Store) {
-	t.Helper()
-	testutil.Fsck(t, st.Dir())
-}
-
-// plainCommit makes, with git plumbing alone, a commit on top of HEAD
-// that writes body at path, as a plain git user would; it returns the
-// commit, which no ref names yet.
-func plainCommit(t testing.TB, st *aiwgstate.Store, path, body string) string {
-	t.Helper()
-	return testutil.CommitFile(t, testutil.Git{GitDir: st.Dir()}, "HEAD", path, body, "by hand\n")
-}
-
 func TestEveryMutationIsOneCommitWithTrailers(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	wo := store.WriteOptions{Agent: "planner", Source: "task-42", Correlation: "run-7"}
 	steps := []struct {
@@ -70,45 +45,45 @@ func TestEveryMutationIsOneCommitWithTrailers(t *testing.T) {
 		if !verbiage.ValidID("mut", m.MutationID) {
 			t.Fatalf("step %d: mutation id %q", i, m.MutationID)
 		}
-		log := strings.TrimRight(git(t, st, "log", "-1", "--format=%an%n%(trailers:key=Operation,valueonly)%(trailers:key=Path,valueonly)%(trailers:key=Mutation-Id,valueonly)%(trailers:key=Source,valueonly)%(trailers:key=Correlation-Id,valueonly)"), "\n") + "\n"
+		log := strings.TrimRight(storetest.Git(t, st, "log", "-1", "--format=%an%n%(trailers:key=Operation,valueonly)%(trailers:key=Path,valueonly)%(trailers:key=Mutation-Id,valueonly)%(trailers:key=Source,valueonly)%(trailers:key=Correlation-Id,valueonly)"), "\n") + "\n"
 		want := fmt.Sprintf("planner\n%s\n%s\n%s\ntask-42\nrun-7\n", s.op, s.pth, m.MutationID)
 		if log != want {
 			t.Fatalf("step %d: git log:\n%s\nwant:\n%s", i, log, want)
 		}
 	}
-	if n := strings.Count(git(t, st, "rev-list", "main"), "\n"); n != len(steps)+1 {
+	if n := strings.Count(storetest.Git(t, st, "rev-list", "main"), "\n"); n != len(steps)+1 {
 		t.Fatalf("%d commits, want %d", n, len(steps)+1)
 	}
-	if got := git(t, st, "show", "main:plan.json"); got != "{\n  \"risk\": {\n    \"level\": \"high\"\n  }\n}\n" {
+	if got := storetest.Git(t, st, "show", "main:plan.json"); got != "{\n  \"risk\": {\n    \"level\": \"high\"\n  }\n}\n" {
 		t.Fatalf("git show = %q", got)
 	}
-	fsck(t, st)
+	storetest.Fsck(t, st)
 }
 
 func TestNoOpWriteMakesNoCommit(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	if _, err := st.Set(ctx, "a.json", "k", []byte(`{"b": 1, "a": [true]}`), store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	head := git(t, st, "rev-parse", "main")
+	head := storetest.Git(t, st, "rev-parse", "main")
 	for _, v := range []string{`{"a":[true],"b":1}`, "{\n\"b\":1,\"a\":[ true ]}"} {
 		if _, err := st.Set(ctx, "a.json", "k", []byte(v), store.WriteOptions{}); !errors.Is(err, store.ErrNoChange) {
 			t.Fatalf("set %s: err = %v, want ErrNoChange", v, err)
 		}
 	}
-	if git(t, st, "rev-parse", "main") != head {
+	if storetest.Git(t, st, "rev-parse", "main") != head {
 		t.Fatal("a no-op moved the branch")
 	}
 }
 
 func TestBadInputChangesNothing(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	if _, err := st.Set(ctx, "a.json", "s", []byte(`"text"`), store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	head := git(t, st, "rev-parse", "main")
+	head := storetest.Git(t, st, "rev-parse", "main")
 	cases := []struct {
 		name string
 		do   func() error
@@ -166,14 +141,14 @@ func TestBadInputChangesNothing(t *testing.T) {
 			t.Errorf("%s: err = %v, want %v", c.name, err, c.want)
 		}
 	}
-	if git(t, st, "rev-parse", "main") != head {
+	if storetest.Git(t, st, "rev-parse", "main") != head {
 		t.Fatal("bad input moved the branch")
 	}
-	fsck(t, st)
+	storetest.Fsck(t, st)
 }
 
 func TestReadAtRevisions(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	var times []time.Time
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -184,7 +159,7 @@ func TestReadAtRevisions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	git(t, st, "tag", "v1", "main~2")
+	storetest.Git(t, st, "tag", "v1", "main~2")
 	cases := map[string]string{
 		"": "3", "HEAD": "3", "HEAD~1": "2", "main~3": "0", "v1": "1",
 		times[2].Add(30 * time.Minute).Format(time.RFC3339): "2",
@@ -202,7 +177,7 @@ func TestReadAtRevisions(t *testing.T) {
 }
 
 func TestExpect(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	m1, _ := st.Set(ctx, "a.json", "n", []byte(`1`), store.WriteOptions{})
 	m2, _ := st.Set(ctx, "a.json", "n", []byte(`2`), store.WriteOptions{})
@@ -217,7 +192,7 @@ func TestExpect(t *testing.T) {
 }
 
 func TestLogFiltersAndFileHistoryMatchGit(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	for i := 0; i < 12; i++ {
 		file := []string{"a.json", "b.json", "dir/c.json"}[i%3]
@@ -231,7 +206,7 @@ func TestLogFiltersAndFileHistoryMatchGit(t *testing.T) {
 		if err := st.Log(ctx, store.LogOptions{File: file}, func(m *store.Mutation) bool { ours = append(ours, m.Commit); return true }); err != nil {
 			t.Fatal(err)
 		}
-		want := strings.Fields(git(t, st, "log", "--format=%H", "main", "--", file))
+		want := strings.Fields(storetest.Git(t, st, "log", "--format=%H", "main", "--", file))
 		if strings.Join(ours, " ") != strings.Join(want, " ") {
 			t.Errorf("log %s = %v, git says %v", file, ours, want)
 		}
@@ -250,7 +225,7 @@ func TestLogFiltersAndFileHistoryMatchGit(t *testing.T) {
 }
 
 func TestGetResolvesStateDocumentShards(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	_, err := st.Apply(ctx, []store.Op{
 		{Op: "put", File: "state/G.json", Value: []byte(`{"SUB-GOALS": {}, "TITLE": "G"}`)},
@@ -271,23 +246,23 @@ func TestGetResolvesStateDocumentShards(t *testing.T) {
 	if _, err := st.Set(ctx, "state/state.json", "GOALS.G.SUMMARY", []byte(`"via the parent"`), store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if got := git(t, st, "show", "main:state/G.json"); !strings.Contains(got, `"SUMMARY": "via the parent"`) {
+	if got := storetest.Git(t, st, "show", "main:state/G.json"); !strings.Contains(got, `"SUMMARY": "via the parent"`) {
 		t.Fatalf("the shard was not written:\n%s", got)
 	}
-	if got := git(t, st, "show", "main:state/state.json"); !strings.Contains(got, `"G": "ref file://G.json"`) {
+	if got := storetest.Git(t, st, "show", "main:state/state.json"); !strings.Contains(got, `"G": "ref file://G.json"`) {
 		t.Fatalf("the parent lost its ref:\n%s", got)
 	}
-	if n := strings.Count(git(t, st, "show", "--name-only", "--format=", "main"), "\n"); n != 1 {
+	if n := strings.Count(storetest.Git(t, st, "show", "--name-only", "--format=", "main"), "\n"); n != 1 {
 		t.Fatalf("the write touched %d files, want the shard only", n)
 	}
 	if _, err := st.Delete(ctx, "state/state.json", "GOALS.G.SUMMARY", store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	fsck(t, st)
+	storetest.Fsck(t, st)
 }
 
 func TestConfigChangesTheManifest(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	if _, err := st.SetConfig(ctx, "limits.max_document_bytes", []byte(`100`), store.WriteOptions{}); err != nil {
 		t.Fatal(err)
@@ -309,7 +284,7 @@ func TestConfigChangesTheManifest(t *testing.T) {
 	if again.Repo().Options().Sync {
 		t.Fatal(`"sync": false in the manifest did not turn fsync off`)
 	}
-	fsck(t, st)
+	storetest.Fsck(t, st)
 }
 
 func TestInitNeverTakesANonEmptyDirectory(t *testing.T) {
@@ -329,7 +304,7 @@ func TestInitNeverTakesANonEmptyDirectory(t *testing.T) {
 // fails and creates nothing (a mistyped --branch used to start an unrelated
 // history); reads take a remote-tracking branch by its short name.
 func TestBranchesAWriteOrReadNames(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	if _, err := st.Set(ctx, "a.json", "v", []byte(`1`), store.WriteOptions{}); err != nil {
 		t.Fatal(err)
@@ -337,7 +312,7 @@ func TestBranchesAWriteOrReadNames(t *testing.T) {
 	if _, err := st.Set(ctx, "a.json", "v", []byte(`2`), store.WriteOptions{Branch: "mian"}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("a write to a missing branch: %v", err)
 	}
-	if refs := git(t, st, "for-each-ref", "--format=%(refname)", "refs/heads/"); strings.TrimSpace(refs) != "refs/heads/main" {
+	if refs := storetest.Git(t, st, "for-each-ref", "--format=%(refname)", "refs/heads/"); strings.TrimSpace(refs) != "refs/heads/main" {
 		t.Fatalf("refs after the refused write:\n%s", refs)
 	}
 	if _, err := st.CreateBranch(ctx, "feature", ""); err != nil {
@@ -348,8 +323,8 @@ func TestBranchesAWriteOrReadNames(t *testing.T) {
 	}
 
 	// origin/main as a fetch leaves it: at the first commit with a.json.
-	first := strings.TrimSpace(git(t, st, "rev-parse", "main"))
-	git(t, st, "update-ref", "refs/remotes/origin/main", first)
+	first := strings.TrimSpace(storetest.Git(t, st, "rev-parse", "main"))
+	storetest.Git(t, st, "update-ref", "refs/remotes/origin/main", first)
 	if _, err := st.Set(ctx, "a.json", "v", []byte(`4`), store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -363,7 +338,7 @@ func TestBranchesAWriteOrReadNames(t *testing.T) {
 	if _, err := st.Set(ctx, "a.json", "v", []byte(`5`), store.WriteOptions{Branch: "origin/main"}); !errors.Is(err, store.ErrReadOnly) {
 		t.Fatalf("a write to a remote-tracking branch: %v", err)
 	}
-	fsck(t, st)
+	storetest.Fsck(t, st)
 }
 
 // TestAPIEdgesANewUserMet: what a review of the Go API found, each fixed:
@@ -371,7 +346,7 @@ func TestBranchesAWriteOrReadNames(t *testing.T) {
 // cancelled context; a nil log callback; a second remote of one name; a
 // key to diff without its file.
 func TestAPIEdgesANewUserMet(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	m, err := st.Set(ctx, "a.json", "v", []byte(`1`), store.WriteOptions{})
 	if err != nil {
@@ -406,7 +381,7 @@ func TestAPIEdgesANewUserMet(t *testing.T) {
 	if _, err := st.Diff(ctx, store.DiffOptions{Key: "v"}); !errors.Is(err, store.ErrUsage) {
 		t.Errorf("a key to diff without its file: %v", err)
 	}
-	if n := strings.Count(git(t, st, "rev-list", "main"), "\n"); n != 2 {
+	if n := strings.Count(storetest.Git(t, st, "rev-list", "main"), "\n"); n != 2 {
 		t.Errorf("%d commits, want init and one write", n)
 	}
 }
@@ -416,19 +391,19 @@ func TestAPIEdgesANewUserMet(t *testing.T) {
 // holds a ruled document its own reads and writes would refuse; a pattern
 // that leaves the store is refused.
 func TestRulesCannotBeSetOverDocumentsThatBreakThem(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	if _, err := st.Put(ctx, "a.json", []byte(`{"-key": 1, "k": 2}`), store.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	head := git(t, st, "rev-parse", "main")
+	head := storetest.Git(t, st, "rev-parse", "main")
 	if _, err := st.SetConfig(ctx, "verbiage.documents", []byte(`["a.json"]`), store.WriteOptions{}); err == nil || !strings.Contains(err.Error(), "a.json would be invalid") {
 		t.Fatalf("ruling a document that breaks the rules: %v", err)
 	}
 	if _, err := st.SetConfig(ctx, "verbiage.documents", []byte(`["../x.json"]`), store.WriteOptions{}); !errors.Is(err, store.ErrUsage) {
 		t.Fatalf("a pattern outside the store: %v", err)
 	}
-	if git(t, st, "rev-parse", "main") != head {
+	if storetest.Git(t, st, "rev-parse", "main") != head {
 		t.Fatal("a refused setting was committed")
 	}
 	if _, err := st.SetConfig(ctx, "verbiage.documents", []byte(`["b.json"]`), store.WriteOptions{}); err != nil {
@@ -444,26 +419,26 @@ func TestRulesCannotBeSetOverDocumentsThatBreakThem(t *testing.T) {
 // (as --expect would), a write to the same file does, naming it.
 func TestUnchangedSinceIsPerFile(t *testing.T) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := storetest.New(t)
 	wo := store.WriteOptions{Agent: "pulse"}
 	for _, f := range []string{"agents/pulse.json", "agents/heartbeat.json"} {
 		if _, err := st.Set(ctx, f, "n", []byte(`1`), wo); err != nil {
 			t.Fatal(err)
 		}
 	}
-	read := strings.TrimSpace(git(t, st, "rev-parse", "main"))
+	read := strings.TrimSpace(storetest.Git(t, st, "rev-parse", "main"))
 	if _, err := st.Set(ctx, "agents/heartbeat.json", "n", []byte(`2`), store.WriteOptions{Agent: "heartbeat"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.Set(ctx, "agents/pulse.json", "n", []byte(`2`), store.WriteOptions{Agent: "pulse", UnchangedSince: store.Rev(read)}); err != nil {
 		t.Fatalf("a write after another file changed: %v", err)
 	}
-	head := git(t, st, "rev-parse", "main")
+	head := storetest.Git(t, st, "rev-parse", "main")
 	_, err := st.Set(ctx, "agents/pulse.json", "n", []byte(`3`), store.WriteOptions{Agent: "pulse", UnchangedSince: store.Rev(read)})
 	if !errors.Is(err, store.ErrStale) || !strings.Contains(err.Error(), "agents/pulse.json changed since "+read) {
 		t.Errorf("a write to a file changed since: %v", err)
 	}
-	if git(t, st, "rev-parse", "main") != head {
+	if storetest.Git(t, st, "rev-parse", "main") != head {
 		t.Error("the refused write moved the branch")
 	}
 }

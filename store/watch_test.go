@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aiwg/aiwg-state/internal/storetest"
 	"github.com/aiwg/aiwg-state/store"
 )
 
@@ -16,10 +17,10 @@ import (
 // reset is reported before the new line's mutations, and commits that
 // come back after a reset are not streamed twice.
 func TestWatchStreamsWhatLands(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	from := strings.TrimSpace(git(t, st, "rev-parse", "HEAD"))
+	from := strings.TrimSpace(storetest.Git(t, st, "rev-parse", "HEAD"))
 	var mu sync.Mutex
 	var events []string
 	count := func() int { mu.Lock(); defer mu.Unlock(); return len(events) }
@@ -62,17 +63,17 @@ func TestWatchStreamsWhatLands(t *testing.T) {
 	b := set("docs/sub/b.json", "b")
 	// Plain git: a commit that puts back the tree of the start, without
 	// docs/.
-	head := strings.TrimSpace(git(t, st, "rev-parse", "HEAD"))
-	plain := strings.TrimSpace(git(t, st, "commit-tree", "-p", head, "-m", "undo by hand", from+"^{tree}"))
-	git(t, st, "update-ref", "refs/heads/main", plain, head)
+	head := strings.TrimSpace(storetest.Git(t, st, "rev-parse", "HEAD"))
+	plain := strings.TrimSpace(storetest.Git(t, st, "commit-tree", "-p", head, "-m", "undo by hand", from+"^{tree}"))
+	storetest.Git(t, st, "update-ref", "refs/heads/main", plain, head)
 	waitFor(3)
 	// Reset back to the start, and a commit on the new line.
-	git(t, st, "update-ref", "refs/heads/main", from)
+	storetest.Git(t, st, "update-ref", "refs/heads/main", from)
 	waitFor(4)
 	c := set("docs/c.json", "c")
 	waitFor(5)
 	// Back to the old line: a reset, and nothing streamed twice.
-	git(t, st, "update-ref", "refs/heads/main", plain)
+	storetest.Git(t, st, "update-ref", "refs/heads/main", plain)
 	waitFor(6)
 	d := set("docs/d.json", "d")
 	waitFor(7)
@@ -89,7 +90,7 @@ func TestWatchStreamsWhatLands(t *testing.T) {
 // TestWatchDoesNotRestreamItsStart: a watch does not stream the commit it
 // started at when the branch is reset back and forward again.
 func TestWatchDoesNotRestreamItsStart(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if _, err := st.Put(ctx, "a.json", []byte(`1`), store.WriteOptions{}); err != nil {
@@ -109,7 +110,7 @@ func TestWatchDoesNotRestreamItsStart(t *testing.T) {
 			return true
 		})
 	}()
-	git(t, st, "update-ref", "refs/heads/main", m2.Parents[0])
+	storetest.Git(t, st, "update-ref", "refs/heads/main", m2.Parents[0])
 	select {
 	case to := <-resets:
 		if to != m2.Parents[0] {
@@ -118,7 +119,7 @@ func TestWatchDoesNotRestreamItsStart(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the watch saw no reset")
 	}
-	git(t, st, "update-ref", "refs/heads/main", m2.Commit)
+	storetest.Git(t, st, "update-ref", "refs/heads/main", m2.Commit)
 	// A commit after the start shows the watcher has passed the forward
 	// move: anything it streams before it is a repeat.
 	m3, err := st.Put(ctx, "a.json", []byte(`3`), store.WriteOptions{})

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/internal/storetest"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/store"
 	"github.com/aiwg/aiwg-state/trajectory"
@@ -34,7 +35,7 @@ func trajIteration(tool, status string) trajectory.IterationInput {
 // carries the Trajectory and Iteration trailers, so its history names the
 // iteration that set it.
 func TestTrajectoryLinkTrailers(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	id := trajStart(t, st)
 	n, _, err := st.Trajectories().RecordIteration(ctx, id, trajIteration("set_variable", "success"), store.WriteOptions{})
@@ -56,7 +57,7 @@ func TestTrajectoryLinkTrailers(t *testing.T) {
 	if gotID, gotIter, ok := trajectory.Link(found); !ok || gotID != id || gotIter != 1 {
 		t.Fatalf("link = %s %d %v", gotID, gotIter, ok)
 	}
-	if out := git(t, st, "log", "-1", "--format=%(trailers:key=Trajectory,key=Iteration)", "--", "global/variables/risk_level.json"); out != "Trajectory: "+id+"\nIteration: 1\n\n" {
+	if out := storetest.Git(t, st, "log", "-1", "--format=%(trailers:key=Trajectory,key=Iteration)", "--", "global/variables/risk_level.json"); out != "Trajectory: "+id+"\nIteration: 1\n\n" {
 		t.Fatalf("git sees %q", out)
 	}
 	for _, bad := range []struct {
@@ -69,18 +70,18 @@ func TestTrajectoryLinkTrailers(t *testing.T) {
 	}
 	// A link to a trajectory the branch does not hold is refused, and
 	// writes nothing.
-	head := git(t, st, "rev-parse", "main")
+	head := storetest.Git(t, st, "rev-parse", "main")
 	stale, _ := trajectory.Trailers("traj-1a2b3c4d", 1)
 	if _, err := st.Set(ctx, "global/variables/risk_level.json", "value", []byte(`"low"`), store.WriteOptions{Trailers: stale}); !errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), "traj-1a2b3c4d") {
 		t.Errorf("a write linked to no trajectory: %v", err)
 	}
-	if git(t, st, "rev-parse", "main") != head {
+	if storetest.Git(t, st, "rev-parse", "main") != head {
 		t.Error("the refused write moved the branch")
 	}
 }
 
 func TestTrajectoryLifecycle(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	wo := store.WriteOptions{Time: t0}
@@ -139,11 +140,11 @@ func TestTrajectoryLifecycle(t *testing.T) {
 	if err != nil || len(ids) != 1 || ids[0] != id || len(m.Changes) != 1 || m.Changes[0].Operation != store.OpDelete {
 		t.Fatalf("prune: %v %v %+v", ids, err, m)
 	}
-	fsck(t, st)
+	storetest.Fsck(t, st)
 }
 
 func TestImportedTrajectoryIsStoredAsRecorded(t *testing.T) {
-	st := newStore(t)
+	st := storetest.New(t)
 	ctx := context.Background()
 	data, err := os.ReadFile(filepath.Join("..", "testdata", "trajectories", "successful_trajectory.json"))
 	if err != nil {
@@ -156,7 +157,7 @@ func TestImportedTrajectoryIsStoredAsRecorded(t *testing.T) {
 	if id != "traj-a1b2c3d4" || !trajHasTrailer(m, "Imported-From", "successful_trajectory.json") {
 		t.Fatalf("import: %s %+v", id, m.Trailers)
 	}
-	files := strings.Fields(git(t, st, "ls-tree", "-r", "--name-only", "HEAD", "trajectories/"))
+	files := strings.Fields(storetest.Git(t, st, "ls-tree", "-r", "--name-only", "HEAD", "trajectories/"))
 	want := []string{"trajectories/traj-a1b2c3d4/iterations/0001.json", "trajectories/traj-a1b2c3d4/iterations/0002.json",
 		"trajectories/traj-a1b2c3d4/iterations/0003.json", "trajectories/traj-a1b2c3d4/trajectory.json"}
 	if strings.Join(files, " ") != strings.Join(want, " ") {
@@ -166,7 +167,7 @@ func TestImportedTrajectoryIsStoredAsRecorded(t *testing.T) {
 	if _, _, err := st.Trajectories().RecordIteration(ctx, id, trajIteration("Read", "success"), store.WriteOptions{}); !errors.Is(err, store.ErrReadOnly) {
 		t.Fatalf("iteration on a completed trajectory: %v", err)
 	}
-	fsck(t, st)
+	storetest.Fsck(t, st)
 }
 
 func trajHasTrailer(m *store.Mutation, key, value string) bool {
@@ -223,7 +224,7 @@ func seedTrajectories(tb testing.TB, st *aiwgstate.Store, n, k int) {
 func BenchmarkRecordIteration(b *testing.B) {
 	for _, n := range []int{0, 1000} {
 		b.Run(fmt.Sprintf("trajectories=%d", n), func(b *testing.B) {
-			st := newStore(b)
+			st := storetest.New(b)
 			seedTrajectories(b, st, n, 1)
 			ctx := context.Background()
 			var id string

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/internal/testutil"
 	"github.com/aiwg/aiwg-state/store"
 )
 
@@ -28,4 +29,25 @@ func NewWith(t testing.TB, o store.Options) *aiwgstate.Store {
 	}
 	t.Cleanup(func() { st.Close() })
 	return st
+}
+
+// Git runs the git CLI against the store, the oracle of the tests, and
+// returns its output.
+func Git(t testing.TB, st *aiwgstate.Store, args ...string) string {
+	t.Helper()
+	return testutil.RunGit(t, st.Dir(), args...)
+}
+
+// Fsck runs git fsck --strict on the store.
+func Fsck(t testing.TB, st *aiwgstate.Store) {
+	t.Helper()
+	testutil.Fsck(t, st.Dir())
+}
+
+// PlainCommit makes, with git plumbing alone, a commit on top of HEAD that
+// writes body at path, as a plain git user would; it returns the commit,
+// which no ref names yet.
+func PlainCommit(t testing.TB, st *aiwgstate.Store, path, body string) string {
+	t.Helper()
+	return testutil.CommitFile(t, testutil.Git{GitDir: st.Dir()}, "HEAD", path, body, "by hand\n")
 }

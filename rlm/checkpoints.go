@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/aiwg/aiwg-state/checkpoint"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/store"
@@ -238,41 +236,51 @@ func topDir(p string) string {
 	return parts[0] + "/" + parts[1]
 }
 
+// HardRollback is what RollbackHard did: the branch moved from one commit
+// to the checkpoint's.
+type HardRollback struct {
+	From       string                 `json:"from"`
+	To         string                 `json:"to"`
+	Checkpoint *checkpoint.Checkpoint `json:"checkpoint"`
+}
+
 // RollbackHard moves the branch (wo.Branch, "" = the store's) back to the
 // checkpoint's commit, dropping every later commit of every state from the
 // branch (they stay reachable from the reflog-less object store only until
 // gc). It writes no commit; of wo only the branch counts. Callers must
 // confirm.
-func (s *States) RollbackHard(ctx context.Context, stateID, name string, wo store.WriteOptions) (from, to plumbing.Hash, ck *checkpoint.Checkpoint, err error) {
+func (s *States) RollbackHard(ctx context.Context, stateID, name string, wo store.WriteOptions) (*HardRollback, error) {
 	branch := wo.Branch
 	id, err := s.stateIDAt(stateID, store.ReadOptions{Branch: branch})
 	if err != nil {
-		return from, to, nil, err
+		return nil, err
 	}
-	if ck, err = checkpoint.Get(s.store.Repo(), id, name); err != nil {
-		return from, to, nil, err
+	ck, err := checkpoint.Get(s.store.Repo(), id, name)
+	if err != nil {
+		return nil, err
 	}
 	ref, err := s.store.WriteRef(branch)
 	if err != nil {
-		return from, to, ck, err
+		return nil, err
 	}
-	if from, err = s.store.Repo().Ref(ref); err != nil {
-		return from, to, ck, err
+	from, err := s.store.Repo().Ref(ref)
+	if err != nil {
+		return nil, err
 	}
 	if merging, err := s.store.HasConflicts(shortBranch(ref)); err == nil && merging {
-		return from, to, ck, fmt.Errorf("%w: %s has a merge in progress; resolve or abort it first", store.ErrConflict, shortBranch(ref))
+		return nil, fmt.Errorf("%w: %s has a merge in progress; resolve or abort it first", store.ErrConflict, shortBranch(ref))
 	}
 	// A checkpoint belongs to a state, not a branch: moving a branch to a
 	// checkpoint taken on another branch would swap its history.
 	if ok, err := s.store.Repo().IsAncestor(ck.Commit, from); err != nil {
-		return from, to, ck, err
+		return nil, err
 	} else if !ok {
-		return from, to, ck, fmt.Errorf("%w: checkpoint %s was not taken on %s's history; a hard rollback only moves a branch back", store.ErrReadOnly, name, shortBranch(ref))
+		return nil, fmt.Errorf("%w: checkpoint %s was not taken on %s's history; a hard rollback only moves a branch back", store.ErrReadOnly, name, shortBranch(ref))
 	}
 	if err := s.store.Repo().UpdateRef(ctx, ref, from, ck.Commit); err != nil {
-		return from, to, ck, err
+		return nil, err
 	}
-	return from, ck.Commit, ck, nil
+	return &HardRollback{From: from.String(), To: ck.Commit.String(), Checkpoint: ck}, nil
 }
 
 func shortBranch(ref string) string { return strings.TrimPrefix(ref, "refs/heads/") }

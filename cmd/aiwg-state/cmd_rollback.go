@@ -58,11 +58,12 @@ func runRollback(ctx context.Context, s *session, opts rollbackOptions) error {
 		if err := s.confirm("rollback --hard drops every commit after the checkpoint from the branch, for all states"); err != nil {
 			return err
 		}
-		from, to, ck, err := s.store.States().RollbackHard(ctx, opts.State, a[0], store.WriteOptions{Branch: opts.Branch})
+		hr, err := s.store.States().RollbackHard(ctx, opts.State, a[0], store.WriteOptions{Branch: opts.Branch})
 		if err != nil {
 			return err
 		}
-		return s.done(map[string]any{"from": from.String(), "to": to.String(), "checkpoint_id": ck.ID}, "branch moved %s -> %s (%s %s)", shortHash(from.String()), shortHash(to.String()), ck.ID, ck.Name)
+		ck := hr.Checkpoint
+		return s.done(map[string]any{"from": hr.From, "to": hr.To, "checkpoint_id": ck.ID}, "branch moved %s -> %s (%s %s)", shortHash(hr.From), shortHash(hr.To), ck.ID, ck.Name)
 	}
 	m, _, err := s.store.States().Rollback(ctx, opts.State, a[0], rlm.RollbackOptions{Shared: opts.Shared}, s.writeOptions())
 	return s.report(m, err)

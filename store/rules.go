@@ -144,6 +144,11 @@ func CheckRuledDocuments(after, before Tree, changed []string) ([]DocumentViolat
 	if err != nil {
 		return nil, err
 	}
+	return checkRuled(patterns, after, before, changed)
+}
+
+// checkRuled is CheckRuledDocuments with after's rules already read.
+func checkRuled(patterns []verbiage.Pattern, after, before Tree, changed []string) ([]DocumentViolation, error) {
 	newRules := slices.Contains(changed, ManifestPath)
 	var oldRules []verbiage.Pattern
 	if newRules && before != nil {

@@ -193,7 +193,7 @@ func (s *Store) checkRuledDocuments(tx *repo.Tx, wo WriteOptions, changes []Chan
 	if !files.parent.IsZero() {
 		before = treeFiles{s: s, root: files.parent}
 	}
-	vs, err := CheckRuledDocuments(files, before, changed)
+	vs, err := checkRuled(patterns, files, before, changed)
 	if err != nil {
 		return err
 	}

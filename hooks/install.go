@@ -49,7 +49,7 @@ func Install(gitDir string, opts InstallOptions) (string, error) {
 	}
 	path := filepath.Join(dir, "pre-receive")
 	if old, err := os.ReadFile(path); err == nil && !bytes.Contains(old, []byte(hookMarker)) && !opts.Force {
-		return "", fmt.Errorf("%s: %w (pass --force to replace it)", path, ErrHookExists)
+		return "", fmt.Errorf("%s: %w", path, ErrHookExists)
 	}
 	script := "#!/bin/sh\n" + hookMarker + "\n" +
 		"# Every pushed commit is checked (canonical JSON, store paths, limits,\n" +

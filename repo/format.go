@@ -83,7 +83,7 @@ func checkFormat(dir string) (repoFormat, error) {
 			return repoFormat{}, errkind.Errorf(ErrUnsupported, "%s: extensions.%s needs core.repositoryformatversion 1, and the config says 0 (git refuses the repository too)", dir, ext)
 		case ext == "objectformat":
 			if h := strings.ToLower(v); h != "sha1" {
-				return repoFormat{}, errkind.Errorf(ErrUnsupported, "%s names its objects by %s (git init --object-format=%s); aiwg-state reads SHA-1 repositories: make the store with `aiwg-state init`, or clone it into a SHA-1 repository", dir, strings.ToUpper(h), h)
+				return repoFormat{}, errkind.Errorf(ErrUnsupported, "%s names its objects by %s (git init --object-format=%s); aiwg-state reads SHA-1 repositories: make a new store, or clone this one into a SHA-1 repository", dir, strings.ToUpper(h), h)
 			}
 		case v1Extensions[ext]:
 		case f.version >= 1:

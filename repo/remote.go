@@ -209,7 +209,7 @@ func (r *Repo) Fetch(ctx context.Context, remote string, opts FetchOptions) ([]R
 	}
 	if opts.Deepen > 0 || opts.Unshallow {
 		if !r.IsShallow() {
-			return nil, fmt.Errorf("%w: --deepen and --unshallow apply to a shallow clone; this store has all its history", ErrInvalidName)
+			return nil, fmt.Errorf("%w: deepening applies to a shallow clone; this store has all its history", ErrInvalidName)
 		}
 		if opts.Unshallow {
 			args = append(args, "--unshallow")

@@ -226,7 +226,7 @@ func (h *Header) Dir(sc Scope) (string, error) {
 		return "temp/" + h.StateID + "/variables", nil
 	case ScopeTree:
 		if h.TreeID == "" {
-			return "", fmt.Errorf("%w: %s is not part of a task tree (init it with --tree)", ErrScope, h.StateID)
+			return "", fmt.Errorf("%w: %s is not part of a task tree (a state joins one when it is made)", ErrScope, h.StateID)
 		}
 		return "trees/" + h.TreeID + "/variables", nil
 	case ScopeSession:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/aiwg/aiwg-state/checkpoint"
+	"github.com/aiwg/aiwg-state/hooks"
 	"github.com/aiwg/aiwg-state/lease"
 	"github.com/aiwg/aiwg-state/memory"
 	"github.com/aiwg/aiwg-state/merge"
@@ -161,6 +162,9 @@ var adviceTable = []func(error) (string, bool){
 	},
 	func(err error) (string, bool) {
 		return ": pass --project or select one with `project select`", errors.Is(err, statedoc.ErrNoProject)
+	},
+	func(err error) (string, bool) {
+		return " (pass --force to replace it)", errors.Is(err, hooks.ErrHookExists)
 	},
 	func(err error) (string, bool) {
 		var e *rlm.VariableLimitError

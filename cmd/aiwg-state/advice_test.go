@@ -8,6 +8,7 @@ import (
 
 	"github.com/aiwg/aiwg-state/checkpoint"
 	"github.com/aiwg/aiwg-state/docschema"
+	"github.com/aiwg/aiwg-state/hooks"
 	"github.com/aiwg/aiwg-state/lease"
 	"github.com/aiwg/aiwg-state/merge"
 	"github.com/aiwg/aiwg-state/repo"
@@ -56,6 +57,7 @@ func TestAdvice(t *testing.T) {
 		{&lease.RanOutError{Resource: "r", TTL: time.Millisecond}, "the lease on r ran out (ttl 1ms) before its commit landed: the branch was busy; ask again with a longer --ttl", exitLock},
 		{&lease.RanOutError{Resource: "r", TTL: time.Second, Renew: true}, "the lease on r ran out (ttl 1s) before its commit landed: the branch was busy; renew with a longer --ttl", exitLock},
 		{&merge.ResolvedMergeInvalidError{Err: fmt.Errorf("plan.json: %w", docschema.ErrInvalid)}, "plan.json: " + docschema.ErrInvalid.Error() + " (the merge as resolved breaks a schema): abort it with aiwg-state merge --abort, fix the branches, and merge again", exitDomain},
+		{fmt.Errorf("/s.git/hooks/pre-receive: %w", hooks.ErrHookExists), "/s.git/hooks/pre-receive: a hook is already installed (pass --force to replace it)", exitUnexpected},
 		{&store.NotABranchError{Name: "origin/main", Is: "a remote-tracking branch (fetch moves it)"}, "origin/main is a remote-tracking branch (fetch moves it), not a branch to write: make one of your own (aiwg-state branch NAME --from origin/main)", exitDomain},
 		{&store.RefNameTakenError{Name: "v1", Is: "a tag"}, "v1 is already a tag, which a branch of that name would hide from reads and writes that name it (pick another name: aiwg-state branch NAME --from v1)", exitDomain},
 		{&store.BranchNotMergedError{Name: "dev", Head: "main"}, "read-only: dev has commits that main does not contain; merge it first, or delete with --force", exitDomain},

@@ -121,13 +121,16 @@ func (s *Store) Trajectories() *trajectory.Trajectories { return trajectory.New(
 func (s *Store) States() *rlm.States { return rlm.New(s.Store) }
 
 // ValidateKnownFile checks a stored file against the rules of the kind of
-// file its path says it is (the manifest, a trajectory iteration), for the
+// file its path says it is (the manifest, a trajectory iteration, a memory
+// record, a queue message), for the
 // server-side hook, which runs it on every pushed file. It returns the rule
 // broken, or "" for a file none has anything to say on.
 func ValidateKnownFile(path string, body []byte) (rule, detail string) {
 	for _, validate := range []func(string, []byte) (string, string){
 		store.ValidateKnownFile,
 		trajectory.ValidateFile,
+		memory.ValidateFile,
+		queue.ValidateFile,
 	} {
 		if rule, detail := validate(path, body); rule != "" {
 			return rule, detail

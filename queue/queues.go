@@ -257,8 +257,25 @@ func (q *Queues) List(ctx context.Context, ro store.ReadOptions) ([]Info, error)
 // that does not decode as a message is refused, before it would stop its
 // queue. It is a store.Guard.
 func RecordGuard(_ *store.Store, tx *repo.Tx, _ store.WriteOptions, _ []store.Change) error {
-	return store.CheckRecords(tx, Dir, func(file string, data []byte) error {
-		_, err := Decode(file, data)
-		return err
-	})
+	return store.CheckRecords(tx, Dir, CheckFile)
+}
+
+// CheckFile refuses a file under queues/ that is not a queue message: the
+// rule RecordGuard holds writes to, and the server's hook pushes to
+// (ValidateFile).
+func CheckFile(file string, data []byte) error {
+	_, err := Decode(file, data)
+	return err
+}
+
+// ValidateFile is CheckFile for the server's hook: it returns the rule a
+// pushed file breaks ("" for a file it has nothing to say on) and why.
+func ValidateFile(path string, body []byte) (rule, detail string) {
+	if !strings.HasPrefix(path, Dir+"/") {
+		return "", ""
+	}
+	if err := CheckFile(path, body); err != nil {
+		return store.RuleRecord, err.Error()
+	}
+	return "", ""
 }

@@ -39,3 +39,34 @@ func TestPlainGitWriteOutsideOwnPathIsRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestBrokenRecordsArePushedInVain: a memory record or a queue message
+// written with plain git that the store's verbs could not read is refused
+// by the server as it is by an in-process write, so no clone pulls a
+// record that would read as empty and be overwritten, or a message that
+// would stop its queue.
+func TestBrokenRecordsArePushedInVain(t *testing.T) {
+	s := newServer(t, openPolicy)
+	for _, c := range []struct{ path, body string }{
+		{"memory/long_term/fact/f1.json", "{\n  \"payload\": 1\n}\n"},
+		{"queues/work/000001-x.json", "{\n  \"nonsense\": true\n}\n"},
+	} {
+		t.Run(c.path, func(t *testing.T) {
+			w := cloneAs(t, s.Daemon)
+			if err := os.MkdirAll(filepath.Join(w, filepath.Dir(c.path)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(w, c.path), []byte(c.body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			git(t, w, "add", ".")
+			git(t, w, "-c", "user.name=mallory", "commit", "-qm", "a record by hand")
+			refused(t, s, w, s.Daemon, "HEAD:refs/heads/main", "rule record")
+			// The same write in-process is refused by the record guard.
+			st := agentStore(t, s.Daemon, "mallory")
+			if r := try(st, c.body, "put", c.path, "-"); r.Code != 3 || !strings.Contains(r.Stderr, "is not a") {
+				t.Fatalf("put %s in-process: exit %d, %s", c.path, r.Code, r.Stderr)
+			}
+		})
+	}
+}

@@ -8,6 +8,10 @@ import (
 	"github.com/aiwg/aiwg-state/repo"
 )
 
+// RuleRecord is the server hook's name for a pushed file, under a record
+// kind's directory, that is not a record of that kind.
+const RuleRecord = "record"
+
 // CheckRecords is the rule of a record kind kept under the directory dir
 // (leases, memory, queues), for its feature's guard: a write of any kind
 // (put, set, mv, apply, a merge) that leaves a file there that decode

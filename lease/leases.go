@@ -119,6 +119,25 @@ const (
 	refreshMargin = 10 * time.Second
 )
 
+// Validate refuses a type or priority the rules do not know, a time to
+// live under a millisecond (zero is the holder's renewal keeping its own),
+// and a negative wait.
+func (lo *Options) Validate() error {
+	if _, err := ParseType(string(lo.Type)); err != nil {
+		return fmt.Errorf("%w: %v", store.ErrUsage, err)
+	}
+	if _, err := ParsePriority(lo.Priority); err != nil {
+		return fmt.Errorf("%w: %v", store.ErrUsage, err)
+	}
+	if lo.TTL < time.Millisecond && (lo.TTL != 0 || lo.ID == "") {
+		return fmt.Errorf("%w: a lease needs a time to live of at least 1ms", store.ErrUsage)
+	}
+	if lo.Wait < 0 {
+		return fmt.Errorf("%w: a negative wait", store.ErrUsage)
+	}
+	return nil
+}
+
 // Acquire takes a lease on resource for the writing agent: one commit
 // that records it in the resource's file. Held in a way that excludes the
 // request (or with another agent's wait served first), it fails with
@@ -131,20 +150,11 @@ func (l *Leases) Acquire(ctx context.Context, resource string, lo Options, wo st
 	if err != nil {
 		return nil, err
 	}
-	typ, err := ParseType(string(lo.Type))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", store.ErrUsage, err)
+	if err := lo.Validate(); err != nil {
+		return nil, err
 	}
-	prio, err := ParsePriority(lo.Priority)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", store.ErrUsage, err)
-	}
-	if lo.TTL < time.Millisecond && (lo.TTL != 0 || lo.ID == "") {
-		return nil, fmt.Errorf("%w: a lease needs a time to live of at least 1ms", store.ErrUsage)
-	}
-	if lo.Wait < 0 {
-		return nil, fmt.Errorf("%w: a negative wait", store.ErrUsage)
-	}
+	typ, _ := ParseType(string(lo.Type))
+	prio, _ := ParsePriority(lo.Priority)
 	agent := l.s.Agent(wo.Agent)
 	start := wo.Time
 	if start.IsZero() {

@@ -116,6 +116,25 @@ func branchOf(named string, wo store.WriteOptions) (string, error) {
 	return named, nil
 }
 
+// Validate refuses a branch named twice, differently (Into and
+// Write.Branch); UnchangedSince, which a fast-forward writes no commit to
+// check on; a strategy the rules do not know; and what WriteOptions
+// refuses.
+func (mo *MergeOptions) Validate() error {
+	if _, err := branchOf(mo.Into, mo.Write); err != nil {
+		return err
+	}
+	if mo.Write.UnchangedSince != nil {
+		return fmt.Errorf("%w: UnchangedSince is for writes of files; a merge takes Expect", store.ErrUsage)
+	}
+	if mo.Strategy != "" {
+		if _, err := jsonmerge.ParseStrategy(string(mo.Strategy)); err != nil {
+			return err
+		}
+	}
+	return mo.Write.Validate()
+}
+
 // Merge merges the revision from (a branch, usually) into mo.Into. When
 // the branch merged into already contains from, nothing happens; when it
 // is an ancestor of from, the branch fast-forwards (unless NoFF); otherwise
@@ -124,22 +143,13 @@ func branchOf(named string, wo store.WriteOptions) (string, error) {
 // progress (see store.MergeRefPrefix), the branch is left as it was, and the
 // error wraps store.ErrConflict; the result lists the conflicts.
 func (m *Merges) Merge(ctx context.Context, from string, mo MergeOptions) (*MergeResult, error) {
-	into, err := branchOf(mo.Into, mo.Write)
-	if err != nil {
+	if err := mo.Validate(); err != nil {
 		return nil, err
 	}
-	if mo.Write.UnchangedSince != nil {
-		// A fast-forward writes no commit to check it on.
-		return nil, fmt.Errorf("%w: UnchangedSince is for writes of files; a merge takes Expect", store.ErrUsage)
-	}
+	into, _ := branchOf(mo.Into, mo.Write)
 	intoRef, err := m.s.WriteRef(into)
 	if err != nil {
 		return nil, err
-	}
-	if mo.Strategy != "" {
-		if _, err := jsonmerge.ParseStrategy(string(mo.Strategy)); err != nil {
-			return nil, err
-		}
 	}
 	if busy, err := m.s.HasConflicts(intoRef); err != nil {
 		return nil, err
@@ -149,9 +159,6 @@ func (m *Merges) Merge(ctx context.Context, from string, mo MergeOptions) (*Merg
 	ours, err := m.s.Repo().Ref(intoRef)
 	if err != nil {
 		return nil, fmt.Errorf("branch %s: %w", shortBranch(intoRef), err)
-	}
-	if err := mo.Write.Validate(); err != nil {
-		return nil, err
 	}
 	if mo.Write.Expect != nil {
 		// A fast-forward writes no commit for the commit's own check: the

@@ -65,15 +65,36 @@ func Clone(ctx context.Context, url, dir string, opts store.CloneOptions) (*Stor
 	return &Store{st}, nil
 }
 
+// States is the RLM state API of the store: states, variables, Final,
+// checkpoints, rollback and completion handlers (package rlm).
+func (s *Store) States() *rlm.States { return rlm.New(s.Store) }
+
+// Trajectories is the RLM trajectories API of the store (package
+// trajectory).
+func (s *Store) Trajectories() *trajectory.Trajectories { return trajectory.New(s.Store) }
+
 // Leases is the store's leases: locks with a time to live on a resource
 // (package lease).
 func (s *Store) Leases() *lease.Leases { return lease.Of(s.Store) }
 
+// Queues is the store's queues of messages (package queue).
+func (s *Store) Queues() *queue.Queues { return queue.Of(s.Store) }
+
 // Memory is the store's memory records (package memory).
 func (s *Store) Memory() *memory.Memory { return memory.Of(s.Store) }
 
-// Queues is the store's queues of messages (package queue).
-func (s *Store) Queues() *queue.Queues { return queue.Of(s.Store) }
+// Schemas is the store's document schemas: rules naming the JSON Schema
+// the documents at given paths must meet.
+func (s *Store) Schemas() *docschema.Schemas { return docschema.New(s.Store) }
+
+// Merges is the store's merges: merging branches, the merge in progress
+// and its conflicts, and the strategies .gitattributes assigns (package
+// merge).
+func (s *Store) Merges() *merge.Merges { return merge.New(s.Store) }
+
+// Swarm is the store's remote workflows: pull, an agent's sync, a
+// coordinator's integrate (package remote).
+func (s *Store) Swarm() *remote.Swarm { return remote.New(s.Store) }
 
 // wire adds the features' guards and after-commit steps to opts, before
 // any the caller gave.
@@ -112,19 +133,19 @@ func fastForward() []store.FastForwardGuard {
 	}
 }
 
-// Trajectories is the RLM trajectories API of the store (package
-// trajectory).
-func (s *Store) Trajectories() *trajectory.Trajectories { return trajectory.New(s.Store) }
-
-// States is the RLM state API of the store: states, variables, Final,
-// checkpoints, rollback and completion handlers (package rlm).
-func (s *Store) States() *rlm.States { return rlm.New(s.Store) }
+// fsckChecks are the features' checks in Fsck, in order (after the
+// core's).
+func fsckChecks() []store.FsckCheck {
+	return []store.FsckCheck{
+		docschema.Fsck, // the schema rules, and the documents they rule
+	}
+}
 
 // ValidateKnownFile checks a stored file against the rules of the kind of
 // file its path says it is (the manifest, a trajectory iteration, a memory
-// record, a queue message), for the
-// server-side hook, which runs it on every pushed file. It returns the rule
-// broken, or "" for a file none has anything to say on.
+// record, a queue message), for the server-side hook, which runs it on
+// every pushed file. It returns the rule broken, or "" for a file none has
+// anything to say on.
 func ValidateKnownFile(path string, body []byte) (rule, detail string) {
 	for _, validate := range []func(string, []byte) (string, string){
 		store.ValidateKnownFile,
@@ -138,24 +159,3 @@ func ValidateKnownFile(path string, body []byte) (rule, detail string) {
 	}
 	return "", ""
 }
-
-// fsckChecks are the features' checks in Fsck, in order (after the
-// core's).
-func fsckChecks() []store.FsckCheck {
-	return []store.FsckCheck{
-		docschema.Fsck, // the schema rules, and the documents they rule
-	}
-}
-
-// Schemas is the store's document schemas: rules naming the JSON Schema
-// the documents at given paths must meet.
-func (s *Store) Schemas() *docschema.Schemas { return docschema.New(s.Store) }
-
-// Swarm is the store's remote workflows: pull, an agent's sync, a
-// coordinator's integrate (package remote).
-func (s *Store) Swarm() *remote.Swarm { return remote.New(s.Store) }
-
-// Merges is the store's merges: merging branches, the merge in progress
-// and its conflicts, and the strategies .gitattributes assigns (package
-// merge).
-func (s *Store) Merges() *merge.Merges { return merge.New(s.Store) }

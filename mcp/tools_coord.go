@@ -415,6 +415,8 @@ func (s *Server) addCoordinationTools() {
 		})
 }
 
-func (k MemoryKeyArgs) key() memory.Key { return memory.Key{Namespace: k.Namespace, Kind: k.Kind, ID: k.ID} }
+func (k MemoryKeyArgs) key() memory.Key {
+	return memory.Key{Namespace: k.Namespace, Kind: k.Kind, ID: k.ID}
+}
 
 func isNoChange(err error) bool { return err != nil && errors.Is(err, store.ErrNoChange) }

@@ -25,7 +25,7 @@ var prompts = []struct {
 			}
 			return fmt.Sprintf(`Record this run in the aiwg-state store as an RLM trajectory while you work.
 1. Call traj_start with task_type %q and prompt %q; keep the trajectory_id it returns.
-2. After each step (a thought, a tool call, its observation), call traj_iter with the id, thought_type and thought,
+2. After each step (a thought, a tool call, its observation), call traj_iter with the id, thought_type (goal, research, progress, reasoning, ...) and thought,
    tool and description, status (success or failure) and result; add tokens_in, tokens_out and duration_ms when known.
    Pass traj (the id) and iter (the step number) on the store writes the step makes, so log links them.
 3. When done, call traj_complete with the id, status (success, failure, partial or abandoned), final and reason.

@@ -32,7 +32,7 @@ type TrajStartIn struct {
 type TrajIterIn struct {
 	ID            string         `json:"id" jsonschema:"the trajectory"`
 	Iteration     map[string]any `json:"iteration,omitempty" jsonschema:"a whole iteration object (thought, action, observation); the fields below override its members"`
-	ThoughtType   string         `json:"thought_type,omitempty" jsonschema:"planning, reasoning, reflection, ..."`
+	ThoughtType   string         `json:"thought_type,omitempty" jsonschema:"goal, research, progress, extraction, reasoning, exception or synthesis"`
 	Thought       string         `json:"thought,omitempty" jsonschema:"what the agent thought"`
 	Confidence    string         `json:"confidence,omitempty" jsonschema:"low, medium or high"`
 	Tool          string         `json:"tool,omitempty" jsonschema:"the tool the action called (required unless iteration gives it)"`
@@ -186,7 +186,7 @@ type LeaseAcquireIn struct {
 
 type LeaseRenewIn struct {
 	Resource string `json:"resource" jsonschema:"the leased resource"`
-	ID       string `json:"id" jsonschema:"the lease's id (lease_acquire's lease.lease_id)"`
+	ID       string `json:"id" jsonschema:"the lease's id (lease_acquire's lease.id)"`
 	TTL      string `json:"ttl,omitempty" jsonschema:"the fresh time to live from now (default 30s)"`
 	WriteArgs
 }

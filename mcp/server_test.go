@@ -416,7 +416,7 @@ func TestErrors(t *testing.T) {
 		{"put", map[string]any{"file": "big.json", "value": strings.Repeat("x", 10<<20+1)}, 3, "limit"},          // oversize
 		{"set", map[string]any{"file": "plan.json", "key": "a", "value": 1, "iter": 2}, 2, "usage"},              // iter without traj
 		{"resolve", map[string]any{"file": "plan.json", "take": "ours"}, 3, "not_found"},                         // no merge in progress
-		{"traj_iter", map[string]any{"id": "traj-0000beef", "tool": "Bash"}, 3, ""},      // missing trajectory
+		{"traj_iter", map[string]any{"id": "traj-0000beef", "tool": "Bash"}, 3, ""},                              // missing trajectory
 		{"memory_put", map[string]any{"namespace": "a/b", "kind": "k", "id": "i", "value": 1}, 2, "invalid"},     // bad namespace
 		{"var_set", map[string]any{"name": "x", "value": 1, "type": "nonsense", "state": "st-nope"}, 2, "usage"}, // bad type
 	}

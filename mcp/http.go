@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net"
@@ -18,6 +19,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/aiwg/aiwg-state/repo"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 // Tokens are the bearer tokens an HTTP server takes, each naming the
@@ -69,6 +71,9 @@ func ParseTokens(data []byte) (*Tokens, error) {
 // only: the tokens are the agents' passwords.
 func ReadTokens(path string) (*Tokens, error) {
 	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("no tokens file %s: %w", path, store.ErrNotFound)
+	}
 	if err != nil {
 		return nil, err
 	}

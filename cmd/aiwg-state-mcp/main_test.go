@@ -190,7 +190,7 @@ func TestStdioBadInput(t *testing.T) {
 
 // startHTTP starts aiwg-state mcp --http on a free loopback port and
 // returns its URL.
-func startHTTP(t *testing.T, store string) string {
+func startHTTP(t testing.TB, store string) string {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(bin, "aiwg-state"), "mcp", "--http", "127.0.0.1:0", "--store", store, "--no-sync")
 	stderr, _ := cmd.StderrPipe()
@@ -218,7 +218,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-func connectHTTP(t *testing.T, url, token string) (*sdk.ClientSession, error) {
+func connectHTTP(t testing.TB, url, token string) (*sdk.ClientSession, error) {
 	t.Helper()
 	client := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil)
 	return client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token}}, DisableStandaloneSSE: true}, nil)

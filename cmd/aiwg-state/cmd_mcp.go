@@ -22,8 +22,18 @@ func newMcpCommand() *cli.Command {
 		Description: `Runs aiwg-state-mcp (beside this program or on $PATH) with these
 arguments: every capability of the store as a typed MCP tool, documents
 as resources (aiwg://BRANCH/PATH) a client may subscribe to, and prompts.
-aiwg-state mcp --help lists its flags; docs/mcp.md shows a host's
-configuration.
+docs/mcp.md shows a host's configuration.
+
+Flags (aiwg-state-mcp's):
+   --store DIR       the store (default: the nearest .aiwg/state.git)
+   --agent NAME      stdio: the agent writes are authored by
+                     (default: $AIWG_AGENT, the store's agent, $USER)
+   --http HOST:PORT  serve MCP's streamable HTTP instead of stdio; each
+                     client presents a bearer token naming its agent
+   --tokens FILE     HTTP: the tokens, one "AGENT TOKEN" a line, mode 600
+                     (default: aiwg/mcp-tokens in the store's git directory)
+   --allow-remote    HTTP: allow an address other than loopback
+   --no-sync         skip fsync
 
 Examples:
    aiwg-state mcp --agent planner             # stdio, for a host that starts it
@@ -31,6 +41,9 @@ Examples:
    aiwg-state mcp --http 127.0.0.1:8765       # streamable HTTP, loopback only`,
 		SkipFlagParsing: true,
 		Action: func(c *cli.Context) error {
+			if a := c.Args().First(); a == "--help" || a == "-h" || a == "help" {
+				return cli.ShowCommandHelp(c.Lineage()[1], "mcp")
+			}
 			if invocationOf(c).client != nil {
 				return usagef("mcp runs in its own process: run aiwg-state mcp, not through a server")
 			}

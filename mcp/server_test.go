@@ -309,6 +309,9 @@ func TestEveryTool(t *testing.T) {
 	}
 	inHistory(t, st, c.call("lease_release", map[string]any{"resource": "tasks/t-17"}), "planner")
 	inHistory(t, st, c.call("queue_put", map[string]any{"name": "work", "value": map[string]any{"n": 1}}), "planner")
+	if ms := other.call("queue_peek", map[string]any{"name": "work"})["messages"].([]any); len(ms) != 1 {
+		t.Fatalf("peek: %v", ms)
+	}
 	tk := other.call("queue_take", map[string]any{"name": "work"})
 	inHistory(t, st, tk, "reviewer")
 	if p := tk["message"].(map[string]any)["payload"].(map[string]any); p["n"] != 1.0 {

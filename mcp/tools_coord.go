@@ -216,6 +216,12 @@ type QueueTakeIn struct {
 	WriteArgs
 }
 
+type QueuePeekIn struct {
+	Name string `json:"name" jsonschema:"the queue"`
+	N    int    `json:"n,omitempty" jsonschema:"how many messages, oldest first (default 10)"`
+	ReadArgs
+}
+
 type MemoryKeyArgs struct {
 	Namespace string `json:"namespace" jsonschema:"session, long_term, daily_log, workflow or any identifier"`
 	Kind      string `json:"kind" jsonschema:"the record's kind, e.g. fact, preference"`
@@ -358,6 +364,18 @@ func (s *Server) addCoordinationTools() {
 				return nil, "", err
 			}
 			return map[string]any{"message": msg, "mutation": m}, string(msg.Payload), nil
+		})
+	add(s, "queue_peek", "The oldest messages of a queue without taking them: a polling read, no commit. Returns {messages: [...]}.", readOnly,
+		func(ctx context.Context, c *call, in QueuePeekIn) (any, string, error) {
+			n := in.N
+			if n <= 0 {
+				n = 10
+			}
+			msgs, err := s.st.Queues().Peek(ctx, in.Name, n, in.options())
+			if err != nil {
+				return nil, "", err
+			}
+			return list("messages", msgs), fmt.Sprintf("%d messages", len(msgs)), nil
 		})
 	add(s, "memory_put", "Write a memory record of tiered state (namespace, kind, id), optionally expiring (one commit). Returns {record, mutation}.", writes,
 		func(ctx context.Context, c *call, in MemoryPutIn) (any, string, error) {

@@ -232,8 +232,8 @@ func reorderArgs(app *cli.App, args []string) ([]string, error) {
 			break
 		}
 	}
-	if cmd == nil {
-		return args, nil
+	if cmd == nil || cmd.SkipFlagParsing {
+		return args, nil // a command that hands its arguments on as they are (mcp)
 	}
 	if isGroup(cmd) {
 		// Named alone, a group prints its help; anything more needs

@@ -5,35 +5,22 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"strings"
-	"time"
 
-	"github.com/aiwg/aiwg-state/docschema"
-	"github.com/aiwg/aiwg-state/hooks"
-	"github.com/aiwg/aiwg-state/lease"
-	"github.com/aiwg/aiwg-state/memory"
-	"github.com/aiwg/aiwg-state/merge/jsonmerge"
-	"github.com/aiwg/aiwg-state/objects"
-	"github.com/aiwg/aiwg-state/policy"
-	"github.com/aiwg/aiwg-state/queue"
-	"github.com/aiwg/aiwg-state/repo"
-	"github.com/aiwg/aiwg-state/rlm"
-	"github.com/aiwg/aiwg-state/statedoc"
-	"github.com/aiwg/aiwg-state/store"
-	"github.com/aiwg/aiwg-state/trajectory"
-	"github.com/aiwg/aiwg-state/verbiage"
+	"github.com/aiwg/aiwg-state/internal/exitcode"
 )
 
-// Exit codes (the state document's codes where they apply).
+// Exit codes (the state document's codes where they apply); the table
+// that maps errors to them is internal/exitcode's, which the MCP server
+// reads too.
 const (
-	exitOK         = 0
-	exitUnexpected = 1
-	exitUsage      = 2 // invalid key, path, value or usage
-	exitDomain     = 3 // not found, limits, read-only, invalid state, no permission to write
-	exitConflict   = 4 // unresolved conflict, in-flight guard
-	exitLock       = 5 // lock failure
-	exitStale      = 6 // concurrent update (--expect mismatch)
+	exitOK         = exitcode.OK
+	exitUnexpected = exitcode.Unexpected
+	exitUsage      = exitcode.Usage    // invalid key, path, value or usage
+	exitDomain     = exitcode.Domain   // not found, limits, read-only, invalid state, no permission to write
+	exitConflict   = exitcode.Conflict // unresolved conflict, in-flight guard
+	exitLock       = exitcode.Lock     // lock failure
+	exitStale      = exitcode.Stale    // concurrent update (--expect mismatch)
 )
 
 // usageError marks errors of the command line itself.
@@ -42,58 +29,6 @@ type usageError struct{ msg string }
 func (e usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
-
-// exitTable maps sentinel errors to exit codes; the first match wins, so
-// more specific sentinels come first.
-var exitTable = []struct {
-	err  error
-	code int
-}{
-	{repo.ErrStale, exitStale},
-	{repo.ErrLocked, exitLock},
-	{lease.ErrHeld, exitLock},
-	{lease.ErrNotHolder, exitDomain},
-	{lease.ErrInvalid, exitUsage},
-	{store.ErrInvalidRecord, exitDomain},
-	{memory.ErrInvalid, exitUsage},
-	{memory.ErrNotList, exitDomain},
-	{queue.ErrInvalid, exitUsage},
-	{queue.ErrEmpty, exitDomain},
-	{docschema.ErrInvalid, exitDomain},
-	{docschema.ErrRules, exitUsage},
-	{policy.ErrInvalid, exitDomain}, // a policy that does not parse: refused data, whoever wrote it
-	{statedoc.ErrInFlight, exitConflict}, {statedoc.ErrInvalidState, exitDomain}, {statedoc.ErrExists, exitDomain},
-	{store.ErrBadManifest, exitDomain}, // before ErrInvalidJSON: the store's state, not the caller's input
-	{rlm.ErrInvalidState, exitDomain},  // rlm: a state document that breaks the schema
-	{verbiage.ErrInvalidPath, exitUsage},
-	{verbiage.ErrInvalidKey, exitUsage},
-	{verbiage.ErrInvalidName, exitUsage},
-	{verbiage.ErrInvalidPattern, exitUsage},
-	{repo.ErrInvalidName, exitUsage},
-	{objects.ErrInvalidJSON, exitUsage},
-	{store.ErrUsage, exitUsage},
-	{jsonmerge.ErrUnknownStrategy, exitUsage},
-	{store.ErrConflict, exitConflict},
-	{store.ErrDenied, exitDomain},
-	{store.ErrSigningKey, exitDomain}, // a signing key that cannot sign
-	{hooks.ErrRefused, exitDomain},
-	{trajectory.ErrInvalid, exitDomain},
-	{store.ErrLimit, exitDomain},
-	{store.ErrExists, exitDomain},
-	{store.ErrReadOnly, exitDomain},
-	{objects.ErrNotContainer, exitDomain},
-	{objects.ErrNotFound, exitDomain},
-	{repo.ErrCorrupt, exitDomain}, // before ErrNotFound: a miss explained by damage is damage
-	{repo.ErrUnsupported, exitDomain},
-	{repo.ErrNotFound, exitDomain},
-	{repo.ErrObjectMissing, exitDomain},
-	{repo.ErrShallow, exitDomain},
-	{repo.ErrNotStore, exitDomain},
-	{repo.ErrDetached, exitDomain},
-	{fs.ErrExist, exitDomain}, // a remote, a clone's directory: as a second branch of one name
-	{repo.ErrPermission, exitDomain},
-	{fs.ErrPermission, exitDomain}, // the same from outside repo/: a file this user may not read or write
-}
 
 // exitCode is the one place errors become exit codes.
 func exitCode(err error) int {
@@ -104,12 +39,8 @@ func exitCode(err error) int {
 	if errors.As(err, &ue) {
 		return exitUsage
 	}
-	for _, e := range exitTable {
-		if errors.Is(err, e.err) {
-			return e.code
-		}
-	}
-	return exitUnexpected
+	code, _ := exitcode.Of(err)
+	return code
 }
 
 // reportError prints one line (or, with --json, one object) for err.
@@ -117,48 +48,7 @@ func reportError(w io.Writer, err error, asJSON bool) {
 	code := exitCode(err)
 	msg := oneLine(withAdvice(err))
 	if asJSON {
-		details := map[string]any{}
-		var se *repo.StaleError
-		if errors.As(err, &se) {
-			details["ref"] = se.Ref
-			details["current"] = se.Current.String()
-			details["expected"] = se.Expected.String()
-		}
-		var he *lease.HeldError
-		if errors.As(err, &he) {
-			details["resource"] = he.Resource
-			for k, v := range map[string]string{"holder": he.Holder, "lease": he.Lease, "type": string(he.Type), "waiter": he.Waiter, "request": he.Request} {
-				if v != "" {
-					details[k] = v
-				}
-			}
-			details["until"] = he.Until.UTC().Format(time.RFC3339Nano)
-		}
-		var me *repo.MissingObjectError
-		if errors.As(err, &me) {
-			details["object"] = me.Hash.String()
-			details["partial_clone"] = me.Promisor
-			if me.Remote != "" {
-				details["remote"] = me.Remote
-			}
-		}
-		var pe *repo.PermissionError
-		if errors.As(err, &pe) {
-			details["directory"] = pe.Dir
-		}
-		var she *repo.ShallowError
-		if errors.As(err, &she) {
-			details["shallow"] = true
-			details["revision"] = she.Rev
-		}
-		var sv *docschema.Violation
-		if errors.As(err, &sv) {
-			details["file"], details["schema"] = sv.File, sv.Schema
-			var ve *docschema.ValidationError
-			if errors.As(err, &ve) {
-				details["field"], details["reason"] = ve.Field, ve.Reason
-			}
-		}
+		details := exitcode.Details(err)
 		b, _ := json.Marshal(map[string]any{"error": msg, "code": code, "details": details})
 		fmt.Fprintln(w, string(b))
 		return

@@ -229,6 +229,11 @@ func (l *Leases) Acquire(ctx context.Context, resource string, lo Options, wo st
 		for {
 			now := l.s.Now()
 			if !now.Before(deadline) {
+				if held == nil {
+					// Queued and not yet looked at again: the holder's
+					// lease is what the request waited behind.
+					held = errkind.Errorf(ErrHeld, "%s is held", resource)
+				}
 				return nil, fmt.Errorf("%w (waited %s)", held, lo.Wait)
 			}
 			select {

@@ -167,7 +167,7 @@ func newObjReader(gitDir string) *objReader {
 }
 
 func newObjDirReader(objectsDir string, nesting int) *objReader {
-	return &objReader{dir: objectsDir, bases: newLRU(256), nesting: nesting}
+	return &objReader{dir: objectsDir, bases: newLRU(256, 32<<20), nesting: nesting}
 }
 
 func (o *objReader) close() {

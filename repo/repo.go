@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -36,6 +37,11 @@ type Options struct {
 	LockTimeout time.Duration
 	// CacheEntries bounds the decoded-tree and object cache. Default 4096.
 	CacheEntries int
+	// CacheBytes bounds the same cache by the memory its entries take
+	// (estimated). Default 64 MiB: a store whose directories hold
+	// thousands of files writes a tree of hundreds of kilobytes per
+	// commit, and 4,096 of them would hold gigabytes.
+	CacheBytes int64
 }
 
 func (o *Options) fill() {
@@ -47,6 +53,9 @@ func (o *Options) fill() {
 	}
 	if o.CacheEntries == 0 {
 		o.CacheEntries = 4096
+	}
+	if o.CacheBytes == 0 {
+		o.CacheBytes = 64 << 20
 	}
 }
 
@@ -162,7 +171,7 @@ func Open(_ context.Context, dir string, opts Options) (*Repo, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Repo{dir: abs, opts: opts, objs: newObjReader(abs), cache: newLRU(opts.CacheEntries), precious: format.precious}, nil
+	return &Repo{dir: abs, opts: opts, objs: newObjReader(abs), cache: newLRU(opts.CacheEntries, opts.CacheBytes), precious: format.precious}, nil
 }
 
 // Dir is the repository's directory (the git dir).
@@ -351,20 +360,26 @@ const maxCachedBlob = 16 << 10
 
 var emptyTree = hashObject(plumbing.TreeObject, nil)
 
-// lru is a small least-recently-used cache of decoded objects.
+// lru is a small least-recently-used cache of decoded objects, bounded
+// both by its number of entries and by the memory they take, so that a
+// long-running process (serve, the MCP server) stays flat however large
+// the store's trees grow.
 type lru struct {
-	max   int
-	ll    *list.List
-	items map[plumbing.Hash]*list.Element
+	max      int
+	maxBytes int64
+	bytes    int64
+	ll       *list.List
+	items    map[plumbing.Hash]*list.Element
 }
 
 type lruEntry struct {
-	key plumbing.Hash
-	val any
+	key  plumbing.Hash
+	val  any
+	size int64
 }
 
-func newLRU(max int) *lru {
-	return &lru{max: max, ll: list.New(), items: make(map[plumbing.Hash]*list.Element)}
+func newLRU(max int, maxBytes int64) *lru {
+	return &lru{max: max, maxBytes: maxBytes, ll: list.New(), items: make(map[plumbing.Hash]*list.Element)}
 }
 
 func (c *lru) get(k plumbing.Hash) (any, bool) {
@@ -376,15 +391,41 @@ func (c *lru) get(k plumbing.Hash) (any, bool) {
 }
 
 func (c *lru) put(k plumbing.Hash, v any) {
+	size := sizeOf(v)
 	if e, ok := c.items[k]; ok {
-		e.Value.(*lruEntry).val = v
+		le := e.Value.(*lruEntry)
+		c.bytes += size - le.size
+		le.val, le.size = v, size
 		c.ll.MoveToFront(e)
-		return
+	} else {
+		c.items[k] = c.ll.PushFront(&lruEntry{k, v, size})
+		c.bytes += size
 	}
-	c.items[k] = c.ll.PushFront(&lruEntry{k, v})
-	if c.ll.Len() > c.max {
+	// The newest entry stays, whatever it weighs: it is about to be read.
+	for c.ll.Len() > 1 && (c.ll.Len() > c.max || c.bytes > c.maxBytes) {
 		old := c.ll.Back()
+		le := old.Value.(*lruEntry)
 		c.ll.Remove(old)
-		delete(c.items, old.Value.(*lruEntry).key)
+		delete(c.items, le.key)
+		c.bytes -= le.size
 	}
+}
+
+// sizeOf estimates the memory a cached value holds: its bytes, and a
+// tree's entries with their names.
+func sizeOf(v any) int64 {
+	const overhead = 96 // the entry, its list element and map slot
+	switch v := v.(type) {
+	case rawObject:
+		return overhead + int64(len(v.body))
+	case *Tree:
+		n := int64(overhead)
+		for _, e := range v.Entries {
+			n += int64(unsafe.Sizeof(e)) + int64(len(e.Name))
+		}
+		return n
+	case *Commit:
+		return overhead + 512 + int64(len(v.Message))
+	}
+	return overhead
 }

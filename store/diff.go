@@ -78,6 +78,10 @@ type DiffResult struct {
 	From  string     `json:"from"`
 	To    string     `json:"to"`
 	Files []FileDiff `json:"files"`
+	// MergeBases, with DiffOptions.MergeBase, are the merge bases of the
+	// two revisions, newest first; From is the first, as git diff A...B
+	// takes one when a criss-cross history has several.
+	MergeBases []string `json:"merge_bases,omitempty"`
 }
 
 // Diff compares documents between two revisions, key by key.
@@ -85,15 +89,52 @@ func (s *Store) Diff(ctx context.Context, o DiffOptions) (*DiffResult, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
+	var bases []string
+	if o.MergeBase {
+		hs, err := s.MergeBases(o.From, o.To, o.Branch)
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range hs {
+			bases = append(bases, h.String())
+		}
+		o.From, o.MergeBase = bases[0], false
+	}
 	files, from, to, err := s.diff(o)
 	if err != nil {
 		return nil, err
 	}
-	res := &DiffResult{To: to.String(), Files: files}
+	res := &DiffResult{To: to.String(), Files: files, MergeBases: bases}
 	if !from.IsZero() {
 		res.From = from.String()
 	}
 	return res, nil
+}
+
+// MergeBases are the best common ancestors of two revisions, newest
+// first, as git merge-base --all finds them. Histories with none are an
+// error wrapping ErrNotFound; in a shallow clone whose boundary hides the
+// common part, a *repo.ShallowError.
+func (s *Store) MergeBases(a, b, branch string) ([]plumbing.Hash, error) {
+	ha, err := s.Resolve(a, branch)
+	if err != nil {
+		return nil, err
+	}
+	hb, err := s.Resolve(b, branch)
+	if err != nil {
+		return nil, err
+	}
+	bases, err := s.repo.MergeBases(ha, hb)
+	if err != nil {
+		return nil, err
+	}
+	if len(bases) == 0 {
+		if s.repo.IsShallow() {
+			return nil, &repo.ShallowError{Rev: "the common history of " + a + " and " + b}
+		}
+		return nil, fmt.Errorf("%s and %s have no common history (no merge base): %w", a, b, ErrNotFound)
+	}
+	return bases, nil
 }
 
 func (s *Store) diff(o DiffOptions) ([]FileDiff, plumbing.Hash, plumbing.Hash, error) {

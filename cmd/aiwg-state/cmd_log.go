@@ -39,14 +39,15 @@ Examples:
    aiwg-state log docs/plan.json#risk.level
    aiwg-state log docs/plan.json --follow            # across mv, ours or git mv
    aiwg-state log plan.json --all-parents             # both sides of merges
-   aiwg-state log --agent planner --since 2026-11-01T00:00:00Z
+   aiwg-state log --agent planner --since 2026-11-01
+   aiwg-state log --since 2h                     # the last two hours
    aiwg-state log --op delete --json
    aiwg-state log --correlation run-7            # one run's writes, by its Correlation-Id
    aiwg-state log --verify                       # is each signed with its agent's key?`,
 		Flags: append(readFlags(),
 			&cli.StringFlag{Name: "agent", Usage: "only this agent's mutations"},
-			&cli.StringFlag{Name: "since", Usage: "only mutations at or after this RFC 3339 time"},
-			&cli.StringFlag{Name: "until", Usage: "only mutations at or before this RFC 3339 time"},
+			&cli.StringFlag{Name: "since", Usage: "only mutations at or after this time: a date (2026-11-01), an RFC 3339 time or an age (2h, 1d, 3w ago)"},
+			&cli.StringFlag{Name: "until", Usage: "only mutations at or before this time (as --since)"},
 			&cli.StringFlag{Name: "op", Usage: "only mutations with this operation: create, update, delete, rename, merge, rollback"},
 			&cli.StringFlag{Name: "source", Usage: "only mutations with this Source trailer (set --source)"},
 			&cli.StringFlag{Name: "correlation", Usage: "only mutations with this Correlation-Id trailer (set --correlation): one run's writes"},

@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/aiwg/aiwg-state/internal/when"
 	"github.com/aiwg/aiwg-state/objects/jsondiff"
 	"github.com/aiwg/aiwg-state/store"
 	"github.com/aiwg/aiwg-state/trajectory"
@@ -157,13 +158,15 @@ func valueOrNone(v []byte) string {
 	return string(v)
 }
 
+// parseTime reads a time flag (--since, --until) as people type it: a
+// date, an RFC 3339 time or an age (2h, 1d, 3w: that long ago).
 func parseTime(flag, v string) (time.Time, error) {
 	if v == "" {
 		return time.Time{}, nil
 	}
-	t, err := time.Parse(time.RFC3339, v)
+	t, err := when.Parse(v, time.Now())
 	if err != nil {
-		return t, usagef("--%s: want an RFC 3339 time like 2026-11-22T10:00:00Z, got %q", flag, v)
+		return t, usagef("--%s %q: want %s", flag, v, when.Forms)
 	}
 	return t, nil
 }

@@ -22,6 +22,9 @@ type FileDiff struct {
 	// not JSON (its changes are not shown key by key).
 	Status string `json:"status"`
 	From   string `json:"from,omitempty"`
+	// Change says what happened to a binary file, which has no key-level
+	// changes: "added", "deleted" or "modified".
+	Change string `json:"change,omitempty"`
 	// Old and New are the decoded documents (nil when absent), for
 	// jsondiff.Patch and jsondiff.WriteMarkdown.
 	Old     any               `json:"-"`
@@ -263,19 +266,19 @@ func (s *Store) fileDiff(path string, oldH, newH plumbing.Hash, key verbiage.Pat
 		}
 		return v, true, nil
 	}
+	binary := func() (FileDiff, error) {
+		return FileDiff{File: path, Status: "binary", Change: fd.Status, Changes: []jsondiff.Change{}}, nil
+	}
 	if !strings.HasSuffix(path, ".json") {
-		fd.Status = "binary"
-		return fd, nil
+		return binary()
 	}
 	var okOld, okNew bool
 	var err error
 	if fd.Old, okOld, err = load(oldH); err != nil {
-		fd.Status = "binary"
-		return fd, nil
+		return binary()
 	}
 	if fd.New, okNew, err = load(newH); err != nil {
-		fd.Status = "binary"
-		return fd, nil
+		return binary()
 	}
 	fd.Changes = jsondiff.Diff(fd.Old, fd.New, jsondiff.Options{OldMissing: !okOld, NewMissing: !okNew, Prefix: key})
 	return fd, nil

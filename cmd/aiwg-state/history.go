@@ -41,7 +41,16 @@ func writeDiffs(s *session, diffs []store.FileDiff, format string) error {
 		}
 		return printJSON(s.out, out)
 	case "markdown":
+		if len(diffs) == 0 {
+			fmt.Fprintln(s.out, "_No changes._")
+		}
 		for _, d := range diffs {
+			if d.Status == "binary" {
+				if err := jsondiff.WriteMarkdownFile(s.out, d.File, "not JSON, "+d.Change); err != nil {
+					return err
+				}
+				continue
+			}
 			if d.Status == "renamed" {
 				fmt.Fprintf(s.out, "### `%s` → `%s`\n\n_Moved, unchanged._\n\n", d.From, d.File)
 				continue
@@ -55,7 +64,7 @@ func writeDiffs(s *session, diffs []store.FileDiff, format string) error {
 		color := s.c.Bool("color") || (s.inv.terminal(s.out) && s.inv.getenv("NO_COLOR") == "")
 		for _, d := range diffs {
 			if d.Status == "binary" {
-				fmt.Fprintf(s.out, "%s: not JSON, changed\n", d.File)
+				fmt.Fprintf(s.out, "%s: not JSON, %s\n", d.File, d.Change)
 				continue
 			}
 			if d.Status == "renamed" {

@@ -38,6 +38,7 @@ func historyCommands() []*cli.Command {
 		newReindexCommand(),
 		newDiffCommand(),
 		newShowCommand(),
+		newReviewCommand(),
 	}
 }
 

@@ -71,3 +71,8 @@ func (s *session) note(msg string, details map[string]any) {
 const colorGraph = 0
 
 func (s *session) paint(_ int, text string) string { return text }
+
+// color reports whether text output is coloured.
+func (s *session) color() bool {
+	return s.c.Bool("color") || (s.inv.terminal(s.out) && s.inv.getenv("NO_COLOR") == "")
+}

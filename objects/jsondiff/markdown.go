@@ -151,17 +151,22 @@ func WriteMarkdownFile(w io.Writer, file, what string) error {
 // For names and values an agent wrote.
 func MarkdownCode(s string) string { return cell(codeSpan(sanitize(s))) }
 
-// MarkdownText is s as plain Markdown text that renders literally: each
-// character Markdown or HTML would read escaped, control characters
+// MarkdownText is s as plain Markdown text, within a line, that renders
+// literally: each character that starts emphasis, code, a link, HTML or
+// an entity escaped, control characters
 // escaped, | escaped for a table cell. For text an agent wrote (a commit
 // subject) shown outside code.
 func MarkdownText(s string) string {
 	var b strings.Builder
 	for _, r := range sanitize(s) {
-		if strings.ContainsRune("\\`*_{}[]()<>#+-.!|~&\"'=", r) {
+		if strings.ContainsRune("\\`*_[]<>|~&", r) {
 			b.WriteByte('\\')
 		}
 		b.WriteRune(r)
 	}
 	return b.String()
 }
+
+// Printable is s with control characters (but tab) and invalid UTF-8
+// escaped as \uXXXX: text an agent wrote, safe to print to a terminal.
+func Printable(s string) string { return sanitize(s) }

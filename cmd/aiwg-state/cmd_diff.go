@@ -27,7 +27,8 @@ compare as A...B: other agents' later work on A would otherwise show as
 B "reverting" it. A note on stderr says so when the two differ;
 --no-merge-base compares the two heads themselves.
 
-Formats: human (colour on a terminal; NO_COLOR honoured), --json,
+Formats: human (colour and a pager on a terminal, see --color and
+--no-pager; NO_COLOR honoured), --json,
 --format patch (RFC 6902 JSON Patch per file), --format markdown (for a
 pull-request review). A file moved whole shows as one rename; its patch
 entry is {"file", "from", "patch": []}, since a JSON Patch acts on one
@@ -40,9 +41,8 @@ Examples:
    aiwg-state diff main...agents/planner/main --format markdown
    aiwg-state diff --no-merge-base main agents/planner/main
    aiwg-state diff --format markdown HEAD~3 HEAD`,
-		Flags: append(commonFlags(),
+		Flags: append(append(commonFlags(), peopleFlags()...),
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "text, json, patch or markdown"},
-			&cli.BoolFlag{Name: "color", Usage: "force colour in text output"},
 			&cli.BoolFlag{Name: "no-merge-base", Usage: "with two branches, compare their heads, not the second with the merge base"},
 		),
 		Action: command(func(s *session) error {
@@ -124,6 +124,9 @@ func runDiff(ctx context.Context, s *session, opts diffOptions) error {
 	diffs := d.Files
 	if s.json {
 		format = "json"
+	}
+	if format == "text" {
+		defer s.page()()
 	}
 	if format == "patch" && o.File != "" {
 		// One document: the bare RFC 6902 patch, ready for any

@@ -56,6 +56,7 @@ Examples:
 			&cli.BoolFlag{Name: "follow", Usage: "continue the file's history across moves (aiwg-state mv, or an exact rename made with git mv)"},
 			&cli.BoolFlag{Name: "all-parents", Usage: "follow merges into all parents (default: first parents, as git log --first-parent)"},
 			verifyFlag(),
+			colorFlag(), noPagerFlag(),
 		),
 		Action: command(func(s *session) error {
 			return runLog(s.c.Context, s, logOptions{
@@ -135,6 +136,7 @@ func runLog(ctx context.Context, s *session, opts logOptions) error {
 		if s.json {
 			return usagef("log --graph draws for people: leave out --json (each mutation's parents are in log --json)")
 		}
+		defer s.page()()
 		return drawGraph(ctx, s, lo)
 	}
 	sigs, err := s.signatures()
@@ -147,6 +149,7 @@ func runLog(ctx context.Context, s *session, opts logOptions) error {
 	if lo.Until, err = parseTime("until", opts.Until); err != nil {
 		return err
 	}
+	defer s.page()()
 	var all []*store.Mutation
 	var verr error
 	err = s.store.Log(ctx, lo, func(m *store.Mutation) bool {

@@ -37,7 +37,7 @@ Examples:
    aiwg-state review main...agents/planner/main
    aiwg-state review main...feature --format markdown > comment.md
    aiwg-state review origin/main...HEAD --json | jq .ok`,
-		Flags: append(commonFlags(),
+		Flags: append(append(commonFlags(), peopleFlags()...),
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "text or markdown (or --json)"},
 			&cli.StringFlag{Name: "policy-from", Usage: "the revision whose policy is in force (default: BASE)"},
 			&cli.IntFlag{Name: "limit", Value: review.DefaultLimit, Usage: "list at most this many mutations"},
@@ -85,11 +85,12 @@ func runReview(ctx context.Context, s *session, opts reviewOptions) error {
 	if err != nil {
 		return err
 	}
+	defer s.page()()
 	switch {
 	case s.json:
 		return printJSON(s.out, rep)
 	case opts.Format == "markdown":
 		return rep.WriteMarkdown(s.out)
 	}
-	return rep.WriteText(s.out, review.TextOptions{Color: s.color()})
+	return rep.WriteText(s.out, review.TextOptions{Color: s.colored})
 }

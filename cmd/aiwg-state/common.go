@@ -71,6 +71,8 @@ type session struct {
 	// shallowNoted: the note that history stops at a shallow clone's
 	// boundary was printed (once a command).
 	shallowNoted bool
+	// colored: text output carries ANSI colour (set by page).
+	colored bool
 }
 
 // noteShallow says once, on stderr, that history stopped at a shallow

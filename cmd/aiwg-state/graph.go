@@ -50,7 +50,7 @@ func drawGraph(ctx context.Context, s *session, lo store.LogOptions) error {
 	drawn := 0
 	more := func() bool { return limit == 0 || drawn < limit }
 	line := func(prefix string, m *store.Mutation) {
-		fmt.Fprint(s.out, s.paint(colorGraph, prefix))
+		fmt.Fprint(s.out, s.paint(colorGraph, prefix[:len(prefix)-1])+" ")
 		printMutationLine(s, m)
 		drawn++
 	}

@@ -61,7 +61,7 @@ func writeDiffs(s *session, diffs []store.FileDiff, format string) error {
 		}
 		return nil
 	case "text":
-		color := s.c.Bool("color") || (s.inv.terminal(s.out) && s.inv.getenv("NO_COLOR") == "")
+		color := s.colored
 		for _, d := range diffs {
 			if d.Status == "binary" {
 				fmt.Fprintf(s.out, "%s: not JSON, %s\n", d.File, d.Change)
@@ -126,7 +126,7 @@ func printMutationLine(s *session, m *store.Mutation) {
 	if m.ShallowBoundary {
 		what += "  (shallow boundary)"
 	}
-	fmt.Fprintf(s.out, "%s  %s  %s%s  %s  %s\n", shortHash(m.Commit), m.Time.UTC().Format("2006-01-02 15:04:05"), agentColumn(m.Agent), sigColumn(m.Signature), id, what)
+	fmt.Fprintf(s.out, "%s  %s  %s%s  %s  %s\n", s.paint(colorCommit, shortHash(m.Commit)), m.Time.UTC().Format("2006-01-02 15:04:05"), s.paint(colorAgent, agentColumn(m.Agent)), sigColumn(m.Signature), s.paint(colorDim, id), what)
 	if m.ShallowBoundary {
 		s.noteShallow(m.Commit)
 	}
@@ -136,10 +136,10 @@ func printMutationLine(s *session, m *store.Mutation) {
 // commit: ^ before the hash.
 func boundaryMark(s *session, commit string, boundary bool) string {
 	if !boundary {
-		return shortHash(dashIfEmpty(commit))
+		return s.paint(colorCommit, shortHash(dashIfEmpty(commit)))
 	}
 	s.noteShallow(commit)
-	return "^" + shortHash(commit)
+	return s.paint(colorCommit, "^"+shortHash(commit))
 }
 
 // agentWidth is the width of the agent column of log and blame.

@@ -173,7 +173,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 func commandName(args []string) string {
 	shared := map[string]bool{} // name → takes a value
 	for _, f := range append(readFlags(), writeFlags()...) {
-		_, isBool := f.(*cli.BoolFlag)
+		isBool := isBoolFlag(f)
 		for _, n := range f.Names() {
 			shared[n] = !isBool
 		}

@@ -66,13 +66,3 @@ func (s *session) note(msg string, details map[string]any) {
 	}
 	fmt.Fprintln(s.c.App.ErrWriter, "aiwg-state: note: "+msg)
 }
-
-// colour roles; paint is the identity until colour is wired in.
-const colorGraph = 0
-
-func (s *session) paint(_ int, text string) string { return text }
-
-// color reports whether text output is coloured.
-func (s *session) color() bool {
-	return s.c.Bool("color") || (s.inv.terminal(s.out) && s.inv.getenv("NO_COLOR") == "")
-}

@@ -13,6 +13,7 @@ func storeCommands() []*cli.Command {
 		newFsckCommand(),
 		newConfigCommand(),
 		newQuickstartCommand(),
+		newCompletionCommand(),
 	}
 }
 

@@ -129,6 +129,14 @@ func runLog(ctx context.Context, s *session, opts logOptions) error {
 	} else if lo.Follow {
 		return usagef("log --follow needs a FILE")
 	}
+	if opts.NSet && lo.Limit == 0 {
+		// git log -0 and -n 0 show nothing (to the store, a limit of 0
+		// is none).
+		if s.json {
+			return printJSON(s.out, []any{})
+		}
+		return nil
+	}
 	if opts.Graph {
 		if lo.File != "" || lo.AllParents || lo.Agent != "" || lo.Op != "" || lo.Source != "" || lo.Correlation != "" || opts.Since != "" || opts.Until != "" || s.c.Bool("verify") {
 			return usagef("log --graph draws the whole history: it takes a range and -N, not a FILE or filters")

@@ -142,6 +142,9 @@ func TestLogRangeAndCount(t *testing.T) {
 		{[]string{"log", "--max-count=4"}, 4},
 		{[]string{"log", "plan.json", "-1"}, 1},
 		{[]string{"log", "-2", "main..feat"}, 2},
+		{[]string{"log", "-0"}, 0},
+		{[]string{"log", "-n", "0"}, 0},
+		{[]string{"log", "-n", "0", "--json"}, 1},
 	} {
 		if out := mustCLI(t, s, "", tc.args...); strings.Count(out, "\n") != tc.n {
 			t.Errorf("%v printed %d lines, want %d:\n%s", tc.args, strings.Count(out, "\n"), tc.n, out)

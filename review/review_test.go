@@ -122,6 +122,9 @@ func TestBranchReport(t *testing.T) {
 	// writes only under agents/critic/: both verdicts fail, and the merge
 	// says why it cannot be tried.
 	c = testutil.CommitFile(t, g, "feat", "agents/x.json", "{}\n", "bad agent\n")
+	// The branch also brings a policy that lets everyone write
+	// anything: the base's policy judges it, not its own.
+	c = testutil.CommitFile(t, g, c, ".aiwg/policy.json", `{"rules": [{"name": "all", "agents": ["*"], "paths": ["**"]}]}`+"\n", "open up\n")
 	storetest.Git(t, st, "update-ref", "refs/heads/feat", c)
 	must(st.SetPolicy(ctx, []byte(`{"rules": [{"name": "lead writes all", "agents": ["lead", "ops"], "paths": ["**"]}, {"name": "critic's own", "agents": ["critic"], "paths": ["agents/critic/**"]}]}`), lead))
 	r, err = review.Branch(ctx, st, "main", "feat", review.Options{})

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/aiwg/aiwg-state/store"
 )
 
@@ -34,8 +36,10 @@ func dashCount(a string) (int, bool) {
 //
 // A merged branch's commits are its own first-parent line down to where
 // it forked (what the merge brought: git log P1..P2 --first-parent);
-// merges within it take one line each. lo.Limit counts every commit
-// drawn, as git log -N --graph does.
+// merges within it take one line each. In a range A..B, what A has is
+// left out on either line, and a merge whose first parent A has is drawn
+// with its branch in the one column, as git draws it. lo.Limit counts
+// every commit drawn, as git log -N --graph does.
 func drawGraph(ctx context.Context, s *session, lo store.LogOptions) error {
 	limit := lo.Limit
 	lo.Limit = 0
@@ -80,6 +84,21 @@ func drawGraph(ctx context.Context, s *session, lo store.LogOptions) error {
 			line("* ", m)
 			continue
 		}
+		if gone, err := excludedByRange(s, lo, m.Parents[0]); err != nil {
+			return err
+		} else if gone {
+			// The range leaves out the merge's first parent: as in
+			// git, the merge has one parent to draw, and its branch
+			// goes on in the same column.
+			line("* ", m)
+			for _, sm := range side {
+				if !more() {
+					break
+				}
+				line("* ", sm)
+			}
+			continue
+		}
 		line("*   ", m)
 		// As git does, the merge's lines are drawn even when the
 		// limit stops at the merge itself.
@@ -106,5 +125,31 @@ func sideBranch(ctx context.Context, s *session, lo store.LogOptions, m *store.M
 		side = append(side, sm)
 		return true
 	})
-	return side, err
+	if err != nil || lo.Exclude == "" {
+		return side, err
+	}
+	// In a range A..B, what A has is left out on the side too.
+	kept := side[:0]
+	for _, sm := range side {
+		gone, err := excludedByRange(s, lo, sm.Commit)
+		if err != nil {
+			return nil, err
+		}
+		if !gone {
+			kept = append(kept, sm)
+		}
+	}
+	return kept, nil
+}
+
+// excludedByRange reports whether the A of a range A..B reaches commit.
+func excludedByRange(s *session, lo store.LogOptions, commit string) (bool, error) {
+	if lo.Exclude == "" {
+		return false, nil
+	}
+	x, err := s.store.Resolve(lo.Exclude, lo.Branch)
+	if err != nil {
+		return false, err
+	}
+	return s.store.Repo().IsAncestor(plumbing.NewHash(commit), x)
 }

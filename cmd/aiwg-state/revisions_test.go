@@ -188,7 +188,7 @@ func TestLogGraphAsGitDraws(t *testing.T) {
 		}
 		return lines
 	}
-	for _, args := range [][]string{{}, {"feat"}, {"-4"}, {"-5"}, {"-7"}} {
+	for _, args := range [][]string{{}, {"feat"}, {"-4"}, {"-5"}, {"-7"}, {"main~2..main"}, {"feat..main"}} {
 		ours := []string{"log", "--graph"}
 		git := []string{"log", "--graph", "--format=%H"}
 		if len(args) > 0 && args[0] == "feat" {

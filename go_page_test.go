@@ -22,6 +22,7 @@ import (
 	"github.com/aiwg/aiwg-state/merge/jsonmerge"
 	"github.com/aiwg/aiwg-state/queue"
 	"github.com/aiwg/aiwg-state/remote"
+	"github.com/aiwg/aiwg-state/review"
 	"github.com/aiwg/aiwg-state/rlm"
 	"github.com/aiwg/aiwg-state/store"
 	"github.com/aiwg/aiwg-state/trajectory"
@@ -69,7 +70,8 @@ func tour(ctx context.Context, dir string, f *os.File, schemaJSON []byte) error 
 	branch, err := st.Swarm().StartAgent(ctx, "planner", "", "") // agents/planner/main
 	sr, err := st.Swarm().Sync(ctx, "origin", remote.SyncOptions{Merge: merge.MergeOptions{Write: wo}})
 	ir, err := st.Swarm().Integrate(ctx, "origin", remote.IntegrateOptions{Into: "main"})
-	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = m, ops, v, d, b, doc, res, rec, msg, info, vr, vv, ck, id, n, bad, mr, cs, left, branch, sr, ir, f
+	rep, err := review.Branch(ctx, st, "main", "agents/planner/main", review.Options{}) // rep.WriteMarkdown(w): a pull-request comment
+	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = m, ops, v, d, b, doc, res, rec, msg, info, vr, vv, ck, id, n, bad, mr, cs, left, branch, sr, ir, rep, f
 	return err
 }
 

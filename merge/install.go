@@ -54,3 +54,35 @@ func quoteArg(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// DiffDriver is the diff driver a store's .gitattributes names for its
+// JSON documents (diff=aiwg-json): git's hunk headers then name the key
+// a change is in.
+const DiffDriver = "aiwg-json"
+
+// DiffFuncname is the driver's diff.aiwg-json.xfuncname: a line of
+// canonical JSON that opens an object or array under a key. git heads
+// each hunk with the nearest such line above it (the key alone, quoted),
+// so git diff and git log -p say which key's value a change is in.
+const DiffFuncname = `^[ \t]*("([^"\\]|\\.)*"): [[{]$`
+
+// InstalledDiffDriver is the diff driver registered in a clone's config.
+type InstalledDiffDriver struct {
+	Driver    string `json:"driver"`
+	Xfuncname string `json:"xfuncname"`
+}
+
+// InstallDiffDriver registers the diff driver in the git config of the
+// repository at dir (a clone of a store); the store's .gitattributes
+// assigns it to *.json (diff=aiwg-json).
+func InstallDiffDriver(ctx context.Context, dir string) (InstalledDiffDriver, error) {
+	d := InstalledDiffDriver{Driver: DiffDriver, Xfuncname: DiffFuncname}
+	if err := exec.CommandContext(ctx, "git", "-C", dir, "rev-parse", "--git-dir").Run(); err != nil {
+		return d, errkind.Errorf(store.ErrNotFound, "%s is not in a git repository (install the drivers in a git clone of a store)", dir)
+	}
+	key := "diff." + DiffDriver + ".xfuncname"
+	if msg, err := exec.CommandContext(ctx, "git", "-C", dir, "config", key, DiffFuncname).CombinedOutput(); err != nil {
+		return d, fmt.Errorf("git config %s in %s: %v: %s", key, dir, err, strings.TrimSpace(string(msg)))
+	}
+	return d, nil
+}

@@ -42,9 +42,9 @@ func (m *Merges) attributes(ro store.ReadOptions) (jsonmerge.Attributes, error) 
 
 // SetStrategy makes opts the merge strategy of the paths pattern matches
 // (a gitattributes(5) pattern), in one commit that edits .gitattributes:
-// the lines with exactly this pattern are replaced by one, where the last
-// of them was, else it is added at the end, where it wins over every line
-// before it. The line says all three attributes, unsetting the fallback
+// the lines with exactly this pattern that set merge attributes are
+// replaced by one, where the last of them was, else it is added at the
+// end, where it wins over every line before it. The line says all three attributes, unsetting the fallback
 // and keys opts leaves empty, so that it alone decides its paths.
 func (m *Merges) SetStrategy(ctx context.Context, pattern string, opts jsonmerge.Options, wo store.WriteOptions) (*store.Mutation, error) {
 	line, err := strategyLine(pattern, opts)
@@ -63,7 +63,7 @@ func (m *Merges) SetStrategy(ctx context.Context, pattern string, opts jsonmerge
 		at := -1
 		kept := lines[:0]
 		for _, l := range lines {
-			if linePattern(l) == pattern {
+			if linePattern(l) == pattern && setsMerge(l) {
 				at = len(kept)
 				continue
 			}
@@ -85,6 +85,14 @@ func (m *Merges) SetStrategy(ctx context.Context, pattern string, opts jsonmerge
 		rec.Subject = "strategy set " + pattern + " " + describeOptions(opts)
 		return nil
 	})
+}
+
+// setsMerge reports whether a .gitattributes line says anything of
+// merging; a line of other attributes (diff=aiwg-json) for the same
+// pattern is not the strategy's to replace.
+func setsMerge(line string) bool {
+	a, err := jsonmerge.ParseAttributes([]byte(line + "\n"))
+	return err != nil || len(a.Rules()) > 0
 }
 
 // strategyLine is the .gitattributes line giving pattern opts.

@@ -22,6 +22,9 @@ type FileDiff struct {
 	// not JSON (its changes are not shown key by key).
 	Status string `json:"status"`
 	From   string `json:"from,omitempty"`
+	// Change says what happened to a binary file, which has no key-level
+	// changes: "added", "deleted" or "modified".
+	Change string `json:"change,omitempty"`
 	// Old and New are the decoded documents (nil when absent), for
 	// jsondiff.Patch and jsondiff.WriteMarkdown.
 	Old     any               `json:"-"`
@@ -78,6 +81,10 @@ type DiffResult struct {
 	From  string     `json:"from"`
 	To    string     `json:"to"`
 	Files []FileDiff `json:"files"`
+	// MergeBases, with DiffOptions.MergeBase, are the merge bases of the
+	// two revisions, newest first; From is the first, as git diff A...B
+	// takes one when a criss-cross history has several.
+	MergeBases []string `json:"merge_bases,omitempty"`
 }
 
 // Diff compares documents between two revisions, key by key.
@@ -85,15 +92,52 @@ func (s *Store) Diff(ctx context.Context, o DiffOptions) (*DiffResult, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
+	var bases []string
+	if o.MergeBase {
+		hs, err := s.MergeBases(o.From, o.To, o.Branch)
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range hs {
+			bases = append(bases, h.String())
+		}
+		o.From, o.MergeBase = bases[0], false
+	}
 	files, from, to, err := s.diff(o)
 	if err != nil {
 		return nil, err
 	}
-	res := &DiffResult{To: to.String(), Files: files}
+	res := &DiffResult{To: to.String(), Files: files, MergeBases: bases}
 	if !from.IsZero() {
 		res.From = from.String()
 	}
 	return res, nil
+}
+
+// MergeBases are the best common ancestors of two revisions, newest
+// first, as git merge-base --all finds them. Histories with none are an
+// error wrapping ErrNotFound; in a shallow clone whose boundary hides the
+// common part, a *repo.ShallowError.
+func (s *Store) MergeBases(a, b, branch string) ([]plumbing.Hash, error) {
+	ha, err := s.Resolve(a, branch)
+	if err != nil {
+		return nil, err
+	}
+	hb, err := s.Resolve(b, branch)
+	if err != nil {
+		return nil, err
+	}
+	bases, err := s.repo.MergeBases(ha, hb)
+	if err != nil {
+		return nil, err
+	}
+	if len(bases) == 0 {
+		if s.repo.IsShallow() {
+			return nil, &repo.ShallowError{Rev: "the common history of " + a + " and " + b}
+		}
+		return nil, fmt.Errorf("%s and %s have no common history (no merge base): %w", a, b, ErrNotFound)
+	}
+	return bases, nil
 }
 
 func (s *Store) diff(o DiffOptions) ([]FileDiff, plumbing.Hash, plumbing.Hash, error) {
@@ -222,19 +266,19 @@ func (s *Store) fileDiff(path string, oldH, newH plumbing.Hash, key verbiage.Pat
 		}
 		return v, true, nil
 	}
+	binary := func() (FileDiff, error) {
+		return FileDiff{File: path, Status: "binary", Change: fd.Status, Changes: []jsondiff.Change{}}, nil
+	}
 	if !strings.HasSuffix(path, ".json") {
-		fd.Status = "binary"
-		return fd, nil
+		return binary()
 	}
 	var okOld, okNew bool
 	var err error
 	if fd.Old, okOld, err = load(oldH); err != nil {
-		fd.Status = "binary"
-		return fd, nil
+		return binary()
 	}
 	if fd.New, okNew, err = load(newH); err != nil {
-		fd.Status = "binary"
-		return fd, nil
+		return binary()
 	}
 	fd.Changes = jsondiff.Diff(fd.Old, fd.New, jsondiff.Options{OldMissing: !okOld, NewMissing: !okNew, Prefix: key})
 	return fd, nil

@@ -126,6 +126,10 @@ func (s *Store) Log(ctx context.Context, lo LogOptions, fn func(*Mutation) bool)
 	if err != nil {
 		return err
 	}
+	excluded, err := s.excluder(start, lo)
+	if err != nil {
+		return err
+	}
 	n := 0
 	keep := lo.keep
 	// emit reports whether the walk goes on.
@@ -134,10 +138,10 @@ func (s *Store) Log(ctx context.Context, lo LogOptions, fn func(*Mutation) bool)
 		return fn(m) && (lo.Limit == 0 || n < lo.Limit)
 	}
 	if lo.File != "" {
-		return s.fileLog(ctx, start, lo, keep, emit)
+		return s.fileLog(ctx, start, lo, keep, emit, excluded)
 	}
 	if lo.AllParents {
-		return s.walkAll(ctx, start, func(c *repo.Commit) (bool, error) {
+		return s.walkAll(ctx, start, excluded, func(c *repo.Commit) (bool, error) {
 			if !lo.Since.IsZero() && c.Committer.When.Before(lo.Since) {
 				return true, nil
 			}
@@ -153,6 +157,13 @@ func (s *Store) Log(ctx context.Context, lo LogOptions, fn func(*Mutation) bool)
 		}
 		if !lo.Since.IsZero() && c.Committer.When.Before(lo.Since) {
 			return false, nil // first-parent history is time-ordered enough to stop
+		}
+		if excluded != nil {
+			// Along first parents, once one commit is reachable from
+			// the excluded revision, all older ones are.
+			if x, err := excluded(c.Hash); x || err != nil {
+				return false, err
+			}
 		}
 		if m, ok := keep(c); ok {
 			return emit(m), nil
@@ -180,7 +191,7 @@ func (lo *LogOptions) keep(c *repo.Commit) (*Mutation, bool) {
 	return m, true
 }
 
-func (s *Store) fileLog(ctx context.Context, start plumbing.Hash, lo LogOptions, keep func(*repo.Commit) (*Mutation, bool), emit func(*Mutation) bool) error {
+func (s *Store) fileLog(ctx context.Context, start plumbing.Hash, lo LogOptions, keep func(*repo.Commit) (*Mutation, bool), emit func(*Mutation) bool, excluded func(plumbing.Hash) (bool, error)) error {
 	file, err := verbiage.CleanStorePath(lo.File)
 	if err != nil {
 		return err
@@ -202,6 +213,11 @@ func (s *Store) fileLog(ctx context.Context, start plumbing.Hash, lo LogOptions,
 		}
 		if !lo.Since.IsZero() && c.Committer.When.Before(lo.Since) {
 			return lo.AllParents, nil // first parents: time-ordered enough to stop
+		}
+		if excluded != nil {
+			if x, err := excluded(c.Hash); x || err != nil {
+				return lo.AllParents && err == nil, err
+			}
 		}
 		m, ok := keep(c)
 		if !ok {
@@ -257,9 +273,38 @@ func rawJSON(v any) json.RawMessage {
 	return json.RawMessage(out.Bytes())
 }
 
+// excluder is LogOptions.Exclude as a test of a commit reachable from
+// the log's start: whether the excluded revision reaches it too. Such a
+// commit is a common ancestor of both, so an ancestor of one of their
+// merge bases; the test walks from the commit to those bases, which for
+// the commits of a branch under review is the length of the branch.
+// nil when nothing is excluded.
+func (s *Store) excluder(start plumbing.Hash, lo LogOptions) (func(plumbing.Hash) (bool, error), error) {
+	if lo.Exclude == "" {
+		return nil, nil
+	}
+	x, err := s.Resolve(lo.Exclude, lo.Branch)
+	if err != nil {
+		return nil, err
+	}
+	bases, err := s.repo.MergeBases(x, start)
+	if err != nil {
+		return nil, err
+	}
+	return func(c plumbing.Hash) (bool, error) {
+		for _, b := range bases {
+			if ok, err := s.repo.IsAncestor(c, b); ok || err != nil {
+				return ok, err
+			}
+		}
+		return false, nil
+	}, nil
+}
+
 // walkAll visits every commit reachable from start, newest committer time
-// first, as git log does.
-func (s *Store) walkAll(ctx context.Context, start plumbing.Hash, fn func(*repo.Commit) (bool, error)) error {
+// first, as git log does; with excluded, not those it reports (nor their
+// ancestors, which the excluded revision reaches as well).
+func (s *Store) walkAll(ctx context.Context, start plumbing.Hash, excluded func(plumbing.Hash) (bool, error), fn func(*repo.Commit) (bool, error)) error {
 	seen := map[plumbing.Hash]bool{start: true}
 	var queue []*repo.Commit
 	c, err := s.repo.ReadCommit(start)
@@ -279,6 +324,15 @@ func (s *Store) walkAll(ctx context.Context, start plumbing.Hash, fn func(*repo.
 		}
 		c := queue[best]
 		queue = append(queue[:best], queue[best+1:]...)
+		if excluded != nil {
+			x, err := excluded(c.Hash)
+			if err != nil {
+				return err
+			}
+			if x {
+				continue
+			}
+		}
 		more, err := fn(c)
 		if err != nil || !more {
 			return err

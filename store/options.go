@@ -148,6 +148,10 @@ type LogOptions struct {
 	Source, Correlation string
 	// Limit stops after this many mutations (0 = all).
 	Limit int
+	// Exclude, when set, keeps only the commits not reachable from this
+	// revision: with At, git's Exclude..At (what a branch has that
+	// Exclude has not).
+	Exclude string
 }
 
 // DiffOptions choose what to compare.
@@ -159,6 +163,11 @@ type DiffOptions struct {
 	Branch   string
 	// File and Key narrow the diff; Key needs File.
 	File, Key string
+	// MergeBase compares To with the merge base of From and To rather
+	// than with From, as git diff From...To does: what To's side changed
+	// since it forked, not what the other side did meanwhile. It needs
+	// both revisions.
+	MergeBase bool
 }
 
 // WatchOptions says which mutations Watch streams.
@@ -233,6 +242,9 @@ func (lo *LogOptions) Validate() error {
 func (o *DiffOptions) Validate() error {
 	if o.Key != "" && o.File == "" {
 		return fmt.Errorf("%w: a key to diff needs its file", ErrUsage)
+	}
+	if o.MergeBase && (o.From == "" || o.To == "") {
+		return fmt.Errorf("%w: a diff from the merge base needs both revisions", ErrUsage)
 	}
 	return nil
 }

@@ -33,6 +33,7 @@ Examples:
 			&cli.BoolFlag{Name: "lines", Usage: "blame lines of the stored text, like git blame"},
 			&cli.BoolFlag{Name: "all-parents", Usage: "follow keys merged in from a branch into that branch's history"},
 			verifyFlag(),
+			colorFlag(), noPagerFlag(),
 		),
 		Action: command(func(s *session) error {
 			return runBlame(s.c.Context, s, blameOptions{
@@ -74,9 +75,10 @@ func runBlame(ctx context.Context, s *session, opts blameOptions) error {
 		if s.json {
 			return printJSON(s.out, nonNil(lines))
 		}
+		defer s.page()()
 		width := len(fmt.Sprint(len(lines)))
 		for _, l := range lines {
-			fmt.Fprintf(s.out, "%s (%s %s%s %*d) %s\n", boundaryMark(s, l.Commit, l.ShallowBoundary), agentColumn(l.Agent), stamp(l.Time), sigColumn(l.Signature), width, l.Line, l.Text)
+			fmt.Fprintf(s.out, "%s (%s %s%s %*d) %s\n", boundaryMark(s, l.Commit, l.ShallowBoundary), s.paint(colorAgent, agentColumn(l.Agent)), stamp(l.Time), sigColumn(l.Signature), width, l.Line, l.Text)
 		}
 		return nil
 	}
@@ -92,12 +94,13 @@ func runBlame(ctx context.Context, s *session, opts blameOptions) error {
 	if s.json {
 		return printJSON(s.out, nonNil(entries))
 	}
+	defer s.page()()
 	for _, e := range entries {
 		path := e.Path
 		if path == "" {
 			path = "(root)"
 		}
-		fmt.Fprintf(s.out, "%s  %s  %s%s  %s  %s = %s\n", boundaryMark(s, e.Commit, e.ShallowBoundary), stamp(e.Time), agentColumn(e.Agent), sigColumn(e.Signature), dashIfEmpty(e.MutationID), path, e.Value)
+		fmt.Fprintf(s.out, "%s  %s  %s%s  %s  %s = %s\n", boundaryMark(s, e.Commit, e.ShallowBoundary), stamp(e.Time), s.paint(colorAgent, agentColumn(e.Agent)), sigColumn(e.Signature), s.paint(colorDim, dashIfEmpty(e.MutationID)), path, e.Value)
 	}
 	return nil
 }

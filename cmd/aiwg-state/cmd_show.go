@@ -24,7 +24,7 @@ Examples:
    aiwg-state show HEAD~3 --json
    aiwg-state show mut-1a2b3c4d
    aiwg-state show --verify                        # with its signature: good, bad, none, unknown-key`,
-		Flags: append(commonFlags(), verifyFlag()),
+		Flags: append(commonFlags(), verifyFlag(), colorFlag(), noPagerFlag()),
 		Action: command(func(s *session) error {
 			return runShow(s.c.Context, s, showOptions{
 				Branch: s.c.String("branch"),
@@ -68,7 +68,8 @@ func runShow(ctx context.Context, s *session, opts showOptions) error {
 	if s.json {
 		return printJSON(s.out, map[string]any{"mutation": m, "diff": nonNil(diffs)})
 	}
-	fmt.Fprintf(s.out, "commit %s\nagent  %s\ntime   %s\n", m.Commit, m.Agent, m.Time.UTC().Format(time.RFC3339))
+	defer s.page()()
+	fmt.Fprintf(s.out, "%s\nagent  %s\ntime   %s\n", s.paint(colorCommit, "commit "+m.Commit), s.paint(colorAgent, m.Agent), m.Time.UTC().Format(time.RFC3339))
 	if v := m.Signature; v != nil {
 		fmt.Fprintf(s.out, "signature %s\n", signatureLine(v))
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/aiwg/aiwg-state/internal/when"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/store"
 	"github.com/aiwg/aiwg-state/trajectory"
@@ -369,7 +370,7 @@ Examples:
 		Flags: append(readFlags(),
 			&cli.StringFlag{Name: "task-type", Usage: "only this task type"},
 			&cli.StringFlag{Name: "status", Usage: "only this outcome status, or running"},
-			&cli.StringFlag{Name: "since", Usage: "only trajectories started since an RFC 3339 time or an age (7d)"},
+			&cli.StringFlag{Name: "since", Usage: "only trajectories started since a date, an RFC 3339 time or an age (7d)"},
 		),
 		Action: command(func(s *session) error {
 			return runTrajListLs(s.c.Context, s, trajListLsOptions{
@@ -487,7 +488,7 @@ Examples:
    aiwg-state traj analyze --ngram 2 --top 5 --json`,
 		Flags: append(readFlags(),
 			&cli.StringFlag{Name: "task-type", Usage: "only this task type"},
-			&cli.StringFlag{Name: "since", Usage: "only trajectories started since an RFC 3339 time or an age (30d)"},
+			&cli.StringFlag{Name: "since", Usage: "only trajectories started since a date, an RFC 3339 time or an age (30d)"},
 			&cli.IntFlag{Name: "ngram", Value: 3, Usage: "length of the tool sequences counted"},
 			&cli.IntFlag{Name: "top", Value: 10, Usage: "how many failure patterns and tool sequences to list"},
 		),
@@ -744,19 +745,16 @@ func trajOrDash(s string) string {
 	return s
 }
 
-// parseSince reads --since: an RFC 3339 time or an age (7d, 36h).
+// trajSince reads --since as every time flag is read (see parseTime).
 func trajSince(v string, now time.Time) (time.Time, error) {
 	if v == "" {
 		return time.Time{}, nil
 	}
-	if t, err := time.Parse(time.RFC3339, v); err == nil {
-		return t, nil
-	}
-	d, err := trajectory.ParseAge(v)
+	t, err := when.Parse(v, now)
 	if err != nil {
-		return time.Time{}, usagef("--since: want an RFC 3339 time (2026-11-01T00:00:00Z) or an age (7d, 36h), got %q", v)
+		return t, usagef("--since %q: want %s", v, when.Forms)
 	}
-	return now.Add(-d), nil
+	return t, nil
 }
 
 func trajNoChange(err error) bool { return errors.Is(err, store.ErrNoChange) }

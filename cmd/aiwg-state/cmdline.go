@@ -253,7 +253,7 @@ func reorderArgs(app *cli.App, args []string) ([]string, error) {
 	// given twice is harmless (wrappers append --json).
 	once := map[string]string{} // a name of such a flag -> its first name
 	for _, f := range cmd.Flags {
-		_, isBool := f.(*cli.BoolFlag)
+		isBool := isBoolFlag(f)
 		_, isSlice := f.(*cli.StringSliceFlag)
 		for _, n := range f.Names() {
 			isFlag[n] = true
@@ -352,7 +352,7 @@ func valueFlags(cmds []*cli.Command) map[string]bool {
 	walk = func(cs []*cli.Command) {
 		for _, c := range cs {
 			for _, f := range c.Flags {
-				if _, isBool := f.(*cli.BoolFlag); !isBool {
+				if isBool := isBoolFlag(f); !isBool {
 					for _, n := range f.Names() {
 						out[n] = true
 					}

@@ -14,6 +14,7 @@ func storeCommands() []*cli.Command {
 		newConfigCommand(),
 		newQuickstartCommand(),
 		newMcpCommand(),
+		newCompletionCommand(),
 	}
 }
 
@@ -39,6 +40,7 @@ func historyCommands() []*cli.Command {
 		newReindexCommand(),
 		newDiffCommand(),
 		newShowCommand(),
+		newReviewCommand(),
 	}
 }
 

@@ -10,11 +10,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/aiwg/aiwg-state/internal/when"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/store"
 	"github.com/aiwg/aiwg-state/trajectory"
@@ -39,7 +41,7 @@ func commonFlags() []cli.Flag {
 }
 
 func readFlags() []cli.Flag {
-	return append(commonFlags(), &cli.StringFlag{Name: "at", Usage: "read at a revision: commit, branch, tag, HEAD~N or an RFC 3339 time"})
+	return append(commonFlags(), &cli.StringFlag{Name: "at", Usage: "read at a revision (commit, branch, tag, HEAD~N) or a time: a date, an RFC 3339 time or an age (1d: as it was a day ago)"})
 }
 
 func writeFlags() []cli.Flag {
@@ -69,6 +71,8 @@ type session struct {
 	// shallowNoted: the note that history stops at a shallow clone's
 	// boundary was printed (once a command).
 	shallowNoted bool
+	// colored: text output carries ANSI colour (set by page).
+	colored bool
 }
 
 // noteShallow says once, on stderr, that history stopped at a shallow
@@ -206,7 +210,28 @@ func (s *session) agent() (agent, from string) {
 }
 
 func (s *session) readOptions() store.ReadOptions {
-	return store.ReadOptions{At: s.c.String("at")}
+	return store.ReadOptions{At: s.at()}
+}
+
+// at is --at as the store reads it: a revision as given, or a time as
+// people type it (a date, an age) as the RFC 3339 time the store takes.
+// A revision of that name wins: a branch may be called 1d.
+func (s *session) at() string {
+	at := s.c.String("at")
+	if at == "" {
+		return at
+	}
+	if _, err := time.Parse(time.RFC3339, at); err == nil {
+		return at
+	}
+	t, err := when.Parse(at, time.Now())
+	if err != nil {
+		return at
+	}
+	if _, rerr := s.store.Resolve(at, s.c.String("branch")); rerr == nil {
+		return at
+	}
+	return t.UTC().Format(time.RFC3339Nano)
 }
 
 // done prints a command's outcome: v as JSON with --json, else one line.

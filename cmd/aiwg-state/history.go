@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/aiwg/aiwg-state/internal/when"
 	"github.com/aiwg/aiwg-state/objects/jsondiff"
 	"github.com/aiwg/aiwg-state/store"
 	"github.com/aiwg/aiwg-state/trajectory"
@@ -40,7 +41,16 @@ func writeDiffs(s *session, diffs []store.FileDiff, format string) error {
 		}
 		return printJSON(s.out, out)
 	case "markdown":
+		if len(diffs) == 0 {
+			fmt.Fprintln(s.out, "_No changes._")
+		}
 		for _, d := range diffs {
+			if d.Status == "binary" {
+				if err := jsondiff.WriteMarkdownFile(s.out, d.File, "not JSON, "+d.Change); err != nil {
+					return err
+				}
+				continue
+			}
 			if d.Status == "renamed" {
 				fmt.Fprintf(s.out, "### `%s` → `%s`\n\n_Moved, unchanged._\n\n", d.From, d.File)
 				continue
@@ -51,10 +61,10 @@ func writeDiffs(s *session, diffs []store.FileDiff, format string) error {
 		}
 		return nil
 	case "text":
-		color := s.c.Bool("color") || (s.inv.terminal(s.out) && s.inv.getenv("NO_COLOR") == "")
+		color := s.colored
 		for _, d := range diffs {
 			if d.Status == "binary" {
-				fmt.Fprintf(s.out, "%s: not JSON, changed\n", d.File)
+				fmt.Fprintf(s.out, "%s: not JSON, %s\n", d.File, d.Change)
 				continue
 			}
 			if d.Status == "renamed" {
@@ -116,7 +126,7 @@ func printMutationLine(s *session, m *store.Mutation) {
 	if m.ShallowBoundary {
 		what += "  (shallow boundary)"
 	}
-	fmt.Fprintf(s.out, "%s  %s  %s%s  %s  %s\n", shortHash(m.Commit), m.Time.UTC().Format("2006-01-02 15:04:05"), agentColumn(m.Agent), sigColumn(m.Signature), id, what)
+	fmt.Fprintf(s.out, "%s  %s  %s%s  %s  %s\n", s.paint(colorCommit, shortHash(m.Commit)), m.Time.UTC().Format("2006-01-02 15:04:05"), s.paint(colorAgent, agentColumn(m.Agent)), sigColumn(m.Signature), s.paint(colorDim, id), what)
 	if m.ShallowBoundary {
 		s.noteShallow(m.Commit)
 	}
@@ -126,10 +136,10 @@ func printMutationLine(s *session, m *store.Mutation) {
 // commit: ^ before the hash.
 func boundaryMark(s *session, commit string, boundary bool) string {
 	if !boundary {
-		return shortHash(dashIfEmpty(commit))
+		return s.paint(colorCommit, shortHash(dashIfEmpty(commit)))
 	}
 	s.noteShallow(commit)
-	return "^" + shortHash(commit)
+	return s.paint(colorCommit, "^"+shortHash(commit))
 }
 
 // agentWidth is the width of the agent column of log and blame.
@@ -157,13 +167,15 @@ func valueOrNone(v []byte) string {
 	return string(v)
 }
 
+// parseTime reads a time flag (--since, --until) as people type it: a
+// date, an RFC 3339 time or an age (2h, 1d, 3w: that long ago).
 func parseTime(flag, v string) (time.Time, error) {
 	if v == "" {
 		return time.Time{}, nil
 	}
-	t, err := time.Parse(time.RFC3339, v)
+	t, err := when.Parse(v, time.Now())
 	if err != nil {
-		return t, usagef("--%s: want an RFC 3339 time like 2026-11-22T10:00:00Z, got %q", flag, v)
+		return t, usagef("--%s %q: want %s", flag, v, when.Forms)
 	}
 	return t, nil
 }

@@ -47,6 +47,13 @@ func (inv *invocation) firstAnonymous() bool {
 // processInvocation is the invocation of the CLI's own process.
 func processInvocation() *invocation { return &invocation{} }
 
+func (inv *invocation) lookupEnv(key string) (string, bool) {
+	if inv.client == nil {
+		return os.LookupEnv(key)
+	}
+	return inv.client.LookupEnv(key)
+}
+
 func (inv *invocation) getenv(key string) string {
 	if inv.client == nil {
 		return os.Getenv(key)

@@ -135,7 +135,8 @@ Exit codes: 0 ok, 1 unexpected, 2 invalid key/path/value or usage,
 5 lock failure or lease held, 6 concurrent update (--expect mismatch).
 
 Environment: AIWG_STATE_STORE (the store), AIWG_AGENT (the agent),
-NO_COLOR.`
+NO_COLOR, AIWG_PAGER (else GIT_PAGER, PAGER; default less -FRX).
+Completion: source <(aiwg-state completion bash), or zsh, fish.`
 
 // commandGroups build the commands, in the order help lists them.
 func commandGroups() []func() []*cli.Command {
@@ -173,7 +174,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 func commandName(args []string) string {
 	shared := map[string]bool{} // name → takes a value
 	for _, f := range append(readFlags(), writeFlags()...) {
-		_, isBool := f.(*cli.BoolFlag)
+		isBool := isBoolFlag(f)
 		for _, n := range f.Names() {
 			shared[n] = !isBool
 		}

@@ -332,11 +332,23 @@ func runInstallDrivers(c *cli.Context) error {
 		}
 		return err
 	}
+	diff, err := merge.InstallDiffDriver(c.Context, dir)
+	if err != nil {
+		return err
+	}
 	if c.Bool("json") {
-		return printJSON(c.App.Writer, installed)
+		// One list, as before the diff driver: it is the entry with
+		// an xfuncname rather than a command.
+		out := make([]map[string]string, 0, len(installed)+1)
+		for _, d := range installed {
+			out = append(out, map[string]string{"driver": d.Driver, "command": d.Command})
+		}
+		out = append(out, map[string]string{"driver": diff.Driver, "xfuncname": diff.Xfuncname})
+		return printJSON(c.App.Writer, out)
 	}
 	for _, d := range installed {
 		fmt.Fprintf(c.App.Writer, "merge.%s.driver = %s\n", d.Driver, d.Command)
 	}
+	fmt.Fprintf(c.App.Writer, "diff.%s.xfuncname = %s\n", diff.Driver, diff.Xfuncname)
 	return nil
 }

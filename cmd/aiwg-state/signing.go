@@ -21,7 +21,7 @@ func (s *session) signatures() (*store.Signatures, error) {
 	}
 	ro := store.ReadOptions{Branch: s.c.String("branch")}
 	if s.c.IsSet("at") {
-		ro.At = s.c.String("at")
+		ro.At = s.at()
 	}
 	return s.store.Signatures(ro)
 }

@@ -138,3 +138,35 @@ func longestRun(s string, c byte) int {
 	}
 	return best
 }
+
+// WriteMarkdownFile writes a file's heading and one line saying what
+// happened to it as a whole (a file that is not JSON: "not JSON, added").
+func WriteMarkdownFile(w io.Writer, file, what string) error {
+	_, err := fmt.Fprintf(w, "### %s\n\n_%s._\n\n", codeSpan(sanitize(file)), MarkdownText(what))
+	return err
+}
+
+// MarkdownCode is s as inline code safe in a Markdown table cell: control
+// characters escaped, no backtick run can close it, no | ends the cell.
+// For names and values an agent wrote.
+func MarkdownCode(s string) string { return cell(codeSpan(sanitize(s))) }
+
+// MarkdownText is s as plain Markdown text, within a line, that renders
+// literally: each character that starts emphasis, code, a link, HTML or
+// an entity escaped, control characters
+// escaped, | escaped for a table cell. For text an agent wrote (a commit
+// subject) shown outside code.
+func MarkdownText(s string) string {
+	var b strings.Builder
+	for _, r := range sanitize(s) {
+		if strings.ContainsRune("\\`*_[]<>|~&", r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// Printable is s with control characters (but tab) and invalid UTF-8
+// escaped as \uXXXX: text an agent wrote, safe to print to a terminal.
+func Printable(s string) string { return sanitize(s) }

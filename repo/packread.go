@@ -146,6 +146,7 @@ type objReader struct {
 	dir    string // objects/
 	packs  []*packIndex
 	loaded bool
+	listed int  // packs the directory held when last read
 	bases  *lru // recently inflated delta bases, by pack offset
 	zr     io.ReadCloser
 	delta  []byte // scratch for a delta's instructions
@@ -226,7 +227,7 @@ func (o *objReader) scan() {
 	for _, p := range old {
 		o.retired = append(o.retired, p)
 	}
-	o.packs, o.loaded = packs, true
+	o.packs, o.loaded, o.listed = packs, true, len(packs)
 }
 
 // wrote records a pack this process just put in place, the newest, with
@@ -248,12 +249,24 @@ func (o *objReader) wrote(name string, idx []byte, replaced string) {
 		switch p.name {
 		case name:
 		case replaced:
-			o.retired = append(o.retired, p)
+			// No read is under way (the object database is read under
+			// the lock a commit holds), so nothing holds the replaced
+			// tail: it goes now. Left for the next read to release, a
+			// writer whose reads all come from its cache kept every
+			// tail it replaced, one index a commit.
+			p.close()
 		default:
 			packs = append(packs, p)
 		}
 	}
 	o.packs = packs
+	// Packs a roll-up removed stay listed until a lookup misses, which a
+	// writer served by its cache may never do: once the list has doubled
+	// since the directory was last read, read it again.
+	if len(o.packs) > max(2*o.listed, 64) {
+		o.scan()
+		o.releaseRetired()
+	}
 }
 
 // packNames identifies the pack set of the last scan.

@@ -212,7 +212,16 @@ func TestEveryTool(t *testing.T) {
 	if bs := c.call("branch_list", nil)["branches"].([]any); len(bs) != 2 {
 		t.Fatalf("branches: %v", bs)
 	}
-	if m := c.call("merge", map[string]any{"from": "feature", "dry_run": true}); m["status"] != "fast-forward" || m["dry_run"] != true {
+	// main moves on after feature left it: feature's diff against main is
+	// its own change alone, from their merge base, unless head to head.
+	c.call("set", map[string]any{"file": "later.json", "key": "x", "value": 1})
+	if d := c.call("diff", map[string]any{"from": "main", "to": "feature"}); len(d["files"].([]any)) != 1 || len(d["merge_bases"].([]any)) != 1 {
+		t.Fatalf("diff of two branches: %v", d)
+	}
+	if d := c.call("diff", map[string]any{"from": "main", "to": "feature", "head_to_head": true}); len(d["files"].([]any)) != 2 {
+		t.Fatalf("diff of two branches head to head: %v", d)
+	}
+	if m := c.call("merge", map[string]any{"from": "feature", "dry_run": true}); m["status"] != "merged" || m["dry_run"] != true {
 		t.Fatalf("dry run: %v", m)
 	}
 	c.call("merge", map[string]any{"from": "feature"})

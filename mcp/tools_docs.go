@@ -189,6 +189,8 @@ type DiffIn struct {
 	File   string `json:"file,omitempty" jsonschema:"narrow the diff to this document"`
 	Key    string `json:"key,omitempty" jsonschema:"with file: narrow the diff to this key path"`
 	Branch string `json:"branch,omitempty" jsonschema:"the branch HEAD and relative revisions are read on"`
+	// HeadToHead compares two branches' heads rather than from their merge base.
+	HeadToHead bool `json:"head_to_head,omitempty" jsonschema:"two branches: compare their heads, not what to changed since their merge base"`
 }
 
 type BlameIn struct {
@@ -233,7 +235,10 @@ func (s *Server) addHistoryTools() {
 	add(s, "diff", "What changed between two revisions or branches, key by key (two branches: since their merge base). "+
 		"Returns {from, to, files: [{file, status, changes: [{path, op, old, new}]}]}.", readOnly,
 		func(ctx context.Context, c *call, in DiffIn) (any, string, error) {
-			d, err := s.st.Diff(ctx, store.DiffOptions{From: in.From, To: in.To, Branch: in.Branch, File: in.File, Key: in.Key})
+			o := store.DiffOptions{From: in.From, To: in.To, Branch: in.Branch, File: in.File, Key: in.Key}
+			// Two branches: what to did since it left from, as review reads them.
+			o.MergeBase = !in.HeadToHead && s.st.IsBranch(in.From) && s.st.IsBranch(in.To)
+			d, err := s.st.Diff(ctx, o)
 			if err != nil {
 				return nil, "", err
 			}

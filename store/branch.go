@@ -274,3 +274,18 @@ func IsObjectIDName(name string) bool {
 	}
 	return true
 }
+
+// IsBranch reports whether name is a branch of the store or a
+// remote-tracking branch (origin/main), rather than another revision: two
+// branches are compared from their merge base, as git diff A...B does.
+func (s *Store) IsBranch(name string) bool {
+	if name == "" || strings.ContainsAny(name, "~^:") || name == "HEAD" || name == "@" {
+		return false
+	}
+	for _, ref := range []string{"refs/heads/" + name, "refs/remotes/" + name} {
+		if _, err := s.repo.Ref(ref); err == nil {
+			return true
+		}
+	}
+	return false
+}

@@ -36,20 +36,8 @@ func parseRange(a string) (r revRange, ok bool) {
 	return r, true
 }
 
-// isBranch reports whether name is a branch as written: a local branch or
-// a remote-tracking one (origin/main), not a commit id, a tag or HEAD~N.
-func (s *session) isBranch(name string) bool {
-	if name == "" || strings.ContainsAny(name, "~^:") || name == "HEAD" || name == "@" {
-		return false
-	}
-	r := s.store.Repo()
-	for _, ref := range []string{"refs/heads/" + name, "refs/remotes/" + name} {
-		if _, err := r.Ref(ref); err == nil {
-			return true
-		}
-	}
-	return false
-}
+// isBranch reports whether name is a branch as written (see Store.IsBranch).
+func (s *session) isBranch(name string) bool { return s.store.IsBranch(name) }
 
 // note tells on stderr how a command read what it was given, when that
 // is not the only reading: a line, or with --json an object with the

@@ -84,12 +84,54 @@ func (l *fileLock) publish(path string, sync bool) error {
 		}
 	}
 	if err == nil {
+		old := holdFile(path) // see holdFile
 		err = sysfile.Rename(tmp, path)
+		letGo(old)
 	}
 	if err != nil {
 		os.Remove(tmp)
 	}
 	return err
+}
+
+// holdFile opens the file at path so that removing or replacing its name
+// does not free it, or returns -1; letGo frees it later, off the caller's
+// path. Freeing a file is the costliest step of a commit's file work on
+// the disks we measured: its pages and inode go back to the file system,
+// and its blocks, if its data reached the disk, which a file system
+// mounted with discard waits for the device to discard (0.1 ms and more
+// a file). A commit frees the ref's old value, whose block the rename
+// that put it in place had allocated, and, under fsync, the packs it
+// supersedes. A rename over a file, or an unlink, frees it in that very
+// system call unless the file is still open: then it is freed when its
+// last descriptor closes. Readers are unaffected: the name is gone (or
+// names the new file) as before, and what a reader has open stays
+// readable as it always did.
+func holdFile(path string) int {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return -1
+	}
+	return fd
+}
+
+// letGo closes, in the background, descriptors holdFile opened: the last
+// close frees their file.
+func letGo(fds ...int) {
+	held := fds[:0]
+	for _, fd := range fds {
+		if fd >= 0 {
+			held = append(held, fd)
+		}
+	}
+	if len(held) == 0 {
+		return
+	}
+	go func() {
+		for _, fd := range held {
+			syscall.Close(fd)
+		}
+	}()
 }
 
 // tempName is a fresh name beside lockPath that ends in .lock, which git

@@ -604,8 +604,16 @@ func (r *Repo) removePack(h plumbing.Hash, gitFiles bool) {
 	if kept && !ours {
 		return
 	}
+	// Under fsync the pack's blocks are on the disk: the files are
+	// freed off the writer's path (see holdFile). Without it they seldom
+	// are, and freeing them costs less than opening them.
+	pack, idx := -1, -1
+	if r.syncing() {
+		pack, idx = holdFile(base+".pack"), holdFile(base+".idx")
+	}
 	os.Remove(base + ".pack")
 	os.Remove(base + ".idx")
+	letGo(pack, idx)
 	r.tailMu.Lock()
 	found := r.foundTail == h
 	r.tailMu.Unlock()

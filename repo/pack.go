@@ -165,6 +165,7 @@ func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, dura
 		return plumbing.ZeroHash, plumbing.ZeroHash, nil, kerr
 	}
 	idx := encodeIdx(entries, newPack)
+	r.wroteTail(newPack) // before the pack can be listed
 	durable, err = r.writePackFiles(dir, base, idx, data, sum[:])
 	if err != nil {
 		os.Remove(base + ".keep")

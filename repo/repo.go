@@ -105,6 +105,7 @@ type Repo struct {
 	// waiting out supersededGrace before they are removed.
 	supMu      sync.Mutex
 	superseded []supersededTail
+	listed     *listings // see listings.go; under supMu
 
 	lockMu   sync.Mutex
 	lockF    *os.File // see lockFile
@@ -206,6 +207,7 @@ func (r *Repo) syncing() bool {
 // descriptors.
 func (r *Repo) Close() error {
 	r.background.Wait()
+	r.closeListings()
 	r.closeLockFile()
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -208,6 +208,7 @@ func (r *Repo) syncing() bool {
 func (r *Repo) Close() error {
 	r.background.Wait()
 	r.closeListings()
+	freeHeld()
 	r.closeLockFile()
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -136,9 +136,8 @@ func letGo(fds ...int) {
 	}
 }
 
-// heldBatch is how many held files are freed together. Handing each to a
-// goroutine of its own woke an idle thread of the runtime a commit, whose
-// CPU cost was most of what the writer saved.
+// heldBatch is how many held files are freed together: handing each to a
+// goroutine of its own woke an idle thread of the runtime every commit.
 const heldBatch = 8
 
 // held are the descriptors letGo has yet to close.

@@ -44,8 +44,9 @@ const (
 	// git opens a pack it listed within microseconds, but a reader the
 	// writers starve of CPU may wait far longer between the two: with
 	// four writers racing git readers on two cores, ten milliseconds
-	// let a reader miss in both of git's looks about once in 20,000
-	// reads, where a tenth of a second let none miss in 100,000.
+	// let a reader miss in both of git's looks about once in 8,000
+	// reads once writes stopped waiting for the disk to discard what
+	// they freed; a tenth of a second let none miss in 300,000.
 	supersededCap    = 4
 	supersededMinAge = 100 * time.Millisecond
 	// stickyMode is a superseded tail's .idx mode: git writes packs 0444,

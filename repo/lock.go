@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -84,12 +85,82 @@ func (l *fileLock) publish(path string, sync bool) error {
 		}
 	}
 	if err == nil {
+		old := holdFile(path) // see holdFile
 		err = sysfile.Rename(tmp, path)
+		letGo(old)
 	}
 	if err != nil {
 		os.Remove(tmp)
 	}
 	return err
+}
+
+// holdFile opens the file at path so that removing or replacing its name
+// does not free it, or returns -1; letGo frees it later, off the caller's
+// path. Freeing a file is the costliest step of a commit's file work on
+// the disks we measured: its pages and inode go back to the file system,
+// and its blocks, if its data reached the disk, which a file system
+// mounted with discard waits for the device to discard (0.1 ms and more
+// a file). A commit frees the ref's old value, whose block the rename
+// that put it in place had allocated, and, under fsync, the packs it
+// supersedes. A rename over a file, or an unlink, frees it in that very
+// system call unless the file is still open: then it is freed when its
+// last descriptor closes. Readers are unaffected: the name is gone (or
+// names the new file) as before, and what a reader has open stays
+// readable as it always did.
+func holdFile(path string) int {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return -1
+	}
+	return fd
+}
+
+// letGo has descriptors holdFile opened closed in the background: the
+// last close frees their file. They are closed a batch at a time (see
+// heldBatch), and those pending when a Repo closes with it.
+func letGo(fds ...int) {
+	held.Lock()
+	for _, fd := range fds {
+		if fd >= 0 {
+			held.fds = append(held.fds, fd)
+		}
+	}
+	var batch []int
+	if len(held.fds) >= heldBatch {
+		batch, held.fds = held.fds, nil
+	}
+	held.Unlock()
+	if batch != nil {
+		go closeAll(batch)
+	}
+}
+
+// heldBatch is how many held files are freed together: handing each to a
+// goroutine of its own woke an idle thread of the runtime every commit.
+const heldBatch = 8
+
+// held are the descriptors letGo has yet to close.
+var held struct {
+	sync.Mutex
+	fds []int
+}
+
+// freeHeld closes, in the background, the descriptors letGo holds.
+func freeHeld() {
+	held.Lock()
+	batch := held.fds
+	held.fds = nil
+	held.Unlock()
+	if batch != nil {
+		go closeAll(batch)
+	}
+}
+
+func closeAll(fds []int) {
+	for _, fd := range fds {
+		syscall.Close(fd)
+	}
 }
 
 // tempName is a fresh name beside lockPath that ends in .lock, which git

@@ -165,6 +165,7 @@ func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, dura
 		return plumbing.ZeroHash, plumbing.ZeroHash, nil, kerr
 	}
 	idx := encodeIdx(entries, newPack)
+	r.wroteTail(newPack) // before the pack can be listed
 	durable, err = r.writePackFiles(dir, base, idx, data, sum[:])
 	if err != nil {
 		os.Remove(base + ".keep")
@@ -357,13 +358,21 @@ func (r *Repo) linkKeep(dir, dst string) error {
 		r.tailMu.Lock()
 		made := r.keepMade
 		r.tailMu.Unlock()
-		if !made || attempt > 0 {
+		if (!made || attempt > 0) && !exists(tpl) {
+			// Written only when missing: the name holds our pid, so a
+			// file there is this process's, written by another Repo of
+			// the same store. Replacing it would free the file under a
+			// link that Repo is making, which then fails (a link to a
+			// file with no name left); two writing it at once can still
+			// do that, and the next attempt links to the survivor.
 			if err := os.MkdirAll(filepath.Dir(tpl), 0o755); err != nil {
 				return err
 			}
 			if err := r.writeKeep(dir, tpl, inFlightKeep()); err != nil {
 				return err
 			}
+		}
+		if !made {
 			r.tailMu.Lock()
 			r.keepMade = true
 			r.tailMu.Unlock()
@@ -372,7 +381,7 @@ func (r *Repo) linkKeep(dir, dst string) error {
 		switch {
 		case err == nil, errors.Is(err, fs.ErrExist):
 			return nil // a pack this process has in flight twice is kept already
-		case errors.Is(err, fs.ErrNotExist) && attempt == 0:
+		case errors.Is(err, fs.ErrNotExist) && attempt < 3:
 			continue
 		default:
 			return fmt.Errorf("write %s: %w", filepath.Base(dst), err)
@@ -604,8 +613,16 @@ func (r *Repo) removePack(h plumbing.Hash, gitFiles bool) {
 	if kept && !ours {
 		return
 	}
+	// Under fsync the pack's blocks are on the disk: the files are
+	// freed off the writer's path (see holdFile). Without it they seldom
+	// are, and freeing them costs less than opening them.
+	pack, idx := -1, -1
+	if r.syncing() {
+		pack, idx = holdFile(base+".pack"), holdFile(base+".idx")
+	}
 	os.Remove(base + ".pack")
 	os.Remove(base + ".idx")
+	letGo(pack, idx)
 	r.tailMu.Lock()
 	found := r.foundTail == h
 	r.tailMu.Unlock()

@@ -114,6 +114,7 @@ type Repo struct {
 	// waiting out supersededGrace before they are removed.
 	supMu      sync.Mutex
 	superseded []supersededTail
+	listed     *listings // see listings.go; under supMu
 
 	lockMu   sync.Mutex
 	lockF    *os.File // see lockFile
@@ -215,6 +216,8 @@ func (r *Repo) syncing() bool {
 // descriptors.
 func (r *Repo) Close() error {
 	r.background.Wait()
+	r.closeListings()
+	freeHeld()
 	r.closeLockFile()
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -15,7 +15,9 @@ import (
 // `git rev-list --objects`) that listed the pack directory a moment ago
 // may be about to open it, and git looks again only once after a miss;
 // with writers replacing the tail every few milliseconds the pack it finds
-// then may be gone too. So the commit marks the old tail superseded (the
+// then may be gone too. Unless no reader listed the directory while the
+// old tail was the newest copy of its objects (see listings: then it goes
+// at once), the commit marks the old tail superseded (the
 // sticky bit on its .idx, one chmod: no file to create, and the mark's
 // ctime is when it happened) and superseded tails are removed once they
 // have been so for supersededGrace: by a later commit of this process,
@@ -35,16 +37,18 @@ import (
 var supersededGrace = time.Second
 
 const (
-	// supersededCap bounds the superseded tails a fast writer keeps:
-	// past it, those older than supersededMinAge go early. A file created
-	// while the last ones removed are still there costs more (the inodes
-	// a commit frees are the ones the next one would reuse): keeping a
-	// second's worth at hundreds of commits a second cost a writer about
-	// 30% more CPU, four cost nothing measurable. git opens a pack it
-	// listed within microseconds; ten milliseconds is still a thousand
-	// times that.
+	// supersededCap bounds the superseded tails a fast writer keeps
+	// while readers list the pack directory: past it, those older than
+	// supersededMinAge go early. Each kept tail is two files more in the
+	// directory, which every plain git reader lists, and kept pages.
+	// git opens a pack it listed within microseconds, but a reader the
+	// writers starve of CPU may wait far longer between the two: with
+	// four writers racing git readers on two cores, ten milliseconds
+	// let a reader miss in both of git's looks about once in 8,000
+	// reads once writes stopped waiting for the disk to discard what
+	// they freed; a tenth of a second let none miss in 300,000.
 	supersededCap    = 4
-	supersededMinAge = 10 * time.Millisecond
+	supersededMinAge = 100 * time.Millisecond
 	// stickyMode is a superseded tail's .idx mode: git writes packs 0444,
 	// and no git command sets the sticky bit.
 	stickyMode = 0o444 | syscall.S_ISVTX
@@ -58,6 +62,16 @@ type supersededTail struct {
 // supersede marks the tail h superseded by a published pack holding all of
 // its objects, and removes those this process marked long enough ago.
 func (r *Repo) supersede(h plumbing.Hash) {
+	r.supMu.Lock()
+	unseen := r.unlisted(h)
+	r.supMu.Unlock()
+	if unseen {
+		// No plain reader listed it while it was the newest copy of
+		// its objects (see listings): it goes now, as the oldest
+		// superseded tails do.
+		r.removeSuperseded(h, readMidxCover(filepath.Join(r.dir, "objects", "pack")), false, false)
+		return
+	}
 	idx := filepath.Join(r.dir, "objects", "pack", "pack-"+h.String()+".idx")
 	if syscall.Chmod(idx, stickyMode) != nil {
 		return // removed meanwhile (another writer's sweep, a repack)

@@ -132,13 +132,20 @@ func TestPlainGitReadersRaceWriters(t *testing.T) {
 	git(t, r.Dir(), "fsck", "--strict", "--no-dangling")
 }
 
-// TestSupersededTailsAreSwept: the tails commits replace stay for their
-// grace, then go: by a later commit of the same process, by the next
-// process looking for a tail, and by maintenance.
+// TestSupersededTailsAreSwept: the tails commits replace while readers
+// list the pack directory stay for their grace, then go: by a later
+// commit of the same process, by the next process looking for a tail,
+// and by maintenance.
 func TestSupersededTailsAreSwept(t *testing.T) {
 	withGrace(t, 100*time.Millisecond)
 	r := newRepo(t)
+	reader := func() { // a plain git reader's listing (see listings)
+		if _, err := os.ReadDir(filepath.Join(r.Dir(), "objects", "pack")); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for i := range 20 {
+		reader()
 		write(t, r, map[string]string{"a.json": fmt.Sprintf("%d\n", i)})
 	}
 	all := func() int {
@@ -162,6 +169,7 @@ func TestSupersededTailsAreSwept(t *testing.T) {
 	// A process killed before its tails' grace ended: the next process
 	// sweeps them when it looks for a tail, and maintenance does too.
 	for i := range 10 {
+		reader()
 		write(t, r, map[string]string{"b.json": fmt.Sprintf("%d\n", i)})
 	}
 	time.Sleep(150 * time.Millisecond)
@@ -211,5 +219,56 @@ func TestSupersededMarkSharedByAClone(t *testing.T) {
 		t.Fatal(err)
 	}
 	git(t, clone, "fsck", "--strict", "--no-dangling")
+	git(t, r.Dir(), "fsck", "--strict", "--no-dangling")
+}
+
+// TestUnlistedTailsGoAtOnce: a superseded tail that no reader listed
+// while it was the newest copy of its objects goes with the commit that
+// supersedes it; one that a reader listed then stays, marked, for that
+// reader.
+func TestUnlistedTailsGoAtOnce(t *testing.T) {
+	r := newRepo(t)
+	tail := func() string {
+		r.tailMu.Lock()
+		defer r.tailMu.Unlock()
+		return filepath.Join(r.Dir(), "objects", "pack", "pack-"+r.tail.hash.String())
+	}
+	for i := range 3 {
+		write(t, r, map[string]string{"a.json": fmt.Sprintf("%d\n", i)})
+	}
+	if r.listed == nil || r.listed.fd < 0 {
+		t.Skip("no inotify here: every superseded tail is kept")
+	}
+	for i := range 5 {
+		old := tail()
+		write(t, r, map[string]string{"a.json": fmt.Sprintf("b%d\n", i)})
+		for _, ext := range []string{".pack", ".idx"} {
+			if _, err := os.Stat(old + ext); !os.IsNotExist(err) {
+				t.Fatalf("%s%s stays, though no one listed the pack directory: %v", filepath.Base(old), ext, err)
+			}
+		}
+	}
+	// A reader lists the directory: the tail it saw must stay.
+	listed := tail()
+	if _, err := os.ReadDir(filepath.Join(r.Dir(), "objects", "pack")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, r, map[string]string{"a.json": "c\n"})
+	fi, err := os.Stat(listed + ".idx")
+	if err != nil {
+		t.Fatalf("the tail a reader listed went at once: %v", err)
+	}
+	if marked, _ := isSuperseded(fi); !marked {
+		t.Fatal("the tail a reader listed is not marked superseded")
+	}
+	if _, err := os.Stat(listed + ".pack"); err != nil {
+		t.Fatal(err)
+	}
+	// The next tail, written after the listing, goes at once again.
+	next := tail()
+	write(t, r, map[string]string{"a.json": "d\n"})
+	if _, err := os.Stat(next + ".idx"); !os.IsNotExist(err) {
+		t.Fatalf("a tail written after the listing stays: %v", err)
+	}
 	git(t, r.Dir(), "fsck", "--strict", "--no-dangling")
 }

@@ -225,6 +225,19 @@ var adviceTable = []func(error) (string, bool){
 		var e *repo.CorruptError
 		return ": run `aiwg-state fsck`", errors.As(err, &e)
 	},
+	func(err error) (string, bool) {
+		var e *store.KeyExistsError
+		if !errors.As(err, &e) {
+			return "", false
+		}
+		if e.Key == "" {
+			return " (aiwg-state get " + e.File + " reads it; put without --if-absent replaces it)", true
+		}
+		return " (aiwg-state get " + e.File + " " + e.Key + " reads it; set without --if-absent replaces it)", true
+	},
+	func(err error) (string, bool) {
+		return " (aiwg-state set replaces it with a number)", errors.Is(err, store.ErrNotNumber)
+	},
 }
 
 // withAdvice is err's message with the hint adviceTable has for it.

@@ -27,6 +27,7 @@ func documentCommands() []*cli.Command {
 		newDelCommand(),
 		newMvCommand(),
 		newApplyCommand(),
+		newIncrCommand(),
 	}
 }
 

@@ -29,6 +29,9 @@ const (
 	// OpRollback is the Operation of a rollback of RLM state to a
 	// checkpoint (package rlm).
 	OpRollback = "rollback"
+	// OpRestore is the Operation of a restore of a snapshot (package
+	// snapshot).
+	OpRestore = "restore"
 )
 
 // Op is one operation of a write, and one line of `aiwg-state apply`.

@@ -131,3 +131,9 @@ func strategyCommands() []*cli.Command {
 		newStrategyCommand(),
 	}
 }
+
+func snapshotCommands() []*cli.Command {
+	return []*cli.Command{
+		snapshotCommand(),
+	}
+}

@@ -153,6 +153,7 @@ func commandGroups() []func() []*cli.Command {
 		queueCommands,
 		schemaCommands,
 		strategyCommands,
+		snapshotCommands,
 		func() []*cli.Command { return []*cli.Command{serveCommand()} },
 	}
 }

@@ -152,6 +152,13 @@ func (sn *Snapshots) Create(ctx context.Context, name string, o CreateOptions, w
 	return &Snapshot{ID: id, Name: name, Time: when, Agent: agent, Reason: o.Reason, Scope: o.Paths, Description: strings.TrimSpace(o.Description), Commit: head.String(), Tag: h.String(), Ref: Ref(name)}, nil
 }
 
+// NotFoundError: no snapshot of that name. It is store.ErrNotFound.
+type NotFoundError struct{ Name string }
+
+func (e *NotFoundError) Error() string { return "no snapshot " + e.Name }
+
+func (e *NotFoundError) Unwrap() error { return store.ErrNotFound }
+
 // Get reads one snapshot.
 func (sn *Snapshots) Get(ctx context.Context, name string) (*Snapshot, error) {
 	if err := CheckName(name); err != nil {
@@ -159,7 +166,7 @@ func (sn *Snapshots) Get(ctx context.Context, name string) (*Snapshot, error) {
 	}
 	h, err := sn.s.Repo().Ref(Ref(name))
 	if err != nil {
-		return nil, errkind.Errorf(store.ErrNotFound, "no snapshot %s", name)
+		return nil, &NotFoundError{Name: name}
 	}
 	return sn.read(name, h)
 }

@@ -157,6 +157,10 @@ func (s *Store) Fsck(ctx context.Context) (*FsckReport, error) {
 	} else if !errors.Is(err, repo.ErrNotFound) {
 		return nil, err
 	}
+	rep.Checks = append(rep.Checks, "ttl")
+	if err := s.fsckTTL(root, read, add); err != nil {
+		return nil, err
+	}
 	for _, c := range s.fsck {
 		found, err := c.Run(ctx, s, root, read)
 		if err != nil {

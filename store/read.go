@@ -181,13 +181,17 @@ func (s *Store) List(ctx context.Context, dir string, ro ReadOptions) ([]Entry, 
 	if err != nil {
 		return nil, fmt.Errorf("%s: no such directory at %s: %w", dir, RevName(ro), ErrNotFound)
 	}
-	out := make([]Entry, len(es))
-	for i, e := range es {
+	expired := s.expiredIn(root, clean)
+	out := make([]Entry, 0, len(es))
+	for _, e := range es {
 		p := e.Name
 		if clean != "" {
 			p = clean + "/" + e.Name
 		}
-		out[i] = Entry{Name: e.Name, Path: p, IsDir: e.IsDir}
+		if !e.IsDir && expired[e.Name] {
+			continue // absent to reads (see TTL)
+		}
+		out = append(out, Entry{Name: e.Name, Path: p, IsDir: e.IsDir})
 	}
 	return out, nil
 }

@@ -357,3 +357,75 @@ func walkFiles(tx *repo.Tx, dir string, fn func(string)) error {
 	}
 	return nil
 }
+
+// fsckTTL checks the time-to-live files of the tree root: each reads as
+// one (CheckTTLFile), and its document is there.
+func (s *Store) fsckTTL(root plumbing.Hash, read func(string) ([]byte, error), add func(FsckProblem)) error {
+	var walk func(dir string) error
+	walk = func(dir string) error {
+		es, err := s.repo.ReadDirAt(root, dir)
+		if errors.Is(err, repo.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		for _, e := range es {
+			p := dir + "/" + e.Name
+			if e.IsDir {
+				if err := walk(p); err != nil {
+					return err
+				}
+				continue
+			}
+			data, err := read(p)
+			if errors.Is(err, repo.ErrNotFound) {
+				continue // reported by read
+			}
+			if err != nil {
+				return err
+			}
+			if err := CheckTTLFile(p, data); err != nil {
+				add(FsckProblem{Check: "ttl", File: p, Problem: err.Error(),
+					Repair: "remove it with git (git rm), then give the document its time to live again (set --ttl, put --ttl)"})
+				continue
+			}
+			doc := strings.TrimPrefix(p, TTLDir)
+			if _, err := s.repo.Lookup(root, doc); err != nil {
+				add(FsckProblem{Check: "ttl", File: p, Problem: "the time to live of " + doc + ", which is not there",
+					Repair: "remove it with git (git rm " + p + ")"})
+			}
+		}
+		return nil
+	}
+	return walk(strings.TrimSuffix(TTLDir, "/"))
+}
+
+// expiredIn are the names of the documents of directory dir (clean, ""
+// the root) in the tree root that have expired: one lookup when none has
+// a time to live.
+func (s *Store) expiredIn(root plumbing.Hash, dir string) map[string]bool {
+	ttlDir := strings.TrimSuffix(TTLDir, "/")
+	if dir != "" {
+		ttlDir = TTLDir + dir
+	}
+	es, err := s.repo.ReadDirAt(root, ttlDir)
+	if err != nil {
+		return nil
+	}
+	now := s.Now()
+	out := map[string]bool{}
+	for _, e := range es {
+		if e.IsDir {
+			continue
+		}
+		data, err := s.repo.ReadBlob(e.Hash)
+		if err != nil {
+			continue
+		}
+		if t, err := ParseTTL(data); err == nil && t.DocumentExpired(now) {
+			out[e.Name] = true
+		}
+	}
+	return out
+}

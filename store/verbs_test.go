@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -210,6 +211,9 @@ func TestTimeToLive(t *testing.T) {
 	if v, err := st.Get(ctx, "session.json", "", store.ReadOptions{At: "HEAD"}); err == nil {
 		t.Fatalf("expired at HEAD too: %s", v)
 	}
+	if es, _ := st.List(ctx, "", store.ReadOptions{}); slices.ContainsFunc(es, func(e store.Entry) bool { return e.Name == "session.json" }) {
+		t.Fatalf("ls lists an expired document: %+v", es)
+	}
 	st.SetWith(ctx, "old.json", "k", []byte(`1`), minute, past)
 	st.SetWith(ctx, "moved.json", "k", []byte(`1`), store.SetOptions{TTL: time.Hour}, wo)
 	if _, err := st.Move(ctx, "moved.json", "moved2.json", wo); err != nil {
@@ -324,5 +328,76 @@ func TestReadOpsTakesTheNewOperations(t *testing.T) {
 		if err == nil {
 			t.Errorf("%s was taken", bad)
 		}
+	}
+}
+
+// TestTTLFilesMerge: two branches that gave one key different times to
+// live, and other keys their own, merge without a conflict: each key's
+// time from its branch, the one both set from the later write.
+func TestTTLFilesMerge(t *testing.T) {
+	st := storetest.New(t)
+	ctx := context.Background()
+	wo := store.WriteOptions{Agent: "a"}
+	st.Put(ctx, "cache.json", []byte(`{"a":1,"b":1,"c":1}`), wo)
+	st.CreateBranch(ctx, "other", "main")
+	hour, day := store.SetOptions{TTL: time.Hour}, store.SetOptions{TTL: 24 * time.Hour}
+	if _, err := st.SetWith(ctx, "cache.json", "a", []byte(`2`), hour, wo); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.SetWith(ctx, "cache.json", "c", []byte(`1`), hour, wo); err != nil {
+		t.Fatal(err)
+	}
+	ob := store.WriteOptions{Agent: "b", Branch: "other", Time: time.Now().Add(time.Second)}
+	if _, err := st.SetWith(ctx, "cache.json", "b", []byte(`2`), day, ob); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.SetWith(ctx, "cache.json", "c", []byte(`1`), day, ob); err != nil {
+		t.Fatal(err)
+	}
+	r, err := st.Merges().Merge(ctx, "other", merge.MergeOptions{Into: "main", Write: wo})
+	if err != nil || len(r.Conflicts) > 0 {
+		t.Fatalf("merge: %+v %v", r, err)
+	}
+	side := storetest.Git(t, st, "show", "main:.aiwg/ttl/cache.json")
+	for _, k := range []string{`"a"`, `"b"`, `"c"`} {
+		if !strings.Contains(side, k) {
+			t.Fatalf("merged ttl file lacks %s:\n%s", k, side)
+		}
+	}
+	if err := store.CheckTTLFile(".aiwg/ttl/cache.json", []byte(side)); err != nil {
+		t.Fatal(err)
+	}
+	storetest.Fsck(t, st)
+}
+
+// TestFsckNamesBadTTLFiles: a time-to-live file plain git committed that
+// does not read as one, or whose document is gone, is a problem fsck
+// names, with its repair; a good one is not.
+func TestFsckNamesBadTTLFiles(t *testing.T) {
+	st := storetest.New(t)
+	ctx := context.Background()
+	st.SetWith(ctx, "ok.json", "k", []byte(`1`), store.SetOptions{TTL: time.Hour}, store.WriteOptions{Agent: "a"})
+	for _, f := range []struct{ path, body string }{
+		{".aiwg/ttl/bad.json", "{\n  \"expires_at\": \"soon\"\n}\n"},
+		{".aiwg/ttl/gone.json", "{\n  \"expires_at\": \"2030-01-01T00:00:00Z\"\n}\n"},
+	} {
+		storetest.Git(t, st, "update-ref", "refs/heads/main", storetest.PlainCommit(t, st, f.path, f.body))
+	}
+	rep, err := st.Fsck(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range rep.Problems {
+		if p.Check == "ttl" {
+			got = append(got, p.File)
+		}
+	}
+	if strings.Join(got, " ") != ".aiwg/ttl/bad.json .aiwg/ttl/gone.json" {
+		t.Fatalf("ttl problems: %+v (checks %v)", rep.Problems, rep.Checks)
+	}
+	// Reads go on: a damaged time-to-live file expires nothing.
+	if _, err := st.Get(ctx, "ok.json", "k", store.ReadOptions{}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/aiwg/aiwg-state/queue"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/rlm"
+	"github.com/aiwg/aiwg-state/snapshot"
 	"github.com/aiwg/aiwg-state/statedoc"
 	"github.com/aiwg/aiwg-state/store"
 	"github.com/aiwg/aiwg-state/trajectory"
@@ -237,6 +238,10 @@ var adviceTable = []func(error) (string, bool){
 	},
 	func(err error) (string, bool) {
 		return " (aiwg-state set replaces it with a number)", errors.Is(err, store.ErrNotNumber)
+	},
+	func(err error) (string, bool) {
+		var e *snapshot.NotFoundError
+		return " (aiwg-state snapshot ls lists them; aiwg-state fetch brings a remote's)", errors.As(err, &e)
 	},
 }
 

@@ -55,7 +55,7 @@ func TestSnapshotCommands(t *testing.T) {
 		{[]string{"snapshot", "create", "s2", ".aiwg/store.json", "--agent", "a"}, 2, "the store's own settings"},
 		{[]string{"snapshot", "create", "a/b", "--agent", "a"}, 2, "snapshot name"},
 		{[]string{"snapshot", "create", "s2", "--reason", "whim", "--agent", "a"}, 2, "manual, scheduled or recovery"},
-		{[]string{"snapshot", "show", "nope"}, 3, "no snapshot nope"},
+		{[]string{"snapshot", "show", "nope"}, 3, "no snapshot nope (aiwg-state snapshot ls lists them"},
 		{[]string{"snapshot", "restore", "s1", "other.json", "--agent", "a"}, 2, "does not cover other.json"},
 		{[]string{"snapshot", "restore", "s1", "", "--agent", "a"}, 2, "an empty PATH"},
 		{[]string{"snapshot", "prune"}, 2, "--keep N, --older-than D"},
@@ -67,6 +67,10 @@ func TestSnapshotCommands(t *testing.T) {
 		}
 	}
 	mustCLI(t, s, "", "snapshot", "create", "s2", "--agent", "a")
+	if out := mustCLI(t, s, "", "snapshot", "create", "s0", "tasks", "--at", "HEAD~3", "--agent", "a", "--json"); !strings.Contains(out, strings.TrimSpace(gitOut(t, s, "rev-parse", "HEAD~3"))) {
+		t.Fatalf("create --at HEAD~3: %s", out)
+	}
+	gitOut(t, s, "tag", "-d", "snapshots/s0")
 	if out := mustCLI(t, s, "", "snapshot", "prune", "--keep", "1", "--json"); !strings.Contains(out, `"name":"s1"`) || strings.Contains(out, `"name":"s2"`) {
 		t.Fatalf("prune: %s", out)
 	}

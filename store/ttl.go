@@ -282,49 +282,30 @@ func (s *Store) RemoveExpired(ctx context.Context, wo WriteOptions) (*Expired, *
 			return err
 		}
 		now := s.Now()
+		// load drops what expired (a document, or its keys) and records
+		// it; flush writes the documents and their sidecars without it.
+		d := docs{tx: tx, cache: map[string]any{}, now: now}
 		for _, path := range sidecars {
 			file := strings.TrimPrefix(path, TTLDir)
-			data, err := tx.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			t, err := ParseTTL(data)
-			if err != nil {
-				continue // not ours to judge here: fsck and the hook name it
-			}
-			expired, keys := t.DocumentExpired(now), t.ExpiredKeys(now)
-			if !expired && len(keys) == 0 {
-				continue
-			}
 			if ok, err := tx.Exists(file); err != nil {
 				return err
 			} else if !ok {
 				continue // a sidecar without its document: fsck names it
 			}
-			// load drops what expired (the document, or its keys), and
-			// flush writes the document and its sidecar without them.
-			d := docs{tx: tx, cache: map[string]any{}, now: now}
+			if _, err := d.ttl(file); err != nil {
+				continue // not ours to judge here: fsck and the hook name it
+			}
 			if _, _, err := d.load(file); err != nil {
 				return err
 			}
-			if expired {
-				rec.Add(OpDelete, file, "")
-				out.Paths = append(out.Paths, file)
-			} else {
-				for _, k := range keys {
-					rec.Add(OpDelete, file, k)
-					out.Paths = append(out.Paths, file+"#"+k)
-				}
-			}
-			if err := d.flush(); err != nil {
-				return err
-			}
+		}
+		for _, c := range d.expired {
+			out.Paths = append(out.Paths, c.Path())
 		}
 		if len(out.Paths) > 0 {
 			rec.Subject = fmt.Sprintf("expire %d values past their time to live", len(out.Paths))
-			rec.Trailer(TrailerExpired, fmt.Sprint(len(out.Paths)))
 		}
-		return nil
+		return d.flush(rec)
 	})
 	if err != nil {
 		return nil, nil, err

@@ -157,7 +157,7 @@ func (s *Store) Incr(ctx context.Context, file, keypath string, by []byte, wo Wr
 			return err
 		}
 		out = bytes.TrimSpace(out)
-		return d.flush()
+		return d.flush(rec)
 	})
 	if err != nil {
 		return nil, nil, err

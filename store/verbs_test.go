@@ -197,6 +197,10 @@ func TestTimeToLive(t *testing.T) {
 	if _, err := st.SetWith(ctx, "cache.json", "token", []byte(`"t2"`), store.SetOptions{IfAbsent: true}, wo); err != nil {
 		t.Fatalf("set-if-absent of an expired key: %v", err)
 	}
+	// The write says it dropped the expired value, before its own change.
+	if tr := storetest.Git(t, st, "log", "-1", "--format=%(trailers:key=Operation,valueonly,separator=%x2C) %(trailers:key=Path,valueonly,separator=%x2C) %(trailers:key=Expired,valueonly)"); strings.TrimSpace(tr) != "delete,create cache.json#token,cache.json#token 1" {
+		t.Fatalf("trailers of a write over an expired key: %q", tr)
+	}
 	// Written without a time to live, the key is permanent now.
 	if side := storetest.Git(t, st, "show", "main:.aiwg/ttl/cache.json"); strings.Contains(side, "token") {
 		t.Fatalf("a set without a ttl left the key's:\n%s", side)

@@ -194,7 +194,7 @@ func (s *Store) applyParsed(ctx context.Context, parsed []parsedOp, wo WriteOpti
 				return err
 			}
 		}
-		return d.flush()
+		return d.flush(rec)
 	})
 }
 
@@ -301,6 +301,9 @@ type docs struct {
 	// (nil: none); now is the time expiry is judged at (see ttl.go).
 	ttls map[string]*TTL
 	had  map[string]bool // the sidecar is in the parent's tree
+	// expired are the values the transaction found expired and drops,
+	// recorded as deletions in the commit (see flush).
+	expired []Change
 	now  time.Time
 	// stamp is the time a new time to live counts from: the write's
 	// (WriteOptions.Time, as an importer keeps it), else now.
@@ -336,12 +339,14 @@ func (d *docs) load(file string) (any, bool, error) {
 	if t.DocumentExpired(d.now) {
 		d.store(file, deleted)
 		d.ttls[file] = nil
+		d.expired = append(d.expired, Change{Operation: OpDelete, File: file})
 		return nil, false, nil
 	}
 	if keys := t.ExpiredKeys(d.now); len(keys) > 0 {
 		v = dropKeys(v, keys)
 		for _, k := range keys {
 			delete(t.Keys, k)
+			d.expired = append(d.expired, Change{Operation: OpDelete, File: file, Key: k})
 		}
 		d.store(file, v)
 		d.touchTTL(file)
@@ -462,8 +467,15 @@ func (d *docs) store(file string, v any) {
 }
 
 // flush encodes every touched document once and stages it, with its
-// time-to-live sidecar.
-func (d *docs) flush() error {
+// time-to-live sidecar; the expired values it drops are recorded in rec,
+// as deletions, with an Expired trailer counting them: a write that
+// found them there says it removed them.
+func (d *docs) flush(rec *Recorder) error {
+	if len(d.expired) > 0 {
+		// Before the operations' own: the values were gone before they ran.
+		rec.Changes = append(slices.Clip(d.expired), rec.Changes...)
+		rec.Trailer(TrailerExpired, strconv.Itoa(len(d.expired)))
+	}
 	for _, file := range d.order {
 		if t, ok := d.ttls[file]; ok && (t != nil || d.had[file]) {
 			if err := d.flushTTL(file, t); err != nil {

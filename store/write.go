@@ -304,7 +304,7 @@ type docs struct {
 	// expired are the values the transaction found expired and drops,
 	// recorded as deletions in the commit (see flush).
 	expired []Change
-	now  time.Time
+	now     time.Time
 	// stamp is the time a new time to live counts from: the write's
 	// (WriteOptions.Time, as an importer keeps it), else now.
 	stamp time.Time

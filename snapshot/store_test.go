@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aiwg/aiwg-state/internal/storetest"
+	"github.com/aiwg/aiwg-state/lease"
 	"github.com/aiwg/aiwg-state/snapshot"
 	"github.com/aiwg/aiwg-state/store"
 	"github.com/aiwg/aiwg-state/verbiage"
@@ -233,4 +234,29 @@ func TestSnapshotPrune(t *testing.T) {
 		t.Fatalf("left: %s", names(all))
 	}
 	storetest.Fsck(t, st)
+}
+
+// TestRestoreKeepsTheFeaturesRules: a restore is judged as any write: in
+// a store with a policy, one that would drop another agent's lease is
+// refused, and nothing moves.
+func TestRestoreKeepsTheFeaturesRules(t *testing.T) {
+	st := storetest.New(t)
+	ctx := context.Background()
+	if _, err := st.SetPolicy(ctx, []byte(`{"default": "allow", "rules": []}`), store.WriteOptions{Agent: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	st.Put(ctx, "a.json", []byte(`1`), store.WriteOptions{Agent: "a"})
+	if _, err := st.Snapshots().Create(ctx, "before", snapshot.CreateOptions{}, store.WriteOptions{Agent: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Leases().Acquire(ctx, "tasks/t-1", lease.Options{TTL: time.Hour}, store.WriteOptions{Agent: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	head := storetest.Git(t, st, "rev-parse", "main")
+	if _, _, err := st.Snapshots().Restore(ctx, "before", snapshot.RestoreOptions{}, store.WriteOptions{Agent: "a"}); !errors.Is(err, store.ErrDenied) {
+		t.Fatalf("a restore dropping another agent's lease: %v", err)
+	}
+	if storetest.Git(t, st, "rev-parse", "main") != head {
+		t.Fatal("a refused restore moved the branch")
+	}
 }

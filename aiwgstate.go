@@ -24,6 +24,7 @@ import (
 	"github.com/aiwg/aiwg-state/queue"
 	"github.com/aiwg/aiwg-state/remote"
 	"github.com/aiwg/aiwg-state/rlm"
+	"github.com/aiwg/aiwg-state/snapshot"
 	"github.com/aiwg/aiwg-state/store"
 	"github.com/aiwg/aiwg-state/trajectory"
 )
@@ -159,3 +160,7 @@ func ValidateKnownFile(path string, body []byte) (rule, detail string) {
 	}
 	return "", ""
 }
+
+// Snapshots is the store's snapshots of any of its state, as annotated
+// tags, and their restores (package snapshot).
+func (s *Store) Snapshots() *snapshot.Snapshots { return snapshot.New(s.Store) }

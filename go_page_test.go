@@ -24,6 +24,7 @@ import (
 	"github.com/aiwg/aiwg-state/remote"
 	"github.com/aiwg/aiwg-state/review"
 	"github.com/aiwg/aiwg-state/rlm"
+	"github.com/aiwg/aiwg-state/snapshot"
 	"github.com/aiwg/aiwg-state/store"
 	"github.com/aiwg/aiwg-state/trajectory"
 )
@@ -71,7 +72,15 @@ func tour(ctx context.Context, dir string, f *os.File, schemaJSON []byte) error 
 	sr, err := st.Swarm().Sync(ctx, "origin", remote.SyncOptions{Merge: merge.MergeOptions{Write: wo}})
 	ir, err := st.Swarm().Integrate(ctx, "origin", remote.IntegrateOptions{Into: "main"})
 	rep, err := review.Branch(ctx, st, "main", "agents/planner/main", review.Options{}) // rep.WriteMarkdown(w): a pull-request comment
+
+	// The storage verbs agents expect, and snapshots of any state.
+	cnt, m, err := st.Incr(ctx, "counters.json", "tasks.done", nil, wo) // +1, with a Delta trailer
+	m, err = st.SetWith(ctx, "locks.json", "deploy", []byte(`"planner"`), store.SetOptions{IfAbsent: true, TTL: time.Hour}, wo)
+	kv, err := st.GetKeys(ctx, "plan.json", []string{"risk.level", "owner"}, store.ReadOptions{}) // one object, one revision
+	sn, err := st.Snapshots().Create(ctx, "before-deploy", snapshot.CreateOptions{Paths: []string{"tasks"}}, wo)
+	rs, m, err := st.Snapshots().Restore(ctx, "before-deploy", snapshot.RestoreOptions{}, wo) // one new commit
 	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = m, ops, v, d, b, doc, res, rec, msg, info, vr, vv, ck, id, n, bad, mr, cs, left, branch, sr, ir, rep, f
+	_, _, _, _ = cnt, kv, sn, rs
 	return err
 }
 

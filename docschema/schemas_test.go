@@ -251,7 +251,7 @@ func TestFsckChecksSchemas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(rep.Checks, ", "); !strings.HasSuffix(got, "history index, manifest, policy, schemas") {
+	if got := strings.Join(rep.Checks, ", "); !strings.HasSuffix(got, "history index, manifest, policy, ttl, schemas") {
 		t.Errorf("checks: %s", got)
 	}
 	if len(rep.Problems) != 1 || rep.Problems[0].Check != "schemas" || rep.Problems[0].File != "a/bad.json" {

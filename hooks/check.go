@@ -236,8 +236,8 @@ func Check(ctx context.Context, gitDir string, updates []Update, opts Options) e
 			}
 			continue
 		}
-		// A tag is a checkpoint, whose tagger is held to the rules of a
-		// commit's author (refs.go).
+		// A tag is a checkpoint or a snapshot, whose tagger is held to
+		// the rules of a commit's author (refs.go).
 		if strings.HasPrefix(u.Ref, "refs/tags/") {
 			if ok, err := c.checkTag(ctx, u); err != nil {
 				if errors.Is(err, errEnough) {
@@ -291,7 +291,7 @@ func (c *checker) refMove(ctx context.Context, u Update) (string, error) {
 	case u.New.IsZero():
 		return "a push may not delete refs", nil
 	case strings.HasPrefix(u.Ref, "refs/tags/") && !u.Old.IsZero():
-		return "a tag (a checkpoint) is never moved", nil
+		return "a tag (a checkpoint or a snapshot) is never moved", nil
 	case strings.HasPrefix(u.Ref, "refs/tags/"):
 		if _, _, err := c.cat.read(u.New.String() + "^{commit}"); errors.Is(err, errMissing) {
 			return "a tag must name a commit", nil

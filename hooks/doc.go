@@ -91,7 +91,14 @@
 // name on a commit, with the headers object, type, tag and tagger once
 // each and the checkpoint's trailers; its tagger is held to the identity
 // and signed rules as a commit's author is, and a state has at most
-// checkpoint.MaxPerState on the server (rule limit).
+// checkpoint.MaxPerState on the server (rule limit). Or it is a snapshot
+// (package snapshot): refs/tags/snapshots/<name>, an annotated tag of that
+// name on a commit whose message is a snapshot's (its id, reason, and
+// scope, each path of which the commit has), its tagger held to the same
+// rules, at most snapshot.MaxSnapshots on the server. A time-to-live file
+// (.aiwg/ttl/…) is checked as the store's write guard checks it
+// (store.CheckTTLFile, rule ttl), and the policy judges it as the
+// document it is about.
 //
 // Ref names mean one ref: no branch or tag is named HEAD or refs/…, and
 // a push does not create a branch and a tag of one name.

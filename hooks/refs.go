@@ -3,6 +3,7 @@ package hooks
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/aiwg/aiwg-state/checkpoint"
 	"github.com/aiwg/aiwg-state/repo"
+	"github.com/aiwg/aiwg-state/snapshot"
 	"github.com/aiwg/aiwg-state/verbiage"
 )
 
@@ -93,9 +95,12 @@ func (c *checker) checkTag(ctx context.Context, u Update) (bool, error) {
 		added = true
 		return c.add(Violation{Ref: u.Ref, Commit: u.New.String(), Agent: agent, Rule: rule, Detail: detail})
 	}
+	if name, ok := strings.CutPrefix(u.Ref, snapshot.RefPrefix); ok && snapshot.CheckName(name) == nil {
+		return c.checkSnapshotTag(ctx, u, name)
+	}
 	state, name, ok := strings.Cut(strings.TrimPrefix(u.Ref, checkpoint.RefPrefix), "/")
 	if !strings.HasPrefix(u.Ref, checkpoint.RefPrefix) || !ok || !verbiage.ValidID(verbiage.PrefixState, state) || checkpoint.CheckName(name) != nil {
-		return false, add("", RuleRef, "tags hold checkpoints only: refs/tags/checkpoints/<state id>/<name> (aiwg-state checkpoint create, then aiwg-state push --tags)")
+		return false, add("", RuleRef, "tags hold checkpoints and snapshots only: refs/tags/checkpoints/<state id>/<name> (aiwg-state checkpoint create) or refs/tags/snapshots/<name> (aiwg-state snapshot create), then aiwg-state push --tags")
 	}
 	typ, body, err := c.cat.read(u.New.String())
 	if err != nil {
@@ -146,22 +151,112 @@ func (c *checker) checkTag(ctx context.Context, u Update) (bool, error) {
 		}
 		c.tags[state]++
 	}
+	if err := c.checkTagger(ctx, u, t, body, add); err != nil {
+		return false, err
+	}
+	return !added, nil
+}
+
+// checkTagger holds a tag's tagger to what a commit's author is: an agent
+// the pusher may act as, and a signature when the policy requires the
+// tagger's.
+func (c *checker) checkTagger(ctx context.Context, u Update, t *repo.Tag, body []byte, add func(agent, rule, detail string) error) error {
+	tagger := t.Tagger.Name
 	if pu := c.id.entry; pu != nil && !pu.ActsAs(tagger) {
 		if err := add(tagger, RuleIdentity, fmt.Sprintf("pusher %q may not act as agent %q (the tag's tagger)", c.id.pusher, tagger)); err != nil {
-			return false, err
+			return err
 		}
 	}
 	if c.policy.SignatureRequired(tagger) {
 		payload := body[:len(body)-len(t.PGPSignature)]
 		detail, err := c.verify(ctx, "tag", u.New.String(), tagger, payload, []byte(t.PGPSignature))
 		if err != nil {
-			return false, err
+			return err
 		}
 		if detail != "" {
 			if err := add(tagger, RuleSigned, detail); err != nil {
-				return false, err
+				return err
 			}
 		}
+	}
+	return nil
+}
+
+// snapshotsKey counts snapshots in checker.tags and tagsHad, beside the
+// checkpoints counted per state (no state id has a slash).
+const snapshotsKey = "snapshots/"
+
+// checkSnapshotTag checks a new snapshot tag as aiwg-state writes one
+// (package snapshot): refs/tags/snapshots/<name>, an annotated tag object
+// of that name on a commit, whose message is a snapshot's (snapshot.
+// ParseMessage: its id, reason and scope, each path of which the commit
+// has), at most snapshot.MaxSnapshots with those the server has; its
+// tagger is held to what a checkpoint's is. It reports whether the tag
+// broke no rule (the violations are added).
+func (c *checker) checkSnapshotTag(ctx context.Context, u Update, name string) (bool, error) {
+	added := false
+	add := func(agent, rule, detail string) error {
+		added = true
+		return c.add(Violation{Ref: u.Ref, Commit: u.New.String(), Agent: agent, Rule: rule, Detail: detail})
+	}
+	typ, body, err := c.cat.read(u.New.String())
+	if err != nil {
+		return false, err
+	}
+	if typ != "tag" {
+		return false, add("", RuleRef, "a snapshot is an annotated tag object (aiwg-state snapshot create), not a "+typ)
+	}
+	if detail := tagHeaders(body, strings.TrimPrefix(u.Ref, "refs/tags/")); detail != "" {
+		return false, add("", RuleRef, detail)
+	}
+	t, err := repo.ParseTag(u.New, body)
+	if err != nil {
+		return false, add("", RuleRef, err.Error())
+	}
+	tagger := t.Tagger.Name
+	f, err := snapshot.ParseMessage(name, t.Message)
+	if err != nil {
+		return false, add(tagger, RuleRef, "not a snapshot as aiwg-state writes one: "+err.Error())
+	}
+	if tagger == "" {
+		return false, add(tagger, RuleIdentity, "the tag names no tagger: a snapshot's tagger is the agent that made it")
+	}
+	for _, p := range f.Scope {
+		if p == snapshot.Whole {
+			continue
+		}
+		if _, _, err := c.cat.read(t.Target.String() + ":" + p); errors.Is(err, errMissing) {
+			if err := add(tagger, RuleRef, fmt.Sprintf("the snapshot covers %s, which its commit %s does not have", p, short(t.Target.String()))); err != nil {
+				return false, err
+			}
+		} else if err != nil {
+			return false, err
+		}
+	}
+	had, ok := c.tagsHad[snapshotsKey]
+	if !ok {
+		out, err := exec.CommandContext(ctx, "git", "--git-dir", c.gitDir, "for-each-ref", "--format=%(refname)", snapshot.RefPrefix).Output()
+		if err != nil {
+			return false, fmt.Errorf("git for-each-ref: %w", err)
+		}
+		had = len(strings.Fields(string(out)))
+		if c.tagsHad == nil {
+			c.tagsHad = map[string]int{}
+		}
+		c.tagsHad[snapshotsKey] = had
+	}
+	if n := had + c.tags[snapshotsKey]; n >= snapshot.MaxSnapshots {
+		if err := add(tagger, RuleLimit, fmt.Sprintf("the server has %d snapshots with this push's, the limit is %d: remove old ones on the server first", n, snapshot.MaxSnapshots)); err != nil {
+			return false, err
+		}
+	} else {
+		if c.tags == nil {
+			c.tags = map[string]int{}
+		}
+		c.tags[snapshotsKey]++
+	}
+	if err := c.checkTagger(ctx, u, t, body, add); err != nil {
+		return false, err
 	}
 	return !added, nil
 }

@@ -183,10 +183,19 @@ type Decision struct {
 	Rule string
 }
 
+// TTLDir holds the documents' time-to-live files: TTLDir + FILE is
+// FILE's. Decide judges one as the document it is about, so whoever may
+// write a document may give it, or its keys, a time to live, whatever the
+// rules say of the store's own directory.
+const TTLDir = ".aiwg/ttl/"
+
 // Decide says whether agent may write file (a store path).
 func (p *Policy) Decide(agent, file string) Decision {
 	if p == nil {
 		return Decision{Allowed: true, Rule: "no policy"}
+	}
+	if doc, ok := strings.CutPrefix(file, TTLDir); ok && doc != "" && !strings.HasPrefix(doc, ".aiwg/") {
+		file = doc
 	}
 	for i := range p.Rules {
 		r := &p.Rules[i]

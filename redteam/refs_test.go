@@ -111,7 +111,7 @@ func TestTagsAreCheckpoints(t *testing.T) {
 	refused(t, s, w, url, ref, `rule identity: pusher "mallory" may not act as agent "alice" (the tag's tagger)`)
 	// Tags that are no checkpoints.
 	git(t, w, "tag", "v1")
-	refused(t, s, w, url, "refs/tags/v1", "tags hold checkpoints only")
+	refused(t, s, w, url, "refs/tags/v1", "tags hold checkpoints and snapshots only")
 	git(t, w, "tag", "checkpoints/"+state+"/light")
 	refused(t, s, w, url, "refs/tags/checkpoints/"+state+"/light", "a checkpoint is an annotated tag object")
 	ref = checkpointTag(t, w, "mallory", state, "plain", "HEAD", "just a tag")

@@ -133,3 +133,19 @@ func BenchmarkSetRuled(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkIncr is BenchmarkSet's write as an increment: the number read
+// and added under the branch lock, with its Delta trailer, and the
+// document's time-to-live file looked up. Against BenchmarkSet, what the
+// read-modify-write costs.
+func BenchmarkIncr(b *testing.B) {
+	st := seed1000(b, false)
+	ctx := context.Background()
+	b.ResetTimer()
+	defer cputime.Start(b)()
+	for i := 0; i < b.N; i++ {
+		if _, _, err := st.Incr(ctx, fmt.Sprintf("docs/doc-%04d.json", i%1000), "status.value", nil, store.WriteOptions{Agent: "bench"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -165,5 +165,8 @@ func ValidateKnownFile(path string, body []byte) (rule, detail string) {
 			return "store-settings", err.Error() + " (write it with aiwg-state config, which checks it)"
 		}
 	}
+	if err := CheckTTLFile(path, body); err != nil {
+		return "ttl", err.Error()
+	}
 	return "", ""
 }

@@ -46,7 +46,8 @@ type FsckReport struct {
 // Fsck checks the store: git's own `git fsck --strict` (objects,
 // connectivity, names), every pack against its checksums, the history
 // index, and on the default branch's head the manifest (.aiwg/store.json),
-// the access policy (.aiwg/policy.json), then the checks of the features
+// the access policy (.aiwg/policy.json), the time-to-live files
+// (.aiwg/ttl/), then the checks of the features
 // the store was opened with (Options.Fsck: the document schemas with the
 // documents they rule). It reads and writes nothing of the store's history;
 // a problem found is in the report, and an error is returned only when a
@@ -125,7 +126,7 @@ func (s *Store) Fsck(ctx context.Context) (*FsckReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep.Checks = append(rep.Checks, "manifest", "policy")
+	rep.Checks = append(rep.Checks, "manifest", "policy", "ttl")
 	for _, c := range s.fsck {
 		rep.Checks = append(rep.Checks, c.Name)
 	}
@@ -155,6 +156,9 @@ func (s *Store) Fsck(ctx context.Context) (*FsckReport, error) {
 				Repair: "`aiwg-state policy set FILE` with a valid policy (`aiwg-state policy show` reads the one in force)"})
 		}
 	} else if !errors.Is(err, repo.ErrNotFound) {
+		return nil, err
+	}
+	if err := s.fsckTTL(root, read, add); err != nil {
 		return nil, err
 	}
 	for _, c := range s.fsck {

@@ -54,6 +54,7 @@ func (s *Store) writeChecks() []writeCheck {
 		s.checkRuledDocuments, // statedoc.go: verbiage-ruled documents stay valid
 		s.checkPolicy,         // policy.go: the agent may write these paths
 		s.checkSigner,         // signing.go: a required signature, with a key the policy lists
+		checkTTLFiles,         // ttl.go: time-to-live files read as such
 	}
 	for _, g := range s.guards {
 		checks = append(checks, func(tx *repo.Tx, wo WriteOptions, changes []Change) error { return g(s, tx, wo, changes) })

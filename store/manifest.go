@@ -93,6 +93,7 @@ const DefaultAttributes = `# Merge strategy per path (gitattributes(5) patterns;
 **/variables/*.json      merge=aiwg-last-write-wins
 state/**/*.json          merge=aiwg-merge-objects aiwg-keys=EVENTS:merge-arrays,NOTES:merge-arrays,REQUEST-NOTES:merge-arrays,SEEN:max,LAST-SEEN-IDX:max aiwg-fallback=last-write-wins
 memory/**/*.json         merge=aiwg-merge-objects aiwg-fallback=last-write-wins
+.aiwg/ttl/**             merge=aiwg-merge-objects aiwg-fallback=last-write-wins
 .aiwg/store.json         merge=aiwg-conflict
 # git diff and git log -p name the key a hunk is in (install-drivers
 # registers the aiwg-json diff driver in a clone).

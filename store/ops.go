@@ -70,9 +70,13 @@ func parseOpLine(line []byte) (Op, error) {
 		var te *json.UnmarshalTypeError
 		switch {
 		case errors.As(err, &te):
-			return op, fmt.Errorf("%w: %q must be %s", objects.ErrInvalidJSON, te.Field, "a string")
+			want := "a string"
+			if te.Field == "if_absent" {
+				want = "true or false"
+			}
+			return op, fmt.Errorf("%w: %q must be %s", objects.ErrInvalidJSON, te.Field, want)
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
-			return op, fmt.Errorf("%w: unknown field %s (an operation has op, file, path, value and to)", objects.ErrInvalidJSON, strings.TrimPrefix(err.Error(), "json: unknown field "))
+			return op, fmt.Errorf("%w: unknown field %s (an operation has op, file, path, value, to, if_absent and ttl)", objects.ErrInvalidJSON, strings.TrimPrefix(err.Error(), "json: unknown field "))
 		}
 		return op, fmt.Errorf("%w: %v", objects.ErrInvalidJSON, err)
 	}

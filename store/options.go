@@ -255,8 +255,8 @@ func (wo *WatchOptions) Validate() error { return checkOp(wo.Op) }
 // checkOp refuses an operation no mutation records.
 func checkOp(op string) error {
 	switch op {
-	case "", OpCreate, OpUpdate, OpDelete, OpRename, OpMerge, OpRollback:
+	case "", OpCreate, OpUpdate, OpDelete, OpRename, OpMerge, OpRollback, OpRestore:
 		return nil
 	}
-	return fmt.Errorf("%w: no operation %q (create, update, delete, rename, merge or rollback)", ErrUsage, op)
+	return fmt.Errorf("%w: no operation %q (create, update, delete, rename, merge, rollback or restore)", ErrUsage, op)
 }

@@ -96,8 +96,11 @@ func (s *Store) selectKeys(file string, data []byte, p verbiage.Path) ([]byte, e
 // Cat returns a document's stored bytes, checked to be canonical JSON: a
 // file written by plain git that is not canonical is returned canonicalized,
 // and one that is not JSON is an error naming the file.
+//
+// What has expired (see TTL) is left out: an expired document is not
+// found, expired keys are not in it.
 func (s *Store) Cat(ctx context.Context, file string, ro ReadOptions) ([]byte, error) {
-	clean, data, err := s.readFile(file, ro)
+	clean, root, data, err := s.readFileAt(file, ro)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +111,7 @@ func (s *Store) Cat(ctx context.Context, file string, ro ReadOptions) ([]byte, e
 	if err != nil {
 		return nil, fmt.Errorf("%s is not valid JSON: %w", clean, err)
 	}
-	return out, nil
+	return s.expire(root, clean, out)
 }
 
 // ReadRaw returns a file's bytes as stored, whatever they hold.
@@ -123,22 +126,28 @@ func (s *Store) ReadRaw(ctx context.Context, file string, ro ReadOptions) ([]byt
 // readFile reads a store path at a revision; a missing file is nil data
 // and no error (a bad revision is an error).
 func (s *Store) readFile(file string, ro ReadOptions) (string, []byte, error) {
+	clean, _, data, err := s.readFileAt(file, ro)
+	return clean, data, err
+}
+
+// readFileAt is readFile, with the tree read.
+func (s *Store) readFileAt(file string, ro ReadOptions) (string, plumbing.Hash, []byte, error) {
 	clean, err := verbiage.CleanStorePath(file)
 	if err != nil {
-		return "", nil, err
+		return "", plumbing.ZeroHash, nil, err
 	}
 	root, err := s.Tree(ro)
 	if err != nil {
-		return clean, nil, err
+		return clean, root, nil, err
 	}
 	data, err := s.repo.ReadFileAt(root, clean)
 	if errors.Is(err, repo.ErrNotFound) {
-		return clean, nil, nil
+		return clean, root, nil, nil
 	}
 	if err == nil && data == nil {
 		data = []byte{} // an empty file is not a missing one
 	}
-	return clean, data, err
+	return clean, root, data, err
 }
 
 func RevName(ro ReadOptions) string {
@@ -172,13 +181,17 @@ func (s *Store) List(ctx context.Context, dir string, ro ReadOptions) ([]Entry, 
 	if err != nil {
 		return nil, fmt.Errorf("%s: no such directory at %s: %w", dir, RevName(ro), ErrNotFound)
 	}
-	out := make([]Entry, len(es))
-	for i, e := range es {
+	expired := s.expiredIn(root, clean)
+	out := make([]Entry, 0, len(es))
+	for _, e := range es {
 		p := e.Name
 		if clean != "" {
 			p = clean + "/" + e.Name
 		}
-		out[i] = Entry{Name: e.Name, Path: p, IsDir: e.IsDir}
+		if !e.IsDir && expired[e.Name] {
+			continue // absent to reads (see TTL)
+		}
+		out = append(out, Entry{Name: e.Name, Path: p, IsDir: e.IsDir})
 	}
 	return out, nil
 }

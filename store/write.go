@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -28,18 +29,31 @@ const (
 	// OpRollback is the Operation of a rollback of RLM state to a
 	// checkpoint (package rlm).
 	OpRollback = "rollback"
+	// OpRestore is the Operation of a restore of a snapshot (package
+	// snapshot).
+	OpRestore = "restore"
 )
 
 // Op is one operation of a write, and one line of `aiwg-state apply`.
 type Op struct {
 	// Op is "set" (a key, or the whole document when Path is empty),
 	// "put" (the whole document), "del" (a key, or the file when Path is
-	// empty) or "mv" (the file, to To).
+	// empty), "mv" (the file, to To) or "incr" (add the number Value,
+	// default 1, to the number at Path, absent counting as 0).
 	Op    string          `json:"op"`
 	File  string          `json:"file"`
 	Path  string          `json:"path,omitempty"`
 	Value json.RawMessage `json:"value,omitempty"`
 	To    string          `json:"to,omitempty"`
+	// IfAbsent, for set and put, writes only when the key (the document)
+	// is absent or expired: otherwise the write fails with a
+	// *KeyExistsError and nothing is written.
+	IfAbsent bool `json:"if_absent,omitempty"`
+	// TTL, for set and put, makes the value expire that long from the
+	// write ("90s", "15m", "24h"; whole seconds): from then it reads as
+	// absent, and RemoveExpired removes it. A set or put without one
+	// makes the value it writes permanent.
+	TTL string `json:"ttl,omitempty"`
 }
 
 // Change is one path a mutation touched.
@@ -164,8 +178,14 @@ func (s *Store) Apply(ctx context.Context, ops []Op, wo WriteOptions) (*Mutation
 		}
 		parsed[i] = p
 	}
+	return s.applyParsed(ctx, parsed, wo)
+}
+
+// applyParsed applies parsed operations as one commit (see Apply).
+func (s *Store) applyParsed(ctx context.Context, parsed []parsedOp, wo WriteOptions) (*Mutation, error) {
+	now := s.Now()
 	return s.Commit(ctx, wo, "", func(tx *repo.Tx, rec *Recorder) error {
-		d := docs{tx: tx, cache: map[string]any{}}
+		d := docs{tx: tx, cache: map[string]any{}, now: now, stamp: wo.Time}
 		for i, p := range parsed {
 			if err := p.apply(&d, rec); err != nil {
 				if len(parsed) > 1 {
@@ -174,17 +194,19 @@ func (s *Store) Apply(ctx context.Context, ops []Op, wo WriteOptions) (*Mutation
 				return err
 			}
 		}
-		return d.flush()
+		return d.flush(rec)
 	})
 }
 
 type parsedOp struct {
-	kind  string
-	file  string
-	path  verbiage.Path
-	key   string // the path as given, canonicalized, for messages
-	value any
-	to    string
+	kind     string
+	file     string
+	path     verbiage.Path
+	key      string // the path as given, canonicalized, for messages
+	value    any
+	to       string
+	ifAbsent bool
+	ttl      time.Duration
 }
 
 func parseOp(op Op) (parsedOp, error) {
@@ -202,7 +224,26 @@ func parseOp(op Op) (parsedOp, error) {
 		}
 	}
 	p.key = p.path.String()
+	if op.IfAbsent || op.TTL != "" {
+		if op.Op != "set" && op.Op != "put" {
+			return p, fmt.Errorf("%w: if_absent and ttl are for set and put, not %s", ErrUsage, op.Op)
+		}
+		p.ifAbsent = op.IfAbsent
+		if p.ttl, err = ParseTTLDuration(op.TTL); err != nil {
+			return p, err
+		}
+	}
 	switch op.Op {
+	case "incr":
+		if p.value, err = parseDelta(op.Value); err != nil {
+			return p, err
+		}
+		if len(p.path) == 0 {
+			return p, fmt.Errorf("%w: incr adds to a key: name its path", ErrUsage)
+		}
+		if slices.ContainsFunc(p.path, verbiage.Segment.Append) {
+			return p, fmt.Errorf("%w: incr adds to a key that holds a number, not to an array's end (-)", ErrUsage)
+		}
 	case "set", "put":
 		if op.Op == "put" && len(p.path) > 0 {
 			return p, fmt.Errorf("%w: put replaces a whole document; use set for a key", ErrUsage)
@@ -222,7 +263,7 @@ func parseOp(op Op) (parsedOp, error) {
 			return p, err
 		}
 	default:
-		return p, fmt.Errorf("%w: unknown operation %q (want set, put, del or mv)", ErrUsage, op.Op)
+		return p, fmt.Errorf("%w: unknown operation %q (want set, put, del, mv or incr)", ErrUsage, op.Op)
 	}
 	return p, nil
 }
@@ -256,12 +297,23 @@ type docs struct {
 	tx    *repo.Tx
 	cache map[string]any // nil value: deleted in this transaction
 	order []string
+	// ttls are the time-to-live sidecars read or changed, by document
+	// (nil: none); now is the time expiry is judged at (see ttl.go).
+	ttls map[string]*TTL
+	had  map[string]bool // the sidecar is in the parent's tree
+	// expired are the values the transaction found expired and drops,
+	// recorded as deletions in the commit (see flush).
+	expired []Change
+	now     time.Time
+	// stamp is the time a new time to live counts from: the write's
+	// (WriteOptions.Time, as an importer keeps it), else now.
+	stamp time.Time
 }
 
 var deleted = &struct{}{}
 
 func (d *docs) load(file string) (any, bool, error) {
-	if v, ok := d.cache[file]; ok {
+	if v, ok := d.cache[file]; ok && v != keep {
 		if v == deleted {
 			return nil, false, nil
 		}
@@ -278,7 +330,133 @@ func (d *docs) load(file string) (any, bool, error) {
 	if err != nil {
 		return nil, false, fmt.Errorf("%s holds %w", file, err)
 	}
+	// What has expired is absent to the write as to a read, and goes
+	// with it: an expired document is replaced, expired keys dropped.
+	t, err := d.ttl(file)
+	if err != nil || t == nil {
+		return v, true, err
+	}
+	if t.DocumentExpired(d.now) {
+		d.store(file, deleted)
+		d.ttls[file] = nil
+		d.expired = append(d.expired, Change{Operation: OpDelete, File: file})
+		return nil, false, nil
+	}
+	if keys := t.ExpiredKeys(d.now); len(keys) > 0 {
+		v = dropKeys(v, keys)
+		for _, k := range keys {
+			delete(t.Keys, k)
+			d.expired = append(d.expired, Change{Operation: OpDelete, File: file, Key: k})
+		}
+		d.store(file, v)
+		d.touchTTL(file)
+	}
 	return v, true, nil
+}
+
+// ttl is file's sidecar as this transaction has it (nil: none). A
+// sidecar that does not read fails the write that would rewrite it.
+func (d *docs) ttl(file string) (*TTL, error) {
+	if t, ok := d.ttls[file]; ok {
+		return t, nil
+	}
+	if d.ttls == nil {
+		d.ttls = map[string]*TTL{}
+	}
+	data, err := d.tx.ReadFile(TTLPath(file))
+	if errors.Is(err, repo.ErrNotFound) {
+		d.ttls[file] = nil
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if d.had == nil {
+		d.had = map[string]bool{}
+	}
+	d.had[file] = true
+	t, err := ParseTTL(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", TTLPath(file), err)
+	}
+	d.ttls[file] = t
+	return t, nil
+}
+
+// hasTTL reports whether key p of file (the document, when p is empty)
+// or a key under it has a time to live.
+func (d *docs) hasTTL(file string, p verbiage.Path) bool {
+	t := d.ttls[file]
+	if t.empty() {
+		return false
+	}
+	if len(p) == 0 {
+		return true
+	}
+	for k := range t.Keys {
+		if q, err := verbiage.ParsePath(k); err == nil && q.HasPrefix(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// throughArray reports whether key path p of doc goes through an array.
+func throughArray(doc any, p verbiage.Path) bool {
+	node := doc
+	for _, seg := range p {
+		switch x := node.(type) {
+		case []any:
+			return true
+		case map[string]any:
+			node = x[seg.Key]
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// touchTTL marks file's sidecar for flush, changed or not.
+func (d *docs) touchTTL(file string) {
+	if _, ok := d.cache[file]; !ok {
+		d.order = append(d.order, file)
+		d.cache[file] = keep
+	}
+}
+
+// keep marks a document whose sidecar alone is written.
+var keep = &struct{ keep bool }{}
+
+// setTTL records a write of key p of file: a ttl above 0 makes it expire
+// that long from now, none makes it permanent; either way what was under
+// it is forgotten (its values were replaced).
+func (d *docs) setTTL(file string, p verbiage.Path, ttl time.Duration) error {
+	t, err := d.ttl(file)
+	if err != nil {
+		return err
+	}
+	if t == nil && ttl <= 0 {
+		return nil
+	}
+	if t == nil {
+		t = &TTL{}
+		d.ttls[file] = t
+	}
+	t.forget(p)
+	if ttl > 0 {
+		at := cmp.Or(d.stamp, d.now).Add(ttl).UTC().Truncate(time.Second)
+		if len(p) == 0 {
+			t.ExpiresAt = &at
+		} else {
+			if t.Keys == nil {
+				t.Keys = map[string]time.Time{}
+			}
+			t.Keys[p.String()] = at
+		}
+	}
+	d.touchTTL(file)
+	return nil
 }
 
 func (d *docs) store(file string, v any) {
@@ -288,10 +466,26 @@ func (d *docs) store(file string, v any) {
 	d.cache[file] = v
 }
 
-// flush encodes every touched document once and stages it.
-func (d *docs) flush() error {
+// flush encodes every touched document once and stages it, with its
+// time-to-live sidecar; the expired values it drops are recorded in rec,
+// as deletions, with an Expired trailer counting them: a write that
+// found them there says it removed them.
+func (d *docs) flush(rec *Recorder) error {
+	if len(d.expired) > 0 {
+		// Before the operations' own: the values were gone before they ran.
+		rec.Changes = append(slices.Clip(d.expired), rec.Changes...)
+		rec.Trailer(TrailerExpired, strconv.Itoa(len(d.expired)))
+	}
 	for _, file := range d.order {
+		if t, ok := d.ttls[file]; ok && (t != nil || d.had[file]) {
+			if err := d.flushTTL(file, t); err != nil {
+				return err
+			}
+		}
 		v := d.cache[file]
+		if v == keep {
+			continue
+		}
 		if v == deleted {
 			ok, err := d.tx.Exists(file)
 			if err != nil {
@@ -315,12 +509,32 @@ func (d *docs) flush() error {
 	return nil
 }
 
+// flushTTL stages file's sidecar t, or removes it when it says nothing or
+// the document is gone.
+func (d *docs) flushTTL(file string, t *TTL) error {
+	path := TTLPath(file)
+	if t.empty() || d.cache[file] == deleted {
+		if !d.had[file] {
+			return nil
+		}
+		d.had[file] = false
+		return d.tx.Remove(path)
+	}
+	data, err := EncodeTTL(t)
+	if err != nil {
+		return err
+	}
+	return d.tx.WriteFile(path, data)
+}
+
 func (p parsedOp) apply(d *docs, rec *Recorder) error {
 	doc, exists, err := d.load(p.file)
 	if err != nil {
 		return err
 	}
 	switch p.kind {
+	case "incr":
+		return p.incr(d, rec, doc, exists)
 	case "set", "put":
 		op := OpUpdate
 		if !exists {
@@ -331,24 +545,38 @@ func (p parsedOp) apply(d *docs, rec *Recorder) error {
 		} else if len(p.path) > 0 {
 			if old, err := objects.Get(doc, p.path); errors.Is(err, objects.ErrNotFound) {
 				op = OpCreate
-			} else if err == nil && objects.Equal(old, p.value) {
+			} else if err == nil && p.ifAbsent {
+				return &KeyExistsError{File: p.file, Key: p.key}
+			} else if err == nil && objects.Equal(old, p.value) && p.ttl == 0 && !d.hasTTL(p.file, p.path) {
 				return nil
 			}
-		} else if objects.Equal(doc, p.value) {
+		} else if p.ifAbsent {
+			return &KeyExistsError{File: p.file}
+		} else if objects.Equal(doc, p.value) && p.ttl == 0 && !d.hasTTL(p.file, p.path) {
 			return nil
+		}
+		key := appendedAt(doc, p.path, p.key)
+		if p.ttl > 0 && len(p.path) > 0 && throughArray(doc, p.path) {
+			return fmt.Errorf("%w: %s#%s: a time to live is for a document or an object's key, not an array's element (its index moves)", ErrUsage, p.file, key)
 		}
 		nd, err := objects.Set(doc, p.path, p.value)
 		if err != nil {
 			return fmt.Errorf("%s: %w", p.file, err)
 		}
 		d.store(p.file, nd)
-		rec.Add(op, p.file, appendedAt(doc, p.path, p.key))
+		if err := d.setTTL(p.file, verbiage.MustParsePath(key), p.ttl); err != nil {
+			return err
+		}
+		rec.Add(op, p.file, key)
 	case "del":
 		if !exists {
 			return fmt.Errorf("%s: %w", p.file, ErrNotFound)
 		}
 		if len(p.path) == 0 {
 			d.store(p.file, deleted)
+			if _, err := d.ttl(p.file); err != nil { // removed with it
+				return err
+			}
 			rec.Add(OpDelete, p.file, "")
 			return nil
 		}
@@ -357,6 +585,9 @@ func (p parsedOp) apply(d *docs, rec *Recorder) error {
 			return fmt.Errorf("%s: %w", p.file, err)
 		}
 		d.store(p.file, nd)
+		if err := d.setTTL(p.file, p.path, 0); err != nil {
+			return err
+		}
 		rec.Add(OpDelete, p.file, p.key)
 	case "mv":
 		if !exists {
@@ -372,6 +603,15 @@ func (p parsedOp) apply(d *docs, rec *Recorder) error {
 		}
 		d.store(p.to, doc)
 		d.store(p.file, deleted)
+		// The time to live goes with the document.
+		t, err := d.ttl(p.file)
+		if err != nil {
+			return err
+		}
+		if _, err := d.ttl(p.to); err != nil {
+			return err
+		}
+		d.ttls[p.to], d.ttls[p.file] = t, nil
 		rec.Changes = append(rec.Changes, Change{Operation: OpRename, File: p.file, To: p.to})
 	}
 	return nil

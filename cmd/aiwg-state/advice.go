@@ -13,6 +13,7 @@ import (
 	"github.com/aiwg/aiwg-state/queue"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/rlm"
+	"github.com/aiwg/aiwg-state/snapshot"
 	"github.com/aiwg/aiwg-state/statedoc"
 	"github.com/aiwg/aiwg-state/store"
 	"github.com/aiwg/aiwg-state/trajectory"
@@ -224,6 +225,23 @@ var adviceTable = []func(error) (string, bool){
 	func(err error) (string, bool) {
 		var e *repo.CorruptError
 		return ": run `aiwg-state fsck`", errors.As(err, &e)
+	},
+	func(err error) (string, bool) {
+		var e *store.KeyExistsError
+		if !errors.As(err, &e) {
+			return "", false
+		}
+		if e.Key == "" {
+			return " (aiwg-state get " + e.File + " reads it; put without --if-absent replaces it)", true
+		}
+		return " (aiwg-state get " + e.File + " " + e.Key + " reads it; set without --if-absent replaces it)", true
+	},
+	func(err error) (string, bool) {
+		return " (aiwg-state set replaces it with a number)", errors.Is(err, store.ErrNotNumber)
+	},
+	func(err error) (string, bool) {
+		var e *snapshot.NotFoundError
+		return " (aiwg-state snapshot ls lists them; aiwg-state fetch brings a remote's)", errors.As(err, &e)
 	},
 }
 

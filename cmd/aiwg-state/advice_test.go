@@ -13,6 +13,7 @@ import (
 	"github.com/aiwg/aiwg-state/merge"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/rlm"
+	"github.com/aiwg/aiwg-state/snapshot"
 	"github.com/aiwg/aiwg-state/statedoc"
 	"github.com/aiwg/aiwg-state/store"
 	"github.com/aiwg/aiwg-state/trajectory"
@@ -26,6 +27,10 @@ func TestAdvice(t *testing.T) {
 		says string
 		code int
 	}{
+		{&store.KeyExistsError{File: "locks.json", Key: "deploy"}, "locks.json#deploy exists; nothing written (aiwg-state get locks.json deploy reads it; set without --if-absent replaces it)", exitStale},
+		{&store.KeyExistsError{File: "claims.json"}, "document claims.json exists; nothing written (aiwg-state get claims.json reads it; put without --if-absent replaces it)", exitStale},
+		{fmt.Errorf("%w: c.json#n holds a string, which cannot be incremented", store.ErrNotNumber), "not a number: c.json#n holds a string, which cannot be incremented (aiwg-state set replaces it with a number)", exitDomain},
+		{&snapshot.NotFoundError{Name: "s1"}, "no snapshot s1 (aiwg-state snapshot ls lists them; aiwg-state fetch brings a remote's)", exitDomain},
 		{&store.StoreMissingError{}, "no store here or in any parent directory (run `aiwg-state init`, or pass --store)", exitDomain},
 		{&store.StoreMissingError{Dir: "/x/s.git"}, "no store at /x/s.git: check the path, or create one there with `aiwg-state init --store /x/s.git`", exitDomain},
 		{&store.BranchMissingError{Name: "b"}, "branch b does not exist (aiwg-state branch lists the branches; aiwg-state branch b creates it)", exitDomain},

@@ -11,7 +11,7 @@ import (
 func newPushCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "push",
-		Usage:     "push a branch (and with --tags, the checkpoints) to a remote",
+		Usage:     "push a branch (and with --tags, the checkpoints and snapshots) to a remote",
 		ArgsUsage: "[REMOTE] [BRANCH]",
 		Description: `The server compares and swaps: when it has commits this store lacks,
 the push is refused (exit 6); pull, then push again. A branch with a merge
@@ -22,7 +22,7 @@ Examples:
    aiwg-state push                       # the store's branch to origin
    aiwg-state push origin agents/planner/main
    aiwg-state push --tags`,
-		Flags: append(commonFlags(), &cli.BoolFlag{Name: "tags", Usage: "push every tag (checkpoints) too"}),
+		Flags: append(commonFlags(), &cli.BoolFlag{Name: "tags", Usage: "push every tag (checkpoints, snapshots) too"}),
 		Action: command(func(s *session) error {
 			return runPush(s.c.Context, s, pushOptions{
 				Branch: s.c.String("branch"),

@@ -28,6 +28,7 @@ func documentCommands() []*cli.Command {
 		newDelCommand(),
 		newMvCommand(),
 		newApplyCommand(),
+		newIncrCommand(),
 	}
 }
 
@@ -130,5 +131,11 @@ func schemaCommands() []*cli.Command {
 func strategyCommands() []*cli.Command {
 	return []*cli.Command{
 		newStrategyCommand(),
+	}
+}
+
+func snapshotCommands() []*cli.Command {
+	return []*cli.Command{
+		snapshotCommand(),
 	}
 }

@@ -154,6 +154,7 @@ func commandGroups() []func() []*cli.Command {
 		queueCommands,
 		schemaCommands,
 		strategyCommands,
+		snapshotCommands,
 		func() []*cli.Command { return []*cli.Command{serveCommand()} },
 	}
 }

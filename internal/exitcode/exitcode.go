@@ -50,6 +50,7 @@ var table = []struct {
 	code int
 	kind string
 }{
+	{store.ErrKeyExists, Stale, "key_exists"}, // before ErrStale, which it is: a set-if-absent lost
 	{repo.ErrStale, Stale, "stale"},
 	{repo.ErrLocked, Lock, "locked"},
 	{lease.ErrHeld, Lock, "held"},
@@ -80,6 +81,7 @@ var table = []struct {
 	{hooks.ErrRefused, Domain, "refused"},
 	{trajectory.ErrInvalid, Domain, "invalid_trajectory"},
 	{store.ErrLimit, Domain, "limit"},
+	{store.ErrNotNumber, Domain, "not_number"},
 	{store.ErrExists, Domain, "exists"},
 	{store.ErrReadOnly, Domain, "read_only"},
 	{objects.ErrNotContainer, Domain, "not_container"},

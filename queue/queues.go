@@ -252,30 +252,19 @@ func (q *Queues) List(ctx context.Context, ro store.ReadOptions) ([]Info, error)
 	return out, nil
 }
 
-// RecordGuard keeps the files of queues/ what the queue verbs read: a
-// write of any kind (put, set, mv, apply, a merge) that leaves one there
-// that does not decode as a message is refused, before it would stop its
-// queue. It is a store.Guard.
-func RecordGuard(_ *store.Store, tx *repo.Tx, _ store.WriteOptions, _ []store.Change) error {
-	return store.CheckRecords(tx, Dir, CheckFile)
-}
+// Records is the rule over the files of queues/: each is a queue message, whatever
+// the write (put, set, mv, apply, a merge) or the push that leaves it
+// there. RecordGuard is its store.Guard and ValidateFile its check in the
+// server's hook.
+var Records = store.RecordKind{Dir: Dir, Check: CheckFile}
 
-// CheckFile refuses a file under queues/ that is not a queue message: the
-// rule RecordGuard holds writes to, and the server's hook pushes to
-// (ValidateFile).
+var (
+	RecordGuard  store.Guard = Records.Guard
+	ValidateFile             = Records.ValidateFile
+)
+
+// CheckFile refuses a file under queues/ that is not a queue message.
 func CheckFile(file string, data []byte) error {
 	_, err := Decode(file, data)
 	return err
-}
-
-// ValidateFile is CheckFile for the server's hook: it returns the rule a
-// pushed file breaks ("" for a file it has nothing to say on) and why.
-func ValidateFile(path string, body []byte) (rule, detail string) {
-	if !strings.HasPrefix(path, Dir+"/") {
-		return "", ""
-	}
-	if err := CheckFile(path, body); err != nil {
-		return store.RuleRecord, err.Error()
-	}
-	return "", ""
 }

@@ -168,7 +168,7 @@ func (q *timeQueue) Less(i, j int) bool {
 	return bytes.Compare(a.Hash[:], b.Hash[:]) < 0
 }
 func (q *timeQueue) Swap(i, j int) { q.items[i], q.items[j] = q.items[j], q.items[i] }
-func (q *timeQueue) Push(x any)   { q.items = append(q.items, x.(timed)) }
+func (q *timeQueue) Push(x any)    { q.items = append(q.items, x.(timed)) }
 func (q *timeQueue) Pop() any {
 	x := q.items[len(q.items)-1]
 	q.items = q.items[:len(q.items)-1]

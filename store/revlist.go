@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"container/heap"
 	"context"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -82,6 +83,9 @@ func (s *Store) Range(ctx context.Context, include, exclude []plumbing.Hash, lim
 		}
 	}
 	slop := revSlop
+	// oldest is the oldest commit time listed: an excluded commit as new
+	// may still reach a listed one, so the walk goes on past it.
+	var oldest time.Time
 	for q.Len() > 0 {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -96,6 +100,9 @@ func (s *Store) Range(ctx context.Context, include, exclude []plumbing.Hash, lim
 			}
 		} else if f&listed == 0 {
 			flags[c.Hash] |= listed
+			if oldest.IsZero() || c.Committer.When.Before(oldest) {
+				oldest = c.Committer.When
+			}
 			if !c.Shallow {
 				for _, p := range c.Parents {
 					if err := push(p, 0); err != nil {
@@ -104,7 +111,7 @@ func (s *Store) Range(ctx context.Context, include, exclude []plumbing.Hash, lim
 				}
 			}
 		}
-		if q.onlyExcluded(flags, uninteresting) {
+		if q.onlyExcluded(flags, uninteresting) && (oldest.IsZero() || q.newest().Before(oldest)) {
 			if slop--; slop <= 0 {
 				break
 			}
@@ -173,6 +180,17 @@ func (q *timeQueue) Pop() any {
 	x := q.items[len(q.items)-1]
 	q.items = q.items[:len(q.items)-1]
 	return x
+}
+
+// newest is the newest commit time queued (the queue is not empty).
+func (q *timeQueue) newest() time.Time {
+	var t time.Time
+	for _, it := range q.items {
+		if it.c.Committer.When.After(t) {
+			t = it.c.Committer.When
+		}
+	}
+	return t
 }
 
 func (q *timeQueue) onlyExcluded(flags map[plumbing.Hash]uint8, excluded uint8) bool {

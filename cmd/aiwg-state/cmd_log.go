@@ -33,6 +33,7 @@ Examples:
    aiwg-state log --agent planner --since 2026-11-01T00:00:00Z
    aiwg-state log --op delete --json
    aiwg-state log --correlation run-7            # one run's writes, by its Correlation-Id
+   aiwg-state log --event lock.contention        # the commits that emitted such an event
    aiwg-state log --verify                       # is each signed with its agent's key?`,
 		Flags: append(readFlags(),
 			&cli.StringFlag{Name: "agent", Usage: "only this agent's mutations"},
@@ -42,6 +43,7 @@ Examples:
 			&cli.StringFlag{Name: "source", Usage: "only mutations with this Source trailer (set --source)"},
 			&cli.StringFlag{Name: "correlation", Usage: "only mutations with this Correlation-Id trailer (set --correlation): one run's writes"},
 			&cli.IntFlag{Name: "n", Usage: "at most this many mutations"},
+			&cli.StringFlag{Name: "event", Usage: "only commits that emitted an event of this type, or family (task.*); follows every parent, so an event merged from another branch is found in its own commit"},
 			&cli.BoolFlag{Name: "follow", Usage: "continue the file's history across moves (aiwg-state mv, or an exact rename made with git mv)"},
 			&cli.BoolFlag{Name: "all-parents", Usage: "follow merges into all parents (default: first parents, as git log --first-parent)"},
 			verifyFlag(),
@@ -57,6 +59,7 @@ Examples:
 				AllParents:  s.c.Bool("all-parents"),
 				Since:       s.c.String("since"),
 				Until:       s.c.String("until"),
+				Event:       s.c.String("event"),
 			})
 		}),
 	}
@@ -73,6 +76,7 @@ type logOptions struct {
 	AllParents  bool   // --all-parents
 	Since       string // --since
 	Until       string // --until
+	Event       string // --event
 }
 
 func runLog(ctx context.Context, s *session, opts logOptions) error {
@@ -86,7 +90,7 @@ func runLog(ctx context.Context, s *session, opts logOptions) error {
 	}
 	lo := store.LogOptions{ReadOptions: s.readOptions(), Agent: opts.Agent, Op: opts.Op, Limit: opts.N,
 		Source: opts.Source, Correlation: opts.Correlation,
-		Follow: opts.Follow, AllParents: opts.AllParents}
+		Follow: opts.Follow, AllParents: opts.AllParents || opts.Event != "", Event: opts.Event}
 	if len(a) == 1 {
 		lo.File, lo.Key, _ = strings.Cut(a[0], "#")
 	} else if lo.Follow {

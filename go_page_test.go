@@ -16,6 +16,7 @@ import (
 	"time"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/event"
 	"github.com/aiwg/aiwg-state/lease"
 	"github.com/aiwg/aiwg-state/memory"
 	"github.com/aiwg/aiwg-state/merge"
@@ -69,6 +70,8 @@ func tour(ctx context.Context, dir string, f *os.File, schemaJSON []byte) error 
 	branch, err := st.Swarm().StartAgent(ctx, "planner", "", "") // agents/planner/main
 	sr, err := st.Swarm().Sync(ctx, "origin", remote.SyncOptions{Merge: merge.MergeOptions{Write: wo}})
 	ir, err := st.Swarm().Integrate(ctx, "origin", remote.IntegrateOptions{Into: "main"})
+	_, m, err = st.Events().Emit(ctx, event.Input{Type: "task.created", Target: "coder", Payload: []byte(`{"task":"t-17"}`)}, wo)
+	err = st.Events().Replay(ctx, event.Filter{Types: []string{"task.*"}, Source: "planner"}, store.ReadOptions{At: "v1"}, func(e *event.Event) bool { return true })
 	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = m, ops, v, d, b, doc, res, rec, msg, info, vr, vv, ck, id, n, bad, mr, cs, left, branch, sr, ir, f
 	return err
 }

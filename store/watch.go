@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -57,10 +58,18 @@ func (s *Store) Watch(ctx context.Context, wo WatchOptions, fn func(*Mutation) b
 	if len(wo.After) > 0 {
 		for _, rev := range wo.After {
 			h, err := s.Resolve(rev, "")
+			if (errors.Is(err, ErrNotFound) || errors.Is(err, repo.ErrNotFound)) && len(wo.After) > 1 {
+				// Reset away and pruned since: the others still say
+				// what was streamed; what only it covered comes again.
+				continue
+			}
 			if err != nil {
 				return err
 			}
 			cursor = append(cursor, h)
+		}
+		if len(cursor) == 0 {
+			return fmt.Errorf("%w: none of the cursor's commits is in the store any more", ErrNotFound)
 		}
 	} else {
 		h, err := s.Resolve(wo.From, wo.Branch)

@@ -90,16 +90,27 @@ Examples:
 			Subcommands: []*cli.Command{
 				{
 					Name: "ls", Usage: "list the subscribers, with their cursor and dead letters",
+					Description: `Examples:
+   aiwg-state event subscriber ls
+   aiwg-state event subscriber ls --json`,
 					Flags:  commonFlags(),
 					Action: command(func(s *session) error { return runSubscriberLs(s) }),
 				},
 				{
 					Name: "show", Usage: "print a subscriber's cursor and its dead letters", ArgsUsage: "NAME",
+					Description: `Examples:
+   aiwg-state event subscriber show reviewer
+   aiwg-state event subscriber show reviewer --json   # each dead letter's mutation and error`,
 					Flags:  commonFlags(),
 					Action: command(func(s *session) error { return runSubscriberShow(s) }),
 				},
 				{
 					Name: "rm", Usage: "forget a subscriber: its cursor and dead letters", ArgsUsage: "NAME",
+					Description: `The next watch --subscriber NAME starts again at --from (default: what
+comes next). Exit 5 while the subscriber runs.
+
+Examples:
+   aiwg-state event subscriber rm reviewer`,
 					Flags:  commonFlags(),
 					Action: command(func(s *session) error { return runSubscriberRm(s) }),
 				},
@@ -279,4 +290,3 @@ func runSubscriberRm(s *session) error {
 // eventCommandUsage is the event command's usage line: the state
 // document's sub-goal events and the event bus share it.
 const eventCommandUsage = "events: emit, list and replay the event bus (emit, ls, replay, subscriber); a sub-goal's events (add)"
-

@@ -78,3 +78,37 @@ func TestLeaseEvents(t *testing.T) {
 	}
 	storetest.Fsck(t, st)
 }
+
+// TestLeaseEventsOutsideThePolicy: an agent the access policy keeps out
+// of events/ still takes, is refused and releases leases: its commits
+// carry the lease trailers alone.
+func TestLeaseEventsOutsideThePolicy(t *testing.T) {
+	st := storetest.New(t)
+	ctx := context.Background()
+	pol := `{"roles": {"admin": ["conductor"]}, "rules": [
+  {"roles": ["admin"], "paths": ["**"]},
+  {"agents": ["a", "b"], "paths": ["leases/**"]}
+]}`
+	if _, err := st.SetPolicy(ctx, []byte(pol), store.WriteOptions{Agent: "conductor"}); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now().Add(time.Hour).Truncate(time.Second)
+	if _, err := st.Leases().Acquire(ctx, "db", lease.Options{TTL: time.Second}, store.WriteOptions{Agent: "a", Time: t0}); err != nil {
+		t.Fatal(err)
+	}
+	head := strings.TrimSpace(storetest.Git(t, st, "rev-parse", "HEAD"))
+	if _, err := st.Leases().Acquire(ctx, "db", lease.Options{TTL: time.Second}, store.WriteOptions{Agent: "b", Time: t0}); !errors.Is(err, lease.ErrHeld) {
+		t.Fatalf("a held lease: %v", err)
+	}
+	if now := strings.TrimSpace(storetest.Git(t, st, "rev-parse", "HEAD")); now != head {
+		t.Errorf("a refused acquire with no event to write committed %s", now)
+	}
+	// a's lease ran out: b takes it, the expiry in the Lease-Expired trailer.
+	if _, err := st.Leases().Acquire(ctx, "db", lease.Options{TTL: time.Minute}, store.WriteOptions{Agent: "b", Time: t0.Add(2 * time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := storetest.Git(t, st, "show", "--stat", "--format=%(trailers:key=Lease-Expired,valueonly,separator=)|%(trailers:key=Event,valueonly,separator=)", "HEAD"); !strings.HasPrefix(got, "lease-") || strings.Contains(got, "events/") || strings.Contains(got, "lock.expired") {
+		t.Errorf("the acquire after an expiry:\n%s", got)
+	}
+	storetest.Fsck(t, st)
+}

@@ -281,9 +281,19 @@ func (sub *Subscriber) Subscribe(ctx context.Context, s *store.Store, o Subscrib
 			return false
 		}
 	}
-	wo.OnCursor = func(c []string) { send(item{cursor: c}) }
+	// A mutation goes with the cursor that covers it (OnCursor follows
+	// the function a mutation is streamed to), so that the cursor saved
+	// once a batch is handled covers the batch's last mutation.
+	var streamed *store.Mutation
+	wo.OnCursor = func(c []string) {
+		send(item{m: streamed, cursor: c})
+		streamed = nil
+	}
 	go func() {
-		watched <- s.Watch(wctx, wo, func(m *store.Mutation) bool { return send(item{m: m}) })
+		watched <- s.Watch(wctx, wo, func(m *store.Mutation) bool {
+			streamed = m
+			return wctx.Err() == nil
+		})
 	}()
 
 	var batch []*store.Mutation
@@ -356,6 +366,7 @@ func (sub *Subscriber) Subscribe(ctx context.Context, s *store.Store, o Subscrib
 			}
 			return err
 		case it := <-items:
+			latest, saved = it.cursor, false
 			if it.m != nil {
 				batch = append(batch, it.m)
 				if len(batch) >= batchMax {
@@ -366,7 +377,6 @@ func (sub *Subscriber) Subscribe(ctx context.Context, s *store.Store, o Subscrib
 				}
 				continue
 			}
-			latest, saved = it.cursor, false
 			if len(batch) == 0 && time.Since(lastSave) > 200*time.Millisecond {
 				if err := save(); err != nil {
 					return err

@@ -86,6 +86,23 @@ func TestEventCommands(t *testing.T) {
 	if _, _, code := runCLI(t, s, "", "watch", "--exec", "true"); code != 2 {
 		t.Errorf("watch --exec without --subscriber: exit %d", code)
 	}
+	// A subscriber that prints: two events, then, run again, only what
+	// came after them.
+	out = mustCLI(t, s, "", "watch", "--subscriber", "printer", "--from", "HEAD~3", "--event", "task.*", "-n", "2", "--poll", "5ms")
+	if strings.Count(out, "\n") != 2 || !strings.Contains(out, "event task.created") || !strings.Contains(out, "event task.completed") {
+		t.Errorf("watch --subscriber:\n%s", out)
+	}
+	mustCLI(t, s, "", "event", "emit", "task.reopened", "--agent", "coder")
+	out = mustCLI(t, s, "", "watch", "--subscriber", "printer", "--from", "HEAD~3", "--event", "task.*", "-n", "1", "--json", "--poll", "5ms")
+	if strings.Count(out, "\n") != 1 || !strings.Contains(out, "event task.reopened") {
+		t.Errorf("watch --subscriber, run again:\n%s", out)
+	}
+	if _, _, code := runCLI(t, s, "", "watch", "--subscriber", "../x"); code != 2 {
+		t.Errorf("a bad subscriber name: exit %d", code)
+	}
+	if _, _, code := runCLI(t, s, "", "watch", "--subscriber", "p", "--max-failures", "2"); code != 2 {
+		t.Errorf("--max-failures without --exec: exit %d", code)
+	}
 }
 
 // TestSubscriberDeadLettersAndBatches: --exec gets batches of at most

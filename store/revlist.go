@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"container/heap"
 	"context"
+	"slices"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -30,6 +31,11 @@ const revSlop = 5
 // proving excluded is listed, which a consumer that must see every commit
 // at least once accepts.
 func (s *Store) Range(ctx context.Context, include, exclude []plumbing.Hash, limit int) ([]*repo.Commit, error) {
+	if len(include) == 1 && len(exclude) == 1 {
+		if line, ok, err := s.linearRange(include[0], exclude[0], limit); err != nil || ok {
+			return line, err
+		}
+	}
 	const (
 		queuedFlag uint8 = 1 << iota
 		uninteresting
@@ -155,6 +161,35 @@ func (s *Store) Range(ctx context.Context, include, exclude []plumbing.Hash, lim
 		}
 	}
 	return out, nil
+}
+
+// linearRangeMax bounds the walk of linearRange.
+const linearRangeMax = 1000
+
+// linearRange is Range's answer when from's history down to to is a line
+// of commits of one parent each (a watch's usual case): that line, oldest
+// first. ok is false when it is not, or is longer than linearRangeMax.
+func (s *Store) linearRange(from, to plumbing.Hash, limit int) (_ []*repo.Commit, ok bool, _ error) {
+	var line []*repo.Commit
+	for h := from; h != to; {
+		if len(line) == linearRangeMax {
+			return nil, false, nil
+		}
+		c, err := s.repo.ReadCommit(h)
+		if err != nil {
+			return nil, false, err
+		}
+		if len(c.Parents) != 1 || c.Shallow {
+			return nil, false, nil
+		}
+		line = append(line, c)
+		h = c.Parents[0]
+	}
+	slices.Reverse(line)
+	if limit > 0 && len(line) > limit {
+		line = line[:limit]
+	}
+	return line, true, nil
 }
 
 type timed struct{ c *repo.Commit }

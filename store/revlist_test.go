@@ -49,7 +49,7 @@ func TestRangeIsRevList(t *testing.T) {
 	put("side", "s3.json")
 	merge("main", "side")
 	put("main", "m3.json")
-	for _, c := range [][2]string{{"main", base}, {"main", mid}, {"main", "side"}, {"side", "main"}, {"main", base + " " + mid}} {
+	for _, c := range [][2]string{{"main", base}, {"main", mid}, {"main", "side"}, {"side", "main"}, {"main", base + " " + mid}, {"main", "main~1"}, {"main", "main"}, {"side", "side~1"}} {
 		var exclude []plumbing.Hash
 		for _, r := range strings.Fields(c[1]) {
 			exclude = append(exclude, plumbing.NewHash(strings.TrimSpace(g.Output(t, "rev-parse", r))))

@@ -18,6 +18,7 @@ import (
 	"context"
 
 	"github.com/aiwg/aiwg-state/docschema"
+	"github.com/aiwg/aiwg-state/event"
 	"github.com/aiwg/aiwg-state/lease"
 	"github.com/aiwg/aiwg-state/memory"
 	"github.com/aiwg/aiwg-state/merge"
@@ -97,6 +98,10 @@ func (s *Store) Merges() *merge.Merges { return merge.New(s.Store) }
 // coordinator's integrate (package remote).
 func (s *Store) Swarm() *remote.Swarm { return remote.New(s.Store) }
 
+// Events is the store's event bus: emit, list and replay events, and
+// durable subscribers (package event).
+func (s *Store) Events() *event.Events { return event.Of(s.Store) }
+
 // wire adds the features' guards and after-commit steps to opts, before
 // any the caller gave.
 func wire(opts store.Options) store.Options {
@@ -117,6 +122,7 @@ func guards() []store.Guard {
 		queue.RecordGuard,  // queues/ files stay queue messages
 		lease.HolderGuard,  // others' leases are released by force only by a lease_admin
 		docschema.Guard,    // ruled documents meet their JSON Schema
+		event.RecordGuard,  // events/ files stay events, unchanged, from their writer
 	}
 }
 
@@ -144,7 +150,7 @@ func fsckChecks() []store.FsckCheck {
 
 // ValidateKnownFile checks a stored file against the rules of the kind of
 // file its path says it is (the manifest, a trajectory iteration, a memory
-// record, a queue message), for the server-side hook, which runs it on
+// record, a queue message, an event), for the server-side hook, which runs it on
 // every pushed file. It returns the rule broken, or "" for a file none has
 // anything to say on.
 func ValidateKnownFile(path string, body []byte) (rule, detail string) {
@@ -153,6 +159,7 @@ func ValidateKnownFile(path string, body []byte) (rule, detail string) {
 		trajectory.ValidateFile,
 		memory.ValidateFile,
 		queue.ValidateFile,
+		event.ValidateFile,
 	} {
 		if rule, detail := validate(path, body); rule != "" {
 			return rule, detail

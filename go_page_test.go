@@ -16,6 +16,7 @@ import (
 	"time"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/event"
 	"github.com/aiwg/aiwg-state/lease"
 	"github.com/aiwg/aiwg-state/memory"
 	"github.com/aiwg/aiwg-state/merge"
@@ -79,6 +80,10 @@ func tour(ctx context.Context, dir string, f *os.File, schemaJSON []byte) error 
 	kv, err := st.GetKeys(ctx, "plan.json", []string{"risk.level", "owner"}, store.ReadOptions{}) // one object, one revision
 	sn, err := st.Snapshots().Create(ctx, "before-deploy", snapshot.CreateOptions{Paths: []string{"tasks"}}, wo)
 	rs, m, err := st.Snapshots().Restore(ctx, "before-deploy", snapshot.RestoreOptions{}, wo) // one new commit
+
+	// Events, and replaying them from any revision.
+	_, m, err = st.Events().Emit(ctx, event.Input{Type: "task.created", Target: "coder", Payload: []byte(`{"task":"t-17"}`)}, wo)
+	err = st.Events().Replay(ctx, event.Filter{Types: []string{"task.*"}, Source: "planner"}, store.ReadOptions{At: "v1"}, func(e *event.Event) bool { return true })
 	_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ = m, ops, v, d, b, doc, res, rec, msg, info, vr, vv, ck, id, n, bad, mr, cs, left, branch, sr, ir, rep, f
 	_, _, _, _ = cnt, kv, sn, rs
 	return err

@@ -10,7 +10,10 @@
 //     keeps a Record as a file, leases/<resource>.json, and applies the
 //     rules' decisions inside the commit that records them, so that two
 //     agents deciding at once are ordered by the branch's lock, and log
-//     and blame of the file are the history of who held it.
+//     and blame of the file are the history of who held it. A refused
+//     acquire, a queued wait, a lease found run out and a forced release
+//     record their event (lock.contention, lock.expired,
+//     lock.force_released; package event) in that same commit.
 //   - The guards (leases.go), registered by package aiwgstate: RecordGuard
 //     keeps every file under leases/ a lease record; HolderGuard keeps
 //     other agents' leases theirs (a forced release is for the access

@@ -1,6 +1,7 @@
 package lease
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/aiwg/aiwg-state/event"
 	"github.com/aiwg/aiwg-state/internal/errkind"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/policy"
@@ -180,13 +182,28 @@ func (l *Leases) Acquire(ctx context.Context, resource string, lo Options, wo st
 	for {
 		var res Result
 		enqueued := false
-		m, err := l.commit(ctx, file, resource, wo, func(rec *Record, now time.Time, r *store.Recorder) (string, error) {
+		// contended: the request was refused as held, and the commit
+		// records that as an event alone.
+		var contended error
+		m, err := l.commit(ctx, file, resource, wo, func(rec *Record, now time.Time, r *store.Recorder, emit func(event.Input)) (string, error) {
+			contended = nil
 			g, err := rec.Acquire(req, lo.ID, objects.NewID("lease"), lo.TTL, now)
 			if err == nil {
 				res.Lease, res.Change = g.Lease, g.Change
 				r.Trailer(Trailer, g.Change)
 				r.Trailer(TrailerID, g.Lease.ID)
 				return fmt.Sprintf("lease %s %s (%s, %s)", g.Change, resource, g.Lease.Type, time.Duration(g.Lease.TTL)*time.Millisecond), nil
+			}
+			if !queued && errors.Is(err, ErrHeld) && (lo.Wait == 0 || errors.Is(err, ErrDeadlock) || !now.Before(deadline)) {
+				// Refused: the contention is recorded, in a commit of its
+				// own, and the refusal returned once it lands.
+				if eerr := contention(emit, rec, resource, req, err, wo.Correlation); eerr != nil {
+					return "", err
+				}
+				contended = err
+				r.Trailer(Trailer, "contention")
+				r.Trailer(TrailerID, req.ID)
+				return "lease contention " + resource, nil
 			}
 			if lo.Wait == 0 || !errors.Is(err, ErrHeld) || errors.Is(err, ErrDeadlock) || !now.Before(deadline) {
 				return "", err
@@ -198,6 +215,8 @@ func (l *Leases) Acquire(ctx context.Context, resource string, lo Options, wo st
 			renewed := req
 			if queued {
 				renewed.RequestedAt, renewed.Timeout = now, hold(now)
+			} else if eerr := contention(emit, rec, resource, req, err, wo.Correlation); eerr != nil {
+				return "", eerr
 			}
 			rec.Enqueue(renewed)
 			enqueued = true
@@ -208,6 +227,10 @@ func (l *Leases) Acquire(ctx context.Context, resource string, lo Options, wo st
 		})
 		var held error
 		switch {
+		case contended != nil && (err == nil || !errors.Is(err, ErrHeld)):
+			// The refusal stands whether or not its record could be
+			// written (an agent the policy keeps out of events/, say).
+			return nil, contended
 		case err == nil && !enqueued:
 			res.Mutation = m
 			if queued {
@@ -280,7 +303,7 @@ func needsRefresh(q Request, now, deadline time.Time) bool {
 // waiting, so that the agents behind it are not held up until its timeout.
 // Best effort: the timeout removes it anyway.
 func (l *Leases) giveUp(ctx context.Context, file, resource, id string, wo store.WriteOptions) {
-	l.commit(ctx, file, resource, wo, func(rec *Record, _ time.Time, r *store.Recorder) (string, error) {
+	l.commit(ctx, file, resource, wo, func(rec *Record, _ time.Time, r *store.Recorder, _ func(event.Input)) (string, error) {
 		if !rec.Dequeue(id) {
 			return "", store.ErrNoChange
 		}
@@ -302,7 +325,7 @@ func (l *Leases) Renew(ctx context.Context, resource, id string, ttl time.Durati
 	}
 	agent := l.s.Agent(wo.Agent)
 	var res Result
-	m, err := l.commit(ctx, file, resource, wo, func(rec *Record, now time.Time, r *store.Recorder) (string, error) {
+	m, err := l.commit(ctx, file, resource, wo, func(rec *Record, now time.Time, r *store.Recorder, emit func(event.Input)) (string, error) {
 		l, err := rec.Renew(agent, id, ttl, now)
 		if err != nil {
 			return "", err
@@ -352,7 +375,7 @@ func (l *Leases) Release(ctx context.Context, resource string, ro ReleaseOptions
 	}
 	agent := l.s.Agent(wo.Agent)
 	out := &Released{}
-	m, err := l.commit(ctx, file, resource, wo, func(rec *Record, now time.Time, r *store.Recorder) (string, error) {
+	m, err := l.commit(ctx, file, resource, wo, func(rec *Record, now time.Time, r *store.Recorder, emit func(event.Input)) (string, error) {
 		ls, qs, err := rec.Release(agent, ro.ID, ro.Force, now)
 		if err != nil {
 			return "", err
@@ -365,6 +388,15 @@ func (l *Leases) Release(ctx context.Context, resource string, ro ReleaseOptions
 		r.Trailer(Trailer, verb)
 		for _, l := range ls {
 			r.Trailer(TrailerID, l.ID)
+		}
+		if ro.Force {
+			for _, held := range ls {
+				if held.Holder == agent {
+					continue // its own lease: an ordinary release
+				}
+				payload, _ := json.Marshal(map[string]any{"resource": resource, "lease_id": held.ID, "holder": held.Holder, "type": held.Type, "reason": ro.Reason})
+				emit(event.Input{Type: event.TypeLockForceRelease, Target: held.Holder, Correlation: wo.Correlation, Payload: payload})
+			}
 		}
 		for _, q := range qs {
 			r.Trailer(TrailerID, q.ID)
@@ -385,7 +417,7 @@ func (l *Leases) Release(ctx context.Context, resource string, ro ReleaseOptions
 // transaction, drops what ran out, lets change decide (its subject, or an
 // error that aborts the commit), and writes the record back, removing the
 // file when nobody holds or waits.
-func (l *Leases) commit(ctx context.Context, file, resource string, wo store.WriteOptions, change func(*Record, time.Time, *store.Recorder) (string, error)) (*store.Mutation, error) {
+func (l *Leases) commit(ctx context.Context, file, resource string, wo store.WriteOptions, change func(*Record, time.Time, *store.Recorder, func(event.Input)) (string, error)) (*store.Mutation, error) {
 	return l.s.Commit(ctx, wo, "", func(tx *repo.Tx, rec *store.Recorder) error {
 		// Read with the branch lock held: a clock read before waiting for
 		// it could grant a lease already run out, or judge one live that
@@ -407,13 +439,16 @@ func (l *Leases) commit(ctx context.Context, file, resource string, wo store.Wri
 			return errkind.Errorf(store.ErrInvalidRecord, "%v", err)
 		}
 		expired, dropped := lr.Prune(now)
-		for _, l := range expired {
-			rec.Trailer(TrailerExpired, l.ID)
+		var events []event.Input
+		for _, held := range expired {
+			rec.Trailer(TrailerExpired, held.ID)
+			payload, _ := json.Marshal(map[string]any{"resource": resource, "lease_id": held.ID, "holder": held.Holder, "type": held.Type, "expired_at": held.ExpiresAt})
+			events = append(events, event.Input{Type: event.TypeLockExpired, Target: held.Holder, Correlation: wo.Correlation, Payload: payload})
 		}
 		for _, q := range dropped {
 			rec.Trailer(TrailerExpired, q.ID)
 		}
-		rec.Subject, err = change(lr, now, rec)
+		rec.Subject, err = change(lr, now, rec, func(in event.Input) { events = append(events, in) })
 		if errors.Is(err, store.ErrNoChange) && len(expired)+len(dropped) > 0 {
 			// Nothing to do but what ran out: that is written, or
 			// the next reader would find it again.
@@ -421,6 +456,18 @@ func (l *Leases) commit(ctx context.Context, file, resource string, wo store.Wri
 		}
 		if err != nil {
 			return err
+		}
+		// The events of this write (what ran out, a contention, a forced
+		// release) are in its commit: one commit an operation.
+		written := 0
+		for _, in := range events {
+			_, ok, err := event.AddAllowed(l.s, tx, rec, in, l.s.Agent(wo.Agent), now)
+			if err != nil {
+				return err
+			}
+			if ok {
+				written++
+			}
 		}
 		if lr.Empty() {
 			if !exists {
@@ -438,6 +485,12 @@ func (l *Leases) commit(ctx context.Context, file, resource string, wo store.Wri
 		}
 		if b, err = objects.Canonical(b); err != nil {
 			return err
+		}
+		if exists && bytes.Equal(b, data) {
+			if written > 0 {
+				return nil // the record as it was: the commit holds its events alone
+			}
+			return store.ErrNoChange
 		}
 		if err := tx.WriteFile(file, b); err != nil {
 			return err
@@ -645,4 +698,21 @@ func RecordGuard(_ *store.Store, tx *repo.Tx, _ store.WriteOptions, _ []store.Ch
 		_, err := Decode(strings.TrimSuffix(rest, ".json"), data)
 		return err
 	})
+}
+
+// contention tells emit of a request refused because the resource is
+// held (the specification's lock.contention): who asked, for what, and
+// who holds it.
+func contention(emit func(event.Input), rec *Record, resource string, req Request, refused error, correlation string) error {
+	var holders []string
+	for _, held := range rec.Locks {
+		holders = append(holders, held.Holder)
+	}
+	payload, err := json.Marshal(map[string]any{"resource": resource, "request_id": req.ID, "type": req.Type, "priority": req.Priority,
+		"holders": holders, "waiting": len(rec.WaitQueue), "refused": refused.Error()})
+	if err != nil {
+		return err
+	}
+	emit(event.Input{Type: event.TypeLockContention, Correlation: correlation, Payload: payload})
+	return nil
 }

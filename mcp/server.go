@@ -85,6 +85,7 @@ History: log, diff, blame, show. Branches: branch_list, branch_create, merge, co
 RLM state: state_init, state_show, state_status, var_get, var_set, var_ls, final, checkpoint_create, checkpoint_ls, rollback.
 Trajectories: traj_start, traj_iter, traj_complete, traj_show, traj_analyze.
 Coordination: lease_acquire, lease_renew, lease_release, lease_ls, queue_put, queue_take, queue_peek, memory_put, memory_get, memory_ls, memory_prune.
+Events: event_emit (type, to, value), event_ls (by types, source, to, correlation, since, until).
 Key paths take the dot form (risk.level, items.0.id). Values are JSON.
 A failed call is a tool error whose structured content is {"code", "kind", "error", ...}: code is the CLI's exit code
 (2 bad input, 3 not found/refused, 4 conflict, 5 locked or lease held, 6 stale: re-read and retry).

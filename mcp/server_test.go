@@ -344,6 +344,15 @@ func TestEveryTool(t *testing.T) {
 		t.Fatalf("prune: %v", pr)
 	}
 
+	ev := c.call("event_emit", map[string]any{"type": "task.created", "to": "coder", "value": map[string]any{"task": "t-17"}, "correlation": "run-7"})
+	inHistory(t, st, ev, "planner")
+	if es := c.call("event_ls", map[string]any{"types": []string{"task.*"}, "to": "coder"})["events"].([]any); len(es) != 1 || es[0].(map[string]any)["source"] != "planner" {
+		t.Fatalf("event_ls: %v", es)
+	}
+	if r := c.raw("event_emit", map[string]any{"type": "not a type"}); !r.IsError {
+		t.Errorf("event_emit of a bad type: %s", text(r))
+	}
+
 	// Every tool listed was called.
 	tools, err := c.cs.ListTools(context.Background(), nil)
 	if err != nil {

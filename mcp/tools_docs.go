@@ -25,6 +25,7 @@ func (s *Server) addTools() {
 	s.addRLMTools()
 	s.addTrajectoryTools()
 	s.addCoordinationTools()
+	s.addEventTools()
 }
 
 // Documents.

@@ -40,7 +40,7 @@ func TestPlainGitWriteOutsideOwnPathIsRefused(t *testing.T) {
 	}
 }
 
-// TestBrokenRecordsArePushedInVain: a memory record or a queue message
+// TestBrokenRecordsArePushedInVain: a memory record, a queue message or an event
 // written with plain git that the store's verbs could not read is refused
 // by the server as it is by an in-process write, so no clone pulls a
 // record that would read as empty and be overwritten, or a message that
@@ -50,6 +50,7 @@ func TestBrokenRecordsArePushedInVain(t *testing.T) {
 	for _, c := range []struct{ path, body string }{
 		{"memory/long_term/fact/f1.json", "{\n  \"payload\": 1\n}\n"},
 		{"queues/work/000001-x.json", "{\n  \"nonsense\": true\n}\n"},
+		{"events/mallory/2026-01-01/000000.000000000-evt-0000abcd.json", "{\n  \"nonsense\": true\n}\n"},
 	} {
 		t.Run(c.path, func(t *testing.T) {
 			w := cloneAs(t, s.Daemon)

@@ -180,6 +180,7 @@ const (
 	BrokenTrust                           // the machine's trust file
 	BrokenManifest                        // the manifest (ManifestPath)
 	BrokenMemoryRecord                    // a file under memory/ that is not a memory record
+	BrokenEvent                           // a file under events/ that is not an event
 )
 
 // BrokenFileError: a file the store keeps, written by plain git, by hand

@@ -188,6 +188,9 @@ func (lo *LogOptions) keep(c *repo.Commit) (*Mutation, bool) {
 	if (lo.Source != "" && m.Source != lo.Source) || (lo.Correlation != "" && m.Correlation != lo.Correlation) {
 		return nil, false
 	}
+	if lo.Event != "" && !hasEvent(m, lo.Event) {
+		return nil, false
+	}
 	return m, true
 }
 

@@ -146,6 +146,9 @@ type LogOptions struct {
 	// Correlation-Id trailer is this (WriteOptions.Source, .Correlation):
 	// one task's or one run's writes.
 	Source, Correlation string
+	// Event keeps the commits that emitted an event of this type (their
+	// Event trailer; see EventMatches for "task.*").
+	Event string
 	// Limit stops after this many mutations (0 = all).
 	Limit int
 	// Exclude, when set, keeps only the commits not reachable from this
@@ -180,8 +183,8 @@ type WatchOptions struct {
 	// Path keeps the mutations that changed this file, or a file under
 	// this directory.
 	Path string
-	// Agent, Op, Source and Correlation filter as LogOptions' do.
-	Agent, Op, Source, Correlation string
+	// Agent, Op, Source, Correlation and Event filter as LogOptions' do.
+	Agent, Op, Source, Correlation, Event string
 	// Poll is how often the branch is read (default 100ms).
 	Poll time.Duration
 	// OnReset is called when the branch moved to a commit that does not
@@ -189,7 +192,24 @@ type WatchOptions struct {
 	// fetch), with both commits, before the mutations of the new line;
 	// returning false stops the watch. Nil: resets pass silently.
 	OnReset func(from, to string) bool
+	// OnDropped is called after OnReset with the commits the reset took
+	// off the branch (those it held when last read and no longer holds),
+	// oldest first, at most DroppedLimit of them; returning false stops
+	// the watch.
+	OnDropped func(commits []string) bool
+	// After is a cursor (see OnCursor): the watch streams what the branch
+	// holds beyond the history of these commits. It replaces From.
+	After []string
+	// OnCursor, when set, is called with the watch's cursor after each
+	// commit the watch passes, filtered out or streamed (once the
+	// function it was streamed to returned): the commits whose whole
+	// history has been passed. A consumer that saves it once it has handled the mutation,
+	// and passes it back as After when it restarts, misses no commit.
+	OnCursor func(cursor []string)
 }
+
+// DroppedLimit bounds the commits OnDropped names.
+const DroppedLimit = 10000
 
 // BlameOptions choose how Blame treats merges.
 type BlameOptions struct {
@@ -250,7 +270,12 @@ func (o *DiffOptions) Validate() error {
 }
 
 // Validate refuses an unknown operation.
-func (wo *WatchOptions) Validate() error { return checkOp(wo.Op) }
+func (wo *WatchOptions) Validate() error {
+	if wo.From != "" && len(wo.After) > 0 {
+		return fmt.Errorf("%w: a watch starts from a revision or from a cursor, not both", ErrUsage)
+	}
+	return checkOp(wo.Op)
+}
 
 // checkOp refuses an operation no mutation records.
 func checkOp(op string) error {

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -136,4 +137,81 @@ func TestWatchDoesNotRestreamItsStart(t *testing.T) {
 	}
 	cancel()
 	<-done
+}
+
+// TestWatchStreamsMergedCommits: a merge streams the commits it brought
+// in, then itself; a reset names the commits it dropped; a watch resumed
+// from its cursor (After) streams what came after it, nothing twice.
+func TestWatchStreamsMergedCommits(t *testing.T) {
+	st := storetest.New(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start, err := st.Put(ctx, "a.json", []byte(`0`), store.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CreateBranch(ctx, "side", ""); err != nil {
+		t.Fatal(err)
+	}
+	var side []string
+	for i := range 3 {
+		m, err := st.Put(ctx, "s.json", []byte(strings.Repeat("1", i+1)), store.WriteOptions{Branch: "side"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		side = append(side, m.Commit)
+	}
+	main1, err := st.Put(ctx, "a.json", []byte(`1`), store.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A merge made by git: side's three commits come with it.
+	out := storetest.Git(t, st, "merge-tree", "--write-tree", "main", "side")
+	merged := strings.TrimSpace(storetest.Git(t, st, "commit-tree", strings.Fields(out)[0], "-p", main1.Commit, "-p", side[2], "-m", "merge side"))
+	storetest.Git(t, st, "update-ref", "refs/heads/main", merged)
+
+	var got, dropped []string
+	var cursor []string
+	err = st.Watch(ctx, store.WatchOptions{From: start.Commit, Poll: time.Millisecond,
+		OnCursor: func(c []string) { cursor = c }}, func(m *store.Mutation) bool {
+		got = append(got, m.Commit)
+		return len(got) < 5
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Commit order: each after its parents; main1 and side's commits are
+	// apart, in time order.
+	pos := map[string]int{}
+	for i, c := range got {
+		pos[c] = i
+	}
+	if len(got) != 5 || pos[side[0]] > pos[side[1]] || pos[side[1]] > pos[side[2]] || pos[merged] != 4 {
+		t.Fatalf("streamed %v; side %v, main %s, merge %s", got, side, main1.Commit, merged)
+	}
+	if len(cursor) != 1 || cursor[0] != merged {
+		t.Errorf("cursor %v, want the merge", cursor)
+	}
+	// Resumed from the cursor, after a reset to main1 and a new commit:
+	// the reset names the merge and side's commits as dropped.
+	storetest.Git(t, st, "update-ref", "refs/heads/main", main1.Commit)
+	after, err := st.Put(ctx, "a.json", []byte(`2`), store.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = nil
+	err = st.Watch(ctx, store.WatchOptions{After: cursor, Poll: time.Millisecond,
+		OnDropped: func(cs []string) bool { dropped = cs; return true }}, func(m *store.Mutation) bool {
+		got = append(got, m.Commit)
+		return false
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got, " ") != after.Commit {
+		t.Errorf("resumed: %v, want %s", got, after.Commit)
+	}
+	if want := append(slices.Clone(side), merged); len(dropped) != 4 || !slices.Contains(dropped, side[0]) || dropped[3] != merged {
+		t.Errorf("dropped %v, want %v", dropped, want)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/aiwg/aiwg-state/checkpoint"
+	"github.com/aiwg/aiwg-state/event"
 	"github.com/aiwg/aiwg-state/hooks"
 	"github.com/aiwg/aiwg-state/lease"
 	"github.com/aiwg/aiwg-state/memory"
@@ -120,7 +121,7 @@ var adviceTable = []func(error) (string, bool){
 		switch e.Kind {
 		case store.BrokenQueueHead:
 			return "; remove it (aiwg-state rm " + e.File + ")", true
-		case store.BrokenQueueMessage:
+		case store.BrokenQueueMessage, store.BrokenEvent:
 			return ": remove it (aiwg-state rm " + e.File + ")", true
 		case store.BrokenSchemaRules:
 			return " (aiwg-state schema rm --all clears them)", true
@@ -148,7 +149,7 @@ var adviceTable = []func(error) (string, bool){
 		if !errors.As(err, &e) {
 			return "", false
 		}
-		verb, ok := map[string]string{lease.Dir: "lease", memory.Dir: "memory", queue.Dir: "queue"}[e.Dir]
+		verb, ok := map[string]string{lease.Dir: "lease", memory.Dir: "memory", queue.Dir: "queue", event.Dir: "event emit"}[e.Dir]
 		return ": write " + e.Dir + "/ with aiwg-state " + verb, ok
 	},
 	func(err error) (string, bool) {

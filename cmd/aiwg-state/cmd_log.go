@@ -43,6 +43,7 @@ Examples:
    aiwg-state log --since 2h                     # the last two hours
    aiwg-state log --op delete --json
    aiwg-state log --correlation run-7            # one run's writes, by its Correlation-Id
+   aiwg-state log --event lock.contention        # the commits that emitted such an event
    aiwg-state log --verify                       # is each signed with its agent's key?`,
 		Flags: append(readFlags(),
 			&cli.StringFlag{Name: "agent", Usage: "only this agent's mutations"},
@@ -53,6 +54,7 @@ Examples:
 			&cli.StringFlag{Name: "correlation", Usage: "only mutations with this Correlation-Id trailer (set --correlation): one run's writes"},
 			&cli.IntFlag{Name: "n", Aliases: []string{"max-count"}, Usage: "at most this many mutations (also -N)"},
 			&cli.BoolFlag{Name: "graph", Usage: "draw merges beside the first-parent history, as git log --graph"},
+			&cli.StringFlag{Name: "event", Usage: "only commits that emitted an event of this type, or family (task.*); follows every parent, so an event merged from another branch is found in its own commit"},
 			&cli.BoolFlag{Name: "follow", Usage: "continue the file's history across moves (aiwg-state mv, or an exact rename made with git mv)"},
 			&cli.BoolFlag{Name: "all-parents", Usage: "follow merges into all parents (default: first parents, as git log --first-parent)"},
 			verifyFlag(),
@@ -71,6 +73,7 @@ Examples:
 				Until:       s.c.String("until"),
 				Graph:       s.c.Bool("graph"),
 				NSet:        s.c.IsSet("n"),
+				Event:       s.c.String("event"),
 			})
 		}),
 	}
@@ -89,6 +92,7 @@ type logOptions struct {
 	Until       string // --until
 	Graph       bool   // --graph
 	NSet        bool   // -n given
+	Event       string // --event
 }
 
 func runLog(ctx context.Context, s *session, opts logOptions) error {
@@ -98,7 +102,7 @@ func runLog(ctx context.Context, s *session, opts logOptions) error {
 	}
 	lo := store.LogOptions{ReadOptions: s.readOptions(), Agent: opts.Agent, Op: opts.Op, Limit: opts.N,
 		Source: opts.Source, Correlation: opts.Correlation,
-		Follow: opts.Follow, AllParents: opts.AllParents}
+		Follow: opts.Follow, AllParents: opts.AllParents || opts.Event != "", Event: opts.Event}
 	var files []string
 	for _, arg := range a {
 		if n, ok := dashCount(arg); ok {

@@ -94,11 +94,13 @@ Examples:
 		},
 		{
 			Name:  "event",
-			Usage: "events of a sub-goal (append-only)",
+			Usage: eventCommandUsage,
 			Description: `Examples:
    aiwg-state event add SHIP-IT WRITE-DOCS --type reply --body "draft ready"
-   aiwg-state latest                            # the first unseen event, marked seen`,
-			Subcommands: []*cli.Command{{
+   aiwg-state latest                            # the first unseen event, marked seen
+   aiwg-state event emit task.created --data '{"task":"t-17"}' --to coder
+   aiwg-state event ls --type task.*`,
+			Subcommands: append([]*cli.Command{{
 				Name: "add", Usage: "append an unseen event to a sub-goal's EVENTS (one commit)", ArgsUsage: "GOAL SUB",
 				Description: `Examples:
    aiwg-state event add SHIP-IT WRITE-DOCS --type reply --body "draft ready"
@@ -112,7 +114,7 @@ Examples:
 						Id:   s.c.String("id"),
 					})
 				}),
-			}},
+			}}, eventBusCommands()...),
 		},
 		{
 			Name:  "latest",

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/aiwg/aiwg-state/docschema"
+	"github.com/aiwg/aiwg-state/event"
 	"github.com/aiwg/aiwg-state/hooks"
 	"github.com/aiwg/aiwg-state/lease"
 	"github.com/aiwg/aiwg-state/memory"
@@ -61,6 +62,7 @@ var table = []struct {
 	{memory.ErrNotList, Domain, "not_list"},
 	{queue.ErrInvalid, Usage, "invalid"},
 	{queue.ErrEmpty, Domain, "empty"},
+	{event.ErrInvalid, Usage, "invalid"},
 	{docschema.ErrInvalid, Domain, "schema"},
 	{docschema.ErrRules, Usage, "invalid"},
 	{policy.ErrInvalid, Domain, "invalid_policy"}, // a policy that does not parse: refused data, whoever wrote it

@@ -102,19 +102,9 @@ func (c *checker) checkTag(ctx context.Context, u Update) (bool, error) {
 	if !strings.HasPrefix(u.Ref, checkpoint.RefPrefix) || !ok || !verbiage.ValidID(verbiage.PrefixState, state) || checkpoint.CheckName(name) != nil {
 		return false, add("", RuleRef, "tags hold checkpoints and snapshots only: refs/tags/checkpoints/<state id>/<name> (aiwg-state checkpoint create) or refs/tags/snapshots/<name> (aiwg-state snapshot create), then aiwg-state push --tags")
 	}
-	typ, body, err := c.cat.read(u.New.String())
-	if err != nil {
+	t, body, err := c.annotatedTag(u, "a checkpoint is an annotated tag object (aiwg-state checkpoint create)", add)
+	if t == nil {
 		return false, err
-	}
-	if typ != "tag" {
-		return false, add("", RuleRef, "a checkpoint is an annotated tag object (aiwg-state checkpoint create), not a "+typ)
-	}
-	if detail := tagHeaders(body, strings.TrimPrefix(u.Ref, "refs/tags/")); detail != "" {
-		return false, add("", RuleRef, detail)
-	}
-	t, err := repo.ParseTag(u.New, body)
-	if err != nil {
-		return false, add("", RuleRef, err.Error())
 	}
 	tagger := t.Tagger.Name
 	if _, st, _, ok := checkpoint.ParseMessage(t.Message); !ok || st != state {
@@ -182,6 +172,27 @@ func (c *checker) checkTagger(ctx context.Context, u Update, t *repo.Tag, body [
 	return nil
 }
 
+// annotatedTag reads a pushed tag, which must be an annotated tag object
+// named as its ref, and its body; when it is not, the violation (what it
+// must be, and what it is) is added and the tag is nil.
+func (c *checker) annotatedTag(u Update, what string, add func(agent, rule, detail string) error) (*repo.Tag, []byte, error) {
+	typ, body, err := c.cat.read(u.New.String())
+	if err != nil {
+		return nil, nil, err
+	}
+	if typ != "tag" {
+		return nil, nil, add("", RuleRef, what+", not a "+typ)
+	}
+	if detail := tagHeaders(body, strings.TrimPrefix(u.Ref, "refs/tags/")); detail != "" {
+		return nil, nil, add("", RuleRef, detail)
+	}
+	t, err := repo.ParseTag(u.New, body)
+	if err != nil {
+		return nil, nil, add("", RuleRef, err.Error())
+	}
+	return t, body, nil
+}
+
 // snapshotsKey counts snapshots in checker.tags and tagsHad, beside the
 // checkpoints counted per state (no state id has a slash).
 const snapshotsKey = "snapshots/"
@@ -199,19 +210,9 @@ func (c *checker) checkSnapshotTag(ctx context.Context, u Update, name string) (
 		added = true
 		return c.add(Violation{Ref: u.Ref, Commit: u.New.String(), Agent: agent, Rule: rule, Detail: detail})
 	}
-	typ, body, err := c.cat.read(u.New.String())
-	if err != nil {
+	t, body, err := c.annotatedTag(u, "a snapshot is an annotated tag object (aiwg-state snapshot create)", add)
+	if t == nil {
 		return false, err
-	}
-	if typ != "tag" {
-		return false, add("", RuleRef, "a snapshot is an annotated tag object (aiwg-state snapshot create), not a "+typ)
-	}
-	if detail := tagHeaders(body, strings.TrimPrefix(u.Ref, "refs/tags/")); detail != "" {
-		return false, add("", RuleRef, detail)
-	}
-	t, err := repo.ParseTag(u.New, body)
-	if err != nil {
-		return false, add("", RuleRef, err.Error())
 	}
 	tagger := t.Tagger.Name
 	f, err := snapshot.ParseMessage(name, t.Message)

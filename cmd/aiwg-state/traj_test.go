@@ -363,6 +363,24 @@ func TestTrajImportAnalyzeReportPrune(t *testing.T) {
 		t.Fatalf("analyze: %s", human)
 	}
 
+	// The prompt improvements: the example's one Grep retry is listed
+	// from --min-retries 1, and each task type gives a template.
+	pi := an.PromptImprovements
+	if len(pi.HighRetryPatterns) != 0 || len(pi.Templates) != 2 || pi.Templates[0].TaskType != "bug_fixing" ||
+		strings.Join(pi.Templates[0].Tools, ",") != "Grep,Read,Write" || pi.Templates[0].Prompt != "Fix the null pointer error in validateUser()" {
+		t.Fatalf("prompt improvements: %+v", pi)
+	}
+	human := mustCLI(t, s, "", "traj", "analyze", "--min-retries", "1")
+	if !strings.Contains(human, "code_analysis: Grep retried after InvalidArgument, 1 retries (traj-b2c3d4e5)") ||
+		!strings.Contains(human, `prompt: "Find all uses of deprecated API"`) || !strings.Contains(human, "Grep → Read → Write") {
+		t.Fatalf("analyze --min-retries 1:\n%s", human)
+	}
+	for _, bad := range [][]string{{"--min-retries", "0"}, {"--min-success-rate", "1.5"}, {"--min-success-rate", "0"}} {
+		if _, _, code := runCLI(t, s, "", append([]string{"traj", "analyze"}, bad...)...); code != exitUsage {
+			t.Fatalf("analyze %v: exit %d", bad, code)
+		}
+	}
+
 	report := mustCLI(t, s, "", "traj", "report", "traj-b2c3d4e5")
 	if stored := gitOut(t, s, "show", "main:trajectories/traj-b2c3d4e5/report.md"); stored != report || !strings.Contains(stored, "## Errors and recoveries") {
 		t.Fatalf("report.md:\n%s", stored)

@@ -148,7 +148,7 @@ func (s *Server) addTrajectoryTools() {
 			}
 			return doc, in.ID, nil
 		})
-	add(s, "traj_analyze", "Success rates, iterations to success, costs, failure patterns and common tool sequences over the stored trajectories.", readOnly,
+	add(s, "traj_analyze", "Success rates, iterations to success, costs, failure patterns, common tool sequences, each tool's success and prompt improvements (patterns with high retry counts, templates from successful runs) over the stored trajectories.", readOnly,
 		func(ctx context.Context, c *call, in TrajAnalyzeIn) (any, string, error) {
 			var since time.Time
 			if in.Since != "" {

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -388,9 +389,6 @@ func (s *States) Export(ctx context.Context, stateID string, eo ExportOptions) (
 		}
 		n := s.peekAccess(x.file)
 		v.AccessCount = &n
-		if v.Metadata.Scope == ScopeState {
-			v.Metadata.Scope = "" // the schema's scopes are the four shared ones
-		}
 		if v.Name == verbiage.NameFinal && v.Value != nil {
 			meta.CompletionStatus = StatusComplete
 		}
@@ -450,6 +448,26 @@ func (s *States) validateDocument(doc []byte) error {
 		return fmt.Errorf("%w: %w", ErrInvalidState, err)
 	}
 	return nil
+}
+
+// EntryID is the id of the nth (from 1) history entry of the commit whose
+// mutation id is commitID: the first keeps the commit's id, the others add
+// .n, so each entry of an export has its own id and the plain part still
+// names the commit (`aiwg-state show mut-1a2b3c4d.2` shows it).
+func EntryID(commitID string, n int) string {
+	if n <= 1 {
+		return commitID
+	}
+	return commitID + "." + strconv.Itoa(n)
+}
+
+// CommitMutationID is the mutation id of the commit a history entry's id
+// (EntryID) leads to: the id without its .n suffix.
+func CommitMutationID(entryID string) string {
+	if i := strings.IndexByte(entryID, '.'); i >= 0 {
+		return entryID[:i]
+	}
+	return entryID
 }
 
 // stateHistory derives a state's mutations from the first-parent history
@@ -571,9 +589,10 @@ func (s *States) stateHistory(head plumbing.Hash, h *Header) ([]Mutation, error)
 				}
 			}
 		}
-		for _, fc := range fcs {
+		for k, fc := range fcs {
 			name, _ := inState(fc.path)
 			e := base
+			e.MutationID = EntryID(base.MutationID, k+1)
 			e.VariableName = name
 			e.Metadata = meta
 			oldPath := fc.path
@@ -810,7 +829,7 @@ func (s *States) ImportWith(ctx context.Context, data []byte, io ImportOptions, 
 		if initWO.Source == "" {
 			initWO.Source = muts[0].Source
 		}
-		initWO.Trailers = append(append(repo.Trailers(nil), wo.Trailers...), repo.Trailer{Key: TrailerImportedMutation, Value: muts[0].MutationID})
+		initWO.Trailers = append(append(repo.Trailers(nil), wo.Trailers...), repo.Trailer{Key: TrailerImportedMutation, Value: CommitMutationID(muts[0].MutationID)})
 		muts = muts[1:]
 	}
 	info, m, err := s.Init(ctx, in, initWO)
@@ -834,7 +853,7 @@ func (s *States) ImportWith(ctx context.Context, data []byte, io ImportOptions, 
 	}
 	for i := 0; i < len(muts); {
 		j := i + 1
-		for j < len(muts) && muts[j].MutationID == muts[i].MutationID {
+		for j < len(muts) && CommitMutationID(muts[j].MutationID) == CommitMutationID(muts[i].MutationID) {
 			j++
 		}
 		group := muts[i:j]
@@ -843,7 +862,7 @@ func (s *States) ImportWith(ctx context.Context, data []byte, io ImportOptions, 
 		gwo.Time = parseTime(group[0].Timestamp)
 		gwo.Source = group[0].Source
 		gwo.Trailers = append(append(repo.Trailers(nil), wo.Trailers...),
-			repo.Trailer{Key: TrailerState, Value: doc.StateID}, repo.Trailer{Key: TrailerImportedMutation, Value: group[0].MutationID})
+			repo.Trailer{Key: TrailerState, Value: doc.StateID}, repo.Trailer{Key: TrailerImportedMutation, Value: CommitMutationID(group[0].MutationID)})
 		nb := 0
 		for _, e := range group {
 			nb++

@@ -103,7 +103,7 @@ func CheckManifest(data []byte) error {
 			return fmt.Errorf("%s must be %s", te.Field, jsonKindOf(te.Type))
 		}
 		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-			return fmt.Errorf("no setting %s (the settings are limits.max_document_bytes, sync, verbiage.documents and rlm.on_complete)", name)
+			return fmt.Errorf("no setting %s (the settings are limits.max_document_bytes, sync, verbiage.documents, rlm.on_complete and trajectories.retention_days)", name)
 		}
 		return fmt.Errorf("%s: %w", ManifestPath, err)
 	}
@@ -122,6 +122,9 @@ func CheckManifest(data []byte) error {
 				return fmt.Errorf("rlm.on_complete: handler %d (%q) has no command", i+1, h.Name)
 			}
 		}
+	}
+	if t := m.Trajectories; t != nil && t.RetentionDays != nil && *t.RetentionDays < 0 {
+		return errors.New("trajectories.retention_days must be a number of days, 0 to keep every trajectory")
 	}
 	if m.Verbiage != nil {
 		for _, d := range m.Verbiage.Documents {

@@ -377,8 +377,14 @@ func (s *Store) EntryHash(root plumbing.Hash, file string) plumbing.Hash {
 // found through the index among the commits reachable from ro's branch
 // (when two commits carry the id, the newest). ro.At is not read: rev
 // names the commit.
+//
+// An RLM state export gives the nth change of a commit that changed several
+// variables the id mut-xxxxxxxx.n; Show takes it and shows that commit.
 func (s *Store) Show(ctx context.Context, rev string, ro ReadOptions) (*Mutation, error) {
 	branch := ro.Branch
+	if base, n, ok := strings.Cut(rev, "."); ok && verbiage.ValidID("mut", base) && positiveDecimal(n) {
+		rev = base
+	}
 	if verbiage.ValidID("mut", rev) {
 		head, err := s.Resolve("HEAD", branch)
 		if err != nil {
@@ -409,4 +415,17 @@ func (s *Store) Show(ctx context.Context, rev string, ro ReadOptions) (*Mutation
 		return nil, err
 	}
 	return MutationOf(c, ""), nil
+}
+
+// positiveDecimal: s is a decimal number from 1, without a leading zero.
+func positiveDecimal(s string) bool {
+	if s == "" || s[0] == '0' || len(s) > 9 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }

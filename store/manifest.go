@@ -30,6 +30,17 @@ type Manifest struct {
 	// RLM holds the completion handlers of RLM state (package rlm); a
 	// versioned handler runs only once trusted on the machine that runs it.
 	RLM *RLMSettings `json:"rlm,omitempty"`
+	// Trajectories holds the RLM trajectories' settings (package
+	// trajectory reads them).
+	Trajectories *TrajectorySettings `json:"trajectories,omitempty"`
+}
+
+// TrajectorySettings is the manifest's "trajectories" section.
+type TrajectorySettings struct {
+	// RetentionDays is how long a trajectory is kept after its last
+	// activity: gc prunes older ones, in one commit (history keeps them).
+	// Absent, the RLM trajectories' 90 days; 0 keeps them all.
+	RetentionDays *int `json:"retention_days,omitempty"`
 }
 
 // RLMSettings is the manifest's "rlm" section.

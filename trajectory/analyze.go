@@ -3,6 +3,7 @@ package trajectory
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -26,6 +27,12 @@ type AnalyzeOptions struct {
 	NGram int
 	// Top bounds the failure patterns and tool sequences listed (default 10).
 	Top int
+	// MinRetries is how many retries make a retry pattern worth fixing
+	// the prompt for (default 2).
+	MinRetries int
+	// MinSuccessRate is the success rate from which a task type's
+	// successful runs give a prompt template (default 0.8).
+	MinSuccessRate float64
 }
 
 // Analysis is the learning summary of the RLM trajectories specification over many trajectories.
@@ -42,6 +49,53 @@ type Analysis struct {
 	FailurePatterns            []FailurePattern `json:"failure_patterns"`
 	ToolSequences              []ToolSequence   `json:"effective_tool_sequences"`
 	ByTaskType                 []TaskTypeStats  `json:"by_task_type"`
+	// ToolSuccess is each tool's calls and successes over every run.
+	ToolSuccess []ToolSuccess `json:"tool_success"`
+	// PromptImprovements is the specification's improve_prompts output.
+	PromptImprovements PromptImprovements `json:"prompt_improvements"`
+}
+
+// PromptImprovements say where prompts need work and what worked: the
+// RLM trajectories' "if high retry count: identify and fix ambiguous
+// instructions" and "if high success rate: extract a prompt template".
+type PromptImprovements struct {
+	// HighRetryPatterns are the tools retried at least MinRetries times
+	// after the same kind of failure in one task type, most retried first.
+	HighRetryPatterns []RetryPattern `json:"high_retry_patterns"`
+	// Templates are drawn from the successful runs of each task type whose
+	// success rate is at least MinSuccessRate.
+	Templates []PromptTemplate `json:"templates"`
+}
+
+// RetryPattern is a tool called again right after it failed, in one task
+// type, after one kind of failure: a sign of an ambiguous instruction.
+type RetryPattern struct {
+	TaskType string `json:"task_type"`
+	Tool     string `json:"tool"`
+	// ErrorType is the failed attempt's error_details.error_type, or its
+	// status.
+	ErrorType string `json:"error_type"`
+	Retries   int    `json:"retries"`
+	// Trajectories (at most 5) hold the retries, Prompts (at most 3,
+	// distinct) are their task prompts: the instructions to make clearer.
+	Trajectories []string `json:"trajectories"`
+	Prompts      []string `json:"prompts"`
+}
+
+// PromptTemplate is what the successful runs of a task type did.
+type PromptTemplate struct {
+	TaskType    string  `json:"task_type"`
+	SuccessRate float64 `json:"success_rate"`
+	Successful  int     `json:"successful"`
+	// Prompt, Tools and Iterations are the successful run that took the
+	// fewest iterations (TrajectoryID), ties by id: the template.
+	Prompt       string   `json:"prompt"`
+	TrajectoryID string   `json:"trajectory_id"`
+	Iterations   int      `json:"iterations"`
+	Tools        []string `json:"tools"`
+	// ExamplePrompts are up to 3 distinct prompts of successful runs,
+	// shortest runs first.
+	ExamplePrompts []string `json:"example_prompts"`
 }
 
 // FailurePattern is one kind of failed observation and what followed it.
@@ -116,6 +170,20 @@ func Analyze(runs []Run, o AnalyzeOptions) Analysis {
 	if o.Top <= 0 {
 		o.Top = 10
 	}
+	if o.MinRetries <= 0 {
+		o.MinRetries = 2
+	}
+	if o.MinSuccessRate <= 0 {
+		o.MinSuccessRate = 0.8
+	}
+	tools := map[string]*ToolSuccess{}
+	type retryKey struct{ tt, tool, et string }
+	retries := map[retryKey]*RetryPattern{}
+	type okRun struct {
+		id, prompt string
+		tools      []string
+	}
+	okRuns := map[string][]okRun{}
 	var a Analysis
 	successIters := 0
 	patterns := map[string]*FailurePattern{}
@@ -158,7 +226,50 @@ func Analyze(runs []Run, o AnalyzeOptions) Analysis {
 		} else {
 			typeCost[tt].Add(Get(r.Header, "metadata", "total_cost_usd"))
 		}
-		a.RetryCount += ComputeMetrics(r.Iterations).Retries
+		rm := ComputeMetrics(r.Iterations)
+		a.RetryCount += rm.Retries
+		for _, t := range rm.Tools {
+			ts := tools[t.Tool]
+			if ts == nil {
+				ts = &ToolSuccess{Tool: t.Tool}
+				tools[t.Tool] = ts
+			}
+			ts.Calls += t.Calls
+			ts.Successful += t.Successful
+		}
+		id, prompt := Str(r.Header, "trajectory_id"), Str(r.Header, "task_context", "task_prompt")
+		for i := 1; i < len(r.Iterations); i++ {
+			prev, it := r.Iterations[i-1], r.Iterations[i]
+			tool := Str(it, "action", "tool")
+			st := Str(prev, "observation", "status")
+			if st == "success" || tool == "" || Str(prev, "action", "tool") != tool {
+				continue // as ComputeMetrics counts a retry
+			}
+			et := Str(prev, "observation", "error_details", "error_type")
+			if et == "" {
+				et = st
+			}
+			k := retryKey{tt, tool, et}
+			p := retries[k]
+			if p == nil {
+				p = &RetryPattern{TaskType: tt, Tool: tool, ErrorType: et, Trajectories: []string{}, Prompts: []string{}}
+				retries[k] = p
+			}
+			p.Retries++
+			if id != "" && len(p.Trajectories) < 5 && !slices.Contains(p.Trajectories, id) {
+				p.Trajectories = append(p.Trajectories, id)
+			}
+			if prompt != "" && len(p.Prompts) < 3 && !slices.Contains(p.Prompts, prompt) {
+				p.Prompts = append(p.Prompts, prompt)
+			}
+		}
+		if success {
+			run := okRun{id: id, prompt: prompt, tools: make([]string, len(r.Iterations))}
+			for i, it := range r.Iterations {
+				run.tools[i] = Str(it, "action", "tool")
+			}
+			okRuns[tt] = append(okRuns[tt], run)
+		}
 
 		for i, it := range r.Iterations {
 			st := Str(it, "observation", "status")
@@ -253,6 +364,50 @@ func Analyze(runs []Run, o AnalyzeOptions) Analysis {
 		a.ByTaskType = append(a.ByTaskType, *ts)
 	}
 	sort.Slice(a.ByTaskType, func(i, j int) bool { return a.ByTaskType[i].TaskType < a.ByTaskType[j].TaskType })
+
+	a.ToolSuccess = []ToolSuccess{}
+	for _, t := range tools {
+		t.SuccessRate = rate(t.Successful, t.Calls)
+		a.ToolSuccess = append(a.ToolSuccess, *t)
+	}
+	sort.Slice(a.ToolSuccess, func(i, j int) bool { return a.ToolSuccess[i].Tool < a.ToolSuccess[j].Tool })
+
+	pi := PromptImprovements{HighRetryPatterns: []RetryPattern{}, Templates: []PromptTemplate{}}
+	for _, p := range retries {
+		if p.Retries >= o.MinRetries {
+			pi.HighRetryPatterns = append(pi.HighRetryPatterns, *p)
+		}
+	}
+	sort.Slice(pi.HighRetryPatterns, func(i, j int) bool {
+		x, y := pi.HighRetryPatterns[i], pi.HighRetryPatterns[j]
+		if x.Retries != y.Retries {
+			return x.Retries > y.Retries
+		}
+		return x.TaskType+"\x00"+x.Tool+"\x00"+x.ErrorType < y.TaskType+"\x00"+y.Tool+"\x00"+y.ErrorType
+	})
+	pi.HighRetryPatterns = pi.HighRetryPatterns[:min(o.Top, len(pi.HighRetryPatterns))]
+	for _, ts := range a.ByTaskType {
+		runs := okRuns[ts.TaskType]
+		if len(runs) == 0 || ts.SuccessRate < o.MinSuccessRate {
+			continue
+		}
+		sort.SliceStable(runs, func(i, j int) bool {
+			if len(runs[i].tools) != len(runs[j].tools) {
+				return len(runs[i].tools) < len(runs[j].tools)
+			}
+			return runs[i].id < runs[j].id
+		})
+		best := runs[0]
+		tp := PromptTemplate{TaskType: ts.TaskType, SuccessRate: ts.SuccessRate, Successful: ts.Successful,
+			Prompt: best.prompt, TrajectoryID: best.id, Iterations: len(best.tools), Tools: best.tools, ExamplePrompts: []string{}}
+		for _, r := range runs {
+			if r.prompt != "" && len(tp.ExamplePrompts) < 3 && !slices.Contains(tp.ExamplePrompts, r.prompt) {
+				tp.ExamplePrompts = append(tp.ExamplePrompts, r.prompt)
+			}
+		}
+		pi.Templates = append(pi.Templates, tp)
+	}
+	a.PromptImprovements = pi
 	return a
 }
 

@@ -244,3 +244,70 @@ func BenchmarkAnalyze1000x20(b *testing.B) {
 		Analyze(runs, AnalyzeOptions{})
 	}
 }
+
+// TestAnalyzePromptImprovements: the specification's improve_prompts
+// output: tools retried often after one kind of failure, with the prompts to
+// clarify, and a template from the shortest successful run of a task type
+// that succeeds often enough; each tool's success over all runs.
+func TestAnalyzePromptImprovements(t *testing.T) {
+	it := func(tool, status, et string) map[string]any {
+		obs := map[string]any{"status": status}
+		if et != "" {
+			obs["error_details"] = map[string]any{"error_type": et}
+		}
+		return map[string]any{"action": map[string]any{"tool": tool}, "observation": obs}
+	}
+	run := func(id, tt, prompt, outcome string, its ...map[string]any) Run {
+		h := map[string]any{"trajectory_id": id, "task_context": map[string]any{"task_type": tt, "task_prompt": prompt}}
+		if outcome != "" {
+			h["outcome"] = map[string]any{"status": outcome}
+		}
+		return Run{Header: h, Iterations: its}
+	}
+	runs := []Run{
+		run("traj-00000001", "bug_fixing", "fix the login bug", "success",
+			it("Grep", "failure", "InvalidArgument"), it("Grep", "failure", "InvalidArgument"), it("Grep", "success", ""), it("Edit", "success", "")),
+		run("traj-00000002", "bug_fixing", "fix the logout bug", "success",
+			it("Grep", "failure", "InvalidArgument"), it("Grep", "success", ""), it("Edit", "success", "")),
+		run("traj-00000003", "bug_fixing", "fix null check", "success", it("Read", "success", ""), it("Edit", "success", "")),
+		run("traj-00000004", "code_analysis", "find deprecated API uses", "failure",
+			it("Bash", "timeout", ""), it("Bash", "success", "")),
+	}
+	a := Analyze(runs, AnalyzeOptions{})
+	pi := a.PromptImprovements
+	if len(pi.HighRetryPatterns) != 1 {
+		t.Fatalf("high retry patterns: %+v", pi.HighRetryPatterns)
+	}
+	p := pi.HighRetryPatterns[0]
+	if p.TaskType != "bug_fixing" || p.Tool != "Grep" || p.ErrorType != "InvalidArgument" || p.Retries != 3 ||
+		strings.Join(p.Trajectories, ",") != "traj-00000001,traj-00000002" || strings.Join(p.Prompts, "|") != "fix the login bug|fix the logout bug" {
+		t.Fatalf("pattern: %+v", p)
+	}
+	if len(pi.Templates) != 1 {
+		t.Fatalf("templates: %+v", pi.Templates)
+	}
+	tp := pi.Templates[0]
+	if tp.TaskType != "bug_fixing" || tp.TrajectoryID != "traj-00000003" || tp.Prompt != "fix null check" || tp.Iterations != 2 ||
+		strings.Join(tp.Tools, ",") != "Read,Edit" || tp.SuccessRate != 1 || tp.Successful != 3 ||
+		strings.Join(tp.ExamplePrompts, "|") != "fix null check|fix the logout bug|fix the login bug" {
+		t.Fatalf("template: %+v", tp)
+	}
+	// The code_analysis pattern (one retry) and type (never succeeded)
+	// show once the thresholds allow them.
+	a = Analyze(runs, AnalyzeOptions{MinRetries: 1, MinSuccessRate: 0.01})
+	if n := len(a.PromptImprovements.HighRetryPatterns); n != 2 {
+		t.Fatalf("with MinRetries 1: %d patterns", n)
+	}
+	if n := len(a.PromptImprovements.Templates); n != 1 {
+		t.Fatalf("a type without a successful run gives no template: %d", n)
+	}
+	var grep ToolSuccess
+	for _, ts := range a.ToolSuccess {
+		if ts.Tool == "Grep" {
+			grep = ts
+		}
+	}
+	if grep.Calls != 5 || grep.Successful != 2 || grep.SuccessRate != 0.4 {
+		t.Fatalf("Grep's success: %+v (all: %+v)", grep, a.ToolSuccess)
+	}
+}

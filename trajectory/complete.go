@@ -3,6 +3,7 @@ package trajectory
 import (
 	"encoding/json"
 	"math/big"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -21,8 +22,9 @@ type Completion struct {
 // Complete returns the header of a finished trajectory: the outcome, the
 // metadata totals computed from the iterations (tokens, cost, duration,
 // iteration count) and the quality metrics that can be computed from them
-// (successful and failed iterations, retry count, efficiency, error
-// recovery). Values the caller gives in Extra are kept as given.
+// (successful and failed iterations, retry count and rate, efficiency, error
+// recovery, each tool's success). Values the caller gives in Extra, or gave
+// in the header when the run started, are kept as given.
 func Complete(header map[string]any, iterations []map[string]any, c Completion) map[string]any {
 	h := cloneMap(header)
 	extra := cloneMap(c.Extra)
@@ -56,15 +58,43 @@ func Complete(header map[string]any, iterations []map[string]any, c Completion) 
 	}
 	mergeInto(md, extra["metadata"])
 
+	// A metric the caller gave, when the run started or now, is kept: the
+	// store computes only what it was not told. The ones that need
+	// judgement (hallucination_detected, thought_grounding,
+	// reasoning_quality, action_appropriateness, overall_quality) are
+	// never computed, only kept.
 	qm := mapAt(h, "quality_metrics")
-	m := ComputeMetrics(iterations)
-	qm["successful_iterations"] = json.Number(strconv.Itoa(m.Successful))
-	qm["failed_iterations"] = json.Number(strconv.Itoa(m.Failed))
-	qm["retry_count"] = json.Number(strconv.Itoa(m.Retries))
-	if len(iterations) > 0 {
-		qm["efficiency"] = ratio(m.Successful, len(iterations))
+	given := map[string]bool{}
+	for k := range qm {
+		given[k] = true
 	}
-	qm["error_recovery"] = ratio(m.Recovered, m.Failed)
+	if p, ok := extra["quality_metrics"].(map[string]any); ok {
+		for k := range p {
+			given[k] = true
+		}
+	}
+	set := func(k string, v any) {
+		if !given[k] {
+			qm[k] = v
+		}
+	}
+	m := ComputeMetrics(iterations)
+	set("successful_iterations", json.Number(strconv.Itoa(m.Successful)))
+	set("failed_iterations", json.Number(strconv.Itoa(m.Failed)))
+	set("retry_count", json.Number(strconv.Itoa(m.Retries)))
+	if len(iterations) > 0 {
+		set("efficiency", ratio(m.Successful, len(iterations)))
+		set("retry_rate", ratio(m.Retries, len(iterations)))
+	}
+	set("error_recovery", ratio(m.Recovered, m.Failed))
+	if len(m.Tools) > 0 {
+		tools := make([]any, len(m.Tools))
+		for i, t := range m.Tools {
+			tools[i] = map[string]any{"tool": t.Tool, "calls": json.Number(strconv.Itoa(t.Calls)),
+				"successful": json.Number(strconv.Itoa(t.Successful)), "success_rate": ratio(t.Successful, t.Calls)}
+		}
+		set("tool_success", tools)
+	}
 	mergeInto(qm, extra["quality_metrics"])
 
 	for k, v := range extra {
@@ -203,6 +233,17 @@ type Metrics struct {
 	// Recovered: failed iterations followed, later in the run, by a
 	// successful one.
 	Recovered int `json:"recovered"`
+	// Tools are the calls of each tool and how many succeeded, by tool
+	// name.
+	Tools []ToolSuccess `json:"tool_success,omitempty"`
+}
+
+// ToolSuccess is how often one tool was called and succeeded.
+type ToolSuccess struct {
+	Tool        string  `json:"tool"`
+	Calls       int     `json:"calls"`
+	Successful  int     `json:"successful"`
+	SuccessRate float64 `json:"success_rate"`
 }
 
 // ComputeMetrics counts observations: success is successful; failure,
@@ -216,8 +257,20 @@ func ComputeMetrics(iterations []map[string]any) Metrics {
 			break
 		}
 	}
+	tools := map[string]*ToolSuccess{}
 	for i, it := range iterations {
 		st := Str(it, "observation", "status")
+		if tool := Str(it, "action", "tool"); tool != "" {
+			t := tools[tool]
+			if t == nil {
+				t = &ToolSuccess{Tool: tool}
+				tools[tool] = t
+			}
+			t.Calls++
+			if st == "success" {
+				t.Successful++
+			}
+		}
 		switch {
 		case st == "success":
 			m.Successful++
@@ -235,6 +288,11 @@ func ComputeMetrics(iterations []map[string]any) Metrics {
 			}
 		}
 	}
+	for _, t := range tools {
+		t.SuccessRate = rate(t.Successful, t.Calls)
+		m.Tools = append(m.Tools, *t)
+	}
+	sort.Slice(m.Tools, func(i, j int) bool { return m.Tools[i].Tool < m.Tools[j].Tool })
 	return m
 }
 

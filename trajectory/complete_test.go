@@ -130,3 +130,38 @@ func TestBuildIteration(t *testing.T) {
 		t.Fatal("a hex cost was accepted")
 	}
 }
+
+// TestCompleteComputesEveryMetric: the metrics the iterations support are
+// computed (retry rate, each tool's success beside efficiency and error
+// recovery); the ones that need judgement, and any the caller gave when
+// the run started, are kept as given.
+func TestCompleteComputesEveryMetric(t *testing.T) {
+	header := NewHeader(Start{ID: "traj-00000001", TaskID: "task-00000001", TaskType: "t", Prompt: "p",
+		Extra: mustDecode(t, `{"quality_metrics": {"thought_grounding": 0.4, "hallucination_detected": true, "error_recovery": 0.25}}`),
+		Now:   time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)})
+	its := []map[string]any{
+		mustDecode(t, `{"iteration_number": 1, "action": {"tool": "Bash"}, "observation": {"status": "failure"}}`),
+		mustDecode(t, `{"iteration_number": 2, "action": {"tool": "Bash"}, "observation": {"status": "error"}}`),
+		mustDecode(t, `{"iteration_number": 3, "action": {"tool": "Bash"}, "observation": {"status": "success"}}`),
+		mustDecode(t, `{"iteration_number": 4, "action": {"tool": "Read"}, "observation": {"status": "success"}}`),
+	}
+	extra := mustDecode(t, `{"quality_metrics": {"hallucination_detected": false}}`)
+	done := Complete(header, its, Completion{Status: "success", Extra: extra})
+	checks := map[string]any{
+		"quality_metrics.retry_count":            json.Number("2"),
+		"quality_metrics.retry_rate":             json.Number("0.5"),
+		"quality_metrics.efficiency":             json.Number("0.5"),
+		"quality_metrics.error_recovery":         json.Number("0.25"), // given at start, not the computed 1
+		"quality_metrics.thought_grounding":      json.Number("0.4"),
+		"quality_metrics.hallucination_detected": false, // given at completion wins over the start's
+	}
+	for path, want := range checks {
+		if got := Get(done, splitDots(path)...); !objects.Equal(got, want) {
+			t.Errorf("%s = %v, want %v", path, got, want)
+		}
+	}
+	want := mustDecode(t, `{"t": [{"tool": "Bash", "calls": 3, "successful": 1, "success_rate": 0.3333}, {"tool": "Read", "calls": 1, "successful": 1, "success_rate": 1}]}`)["t"]
+	if got := Get(done, "quality_metrics", "tool_success"); !objects.Equal(got, want) {
+		t.Errorf("tool_success = %v, want %v", got, want)
+	}
+}

@@ -2,6 +2,7 @@ package trajectory
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path"
@@ -727,6 +728,50 @@ func (s *Trajectories) Prune(ctx context.Context, olderThan time.Duration, wo st
 		return nil, nil, err
 	}
 	return pruned, m, nil
+}
+
+// Retention is how long the store keeps a trajectory after its last
+// activity: the manifest's trajectories.retention_days, else the RLM
+// trajectories' RetentionDays. Zero means every trajectory is kept.
+func (s *Trajectories) Retention(ctx context.Context, ro store.ReadOptions) (time.Duration, error) {
+	root, err := s.store.Tree(ro)
+	if err != nil {
+		return 0, err
+	}
+	var m struct {
+		Trajectories store.TrajectorySettings `json:"trajectories"`
+	}
+	data, err := s.store.Repo().ReadFileAt(root, store.ManifestPath)
+	if err != nil && !errors.Is(err, repo.ErrNotFound) {
+		return 0, err // unread settings are not the defaults
+	}
+	if data != nil {
+		if err := json.Unmarshal(data, &m); err != nil {
+			return 0, fmt.Errorf("%s: trajectories section: %w", store.ManifestPath, objects.ErrInvalidJSON)
+		}
+	}
+	days := RetentionDays
+	if d := m.Trajectories.RetentionDays; d != nil {
+		days = max(*d, 0)
+	}
+	return time.Duration(days) * 24 * time.Hour, nil
+}
+
+// PruneRetained prunes, in one commit, the trajectories older than the
+// store's retention (see Retention): what gc does. ErrNoChange when none
+// is, or when the retention keeps them all.
+func (s *Trajectories) PruneRetained(ctx context.Context, wo store.WriteOptions) ([]string, *store.Mutation, error) {
+	keep, err := s.Retention(ctx, store.ReadOptions{Branch: wo.Branch})
+	if err != nil {
+		return nil, nil, err
+	}
+	if keep <= 0 {
+		return nil, nil, fmt.Errorf("%w: the retention keeps every trajectory", store.ErrNoChange)
+	}
+	if wo.Message == "" {
+		wo.Message = fmt.Sprintf("prune trajectories older than the retention (%d days)", int(keep/(24*time.Hour)))
+	}
+	return s.Prune(ctx, keep, wo)
 }
 
 // lastTrajectoryCommits finds, walking first parents from head, the time

@@ -18,7 +18,8 @@ func newConfigCommand() *cli.Command {
 Examples:
    aiwg-state config                                   # the whole manifest
    aiwg-state config limits.max_document_bytes 1048576
-   aiwg-state config sync false                        # skip fsync for every user of a scratch store`,
+   aiwg-state config sync false                        # skip fsync for every user of a scratch store
+   aiwg-state config trajectories.retention_days 30    # gc prunes trajectories older than 30 days (0: never)`,
 		Flags:  writeFlags(),
 		Action: command(func(s *session) error { return runConfig(s.c.Context, s) }),
 	}

@@ -472,7 +472,7 @@ func runTrajReport(ctx context.Context, s *session, opts trajReportOptions) erro
 func trajAnalyzeCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "analyze",
-		Usage: "learn from trajectories: success rate, iterations to success, failure patterns, tool sequences, cost per task type",
+		Usage: "learn from trajectories: success rate, iterations to success, failure patterns, tool sequences, cost per task type, prompt improvements",
 		Description: `Over every trajectory (or one task type, or those started since a time):
   success rate            successful / completed trajectories
   iterations to success   mean iteration count of successful trajectories
@@ -481,6 +481,14 @@ func trajAnalyzeCommand() *cli.Command {
   tool sequences          the most frequent runs of --ngram consecutive tools
                           in successful trajectories
   by task type            counts, rates, tokens and cost (exact sums)
+  tool success            each tool's calls and successes
+  prompt improvements     patterns retried at least --min-retries times (a
+                          tool called again after the same kind of failure in
+                          one task type), with the prompts to make clearer;
+                          and, per task type succeeding at least
+                          --min-success-rate, a template from its successful
+                          runs: the shortest run's prompt and tools, and
+                          example prompts
 
 Examples:
    aiwg-state traj analyze
@@ -490,14 +498,18 @@ Examples:
 			&cli.StringFlag{Name: "task-type", Usage: "only this task type"},
 			&cli.StringFlag{Name: "since", Usage: "only trajectories started since a date, an RFC 3339 time or an age (30d)"},
 			&cli.IntFlag{Name: "ngram", Value: 3, Usage: "length of the tool sequences counted"},
-			&cli.IntFlag{Name: "top", Value: 10, Usage: "how many failure patterns and tool sequences to list"},
+			&cli.IntFlag{Name: "top", Value: 10, Usage: "how many failure patterns, tool sequences and retry patterns to list"},
+			&cli.IntFlag{Name: "min-retries", Value: 2, Usage: "retries from which a retry pattern is listed"},
+			&cli.Float64Flag{Name: "min-success-rate", Value: 0.8, Usage: "success rate (0 to 1) from which a task type gives a prompt template"},
 		),
 		Action: command(func(s *session) error {
 			return runTrajAnalyze(s.c.Context, s, trajAnalyzeOptions{
-				Since:    s.c.String("since"),
-				Ngram:    s.c.Int("ngram"),
-				Top:      s.c.Int("top"),
-				TaskType: s.c.String("task-type"),
+				Since:          s.c.String("since"),
+				Ngram:          s.c.Int("ngram"),
+				Top:            s.c.Int("top"),
+				TaskType:       s.c.String("task-type"),
+				MinRetries:     s.c.Int("min-retries"),
+				MinSuccessRate: s.c.Float64("min-success-rate"),
 			})
 		}),
 	}
@@ -505,10 +517,12 @@ Examples:
 
 // trajAnalyzeOptions are the flags runTrajAnalyze reads.
 type trajAnalyzeOptions struct {
-	Since    string // --since
-	Ngram    int    // --ngram
-	Top      int    // --top
-	TaskType string // --task-type
+	Since          string  // --since
+	Ngram          int     // --ngram
+	Top            int     // --top
+	TaskType       string  // --task-type
+	MinRetries     int     // --min-retries
+	MinSuccessRate float64 // --min-success-rate
 }
 
 func runTrajAnalyze(ctx context.Context, s *session, opts trajAnalyzeOptions) error {
@@ -519,11 +533,15 @@ func runTrajAnalyze(ctx context.Context, s *session, opts trajAnalyzeOptions) er
 	if err != nil {
 		return err
 	}
-	if opts.Ngram < 1 || opts.Top < 1 {
-		return usagef("--ngram and --top must be at least 1")
+	if opts.Ngram < 1 || opts.Top < 1 || opts.MinRetries < 1 {
+		return usagef("--ngram, --top and --min-retries must be at least 1")
+	}
+	if !(opts.MinSuccessRate > 0 && opts.MinSuccessRate <= 1) {
+		return usagef("--min-success-rate must be above 0 and at most 1, got %v", opts.MinSuccessRate)
 	}
 	an, err := s.store.Trajectories().Analyze(ctx, trajectory.AnalyzeOptions{
 		TaskType: opts.TaskType, Since: since, NGram: opts.Ngram, Top: opts.Top,
+		MinRetries: opts.MinRetries, MinSuccessRate: opts.MinSuccessRate,
 	}, s.readOptions())
 	if err != nil {
 		return err
@@ -784,5 +802,30 @@ func printTrajAnalysis(s *session, an trajectory.Analysis) {
 	}
 	for _, q := range an.ToolSequences {
 		fmt.Fprintf(w, "  %-40s %5d times in %d run(s)\n", strings.Join(q.Tools, " → "), q.Count, q.Trajectories)
+	}
+	fmt.Fprintf(w, "\ntool success\n")
+	if len(an.ToolSuccess) == 0 {
+		fmt.Fprintln(w, "  none")
+	}
+	for _, t := range an.ToolSuccess {
+		fmt.Fprintf(w, "  %-24s %5d calls, %5d successful (%.1f%%)\n", t.Tool, t.Calls, t.Successful, t.SuccessRate*100)
+	}
+	pi := an.PromptImprovements
+	fmt.Fprintf(w, "\nprompt improvements: high retry counts (instructions to make clearer)\n")
+	if len(pi.HighRetryPatterns) == 0 {
+		fmt.Fprintln(w, "  none")
+	}
+	for _, p := range pi.HighRetryPatterns {
+		fmt.Fprintf(w, "  %s: %s retried after %s, %d retries (%s)\n", p.TaskType, p.Tool, p.ErrorType, p.Retries, strings.Join(p.Trajectories, ", "))
+		for _, pr := range p.Prompts {
+			fmt.Fprintf(w, "    prompt: %q\n", pr)
+		}
+	}
+	fmt.Fprintf(w, "\nprompt improvements: templates from successful runs\n")
+	if len(pi.Templates) == 0 {
+		fmt.Fprintln(w, "  none")
+	}
+	for _, tp := range pi.Templates {
+		fmt.Fprintf(w, "  %s (success %.1f%%, %d successful): %q in %d iteration(s), %s, from %s\n", tp.TaskType, tp.SuccessRate*100, tp.Successful, tp.Prompt, tp.Iterations, trajOrDash(strings.Join(tp.Tools, " → ")), tp.TrajectoryID)
 	}
 }

@@ -133,6 +133,14 @@ func TestTrajSpecExamplesRecordedIterationByIteration(t *testing.T) {
 			if got["trajectory_id"] != id {
 				t.Fatalf("trajectory_id = %v", got["trajectory_id"])
 			}
+			// The metrics the store adds to the specification's (retry rate,
+			// each tool's success) are computed beside the example's own.
+			qm, _ := got["quality_metrics"].(map[string]any)
+			if qm["retry_rate"] == nil || qm["tool_success"] == nil {
+				t.Fatalf("quality_metrics lack retry_rate or tool_success: %v", qm)
+			}
+			delete(qm, "retry_rate")
+			delete(qm, "tool_success")
 			want := trajWithoutIDsAndTimes(specExample(t, name))
 			if g := trajWithoutIDsAndTimes(got); !objects.Equal(g, want) {
 				t.Fatalf("recorded document differs from the specification's example:\n%s\nwant:\n%s", trajEncode(t, g), trajEncode(t, want))
@@ -353,6 +361,24 @@ func TestTrajImportAnalyzeReportPrune(t *testing.T) {
 	}
 	if human := mustCLI(t, s, "", "traj", "analyze"); !strings.Contains(human, "bug_fixing") || !strings.Contains(human, "InvalidArgument") {
 		t.Fatalf("analyze: %s", human)
+	}
+
+	// The prompt improvements: the example's one Grep retry is listed
+	// from --min-retries 1, and each task type gives a template.
+	pi := an.PromptImprovements
+	if len(pi.HighRetryPatterns) != 0 || len(pi.Templates) != 2 || pi.Templates[0].TaskType != "bug_fixing" ||
+		strings.Join(pi.Templates[0].Tools, ",") != "Grep,Read,Write" || pi.Templates[0].Prompt != "Fix the null pointer error in validateUser()" {
+		t.Fatalf("prompt improvements: %+v", pi)
+	}
+	human := mustCLI(t, s, "", "traj", "analyze", "--min-retries", "1")
+	if !strings.Contains(human, "code_analysis: Grep retried after InvalidArgument, 1 retries (traj-b2c3d4e5)") ||
+		!strings.Contains(human, `prompt: "Find all uses of deprecated API"`) || !strings.Contains(human, "Grep → Read → Write") {
+		t.Fatalf("analyze --min-retries 1:\n%s", human)
+	}
+	for _, bad := range [][]string{{"--min-retries", "0"}, {"--min-success-rate", "1.5"}, {"--min-success-rate", "0"}} {
+		if _, _, code := runCLI(t, s, "", append([]string{"traj", "analyze"}, bad...)...); code != exitUsage {
+			t.Fatalf("analyze %v: exit %d", bad, code)
+		}
 	}
 
 	report := mustCLI(t, s, "", "traj", "report", "traj-b2c3d4e5")

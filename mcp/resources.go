@@ -70,41 +70,65 @@ func (s *Server) readResource(ctx context.Context, req *sdk.ReadResourceRequest)
 	return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(v)}}}, nil
 }
 
-// watch follows one subscribed document: one Watch of its branch for
-// every client subscribed to its URI.
+// Subscriptions are bounded, per session: each costs a watch of its
+// branch, and a client is not trusted to unsubscribe.
+const (
+	maxSubscriptions = 100  // per session
+	maxURI           = 1024 // bytes
+)
+
+// watch follows one subscribed document for the sessions subscribed to
+// its URI: one Watch of its branch, ended when the last of them
+// unsubscribes or ends.
 type watch struct {
-	subscribers int
-	cancel      context.CancelFunc
+	sessions map[*sdk.ServerSession]bool
+	cancel   context.CancelFunc
 }
 
 // subscribe starts following a document when its first client
 // subscribes. A revision that is not a branch never changes: the
-// subscription is taken, and never fires.
+// subscription is taken, and never fires, and costs nothing.
 func (s *Server) subscribe(ctx context.Context, req *sdk.SubscribeRequest) error {
 	uri := req.Params.URI
+	if len(uri) > maxURI {
+		return fmt.Errorf("a resource URI of %d bytes: at most %d", len(uri), maxURI)
+	}
 	rev, file, err := parseURI(uri)
 	if err != nil {
 		return err
 	}
 	branch, ok, err := s.branchOf(ctx, rev)
-	if err != nil {
+	if err != nil || !ok {
 		return err
 	}
+	ss := req.Session
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if w := s.watches[uri]; w != nil {
-		w.subscribers++
-		return nil
+	w := s.watches[uri]
+	if w != nil && w.sessions[ss] {
+		return nil // subscribed already: once is enough
 	}
-	w := &watch{subscribers: 1, cancel: func() {}}
-	s.watches[uri] = w
-	if !ok {
+	n, known := s.subscribed[ss]
+	if n >= maxSubscriptions {
+		return fmt.Errorf("this session follows %d documents already, the most one may", n)
+	}
+	s.subscribed[ss] = n + 1
+	if !known {
+		// A session that ends without unsubscribing lets go of its
+		// watches then.
+		go func() {
+			_ = ss.Wait()
+			s.dropSession(ss)
+		}()
+	}
+	if w != nil {
+		w.sessions[ss] = true
 		return nil
 	}
 	// The watch outlives the subscribe request: its own context, ended
-	// by the last unsubscribe or the server's end.
+	// by the last subscriber's leaving or the server's end.
 	wctx, cancel := context.WithCancel(context.Background())
-	w.cancel = cancel
+	s.watches[uri] = &watch{sessions: map[*sdk.ServerSession]bool{ss: true}, cancel: cancel}
 	go func() {
 		_ = s.st.Watch(wctx, store.WatchOptions{Branch: branch, Path: file, Poll: s.poll}, func(m *store.Mutation) bool {
 			_ = s.sdk.ResourceUpdated(wctx, &sdk.ResourceUpdatedNotificationParams{URI: uri})
@@ -114,18 +138,38 @@ func (s *Server) subscribe(ctx context.Context, req *sdk.SubscribeRequest) error
 	return nil
 }
 
+// unsubscribe ends a session's subscription; one it does not hold is no
+// business of its own (another session's, which it must not end).
 func (s *Server) unsubscribe(ctx context.Context, req *sdk.UnsubscribeRequest) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	w := s.watches[req.Params.URI]
-	if w == nil {
-		return nil
-	}
-	if w.subscribers--; w.subscribers <= 0 {
-		w.cancel()
-		delete(s.watches, req.Params.URI)
-	}
+	s.leave(req.Params.URI, req.Session)
 	return nil
+}
+
+// leave takes ss off uri's watch, ending it with its last subscriber.
+// s.mu is held.
+func (s *Server) leave(uri string, ss *sdk.ServerSession) {
+	w := s.watches[uri]
+	if w == nil || !w.sessions[ss] {
+		return
+	}
+	delete(w.sessions, ss)
+	s.subscribed[ss]--
+	if len(w.sessions) == 0 {
+		w.cancel()
+		delete(s.watches, uri)
+	}
+}
+
+// dropSession ends the subscriptions of a session that ended.
+func (s *Server) dropSession(ss *sdk.ServerSession) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for uri := range s.watches {
+		s.leave(uri, ss)
+	}
+	delete(s.subscribed, ss)
 }
 
 // stopWatches ends every watch, at the server's end.

@@ -42,14 +42,15 @@ type Server struct {
 	// carries a token's agent, and a request without one writes nothing.
 	tokens *Tokens
 
-	mu      sync.Mutex
-	watches map[string]*watch // by resource URI
+	mu         sync.Mutex
+	watches    map[string]*watch          // by resource URI
+	subscribed map[*sdk.ServerSession]int // subscriptions held, by session
 }
 
 // New makes the MCP server of st. st stays the caller's to close, after
 // the server has stopped.
 func New(st *aiwgstate.Store, o Options) *Server {
-	s := &Server{st: st, agent: o.Agent, poll: o.Poll, watches: map[string]*watch{}}
+	s := &Server{st: st, agent: o.Agent, poll: o.Poll, watches: map[string]*watch{}, subscribed: map[*sdk.ServerSession]int{}}
 	version := o.Version
 	if version == "" {
 		version = "dev"

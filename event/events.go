@@ -221,32 +221,29 @@ func RecordGuard(s *store.Store, tx *repo.Tx, wo store.WriteOptions, _ []store.C
 	if len(changed) == 0 {
 		return nil
 	}
-	trees := func(hs []plumbing.Hash) ([]plumbing.Hash, error) {
-		var out []plumbing.Hash
-		for _, h := range hs {
-			if h.IsZero() {
-				continue
-			}
-			c, err := s.Repo().ReadCommit(h)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, c.Tree)
+	files := func(h plumbing.Hash) (store.Files, error) {
+		c, err := s.Repo().ReadCommit(h)
+		if err != nil {
+			return nil, err
 		}
-		return out, nil
+		return s.TreeFiles(c.Tree), nil
 	}
-	parent, err := trees([]plumbing.Hash{tx.Parent()})
-	if err != nil {
-		return err
+	var parent store.Files
+	if !tx.Parent().IsZero() {
+		var err error
+		if parent, err = files(tx.Parent()); err != nil {
+			return err
+		}
 	}
-	others, err := trees(wo.MergeParents())
-	if err != nil {
-		return err
+	var others []store.Files
+	for _, h := range wo.MergeParents() {
+		f, err := files(h)
+		if err != nil {
+			return err
+		}
+		others = append(others, f)
 	}
 	agent := s.Agent(wo.Agent)
-	refuse := func(format string, a ...any) error {
-		return &store.InvalidRecordError{Dir: Dir, Err: errkind.Errorf(store.ErrInvalidRecord, format, a...)}
-	}
 	for _, f := range changed {
 		data, err := tx.ReadFile(f)
 		if errors.Is(err, repo.ErrNotFound) {
@@ -255,36 +252,47 @@ func RecordGuard(s *store.Store, tx *repo.Tx, wo store.WriteOptions, _ []store.C
 		if err != nil {
 			return err
 		}
-		e, err := Decode(f, data)
-		if err != nil {
-			return refuse("%v", err)
-		}
-		if len(parent) > 0 {
-			old, err := s.Repo().ReadFileAt(parent[0], f)
-			if err == nil {
-				if !bytes.Equal(old, data) {
-					return refuse("%s: event %s was emitted already: an event is never rewritten", f, e.ID)
-				}
-				continue
-			} else if !errors.Is(err, repo.ErrNotFound) {
+		if err := CheckWrite(f, data, agent, parent, others); err != nil {
+			if errors.Is(err, repo.ErrObjectMissing) {
 				return err
 			}
-		}
-		if e.Source == agent {
-			continue
-		}
-		brought := false
-		for _, t := range others {
-			if old, err := s.Repo().ReadFileAt(t, f); err == nil && bytes.Equal(old, data) {
-				brought = true
-				break
-			}
-		}
-		if !brought {
-			return refuse("%s: agent %q cannot emit an event as %q", f, agent, e.Source)
+			return &store.InvalidRecordError{Dir: Dir, Err: errkind.Errorf(store.ErrInvalidRecord, "%v", err)}
 		}
 	}
 	return nil
+}
+
+// CheckWrite is the rule over an event file a commit leaves (data) that
+// RecordGuard holds writes to and the server's hook pushes to: it is an
+// event stored where its fields say; an event the first parent holds
+// (parent; nil: none) stays as it was; and a new one's source is the
+// commit's author, unless another parent (others, a merge's) holds it as
+// it is.
+func CheckWrite(file string, data []byte, author string, parent store.Files, others []store.Files) error {
+	e, err := Decode(file, data)
+	if err != nil {
+		return err
+	}
+	if parent != nil {
+		old, err := parent.ReadFile(file)
+		if err == nil {
+			if !bytes.Equal(old, data) {
+				return fmt.Errorf("%s: event %s was emitted already: an event is never rewritten", file, e.ID)
+			}
+			return nil
+		} else if !store.IsNotFound(err) {
+			return err
+		}
+	}
+	if e.Source == author {
+		return nil
+	}
+	for _, o := range others {
+		if old, err := o.ReadFile(file); err == nil && bytes.Equal(old, data) {
+			return nil // brought by the merge, as emitted
+		}
+	}
+	return fmt.Errorf("%s: agent %q cannot emit an event as %q", file, author, e.Source)
 }
 
 // CheckFile refuses a file under events/ that is not an event: the rule

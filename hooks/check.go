@@ -13,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/aiwg/aiwg-state/docschema"
+	"github.com/aiwg/aiwg-state/event"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/policy"
 	"github.com/aiwg/aiwg-state/repo"
@@ -665,6 +666,38 @@ func (c *checker) checkRuled(ref, h, agent string, cm *repo.Commit, changes []ch
 	return nil
 }
 
+// checkEvents holds the events a commit writes to the rule the store's
+// own writes meet (event.CheckWrite): an event already emitted is never
+// rewritten, and a new one's source is the commit's author unless a
+// merge brings it as another parent holds it. Removing one is allowed.
+func (c *checker) checkEvents(ref, h string, cm *repo.Commit, changes []change) error {
+	var parent store.Files
+	var others []store.Files
+	for i, p := range cm.Parents {
+		f := commitFiles{c: c, commit: p.String()}
+		if i == 0 {
+			parent = f
+		} else {
+			others = append(others, f)
+		}
+	}
+	for _, ch := range changes {
+		if ch.deleted() || !strings.HasPrefix(ch.path, event.Dir+"/") {
+			continue
+		}
+		_, body, err := c.cat.read(ch.entry.hash)
+		if err != nil {
+			return err
+		}
+		if err := event.CheckWrite(ch.path, body, cm.Author.Name, parent, others); err != nil {
+			if e := c.add(Violation{Ref: ref, Commit: h, Agent: cm.Author.Name, Path: ch.path, Rule: store.RuleRecord, Detail: err.Error()}); e != nil {
+				return e
+			}
+		}
+	}
+	return nil
+}
+
 // commitFiles reads files of one pushed commit, for statedoc.
 type commitFiles struct {
 	c      *checker
@@ -811,6 +844,9 @@ func (c *checker) checkCommit(ref, h string) error {
 		return err
 	}
 	if err := c.checkLeases(ref, h, cm, changes); err != nil {
+		return err
+	}
+	if err := c.checkEvents(ref, h, cm, changes); err != nil {
 		return err
 	}
 	if err := c.checkSchemaFiles(ref, h, agent, changes); err != nil {

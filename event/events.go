@@ -295,25 +295,16 @@ func CheckWrite(file string, data []byte, author string, parent store.Files, oth
 	return fmt.Errorf("%s: agent %q cannot emit an event as %q", file, author, e.Source)
 }
 
-// CheckFile refuses a file under events/ that is not an event: the rule
-// RecordGuard holds writes to, and the server's hook pushes to
-// (ValidateFile).
+// CheckFile refuses a file under events/ that is not an event stored
+// where its fields say (CheckWrite holds a write to the rest of the rule).
 func CheckFile(file string, data []byte) error {
 	_, err := Decode(file, data)
 	return err
 }
 
-// ValidateFile is CheckFile for the server's hook: it returns the rule a
-// pushed file breaks ("" for a file it has nothing to say on) and why.
-func ValidateFile(path string, body []byte) (rule, detail string) {
-	if !strings.HasPrefix(path, Dir+"/") {
-		return "", ""
-	}
-	if err := CheckFile(path, body); err != nil {
-		return store.RuleRecord, err.Error()
-	}
-	return "", ""
-}
+// ValidateFile is CheckFile in the server's hook: the rule a pushed file
+// breaks ("" for a file it has nothing to say on) and why.
+var ValidateFile = store.RecordKind{Dir: Dir, Check: CheckFile}.ValidateFile
 
 // ErrNoCursor: a subscriber that has no cursor yet.
 var ErrNoCursor = fmt.Errorf("%w: no such subscriber", store.ErrNotFound)

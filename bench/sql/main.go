@@ -1,18 +1,16 @@
 // Command sql measures SQL over a store at scale, in one run on one
 // machine: stores of 10,000 and 100,000 commits over 1,000 documents
 // (built with git fast-import, as bench/audit builds them, each commit
-// setting one document with an agent's trailers). On each store it times:
-//
-//   - the index's build from nothing (sqlstate's Update after deleting
-//     it), and its size on disk;
-//   - its update after 100 new commits written through the store (half
-//     memory records, half documents);
-//   - three typical queries once the index is warm, as separate processes
-//     (aiwg-state-sql, process start included) and in-process: changes
-//     per agent over all of history, the history of one file, and memory
-//     records by a key of their JSON payload;
-//   - one query through aiwg-state sql (which runs aiwg-state-sql), and
-//     one --at a past revision (an index built in memory for it).
+// setting one document with an agent's trailers). On each store it times
+// the index's build from nothing (sqlstate's Update after deleting it)
+// and its size on disk; its update after 100 new commits written through
+// the store (half memory records, half documents); three typical queries
+// once the index is warm, as separate processes (aiwg-state-sql, process
+// start included) and in-process: changes per agent over all of history,
+// the history of one file, and memory records by a key of their JSON
+// payload; and one query through aiwg-state sql (which runs
+// aiwg-state-sql), and one --at a past revision (an index built in memory
+// for it).
 //
 //	go run ./bench/sql                          # 10k and 100k
 //	go run ./bench/sql -sizes 10000 -runs 5

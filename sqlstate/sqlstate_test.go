@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -240,6 +241,17 @@ func TestIncrementalAndAt(t *testing.T) {
 	same(t, "commits then", query(t, db, `SELECT count(DISTINCT commit_id) FROM mutations`, at), []string{wantN})
 	same(t, "HEAD~4", query(t, db, `SELECT count(*) FROM mutations WHERE agent='dave'`, store.ReadOptions{At: "HEAD~4"}), []string{"0"})
 
+	// Past a merge, the past revision's history is read, not copied from
+	// the branch's index: a merge made with plain git of HEAD~2 into HEAD.
+	tree := strings.TrimSpace(git(t, st, "rev-parse", "HEAD^{tree}"))
+	merge := strings.TrimSpace(git(t, st, "commit-tree", tree, "-p", "HEAD", "-p", "HEAD~2", "-m", "merge"))
+	git(t, st, "update-ref", "refs/heads/"+st.Branch(), merge)
+	same(t, "commits then, past a merge", query(t, db, `SELECT count(DISTINCT commit_id) FROM mutations`, at), []string{wantN})
+	same(t, "memory then, past a merge", query(t, db, `SELECT count(*) FROM memory`, at), []string{fmt.Sprint(pastMemory)})
+	wantAll := strings.TrimSpace(git(t, st, "rev-list", "--count", "HEAD"))
+	same(t, "commits with the merge", query(t, db, `SELECT count(DISTINCT commit_id) FROM mutations`, store.ReadOptions{}), []string{wantAll})
+	same(t, "merge row", query(t, db, `SELECT parents, operation FROM mutations WHERE subject = 'merge'`, store.ReadOptions{}), []string{"2|"})
+
 	// A deleted index is built again.
 	if err := db.Remove(); err != nil {
 		t.Fatal(err)
@@ -443,4 +455,46 @@ func TestRefusals(t *testing.T) {
 	if _, err := db.Query(ctx, `SELECT * FROM (SELECT 1) WHERE load_extension('x')`, store.ReadOptions{}); !isRefused(err, sqlstate.RefusedExtension) {
 		t.Errorf("nested load_extension: %v", err)
 	}
+}
+
+// TestIndexFiles: processes that meet an absent index at once each get
+// an answer; a damaged index file is built again; a branch reset to an
+// older commit is followed, not mixed with what it dropped.
+func TestIndexFiles(t *testing.T) {
+	ctx := context.Background()
+	st := fixture(t)
+	errs := make(chan error, 4)
+	for i := 0; i < 4; i++ {
+		go func() {
+			// A DB each, as separate processes would have.
+			db := sqlstate.Open(st.Store, sqlstate.Options{})
+			r, err := db.Query(ctx, `SELECT count(*) FROM memory`, store.ReadOptions{})
+			if err == nil && fmt.Sprint(r.Rows[0][0]) != "6" {
+				err = fmt.Errorf("count %v", r.Rows[0][0])
+			}
+			errs <- err
+		}()
+	}
+	for i := 0; i < 4; i++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	db := sqlstate.Open(st.Store, sqlstate.Options{})
+	files, _ := filepath.Glob(filepath.Join(st.Dir(), "aiwg", "sql", "branch-*.db"))
+	if len(files) != 1 {
+		t.Fatalf("index files: %v", files)
+	}
+	if err := os.WriteFile(files[0], []byte("not a database, not at all; long enough to be read as a header........................................................"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(files[0] + "-wal")
+	os.Remove(files[0] + "-shm")
+	same(t, "after damage", query(t, db, `SELECT count(*) FROM memory`, store.ReadOptions{}), []string{"6"})
+
+	// Reset the branch with plain git to drop the last five commits.
+	git(t, st, "update-ref", "refs/heads/"+st.Branch(), "HEAD~5")
+	want := strings.TrimSpace(git(t, st, "rev-list", "--count", "HEAD"))
+	same(t, "after reset", query(t, db, `SELECT count(DISTINCT commit_id) FROM mutations`, store.ReadOptions{}), []string{want})
+	same(t, "no trajectory", query(t, db, `SELECT count(*) FROM iterations`, store.ReadOptions{}), []string{"0"})
 }

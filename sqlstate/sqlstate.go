@@ -520,6 +520,16 @@ func (d *DB) execOnce(ctx context.Context, stmt string, wo store.WriteOptions) (
 		if _, dup := written[id]; dup {
 			return nil, head, fmt.Errorf("%w: the statement writes row %s twice", store.ErrUsage, id)
 		}
+		// Two rows whose ids differ only in letter case would be one file
+		// in a checkout on macOS or Windows.
+		var other string
+		err = tx.QueryRowContext(ctx, fmt.Sprintf("SELECT id FROM main.%q WHERE lower(id) = lower(?) AND id <> ?", res.Table), id, id).Scan(&other)
+		if err == nil {
+			return nil, head, fmt.Errorf("%w: row id %s differs from row %s only in letter case (one file where letter case does not count)", store.ErrUsage, id, other)
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return nil, head, err
+		}
 		data, err := sc.rowDocument(vals[1:])
 		if err != nil {
 			return nil, head, fmt.Errorf("%w: row %s: %v", store.ErrUsage, id, err)

@@ -337,6 +337,9 @@ func TestAgentTables(t *testing.T) {
 	if _, err := db.Exec(ctx, `INSERT INTO notes(id, title) VALUES ('../x', 't')`, wo); !errors.Is(err, store.ErrUsage) {
 		t.Fatalf("bad row id: %v", err)
 	}
+	if _, err := db.Exec(ctx, `INSERT INTO notes(id, title) VALUES ('N1', 't')`, wo); !errors.Is(err, store.ErrUsage) {
+		t.Fatalf("id differing in case: %v", err)
+	}
 	// Allowlists.
 	ro := sqlstate.Open(st.Store, sqlstate.Options{MayWrite: func(string) bool { return false }, MayRead: func(tb string) bool { return tb != "memory" }})
 	for _, c := range []struct{ q, kind string }{
@@ -497,4 +500,53 @@ func TestIndexFiles(t *testing.T) {
 	want := strings.TrimSpace(git(t, st, "rev-list", "--count", "HEAD"))
 	same(t, "after reset", query(t, db, `SELECT count(DISTINCT commit_id) FROM mutations`, store.ReadOptions{}), []string{want})
 	same(t, "no trajectory", query(t, db, `SELECT count(*) FROM iterations`, store.ReadOptions{}), []string{"0"})
+}
+
+// TestExecRacesAWrite: a write that moves the branch while a statement
+// runs makes it run again on the new head (never commit on a stale
+// reading); with Expect, it is refused as stale instead.
+func TestExecRacesAWrite(t *testing.T) {
+	ctx := context.Background()
+	st := fixture(t)
+	wo := store.WriteOptions{Agent: "alice"}
+	plain := sqlstate.Open(st.Store, sqlstate.Options{})
+	if _, err := plain.CreateTable(ctx, "notes", []byte(notesSchema), wo); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := plain.Exec(ctx, `INSERT INTO notes(id, title, priority) VALUES ('r0', 'ours', 1)`, wo); err != nil {
+		t.Fatal(err)
+	}
+	races := 0
+	interloper := func(string) bool {
+		// Called by the authorizer while the statement compiles: another
+		// agent writes in between, the first time only.
+		if races == 0 {
+			races++
+			if _, err := st.Put(ctx, "tables/notes/r1.json", []byte(`{"title":"theirs","priority":1}`), store.WriteOptions{Agent: "bob"}); err != nil {
+				t.Error(err)
+			}
+		}
+		return true
+	}
+	db := sqlstate.Open(st.Store, sqlstate.Options{MayWrite: interloper})
+	res, err := db.Exec(ctx, `UPDATE notes SET priority = priority + 1`, wo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The second run saw bob's row, and updated it too.
+	if strings.Join(res.Written, ",") != "r0,r1" || races != 1 {
+		t.Fatalf("written %v", res.Written)
+	}
+	if got := git(t, st, "show", "HEAD:tables/notes/r1.json"); !strings.Contains(got, `"priority": 2`) {
+		t.Fatalf("row: %s", got)
+	}
+	if got := git(t, st, "log", "-2", "--format=%an"); got != "alice\nbob\n" {
+		t.Fatalf("log: %q", got)
+	}
+	races = 0
+	head := strings.TrimSpace(git(t, st, "rev-parse", "HEAD"))
+	wo.Expect = &head
+	if _, err := db.Exec(ctx, `UPDATE notes SET priority = priority + 1`, wo); !errors.Is(err, store.ErrStale) {
+		t.Fatalf("with Expect: %v", err)
+	}
 }

@@ -39,6 +39,14 @@ type mutationsFunc func(ctx context.Context, tx *sql.Tx) (int, error)
 func (d *DB) updateWith(ctx context.Context, db *sql.DB, head plumbing.Hash, mutations mutationsFunc) (Stats, error) {
 	start := time.Now()
 	st := Stats{Commit: head.String()}
+	// Up to date, the usual case, is read without the write lock an
+	// update takes, so that queries of many processes do not queue.
+	var version, commit string
+	if db.QueryRowContext(ctx, `SELECT (SELECT value FROM meta WHERE key = 'version'), (SELECT value FROM meta WHERE key = 'commit')`).Scan(&version, &commit) == nil &&
+		version == schemaVersion && commit == head.String() {
+		st.UpToDate = true
+		return st, nil
+	}
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return st, err

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	sqlite "modernc.org/sqlite"
@@ -369,6 +370,9 @@ const MaxStatementBytes = 16 << 10
 func (d *DB) Exec(ctx context.Context, stmt string, wo store.WriteOptions) (*ExecResult, error) {
 	if err := gate(stmt, true); err != nil {
 		return nil, err
+	}
+	if !utf8.ValidString(stmt) || strings.ContainsRune(stmt, 0) {
+		return nil, fmt.Errorf("%w: a statement is UTF-8 text without NUL bytes (it is recorded in the commit)", store.ErrUsage)
 	}
 	if len(stmt) > MaxStatementBytes {
 		return nil, fmt.Errorf("%w: a statement of %d bytes; at most %d are recorded in a commit", store.ErrUsage, len(stmt), MaxStatementBytes)

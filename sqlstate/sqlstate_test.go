@@ -445,6 +445,13 @@ func TestRefusals(t *testing.T) {
 	if _, err := db.Query(ctx, `SELECT name FROM pragma_table_info('notes')`, store.ReadOptions{}); err != nil {
 		t.Error(err)
 	}
+	// A statement is recorded in its commit: no NUL, no bytes that are
+	// not UTF-8.
+	for _, q := range []string{"INSERT INTO notes(title) VALUES ('a\x00b')", "INSERT INTO notes(title) VALUES ('\xff')"} {
+		if _, err := db.Exec(ctx, q, wo); !errors.Is(err, store.ErrUsage) {
+			t.Errorf("%q: %v", q, err)
+		}
+	}
 	// A table that does not exist is SQLite's error (exit 2), not a refusal.
 	for _, q := range []string{`SELECT * FROM nosuch`, `INSERT INTO nosuch VALUES (1)`} {
 		if _, err := db.Query(ctx, q, store.ReadOptions{}); !errors.Is(err, sqlstate.ErrSQL) && !isRefused(err, sqlstate.RefusedWrite) {

@@ -16,6 +16,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	sqlite "modernc.org/sqlite"
 
+	"github.com/aiwg/aiwg-state/merge/jsonmerge"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/store"
@@ -634,6 +635,27 @@ func (d *DB) CreateTable(ctx context.Context, name string, schema []byte, wo sto
 			return err
 		}
 		rec.Add(store.OpCreate, path, "")
+		if line := sc.attributesLine(name); line != "" {
+			attrs, err := tx.ReadFile(store.AttributesPath)
+			op := store.OpUpdate
+			if errors.Is(err, repo.ErrNotFound) {
+				op, err = store.OpCreate, nil
+			}
+			if err != nil {
+				return err
+			}
+			if len(attrs) > 0 && attrs[len(attrs)-1] != '\n' {
+				attrs = append(attrs, '\n')
+			}
+			attrs = append(attrs, line+"\n"...)
+			if _, err := jsonmerge.ParseAttributes(attrs); err != nil {
+				return fmt.Errorf("%w: %w", store.ErrUsage, err)
+			}
+			if err := tx.WriteFile(store.AttributesPath, attrs); err != nil {
+				return err
+			}
+			rec.Add(op, store.AttributesPath, "")
+		}
 		rec.Subject = "table create " + name
 		rec.Trailer(TrailerSQLOperation, "create table")
 		return nil

@@ -15,6 +15,7 @@ import (
 	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/lease"
 	"github.com/aiwg/aiwg-state/memory"
+	"github.com/aiwg/aiwg-state/merge"
 	"github.com/aiwg/aiwg-state/rlm"
 	"github.com/aiwg/aiwg-state/sqlstate"
 	"github.com/aiwg/aiwg-state/store"
@@ -555,5 +556,45 @@ func TestExecRacesAWrite(t *testing.T) {
 	wo.Expect = &head
 	if _, err := db.Exec(ctx, `UPDATE notes SET priority = priority + 1`, wo); !errors.Is(err, store.ErrStale) {
 		t.Fatalf("with Expect: %v", err)
+	}
+}
+
+// TestRowsMerge: rows are documents, merged key by key; a column's merge
+// strategy, declared in the schema, settles a clash on it.
+func TestRowsMerge(t *testing.T) {
+	ctx := context.Background()
+	st := fixture(t)
+	db := sqlstate.Open(st.Store, sqlstate.Options{})
+	wo := store.WriteOptions{Agent: "alice"}
+	schema := `{"columns": [{"name": "title", "type": "text"}, {"name": "priority", "type": "integer", "merge": "max"}, {"name": "note", "type": "text"}]}`
+	if _, err := db.CreateTable(ctx, "tasks", []byte(schema), wo); err != nil {
+		t.Fatal(err)
+	}
+	if got := git(t, st, "show", "HEAD:.gitattributes"); !strings.Contains(got, "tables/tasks/*.json merge=aiwg-merge-objects aiwg-keys=priority:max -aiwg-fallback") {
+		t.Fatalf(".gitattributes: %s", got)
+	}
+	if _, err := db.CreateTable(ctx, "bad", []byte(`{"columns": [{"name": "n", "type": "integer", "merge": "nope"}]}`), wo); err == nil {
+		t.Fatalf("unknown strategy: %v", err)
+	}
+	if _, err := db.Exec(ctx, `INSERT INTO tasks(id, title, priority) VALUES ('t1', 'ship', 1)`, wo); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CreateBranch(ctx, "side", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(ctx, `UPDATE tasks SET priority = 5, title = 'ship it' WHERE id = 't1'`, wo); err != nil {
+		t.Fatal(err)
+	}
+	side := store.WriteOptions{Agent: "bob", Branch: "side"}
+	if _, err := db.Exec(ctx, `UPDATE tasks SET priority = 7, note = 'from side' WHERE id = 't1'`, side); err != nil {
+		t.Fatal(err)
+	}
+	same(t, "side", query(t, db, `SELECT title, priority, note FROM tasks`, store.ReadOptions{Branch: "side"}), []string{"ship|7|from side"})
+	if _, err := st.Merges().Merge(ctx, "side", merge.MergeOptions{Write: wo}); err != nil {
+		t.Fatal(err)
+	}
+	same(t, "merged", query(t, db, `SELECT title, priority, note FROM tasks`, store.ReadOptions{}), []string{"ship it|7|from side"})
+	if out, err := exec.Command("git", "--git-dir", st.Dir(), "fsck", "--strict").CombinedOutput(); err != nil {
+		t.Fatalf("git fsck --strict: %v\n%s", err, out)
 	}
 }

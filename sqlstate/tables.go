@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/aiwg/aiwg-state/merge/jsonmerge"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/store"
 )
@@ -36,10 +38,14 @@ type Schema struct {
 	Columns     []Column `json:"columns"`
 }
 
-// Column is one column of an agent table.
+// Column is one column of an agent table. Merge, when set, is the merge
+// strategy that settles the column when two branches changed it
+// (max, sum, first-write-wins...); table create writes it into
+// .gitattributes for the table's rows.
 type Column struct {
-	Name string `json:"name"`
-	Type string `json:"type"`
+	Name  string `json:"name"`
+	Type  string `json:"type"`
+	Merge string `json:"merge,omitempty"`
 }
 
 var (
@@ -77,6 +83,11 @@ func ParseSchema(name string, data []byte) (*Schema, error) {
 		case TypeText, TypeInteger, TypeReal, TypeBoolean, TypeJSON:
 		default:
 			return nil, fmt.Errorf("%w: table %s: column %s: type %q (want text, integer, real, boolean or json)", store.ErrUsage, name, c.Name, c.Type)
+		}
+		if c.Merge != "" {
+			if _, err := jsonmerge.ParseStrategy(c.Merge); err != nil {
+				return nil, fmt.Errorf("table %s: column %s: %w", name, c.Name, err)
+			}
 		}
 	}
 	return &s, nil
@@ -247,3 +258,21 @@ func asString(v any) string {
 func SchemaPath(name string) string  { return TablesDir + "/" + name + ".json" }
 func RowPath(name, id string) string { return RowsDir + "/" + name + "/" + id + ".json" }
 func validRowID(id string) bool      { return rowID.MatchString(id) && !strings.HasSuffix(id, ".json") }
+
+// attributesLine is the .gitattributes line that gives the table's rows
+// their columns' merge strategies ("" when no column names one): rows
+// merge key by key, and a column's clash is settled by its strategy.
+func (s *Schema) attributesLine(name string) string {
+	var keys []string
+	for _, c := range s.Columns {
+		if c.Merge != "" {
+			keys = append(keys, c.Name+":"+c.Merge)
+		}
+	}
+	if len(keys) == 0 {
+		return ""
+	}
+	sort.Strings(keys)
+	return fmt.Sprintf("%s/%s/*.json merge=%s%s %s=%s -%s", RowsDir, name, jsonmerge.DriverPrefix, jsonmerge.MergeObjects,
+		jsonmerge.AttrKeys, strings.Join(keys, ","), jsonmerge.AttrFallback)
+}

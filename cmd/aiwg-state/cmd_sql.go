@@ -59,12 +59,14 @@ func newTableCommand() *cli.Command {
 		Usage:     "declare agent tables for aiwg-state sql: their rows are documents (tables/NAME/ROWID.json)",
 		ArgsUsage: "create NAME --schema FILE | ls",
 		Description: `Runs aiwg-state-sql. A table's schema is a JSON file naming its
-columns in order, each text, integer, real, boolean or json; every
-table also has id, its row's file name. create stores it as
-.aiwg/tables/NAME.json in one commit.
+columns in order, each text, integer, real, boolean or json, and
+optionally the merge strategy that settles a clash on it; every table
+also has id, its row's file name. create stores it as
+.aiwg/tables/NAME.json (and the strategies in .gitattributes) in one
+commit.
 
 Example schema: {"columns": [{"name": "title", "type": "text"},
-                             {"name": "priority", "type": "integer"}]}
+                 {"name": "priority", "type": "integer", "merge": "max"}]}
 
 Examples:
    aiwg-state table create notes --schema notes.json

@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	sqlite "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/aiwg/aiwg-state/merge/jsonmerge"
 	"github.com/aiwg/aiwg-state/objects"
@@ -31,7 +32,18 @@ type Options struct {
 	MayWrite func(table string) bool
 	// Dir holds the index files; default <gitdir>/aiwg/sql.
 	Dir string
+	// MaxRows bounds a query's answer (0: DefaultMaxRows); past it the
+	// query fails with store.ErrLimit rather than fill memory.
+	MaxRows int
 }
+
+// DefaultMaxRows is the most rows a query answers by default.
+const DefaultMaxRows = 1_000_000
+
+// maxValueBytes bounds one value a statement makes (SQLite's
+// SQLITE_LIMIT_LENGTH, a billion by default): zeroblob(1e9) is no way to
+// take a gigabyte of memory.
+const maxValueBytes = 64 << 20
 
 // DB is SQL over one store. It holds no open database between calls:
 // each call opens the index, brings it up to date and closes it, so that
@@ -275,8 +287,12 @@ func (d *DB) Query(ctx context.Context, query string, ro store.ReadOptions, args
 	if _, err := conn.ExecContext(ctx, "PRAGMA query_only = 1"); err != nil {
 		return nil, err
 	}
-	if err := setAuthorizer(conn, g.authorize); err != nil {
+	if err := guardConn(conn, g); err != nil {
 		return nil, err
+	}
+	maxRows := d.opts.MaxRows
+	if maxRows <= 0 {
+		maxRows = DefaultMaxRows
 	}
 	rows, err := conn.QueryContext(ctx, query, args...)
 	if err != nil {
@@ -288,6 +304,9 @@ func (d *DB) Query(ctx context.Context, query string, ro store.ReadOptions, args
 		return nil, err
 	}
 	for rows.Next() {
+		if len(res.Rows) == maxRows {
+			return nil, fmt.Errorf("%w: the answer has more than %d rows (LIMIT it, or aggregate)", store.ErrLimit, maxRows)
+		}
 		vals := make([]any, len(res.Columns))
 		ptrs := make([]any, len(vals))
 		for i := range vals {
@@ -330,6 +349,15 @@ func (d *DB) fail(g *guard, err error) error {
 		return refused(RefusedDDL, "the schema is declared with aiwg-state table create")
 	}
 	return &sqlError{err: err}
+}
+
+// guardConn puts a caller's statement under g, with SQLite's limit on a
+// value's length.
+func guardConn(conn *sql.Conn, g *guard) error {
+	if _, err := sqlite.Limit(conn, sqlite3.SQLITE_LIMIT_LENGTH, maxValueBytes); err != nil {
+		return err
+	}
+	return setAuthorizer(conn, g.authorize)
 }
 
 func setAuthorizer(conn *sql.Conn, fn sqlite.AuthorizerFn) error {
@@ -439,7 +467,7 @@ func (d *DB) execOnce(ctx context.Context, stmt string, wo store.WriteOptions) (
 		}
 	}
 	g := d.newGuard(tables, true)
-	if err := setAuthorizer(conn, g.authorize); err != nil {
+	if err := guardConn(conn, g); err != nil {
 		return nil, head, err
 	}
 	_, execErr := tx.ExecContext(ctx, stmt)

@@ -462,6 +462,14 @@ func TestRefusals(t *testing.T) {
 	if _, err := db.Exec(ctx, `INSERT INTO nosuch VALUES (1)`, wo); !errors.Is(err, sqlstate.ErrSQL) || !errors.Is(err, store.ErrUsage) {
 		t.Errorf("insert nosuch: %v", err)
 	}
+	// Bounds: a value, an answer's rows.
+	if _, err := db.Query(ctx, `SELECT length(zeroblob(1000000000))`, store.ReadOptions{}); !errors.Is(err, sqlstate.ErrSQL) {
+		t.Errorf("zeroblob: %v", err)
+	}
+	small := sqlstate.Open(st.Store, sqlstate.Options{MaxRows: 10})
+	if _, err := small.Query(ctx, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT i FROM n`, store.ReadOptions{}); !errors.Is(err, store.ErrLimit) {
+		t.Errorf("endless rows: %v", err)
+	}
 	// The authorizer alone refuses what passes the first keyword's check.
 	if _, err := db.Query(ctx, `SELECT * FROM (SELECT 1) WHERE load_extension('x')`, store.ReadOptions{}); !isRefused(err, sqlstate.RefusedExtension) {
 		t.Errorf("nested load_extension: %v", err)

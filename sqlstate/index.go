@@ -104,6 +104,7 @@ func (d *DB) updateWith(ctx context.Context, db *sql.DB, head plumbing.Hash, mut
 		return st, err
 	}
 	remade := map[string]bool{}
+	var schemaProblems [][2]string
 	policyChanged := false
 	for _, c := range changes {
 		if c.Path == store.PolicyPath {
@@ -139,9 +140,9 @@ func (d *DB) updateWith(ctx context.Context, db *sql.DB, head plumbing.Hash, mut
 		}
 		sc, err := ParseSchema(name, data)
 		if err != nil {
-			if err := w.insert("index_problems", c.Path, err.Error()); err != nil {
-				return st, err
-			}
+			// Listed once the files' own rows are in (they replace a
+			// changed file's problems).
+			schemaProblems = append(schemaProblems, [2]string{c.Path, err.Error()})
 			continue
 		}
 		if _, err := tx.ExecContext(ctx, sc.ddl(name)); err != nil {
@@ -180,6 +181,11 @@ func (d *DB) updateWith(ctx context.Context, db *sql.DB, head plumbing.Hash, mut
 		}
 	}
 
+	for _, p := range schemaProblems {
+		if err := w.insert("index_problems", p[0], p[1]); err != nil {
+			return st, err
+		}
+	}
 	// Every row of a table made again, once, after the files' own rows.
 	for name := range remade {
 		if tables[name] == nil {

@@ -48,6 +48,8 @@ func mirrorFile(path string, data []byte, ins insertFunc) error {
 	seg := strings.Split(strings.TrimSuffix(path, ".json"), "/")
 	bad := func(what string) error { return ins("index_problems", path, what) }
 	switch {
+	case seg[0] == "memory" && len(seg) != 4:
+		return bad("not where a memory record is kept (memory/NAMESPACE/KIND/ID.json)")
 	case seg[0] == "memory" && len(seg) == 4:
 		if obj == nil {
 			return bad("a memory record is a JSON object")

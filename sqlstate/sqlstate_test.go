@@ -606,3 +606,58 @@ func TestRowsMerge(t *testing.T) {
 		t.Fatalf("git fsck --strict: %v\n%s", err, out)
 	}
 }
+
+// TestHostileFiles: files no aiwg-state verb would write, committed with
+// plain git as a pushed or merged commit brings them: declarations that
+// try to inject SQL or take a mirrored table's name, rows that do not fit.
+// The index lists them and stays what it was.
+func TestHostileFiles(t *testing.T) {
+	ctx := context.Background()
+	st := fixture(t)
+	db := sqlstate.Open(st.Store, sqlstate.Options{})
+	if _, err := db.Update(ctx, store.ReadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		".aiwg/tables/evil.json":     `{"columns": [{"name": "x\"); DROP TABLE memory; --", "type": "text"}]}`,
+		".aiwg/tables/memory.json":   `{"columns": [{"name": "x", "type": "text"}]}`,
+		".aiwg/tables/sneaky.json":   `{"columns": [{"name": "x", "type": "text DEFAULT (load_extension('x'))"}]}`,
+		".aiwg/tables/ok.json":       `{"columns": [{"name": "n", "type": "integer"}, {"name": "b", "type": "boolean"}]}`,
+		"tables/ok/r1.json":          `{"n": 1, "b": true}`,
+		"tables/ok/r2.json":          `{"n": "DROP TABLE memory", "b": 2}`,
+		"tables/ok/..evil.json":      `{"n": 3}`,
+		"tables/ok/deep/r3.json":     `{"n": 4}`,
+		"tables/ok/r4.json":          `[1, 2]`,
+		"tables/undeclared/r.json":   `{"n": 1}`,
+		"memory/long_term/fact.json": `{"not": "a record"}`,
+	}
+	env := append(os.Environ(), "GIT_INDEX_FILE="+filepath.Join(t.TempDir(), "index"))
+	gitEnv := func(stdin string, args ...string) string {
+		cmd := exec.Command("git", append([]string{"--git-dir", st.Dir()}, args...)...)
+		cmd.Env = env
+		cmd.Stdin = strings.NewReader(stdin)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	gitEnv("", "read-tree", "HEAD")
+	for path, body := range files {
+		h := gitEnv(body, "hash-object", "-w", "--stdin")
+		gitEnv("", "update-index", "--add", "--cacheinfo", "100644,"+h+","+path)
+	}
+	tree := gitEnv("", "write-tree")
+	c := gitEnv("", "commit-tree", tree, "-p", "HEAD", "-m", "hostile")
+	gitEnv("", "update-ref", "refs/heads/"+st.Branch(), c)
+
+	same(t, "memory intact", query(t, db, `SELECT count(*) FROM memory`, store.ReadOptions{}), []string{"6"})
+	same(t, "ok rows", query(t, db, `SELECT id, n, b FROM ok`, store.ReadOptions{}), []string{"r1|1|1", "r2||"})
+	got := query(t, db, `SELECT DISTINCT path FROM index_problems`, store.ReadOptions{})
+	want := []string{".aiwg/tables/evil.json", ".aiwg/tables/sneaky.json", "memory/long_term/fact.json", "tables/ok/..evil.json", "tables/ok/r2.json", "tables/ok/r4.json", "tables/undeclared/r.json"}
+	sort.Strings(want)
+	same(t, "problems", got, want)
+	same(t, "tables", query(t, db, `SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('evil', 'sneaky', 'ok', 'memory')`, store.ReadOptions{}), []string{"memory", "ok"})
+	// The rows a commit made with plain git changed are its mutations.
+	same(t, "plain git commit", query(t, db, `SELECT count(*) FROM mutations WHERE subject = 'hostile' AND operation IS NULL`, store.ReadOptions{}), []string{fmt.Sprint(len(files))})
+}

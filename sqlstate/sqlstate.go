@@ -95,7 +95,7 @@ func openMemory() (*sql.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db.SetMaxOpenConns(1) // one connection: the in-memory database is its
+	db.SetMaxOpenConns(1) // an in-memory database lives in its one connection
 	return db, nil
 }
 
@@ -136,13 +136,14 @@ func (d *DB) index(ctx context.Context, ro store.ReadOptions) (*sql.DB, plumbing
 		return nil, commit, Stats{}, err
 	}
 	st, err := d.update(ctx, db, commit)
-	if err != nil && head && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) && isDamaged(err) {
+	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) && isDamaged(err) {
 		// A damaged index is rebuilt: it is derived, and safe to delete.
 		db.Close()
 		d.removeFile(branch)
-		if db, err = d.openFile(branch); err == nil {
-			st, err = d.update(ctx, db, commit)
+		if db, err = d.openFile(branch); err != nil {
+			return nil, commit, st, err
 		}
+		st, err = d.update(ctx, db, commit)
 	}
 	if err != nil {
 		db.Close()

@@ -29,14 +29,18 @@ type Stats struct {
 // their trees are read. An index of another history or schema version is
 // built again from nothing.
 func (d *DB) update(ctx context.Context, db *sql.DB, head plumbing.Hash) (Stats, error) {
-	return d.updateWith(ctx, db, head, nil)
+	return d.updateWith(ctx, db, head, nil, true)
 }
 
 // mutationsFunc fills the mutations table in an update's transaction, in
 // place of reading the commits.
 type mutationsFunc func(ctx context.Context, tx *sql.Tx) (int, error)
 
-func (d *DB) updateWith(ctx context.Context, db *sql.DB, head plumbing.Hash, mutations mutationsFunc) (Stats, error) {
+// updateWith is update with mutations read by mutations (nil: from the
+// commits); withIndexes makes the indexes after a full build (an index
+// in memory answers one query, for which a scan is cheaper than an
+// index).
+func (d *DB) updateWith(ctx context.Context, db *sql.DB, head plumbing.Hash, mutations mutationsFunc, withIndexes bool) (Stats, error) {
 	start := time.Now()
 	st := Stats{Commit: head.String()}
 	// Up to date, the usual case, is read without the write lock an
@@ -157,6 +161,9 @@ func (d *DB) updateWith(ctx context.Context, db *sql.DB, head plumbing.Hash, mut
 	for _, c := range changes {
 		st.Files++
 		for _, t := range fileTables {
+			if st.Full {
+				break // the tables were just made: nothing to replace
+			}
 			if err := w.deletePath(t, c.Path); err != nil {
 				return st, err
 			}
@@ -209,7 +216,7 @@ func (d *DB) updateWith(ctx context.Context, db *sql.DB, head plumbing.Hash, mut
 		return st, err
 	}
 	st.Commits = n
-	if st.Full {
+	if st.Full && withIndexes {
 		if err := createIndexes(ctx, tx); err != nil {
 			return st, err
 		}

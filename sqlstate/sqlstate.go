@@ -217,15 +217,11 @@ func (d *DB) past(ctx context.Context, branch string, commit plumbing.Hash) (*sq
 			if _, err := tx.ExecContext(ctx, `INSERT INTO main.mutations SELECT * FROM branch.mutations WHERE commit_id NOT IN (SELECT id FROM temp.aiwg_since)`); err != nil {
 				return 0, err
 			}
-			if _, err := tx.ExecContext(ctx, `DROP TABLE temp.aiwg_since`); err != nil {
-				return 0, err
-			}
-			var n int
-			err := tx.QueryRowContext(ctx, `SELECT count(DISTINCT commit_id) FROM main.mutations`).Scan(&n)
-			return n, err
+			_, err := tx.ExecContext(ctx, `DROP TABLE temp.aiwg_since`)
+			return 0, err // copied, not read: Stats.Commits stays 0
 		}
 	}
-	st, err := d.updateWith(ctx, db, commit, mutations)
+	st, err := d.updateWith(ctx, db, commit, mutations, false)
 	if err == nil && line {
 		_, err = db.ExecContext(ctx, `DETACH DATABASE branch`)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/aiwg/aiwg-state/lease"
 	"github.com/aiwg/aiwg-state/memory"
 	"github.com/aiwg/aiwg-state/merge"
+	"github.com/aiwg/aiwg-state/internal/signtest"
 	"github.com/aiwg/aiwg-state/rlm"
 	"github.com/aiwg/aiwg-state/sqlstate"
 	"github.com/aiwg/aiwg-state/store"
@@ -660,4 +661,28 @@ func TestHostileFiles(t *testing.T) {
 	same(t, "tables", query(t, db, `SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('evil', 'sneaky', 'ok', 'memory')`, store.ReadOptions{}), []string{"memory", "ok"})
 	// The rows a commit made with plain git changed are its mutations.
 	same(t, "plain git commit", query(t, db, `SELECT count(*) FROM mutations WHERE subject = 'hostile' AND operation IS NULL`, store.ReadOptions{}), []string{fmt.Sprint(len(files))})
+}
+
+// TestSignatures: the signature column is the verdict git's SSH
+// signature gets from the policy's signers, judged again when the policy
+// changes.
+func TestSignatures(t *testing.T) {
+	ctx := context.Background()
+	st := fixture(t)
+	alice := signtest.NewKey(t, t.TempDir(), "alice")
+	git(t, st, "config", "aiwg.alice.signingKey", alice.Path)
+	m, err := st.Set(ctx, "signed/a.json", "v", []byte("1"), store.WriteOptions{Agent: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sqlstate.Open(st.Store, sqlstate.Options{})
+	q := `SELECT signature FROM mutations WHERE commit_id = '` + m.Commit + `'`
+	same(t, "no signers yet", query(t, db, q, store.ReadOptions{}), []string{"unknown-key"})
+	same(t, "unsigned", query(t, db, `SELECT DISTINCT signature FROM mutations WHERE agent = 'bob'`, store.ReadOptions{}), []string{"none"})
+	pol := `{"default": "allow", "rules": [], "signers": {"alice": ["` + alice.Public + `"]}}`
+	if _, err := st.SetPolicy(ctx, []byte(pol), store.WriteOptions{Agent: "carol"}); err != nil {
+		t.Fatal(err)
+	}
+	same(t, "alice's key listed", query(t, db, q, store.ReadOptions{}), []string{"good"})
+	same(t, "before the policy", query(t, db, q, store.ReadOptions{At: "HEAD~1"}), []string{"unknown-key"})
 }

@@ -13,10 +13,10 @@ import (
 	"time"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/internal/signtest"
 	"github.com/aiwg/aiwg-state/lease"
 	"github.com/aiwg/aiwg-state/memory"
 	"github.com/aiwg/aiwg-state/merge"
-	"github.com/aiwg/aiwg-state/internal/signtest"
 	"github.com/aiwg/aiwg-state/rlm"
 	"github.com/aiwg/aiwg-state/sqlstate"
 	"github.com/aiwg/aiwg-state/store"

@@ -264,7 +264,7 @@ func (d *DB) Query(ctx context.Context, query string, ro store.ReadOptions, args
 	if err := gate(query, false); err != nil {
 		return nil, err
 	}
-	db, commit, _, err := d.index(ctx, ro)
+	db, _, _, err := d.index(ctx, ro)
 	if err != nil {
 		return nil, err
 	}
@@ -274,35 +274,58 @@ func (d *DB) Query(ctx context.Context, query string, ro store.ReadOptions, args
 		return nil, err
 	}
 	defer conn.Close()
-	tables, err := loadSchemas(ctx, conn)
-	if err != nil {
-		return nil, err
-	}
-	g := d.newGuard(tables, false)
 	// query_only before the authorizer, which refuses every pragma a
 	// statement might use to turn it off.
 	if _, err := conn.ExecContext(ctx, "PRAGMA query_only = 1"); err != nil {
 		return nil, err
 	}
+	// One read transaction, so that the commit the answer names is the
+	// one it is about even when another process updates the index
+	// meanwhile (a deferred BEGIN takes no lock until it reads).
+	if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
+		return nil, err
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+	res := &Result{}
+	if err := conn.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'commit'`).Scan(&res.Commit); err != nil {
+		return nil, err
+	}
+	tables, err := loadSchemas(ctx, conn)
+	if err != nil {
+		return nil, err
+	}
+	g := d.newGuard(tables, false)
 	if err := guardConn(conn, g); err != nil {
 		return nil, err
 	}
+	// The transaction's end is ours, not the caller's statement's.
+	defer setAuthorizer(conn, nil)
+	if err := d.collect(ctx, conn, g, res, query, args); err != nil {
+		return nil, err
+	}
+	if !g.saw && g.err == nil {
+		return nil, refused(RefusedStatement, "aiwg-state sql runs SELECT (and schema-reading pragmas)")
+	}
+	return res, nil
+}
+
+// collect runs a query and keeps its answer, at most MaxRows rows.
+func (d *DB) collect(ctx context.Context, conn *sql.Conn, g *guard, res *Result, query string, args []any) error {
 	maxRows := d.opts.MaxRows
 	if maxRows <= 0 {
 		maxRows = DefaultMaxRows
 	}
 	rows, err := conn.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, d.fail(g, err)
+		return d.fail(g, err)
 	}
 	defer rows.Close()
-	res := &Result{Commit: commit.String()}
 	if res.Columns, err = rows.Columns(); err != nil {
-		return nil, err
+		return err
 	}
 	for rows.Next() {
 		if len(res.Rows) == maxRows {
-			return nil, fmt.Errorf("%w: the answer has more than %d rows (LIMIT it, or aggregate)", store.ErrLimit, maxRows)
+			return fmt.Errorf("%w: the answer has more than %d rows (LIMIT it, or aggregate)", store.ErrLimit, maxRows)
 		}
 		vals := make([]any, len(res.Columns))
 		ptrs := make([]any, len(vals))
@@ -310,17 +333,14 @@ func (d *DB) Query(ctx context.Context, query string, ro store.ReadOptions, args
 			ptrs[i] = &vals[i]
 		}
 		if err := rows.Scan(ptrs...); err != nil {
-			return nil, err
+			return err
 		}
 		res.Rows = append(res.Rows, vals)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, d.fail(g, err)
+		return d.fail(g, err)
 	}
-	if !g.saw && g.err == nil {
-		return nil, refused(RefusedStatement, "aiwg-state sql runs SELECT (and schema-reading pragmas)")
-	}
-	return res, nil
+	return nil
 }
 
 func (d *DB) newGuard(tables map[string]*Schema, write bool) *guard {

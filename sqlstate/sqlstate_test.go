@@ -180,6 +180,13 @@ func TestAnswersMatchGit(t *testing.T) {
 	if r, err := db.Query(context.Background(), `SELECT * FROM memory WHERE kind='fact' AND payload->>'$.topic'='auth'`, ro); err != nil || len(r.Rows) != 3 {
 		t.Fatalf("SELECT * FROM memory: %v %v", r, err)
 	}
+	// The answer names the commit it is about.
+	for _, rev := range []string{"HEAD", "HEAD~3"} {
+		r, err := db.Query(context.Background(), `SELECT 1`, store.ReadOptions{At: rev})
+		if want := strings.TrimSpace(git(t, st, "rev-parse", rev)); err != nil || r.Commit != want {
+			t.Errorf("%s: commit %v %v, want %s", rev, r, err, want)
+		}
+	}
 
 	// A key of a document.
 	want = fields(sh(t, "git --git-dir "+gd+" show HEAD:config/app.json | jq -c .db.host"))

@@ -2,6 +2,7 @@ package sqlstate
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
 	"encoding/json"
@@ -71,7 +72,13 @@ type Result struct {
 
 // indexPath is the index file of a branch.
 func (d *DB) indexPath(branch string) string {
-	return filepath.Join(d.opts.Dir, "branch-"+hex.EncodeToString([]byte(branch))+".db")
+	name := hex.EncodeToString([]byte(branch))
+	if len(name) > 128 {
+		// A file name has 255 bytes at most; a long branch name is hashed.
+		sum := sha256.Sum256([]byte(branch))
+		name = "h" + hex.EncodeToString(sum[:])
+	}
+	return filepath.Join(d.opts.Dir, "branch-"+name+".db")
 }
 
 // openFile opens (creating) the index file of branch.

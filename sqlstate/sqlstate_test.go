@@ -606,6 +606,12 @@ func TestRowsMerge(t *testing.T) {
 		t.Fatal(err)
 	}
 	same(t, "side", query(t, db, `SELECT title, priority, note FROM tasks`, store.ReadOptions{Branch: "side"}), []string{"ship|7|from side"})
+	// A branch of a long name has its index file too.
+	long := "agents/" + strings.Repeat("x", 180) // 187 bytes: 374 hex digits
+	if _, err := st.CreateBranch(ctx, long, ""); err != nil {
+		t.Fatal(err)
+	}
+	same(t, "long branch", query(t, db, `SELECT count(*) FROM tasks`, store.ReadOptions{Branch: long}), []string{"1"})
 	if _, err := st.Merges().Merge(ctx, "side", merge.MergeOptions{Write: wo}); err != nil {
 		t.Fatal(err)
 	}

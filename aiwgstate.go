@@ -155,9 +155,14 @@ func fsckChecks() []store.FsckCheck {
 // ValidateKnownFile checks a stored file against the rules of the kind of
 // file its path says it is (the manifest, a trajectory iteration, a memory
 // record, a queue message, an event), for the server-side hook, which runs it on
-// every pushed file. It returns the rule broken, or "" for a file none has
+// every pushed file (a file that is not JSON with a nil body: the paths
+// the frame and cache tiers reserve are refused whatever they hold). It returns the rule broken, or "" for a file none has
 // anything to say on.
 func ValidateKnownFile(path string, body []byte) (rule, detail string) {
+	if body == nil {
+		// Not JSON: only the rules of a path, whatever it holds.
+		return frame.ValidateFile(path, nil)
+	}
 	for _, validate := range []func(string, []byte) (string, string){
 		store.ValidateKnownFile,
 		trajectory.ValidateFile,

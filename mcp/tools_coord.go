@@ -371,6 +371,9 @@ func (s *Server) addCoordinationTools() {
 			if n <= 0 {
 				n = 10
 			}
+			if err := s.mayRead(ctx, c, queue.Dir+"/"+in.Name+"/"); err != nil {
+				return nil, "", err
+			}
 			msgs, err := s.st.Queues().Peek(ctx, in.Name, n, in.options())
 			if err != nil {
 				return nil, "", err
@@ -399,6 +402,9 @@ func (s *Server) addCoordinationTools() {
 		})
 	add(s, "memory_get", "Read a memory record. Returns the record: key, payload, times, expiry.", readOnly,
 		func(ctx context.Context, c *call, in MemoryGetIn) (any, string, error) {
+			if err := s.mayRead(ctx, c, in.key().File()); err != nil {
+				return nil, "", err
+			}
 			r, err := s.st.Memory().Get(ctx, in.key(), in.options())
 			if err != nil {
 				return nil, "", err
@@ -414,6 +420,7 @@ func (s *Server) addCoordinationTools() {
 			if err != nil {
 				return nil, "", err
 			}
+			recs = s.readableRecords(ctx, c, recs)
 			return list("records", recs), fmt.Sprintf("%d records", len(recs)), nil
 		})
 	add(s, "memory_prune", "Delete the memory records that have expired (one commit). Returns {pruned, mutation}.", replaces,

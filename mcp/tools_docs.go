@@ -26,6 +26,7 @@ func (s *Server) addTools() {
 	s.addTrajectoryTools()
 	s.addCoordinationTools()
 	s.addEventTools()
+	s.addTierTools()
 }
 
 // Documents.
@@ -83,6 +84,9 @@ func (s *Server) addDocumentTools() {
 	add(s, "get", "Read a JSON document of the store, or one key of it, at the branch's head or at a revision (at). "+
 		"Returns {file, key, at, value}. A missing document or key is a tool error of kind not_found (code 3).", readOnly,
 		func(ctx context.Context, c *call, in GetIn) (any, string, error) {
+			if err := s.mayRead(ctx, c, in.File); err != nil {
+				return nil, "", err
+			}
 			v, err := s.st.Get(ctx, in.File, in.Key, in.options())
 			if err != nil {
 				return nil, "", err
@@ -163,6 +167,7 @@ func (s *Server) addDocumentTools() {
 			if err != nil {
 				return nil, "", err
 			}
+			es = s.readable(ctx, c, es)
 			return list("entries", es), fmt.Sprintf("%d entries", len(es)), nil
 		})
 }
@@ -251,6 +256,9 @@ func (s *Server) addHistoryTools() {
 	add(s, "blame", "Who last wrote each key of a document: for every leaf, the value, the commit, the agent, the time and the mutation id. "+
 		"Returns {entries: [...]}.", readOnly,
 		func(ctx context.Context, c *call, in BlameIn) (any, string, error) {
+			if err := s.mayRead(ctx, c, in.File); err != nil {
+				return nil, "", err
+			}
 			es, err := s.st.Blame(ctx, in.File, in.options(), store.BlameOptions{AllParents: in.AllParents})
 			if err != nil {
 				return nil, "", err

@@ -149,6 +149,9 @@ func runMemoryGet(ctx context.Context, s *session) error {
 	if err != nil {
 		return err
 	}
+	if err := s.mayRead(ctx, memoryKey(a).File()); err != nil {
+		return err
+	}
 	r, err := s.store.Memory().Get(ctx, memoryKey(a), s.readOptions())
 	if err != nil {
 		return err
@@ -165,6 +168,9 @@ func runMemoryLs(ctx context.Context, s *session) error {
 		return err
 	}
 	recs, err := s.store.Memory().List(ctx, lo)
+	if err == nil {
+		recs, err = s.readableRecords(ctx, recs)
+	}
 	if err != nil {
 		return err
 	}
@@ -226,6 +232,9 @@ func runMemoryExport(ctx context.Context, s *session) error {
 		return usagef("--format is %q: want jsonl or markdown", format)
 	}
 	recs, err := s.store.Memory().List(ctx, lo)
+	if err == nil {
+		recs, err = s.readableRecords(ctx, recs)
+	}
 	if err != nil {
 		return err
 	}

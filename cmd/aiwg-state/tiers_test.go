@@ -162,6 +162,35 @@ func TestProfilesAtTheCommandLine(t *testing.T) {
 	if err := json.Unmarshal([]byte(errOut), &je); err != nil || je.Code != 3 || je.Details["profile"] != "scraper" || je.Details["rule"] != "documents.write" {
 		t.Errorf("--json refusal: %s", errOut)
 	}
+	// Reads attributed to a sandboxed agent (AIWG_AGENT) meet its profile.
+	mustCLI(t, s, "", "set", "public/a.json", "n", "1", "--agent", "admin")
+	mustCLI(t, s, "", "set", "private/b.json", "n", "1", "--agent", "admin")
+	mustCLI(t, s, "", "memory", "put", "long_term", "fact", "f", "1", "--agent", "admin")
+	t.Run("reads", func(t *testing.T) {
+		t.Setenv("AIWG_AGENT", "scraper-1")
+		mustCLI(t, s, "", "get", "public/a.json")
+		for _, args := range [][]string{
+			{"get", "private/b.json"},
+			{"cat", "private/b.json"},
+			{"blame", "private/b.json"},
+			{"memory", "get", "long_term", "fact", "f"},
+			{"queue", "peek", "jobs"},
+		} {
+			if _, errOut, code := runCLI(t, s, "", args...); code != exitDomain || !strings.Contains(errOut, `sandbox profile "scraper"`) {
+				t.Errorf("%v: exit %d %s", args, code, errOut)
+			}
+		}
+		if got := mustCLI(t, s, "", "ls", "private"); got != "" {
+			t.Errorf("ls private shows %q", got)
+		}
+		if got := mustCLI(t, s, "", "memory", "export"); strings.Contains(got, "long_term") || !strings.Contains(got, `"session"`) {
+			t.Errorf("export shows what the agent may not read:\n%s", got)
+		}
+	})
+	// Unattributed, a read is a person's with the store at hand.
+	t.Setenv("AIWG_AGENT", "")
+	mustCLI(t, s, "", "get", "private/b.json")
+
 	got := mustCLI(t, s, "", "policy", "explain", "scraper-7")
 	for _, want := range []string{"sandbox profile: scraper (declared, by sandbox entry 1)", "documents write: agents/{agent}/**", "memory:          session", "queues:          none", "cache:           yes, up to 16 bytes", "frame:           yes (within the store's limits.max_frame_bytes)"} {
 		if !strings.Contains(got, want) {

@@ -176,11 +176,11 @@ func (c *Cache) Set(ctx context.Context, key string, value []byte, o Options) er
 	if o.TTL > 0 {
 		e.Expires = now.Add(o.TTL)
 	}
-	unlock, err := c.lock()
+	l, err := c.lock()
 	if err != nil {
 		return err
 	}
-	defer unlock()
+	defer l.unlock()
 	path := c.file(key)
 	var old int64
 	if data, err := os.ReadFile(path); err == nil {
@@ -189,7 +189,7 @@ func (c *Cache) Set(ctx context.Context, key string, value []byte, o Options) er
 		}
 	}
 	// Counted before the write, which a count afresh would see already.
-	used, err := c.usage()
+	used, err := c.usage(l)
 	if err != nil {
 		return err
 	}
@@ -203,7 +203,7 @@ func (c *Cache) Set(ctx context.Context, key string, value []byte, o Options) er
 			return err
 		}
 	}
-	return c.setUsage(used)
+	return c.setUsage(l, used)
 }
 
 // writeFile writes data to a temporary file and renames it to path: a
@@ -263,11 +263,11 @@ func (c *Cache) Remove(ctx context.Context, key string, o Options) (bool, error)
 	if err := c.allowed(ctx, o.Agent, 0); err != nil {
 		return false, err
 	}
-	unlock, err := c.lock()
+	l, err := c.lock()
 	if err != nil {
 		return false, err
 	}
-	defer unlock()
+	defer l.unlock()
 	path := c.file(key)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -280,8 +280,8 @@ func (c *Cache) Remove(ctx context.Context, key string, o Options) (bool, error)
 		return false, err
 	}
 	if e, _, ok := decode(data); ok {
-		if used, err := c.usage(); err == nil {
-			_ = c.setUsage(max(used-e.Size, 0))
+		if used, err := c.usage(l); err == nil {
+			_ = c.setUsage(l, max(used-e.Size, 0))
 		}
 	}
 	return true, nil
@@ -298,11 +298,11 @@ type PruneResult struct {
 // Prune removes every expired entry (and damaged or stray files), and
 // counts the cache's size afresh.
 func (c *Cache) Prune(ctx context.Context) (PruneResult, error) {
-	unlock, err := c.lock()
+	l, err := c.lock()
 	if err != nil {
 		return PruneResult{}, err
 	}
-	defer unlock()
+	defer l.unlock()
 	var res PruneResult
 	now := c.now()
 	es, err := c.entries()
@@ -320,7 +320,7 @@ func (c *Cache) Prune(ctx context.Context) (PruneResult, error) {
 			res.Freed += f.e.Size
 		}
 	}
-	return res, c.setUsage(res.Bytes)
+	return res, c.setUsage(l, res.Bytes)
 }
 
 // List is the cache's live entries, by key.
@@ -364,7 +364,7 @@ func (c *Cache) entries() ([]file, error) {
 	now := c.now()
 	for _, de := range des {
 		name := de.Name()
-		if name == "lock" || name == "usage" {
+		if name == "lock" {
 			continue
 		}
 		path := filepath.Join(c.dir, name)
@@ -425,8 +425,10 @@ func (c *Cache) evict(keep string) (int64, error) {
 	return used, nil
 }
 
-// lock takes the cache's writers' lock.
-func (c *Cache) lock() (func(), error) {
+// lock takes the cache's writers' lock. The lock file holds the writers'
+// count of the cache's size (usage), which only its holder reads or
+// writes.
+func (c *Cache) lock() (*lockFile, error) {
 	if err := os.MkdirAll(c.dir, 0o777); err != nil {
 		return nil, err
 	}
@@ -438,16 +440,23 @@ func (c *Cache) lock() (func(), error) {
 		f.Close()
 		return nil, err
 	}
-	return func() { f.Close() }, nil
+	return &lockFile{f}, nil
 }
 
-// usage is the cache's size as the writers keep count of it (under the
-// lock); a missing or damaged count is counted afresh.
-func (c *Cache) usage() (int64, error) {
-	data, err := os.ReadFile(filepath.Join(c.dir, "usage"))
-	if err == nil {
-		if n, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64); err == nil && n >= 0 {
-			return n, nil
+// lockFile is the writers' lock, held.
+type lockFile struct{ f *os.File }
+
+func (l *lockFile) unlock() { l.f.Close() }
+
+// usage is the cache's size as the writers keep count of it (the lock is
+// held); a missing or damaged count (a writer died mid-way) is counted
+// afresh.
+func (c *Cache) usage(l *lockFile) (int64, error) {
+	if l != nil {
+		buf := make([]byte, 32)
+		n, _ := l.f.ReadAt(buf, 0)
+		if v, err := strconv.ParseInt(strings.TrimSpace(string(buf[:n])), 10, 64); err == nil && v >= 0 {
+			return v, nil
 		}
 	}
 	es, err := c.entries()
@@ -463,6 +472,10 @@ func (c *Cache) usage() (int64, error) {
 	return n, nil
 }
 
-func (c *Cache) setUsage(n int64) error {
-	return c.writeFile(filepath.Join(c.dir, "usage"), []byte(strconv.FormatInt(n, 10)+"\n"))
+func (c *Cache) setUsage(l *lockFile, n int64) error {
+	line := strconv.FormatInt(n, 10) + "\n"
+	if _, err := l.f.WriteAt([]byte(line), 0); err != nil {
+		return err
+	}
+	return l.f.Truncate(int64(len(line)))
 }

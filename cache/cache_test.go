@@ -135,7 +135,7 @@ func TestLRUEviction(t *testing.T) {
 	if have["k2"] || !have["k1"] || !have["k5"] || len(es) != 4 || total > 50 {
 		t.Fatalf("after eviction: %+v", es)
 	}
-	if u, _ := c.usage(); u != total {
+	if u := usageOf(t, c); u != total {
 		t.Fatalf("usage %d, entries %d", u, total)
 	}
 }
@@ -234,11 +234,59 @@ func TestConcurrentProcesses(t *testing.T) {
 	if total > 64<<10 {
 		t.Errorf("the cache holds %d bytes, past its bound", total)
 	}
-	if u, _ := c.usage(); u != total {
+	if u := usageOf(t, c); u != total {
 		t.Errorf("usage count %d, entries %d", u, total)
 	}
 	left, _ := filepath.Glob(filepath.Join(dir, "tmp-*"))
 	if len(left) != 0 {
 		t.Errorf("temporary files left: %v", left)
+	}
+}
+
+// usageOf is the writers' count of the cache's size.
+func usageOf(t *testing.T, c *Cache) int64 {
+	t.Helper()
+	l, err := c.lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.unlock()
+	data, _ := os.ReadFile(filepath.Join(c.dir, "lock"))
+	n, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+	if err != nil {
+		t.Fatalf("the count %q: %v", data, err)
+	}
+	return n
+}
+
+// TestConcurrentGoroutines: one Cache shared by goroutines (a server's
+// tool calls); run under -race it checks they share nothing unguarded.
+func TestConcurrentGoroutines(t *testing.T) {
+	c := New(t.TempDir(), 32<<10)
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < 40; i++ {
+				key := fmt.Sprintf("k%d", (i+w)%5)
+				if err := c.Set(ctx, key, value(key, w, i), Options{}); err != nil {
+					t.Error(err)
+					return
+				}
+				if v, _, err := c.Get(ctx, key, Options{}); err == nil && whole(key, v) != nil {
+					t.Errorf("torn read of %s", key)
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	es, _ := c.List(ctx, Options{})
+	var total int64
+	for _, e := range es {
+		total += e.Size
+	}
+	if u := usageOf(t, c); u != total || total > 32<<10 {
+		t.Errorf("usage %d, entries %d, bound %d", u, total, 32<<10)
 	}
 }

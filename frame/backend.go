@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/aiwg/aiwg-state/store"
 )
 
 // memBackend holds a long-lived process's runs.
@@ -90,9 +93,31 @@ func (m *memBackend) update(run string, now time.Time, fn func(*Run) (*Run, erro
 		delete(m.runs, run)
 		return nil
 	}
+	if cur == nil && len(m.runs) >= maxHeldRuns {
+		// Agents must not grow a server's memory without bound, one
+		// capped run at a time: runs past their time go first.
+		for id := range m.runs {
+			m.live(id, now)
+		}
+		if len(m.runs) >= maxHeldRuns {
+			return &TooManyRunsError{Limit: maxHeldRuns}
+		}
+	}
 	m.runs[run] = next
 	return nil
 }
+
+// maxHeldRuns bounds the runs a process holds in memory at once.
+var maxHeldRuns = 4096
+
+// TooManyRunsError is a new run in a process that holds as many as it may.
+type TooManyRunsError struct{ Limit int }
+
+func (e *TooManyRunsError) Error() string {
+	return fmt.Sprintf("this server holds %d runs' frames, the most it may; end some (frame clear) or let their time to live pass: %v", e.Limit, store.ErrLimit)
+}
+
+func (e *TooManyRunsError) Unwrap() error { return store.ErrLimit }
 
 func (m *memBackend) load(run string, now time.Time) (*Run, error) {
 	m.mu.Lock()

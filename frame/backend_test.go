@@ -2,8 +2,11 @@ package frame
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
+
+	"github.com/aiwg/aiwg-state/store"
 )
 
 // TestBackendsExpire: a run past its time to live is gone, from memory
@@ -57,5 +60,35 @@ func TestBackendsExpire(t *testing.T) {
 				t.Fatal("removed run still there")
 			}
 		})
+	}
+}
+
+// TestHeldRunsAreBounded: a process holds so many runs at most; a new
+// one past that is refused until one ends or passes its time.
+func TestHeldRunsAreBounded(t *testing.T) {
+	defer func(n int) { maxHeldRuns = n }(maxHeldRuns)
+	maxHeldRuns = 3
+	m := &memBackend{runs: map[string]*Run{}}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	start := func(id string, ttl time.Duration) error {
+		return m.update(id, now, func(*Run) (*Run, error) {
+			return &Run{ID: id, Agent: "a", Expires: now.Add(ttl), Values: map[string]json.RawMessage{}}, nil
+		})
+	}
+	for _, id := range []string{"a", "b", "c"} {
+		if err := start(id, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var tm *TooManyRunsError
+	if err := start("d", time.Minute); !errors.As(err, &tm) || !errors.Is(err, store.ErrLimit) {
+		t.Fatalf("a fourth run: %v", err)
+	}
+	if err := start("a", time.Hour); err != nil {
+		t.Fatalf("renewing a held run: %v", err)
+	}
+	now = now.Add(2 * time.Minute) // b and c have passed their time
+	if err := start("d", time.Minute); err != nil {
+		t.Fatalf("a run once others passed their time: %v", err)
 	}
 }

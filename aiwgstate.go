@@ -141,6 +141,7 @@ func afterCommit() []store.AfterCommit {
 func fastForward() []store.FastForwardGuard {
 	return []store.FastForwardGuard{
 		docschema.FastForward, // ruled documents meet their JSON Schema
+		frame.FastForward,     // the frame and cache tiers are never brought in
 	}
 }
 

@@ -26,6 +26,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/aiwg/aiwg-state/internal/errkind"
 	"github.com/aiwg/aiwg-state/internal/sandbox"
 	"github.com/aiwg/aiwg-state/objects"
@@ -355,6 +357,17 @@ func reserved(path string) bool {
 // ErrReserved: a write of a file the disposable tiers reserve.
 var ErrReserved = errors.New("reserved for a disposable tier")
 
+// ReservedError is a write that would commit a file under the disposable
+// tiers' reserved paths: refused data (store.ErrInvalidRecord), of the
+// kind ErrReserved.
+type ReservedError struct{ Path string }
+
+func (e *ReservedError) Error() string {
+	return fmt.Sprintf("%s: the frame and cache tiers are never versioned (%s and %s are reserved): %v", e.Path, ReservedPath, cacheReserved, ErrReserved)
+}
+
+func (e *ReservedError) Unwrap() []error { return []error{ErrReserved, store.ErrInvalidRecord} }
+
 // Guard is the store.Guard that keeps every write (a put, an apply, a
 // merge, a rollback) from committing a file under the disposable tiers'
 // reserved paths.
@@ -366,7 +379,23 @@ func Guard(_ *store.Store, tx *repo.Tx, _ store.WriteOptions, _ []store.Change) 
 		if _, err := tx.ReadFile(p); errors.Is(err, repo.ErrNotFound) {
 			continue // removing one is a repair
 		}
-		return errkind.Errorf(store.ErrInvalidRecord, "%s: the frame and cache tiers are never versioned (%s and %s are reserved): %v", p, ReservedPath, cacheReserved, ErrReserved)
+		return &ReservedError{Path: p}
+	}
+	return nil
+}
+
+// FastForward is the store.FastForwardGuard that keeps a fast-forward
+// (a merge, a pull that writes no commit of its own) from bringing a file
+// under the disposable tiers' reserved paths.
+func FastForward(s *store.Store, ours, theirs plumbing.Hash) error {
+	files, err := s.Repo().DiffTrees(s.TreeOf(ours), s.TreeOf(theirs))
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		if reserved(f.Path) && !f.New.IsZero() {
+			return &ReservedError{Path: f.Path}
+		}
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/frame"
 	"github.com/aiwg/aiwg-state/internal/storetest"
+	"github.com/aiwg/aiwg-state/merge"
 	"github.com/aiwg/aiwg-state/policy"
 	"github.com/aiwg/aiwg-state/store"
 	"github.com/aiwg/aiwg-state/trajectory"
@@ -246,4 +247,26 @@ func TestProfile(t *testing.T) {
 	if err := fr.Set(ctx, "r3", "k", []byte(`"`+strings.Repeat("x", 30)+`"`), as("t")); !errors.As(err, &pe) || pe.Rule != "frame.max_bytes" {
 		t.Errorf("small: %v", err)
 	}
+}
+
+// TestMergeOfAHandMadeCommit: a branch made with plain git that commits a
+// disposable tier's file is refused by a merge, fast-forward or not.
+func TestMergeOfAHandMadeCommit(t *testing.T) {
+	st := storetest.New(t)
+	if _, err := st.Put(ctx, "a.json", []byte(`{"a": 1}`), store.WriteOptions{Agent: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	c := storetest.PlainCommit(t, st, ".aiwg/cache/0123", "{}\n")
+	storetest.Git(t, st, "update-ref", "refs/heads/hand", c)
+	head := storetest.Git(t, st, "rev-parse", "HEAD")
+	for _, noFF := range []bool{false, true} {
+		_, err := st.Merges().Merge(ctx, "hand", merge.MergeOptions{NoFF: noFF, Write: store.WriteOptions{Agent: "a"}})
+		if !errors.Is(err, frame.ErrReserved) {
+			t.Errorf("merge (no-ff %v): %v", noFF, err)
+		}
+	}
+	if now := storetest.Git(t, st, "rev-parse", "HEAD"); now != head {
+		t.Fatal("a refused merge moved the branch")
+	}
+	storetest.Fsck(t, st)
 }

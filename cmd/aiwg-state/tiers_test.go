@@ -255,6 +255,15 @@ func TestServedFramesLiveInTheServer(t *testing.T) {
 	if r := execIn(t, clientBin, work, "", []string{"AIWG_AGENT=b", "AIWG_RUN=run-9", "AIWG_STATE_STORE="}, "frame", "get", "k"); r.code != exitDomain {
 		t.Errorf("another agent read the run: %+v", r)
 	}
+	// The server's end is the end of the runs it held.
+	if r := execIn(t, bin, work, "", nil, "serve", "--stop", "--store", store); r.code != 0 {
+		t.Fatalf("serve --stop: %+v", r)
+	}
+	<-srv.done
+	if r := execIn(t, clientBin, work, "", env, "frame", "get", "k"); r.code != exitDomain || !strings.Contains(r.stderr, "no frame for run") {
+		t.Errorf("a frame outlived its server: %+v", r)
+	}
+	srv = startServer(t, bin, store)
 	// The same profile rules through the server as without it.
 	mustCLI(t, store, sandboxPolicyCLI, "policy", "set", "-", "--agent", "admin")
 	if r := execIn(t, clientBin, work, "", []string{"AIWG_AGENT=worker-1", "AIWG_STATE_STORE="}, "cache", "set", "k", "1"); r.code != exitDomain || !strings.Contains(r.stderr, "cache.allowed") {

@@ -56,6 +56,8 @@ func TestProfilesOverMCP(t *testing.T) {
 		{"queue_put", map[string]any{"name": "jobs", "value": 1}, "queues"},
 		{"cache_set", map[string]any{"key": "k", "value": 1}, "cache.allowed"},
 		{"cache_get", map[string]any{"key": "k"}, "cache.allowed"},
+		{"log", map[string]any{"file": "private/b.json", "key": "x"}, "documents.read"},
+		{"diff", map[string]any{"from": "HEAD~1", "file": "private/b.json"}, "documents.read"},
 	} {
 		e := c.fail(tc.tool, tc.args)
 		if code(e) != 3 || e["kind"] != "denied" || e["profile"] != "reader" || e["rule"] != tc.rule {
@@ -72,6 +74,17 @@ func TestProfilesOverMCP(t *testing.T) {
 	}
 	if es := c.call("ls", map[string]any{"dir": "private"})["entries"].([]any); len(es) != 0 {
 		t.Errorf("ls private shows %v", es)
+	}
+	// A diff or a mutation shows the files the agent may read, no more.
+	m, err := st.Put(ctx, "private/b.json", []byte(`{"x": "secret"}`), admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files := c.call("show", map[string]any{"rev": m.Commit})["diff"].([]any); len(files) != 0 {
+		t.Errorf("show reveals %v", files)
+	}
+	if files := c.call("diff", map[string]any{"from": "HEAD~1", "to": "HEAD"})["files"].([]any); len(files) != 0 {
+		t.Errorf("diff reveals %v", files)
 	}
 	recs := c.call("memory_ls", nil)["records"].([]any)
 	if len(recs) != 1 || !strings.Contains(recs[0].(map[string]any)["namespace"].(string), "session") {

@@ -220,6 +220,11 @@ func (s *Server) addHistoryTools() {
 	add(s, "log", "The history of the store, newest first: mutations (commit, agent, time, mutation_id, subject, changes, trailers) filtered by "+
 		"document, key path, agent, time, operation, source or correlation id. Returns {mutations: [...]}.", readOnly,
 		func(ctx context.Context, c *call, in LogIn) (any, string, error) {
+			if in.File != "" {
+				if err := s.mayRead(ctx, c, in.File); err != nil {
+					return nil, "", err
+				}
+			}
 			lo := store.LogOptions{ReadOptions: in.options(), File: in.File, Key: in.Key, Agent: in.Agent, Op: in.Op,
 				Source: in.Source, Correlation: in.Correlation, Limit: in.Limit, Follow: in.Follow, AllParents: in.AllParents}
 			if lo.Limit <= 0 {
@@ -244,10 +249,16 @@ func (s *Server) addHistoryTools() {
 			o := store.DiffOptions{From: in.From, To: in.To, Branch: in.Branch, File: in.File, Key: in.Key}
 			// Two branches: what to did since it left from, as review reads them.
 			o.MergeBase = !in.HeadToHead && s.st.IsBranch(in.From) && s.st.IsBranch(in.To)
+			if in.File != "" {
+				if err := s.mayRead(ctx, c, in.File); err != nil {
+					return nil, "", err
+				}
+			}
 			d, err := s.st.Diff(ctx, o)
 			if err != nil {
 				return nil, "", err
 			}
+			d.Files = s.readableDiff(ctx, c, d.Files)
 			if d.Files == nil {
 				d.Files = []store.FileDiff{}
 			}
@@ -279,7 +290,7 @@ func (s *Server) addHistoryTools() {
 			if err != nil {
 				return nil, "", err
 			}
-			files := d.Files
+			files := s.readableDiff(ctx, c, d.Files)
 			if files == nil {
 				files = []store.FileDiff{}
 			}

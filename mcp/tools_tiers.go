@@ -117,6 +117,22 @@ func (s *Server) readable(ctx context.Context, c *call, es []store.Entry) []stor
 	return out
 }
 
+// readableDiff keeps the files of a diff the agent may read (both sides
+// of a rename).
+func (s *Server) readableDiff(ctx context.Context, c *call, files []store.FileDiff) []store.FileDiff {
+	pr, err := sandbox.ProfileOf(ctx, s.st.Store, c.agent)
+	if err != nil || pr == nil {
+		return files
+	}
+	out := []store.FileDiff{}
+	for _, f := range files {
+		if pr.CheckRead(c.agent, f.File) == nil && (f.From == "" || pr.CheckRead(c.agent, f.From) == nil) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // readableRecords keeps the memory records of namespaces the agent may use.
 func (s *Server) readableRecords(ctx context.Context, c *call, recs []memory.Record) []memory.Record {
 	pr, err := sandbox.ProfileOf(ctx, s.st.Store, c.agent)

@@ -58,6 +58,22 @@ func (s *session) readableEntries(ctx context.Context, es []store.Entry) ([]stor
 	return out, nil
 }
 
+// readableDiff keeps the files of a diff the read's agent may read (both
+// sides of a rename).
+func (s *session) readableDiff(ctx context.Context, files []store.FileDiff) ([]store.FileDiff, error) {
+	agent, pr, err := s.readProfile(ctx)
+	if err != nil || pr == nil {
+		return files, err
+	}
+	out := files[:0:0]
+	for _, f := range files {
+		if pr.CheckRead(agent, f.File) == nil && (f.From == "" || pr.CheckRead(agent, f.From) == nil) {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
 // readableRecords keeps the memory records of the namespaces the read's
 // agent may use.
 func (s *session) readableRecords(ctx context.Context, recs []memory.Record) ([]memory.Record, error) {

@@ -175,10 +175,18 @@ func TestProfilesAtTheCommandLine(t *testing.T) {
 			{"blame", "private/b.json"},
 			{"memory", "get", "long_term", "fact", "f"},
 			{"queue", "peek", "jobs"},
+			{"log", "private/b.json"},
+			{"diff", "HEAD~1", "HEAD", "private/b.json"},
 		} {
 			if _, errOut, code := runCLI(t, s, "", args...); code != exitDomain || !strings.Contains(errOut, `sandbox profile "scraper"`) {
 				t.Errorf("%v: exit %d %s", args, code, errOut)
 			}
+		}
+		if got := mustCLI(t, s, "", "show", "HEAD~1", "--json"); !strings.Contains(got, `"diff":[]`) {
+			t.Errorf("show reveals a file the agent may not read: %s", got)
+		}
+		if got := mustCLI(t, s, "", "diff", "HEAD~2", "HEAD~1", "--json"); strings.Contains(got, "private") {
+			t.Errorf("diff reveals a file the agent may not read: %s", got)
 		}
 		if got := mustCLI(t, s, "", "ls", "private"); got != "" {
 			t.Errorf("ls private shows %q", got)

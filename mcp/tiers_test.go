@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/aiwg/aiwg-state/frame"
 	"github.com/aiwg/aiwg-state/internal/storetest"
 	"github.com/aiwg/aiwg-state/memory"
@@ -58,6 +60,9 @@ func TestProfilesOverMCP(t *testing.T) {
 		{"cache_get", map[string]any{"key": "k"}, "cache.allowed"},
 		{"log", map[string]any{"file": "private/b.json", "key": "x"}, "documents.read"},
 		{"diff", map[string]any{"from": "HEAD~1", "file": "private/b.json"}, "documents.read"},
+		{"traj_show", map[string]any{"id": "traj-00000000"}, "documents.read"},
+		{"event_ls", nil, "coordination"},
+		{"lease_ls", nil, "coordination"},
 	} {
 		e := c.fail(tc.tool, tc.args)
 		if code(e) != 3 || e["kind"] != "denied" || e["profile"] != "reader" || e["rule"] != tc.rule {
@@ -74,6 +79,13 @@ func TestProfilesOverMCP(t *testing.T) {
 	}
 	if es := c.call("ls", map[string]any{"dir": "private"})["entries"].([]any); len(es) != 0 {
 		t.Errorf("ls private shows %v", es)
+	}
+	// Documents as resources, too.
+	if _, err := c.cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: DocumentURI("main", "public/a.json")}); err != nil {
+		t.Errorf("a readable resource: %v", err)
+	}
+	if _, err := c.cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: DocumentURI("main", "private/b.json")}); err == nil || !strings.Contains(err.Error(), "documents.read") {
+		t.Errorf("a resource the agent may not read: %v", err)
 	}
 	// A diff or a mutation shows the files the agent may read, no more.
 	m, err := st.Put(ctx, "private/b.json", []byte(`{"x": "secret"}`), admin)

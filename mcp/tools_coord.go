@@ -142,6 +142,9 @@ func (s *Server) addTrajectoryTools() {
 		})
 	add(s, "traj_show", "A trajectory: its header, every iteration and its completion, as stored.", readOnly,
 		func(ctx context.Context, c *call, in TrajShowIn) (any, string, error) {
+			if err := s.mayRead(ctx, c, trajectory.Dir+"/"+in.ID+"/trajectory.json"); err != nil {
+				return nil, "", err
+			}
 			doc, err := s.st.Trajectories().Get(ctx, in.ID, in.options())
 			if err != nil {
 				return nil, "", err
@@ -326,6 +329,9 @@ func (s *Server) addCoordinationTools() {
 		})
 	add(s, "lease_ls", "The leases held and waited for, by resource: a polling read, no commit. Returns {leases: [...]}.", readOnly,
 		func(ctx context.Context, c *call, in LeaseLsIn) (any, string, error) {
+			if err := s.mayRead(ctx, c, lease.Dir+"/"); err != nil {
+				return nil, "", err
+			}
 			infos, err := s.st.Leases().List(ctx, in.Prefix, in.options())
 			if err != nil {
 				return nil, "", err

@@ -177,6 +177,9 @@ func TestProfilesAtTheCommandLine(t *testing.T) {
 			{"queue", "peek", "jobs"},
 			{"log", "private/b.json"},
 			{"diff", "HEAD~1", "HEAD", "private/b.json"},
+			{"traj", "show", "traj-00000000"},
+			{"event", "ls"},
+			{"lease", "ls"},
 		} {
 			if _, errOut, code := runCLI(t, s, "", args...); code != exitDomain || !strings.Contains(errOut, `sandbox profile "scraper"`) {
 				t.Errorf("%v: exit %d %s", args, code, errOut)

@@ -344,6 +344,9 @@ func runTrajShow(ctx context.Context, s *session) error {
 	if err != nil {
 		return err
 	}
+	if err := s.mayRead(ctx, trajectory.Dir+"/"+a[0]+"/trajectory.json"); err != nil {
+		return err
+	}
 	doc, err := s.store.Trajectories().Get(ctx, a[0], s.readOptions())
 	if err != nil {
 		return err

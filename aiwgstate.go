@@ -17,8 +17,10 @@ package aiwgstate
 import (
 	"context"
 
+	"github.com/aiwg/aiwg-state/cache"
 	"github.com/aiwg/aiwg-state/docschema"
 	"github.com/aiwg/aiwg-state/event"
+	"github.com/aiwg/aiwg-state/frame"
 	"github.com/aiwg/aiwg-state/lease"
 	"github.com/aiwg/aiwg-state/memory"
 	"github.com/aiwg/aiwg-state/merge"
@@ -123,13 +125,15 @@ func guards() []store.Guard {
 		lease.HolderGuard,  // others' leases are released by force only by a lease_admin
 		docschema.Guard,    // ruled documents meet their JSON Schema
 		event.RecordGuard,  // events/ files stay events, unchanged, from their writer
+		frame.Guard,        // the frame and cache tiers are never committed
 	}
 }
 
 // afterCommit is what the features do once a write is published, in order.
 func afterCommit() []store.AfterCommit {
 	return []store.AfterCommit{
-		rlm.RunCompletion, // completion handlers when a state's Final is set
+		rlm.RunCompletion,      // completion handlers when a state's Final is set
+		frame.EndCompletedRuns, // a completed trajectory's run ends: its frame is discarded
 	}
 }
 
@@ -137,6 +141,7 @@ func afterCommit() []store.AfterCommit {
 func fastForward() []store.FastForwardGuard {
 	return []store.FastForwardGuard{
 		docschema.FastForward, // ruled documents meet their JSON Schema
+		frame.FastForward,     // the frame and cache tiers are never brought in
 	}
 }
 
@@ -151,15 +156,21 @@ func fsckChecks() []store.FsckCheck {
 // ValidateKnownFile checks a stored file against the rules of the kind of
 // file its path says it is (the manifest, a trajectory iteration, a memory
 // record, a queue message, an event), for the server-side hook, which runs it on
-// every pushed file. It returns the rule broken, or "" for a file none has
+// every pushed file (a file that is not JSON with a nil body: the paths
+// the frame and cache tiers reserve are refused whatever they hold). It returns the rule broken, or "" for a file none has
 // anything to say on.
 func ValidateKnownFile(path string, body []byte) (rule, detail string) {
+	if body == nil {
+		// Not JSON: only the rules of a path, whatever it holds.
+		return frame.ValidateFile(path, nil)
+	}
 	for _, validate := range []func(string, []byte) (string, string){
 		store.ValidateKnownFile,
 		trajectory.ValidateFile,
 		memory.ValidateFile,
 		queue.ValidateFile,
 		event.ValidateFile,
+		frame.ValidateFile, // the frame and cache tiers' reserved paths
 	} {
 		if rule, detail := validate(path, body); rule != "" {
 			return rule, detail
@@ -171,3 +182,11 @@ func ValidateKnownFile(path string, body []byte) (rule, detail string) {
 // Snapshots is the store's snapshots of any of its state, as annotated
 // tags, and their restores (package snapshot).
 func (s *Store) Snapshots() *snapshot.Snapshots { return snapshot.New(s.Store) }
+
+// Frames is the store's frame tier: one run's scratch values, never
+// versioned, discarded when the run ends (package frame).
+func (s *Store) Frames() *frame.Frames { return frame.Of(s.Store) }
+
+// Cache is the store's cache tier on this machine: entries with a time to
+// live, never versioned, bounded with LRU eviction (package cache).
+func (s *Store) Cache() *cache.Cache { return cache.Of(s.Store) }

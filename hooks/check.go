@@ -174,6 +174,8 @@ type Options struct {
 	MaxViolations int
 	// Validate checks a file the store knows the schema of (trajectory
 	// iterations, ...); it returns the rule broken ("" if none) and why.
+	// A file that is not JSON is passed with a nil body, for the rules of
+	// a path whatever it holds.
 	// The caller supplies it so this package stays below the store.
 	Validate func(path string, body []byte) (rule, detail string)
 	// Schemas builds, from a reader of the files of the revision whose
@@ -912,6 +914,12 @@ func (c *checker) checkContent(ch change) (string, string, error) {
 		return "", "", nil
 	}
 	if !strings.HasSuffix(ch.path, ".json") {
+		if c.validate != nil {
+			// A path no file of any kind may take (Validate's nil body).
+			if rule, detail := c.validate(ch.path, nil); rule != "" {
+				return rule, detail, nil
+			}
+		}
 		if c.ruledBy == nil {
 			return "", "", nil
 		}

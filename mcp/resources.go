@@ -9,6 +9,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/aiwg/aiwg-state/internal/sandbox"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/store"
@@ -58,6 +59,13 @@ func (s *Server) readResource(ctx context.Context, req *sdk.ReadResourceRequest)
 	uri := req.Params.URI
 	rev, file, err := parseURI(uri)
 	if err != nil {
+		return nil, err
+	}
+	agent := s.agent
+	if req.Extra != nil && req.Extra.TokenInfo != nil && req.Extra.TokenInfo.UserID != "" {
+		agent = req.Extra.TokenInfo.UserID
+	}
+	if err := sandbox.CheckRead(ctx, s.st.Store, agent, file); err != nil {
 		return nil, err
 	}
 	v, err := s.st.Get(ctx, file, "", store.ReadOptions{At: rev})

@@ -13,6 +13,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/frame"
 	"github.com/aiwg/aiwg-state/internal/exitcode"
 	"github.com/aiwg/aiwg-state/store"
 	"github.com/aiwg/aiwg-state/trajectory"
@@ -43,14 +44,17 @@ type Server struct {
 	tokens *Tokens
 
 	mu         sync.Mutex
-	watches    map[string]*watch          // by resource URI
-	subscribed map[*sdk.ServerSession]int // subscriptions held, by session
+	watches    map[string]*watch             // by resource URI
+	subscribed map[*sdk.ServerSession]int    // subscriptions held, by session
+	runs       map[*sdk.ServerSession]string // each session's frame run (tools_tiers.go)
 }
 
 // New makes the MCP server of st. st stays the caller's to close, after
 // the server has stopped.
 func New(st *aiwgstate.Store, o Options) *Server {
-	s := &Server{st: st, agent: o.Agent, poll: o.Poll, watches: map[string]*watch{}, subscribed: map[*sdk.ServerSession]int{}}
+	s := &Server{st: st, agent: o.Agent, poll: o.Poll, watches: map[string]*watch{}, subscribed: map[*sdk.ServerSession]int{}, runs: map[*sdk.ServerSession]string{}}
+	// The frames of the runs it serves live in its memory, for its life.
+	frame.Hold(st.Dir())
 	version := o.Version
 	if version == "" {
 		version = "dev"
@@ -87,6 +91,7 @@ RLM state: state_init, state_show, state_status, var_get, var_set, var_ls, final
 Trajectories: traj_start, traj_iter, traj_complete, traj_show, traj_analyze.
 Coordination: lease_acquire, lease_renew, lease_release, lease_ls, queue_put, queue_take, queue_peek, memory_put, memory_get, memory_ls, memory_prune.
 Events: event_emit (type, to, value), event_ls (by types, source, to, correlation, since, until).
+Disposable tiers, never committed: frame_set, frame_get, frame_ls, frame_clear, frame_promote (this session's scratch values, discarded when it closes); cache_set, cache_get, cache_rm.
 Key paths take the dot form (risk.level, items.0.id). Values are JSON.
 A failed call is a tool error whose structured content is {"code", "kind", "error", ...}: code is the CLI's exit code
 (2 bad input, 3 not found/refused, 4 conflict, 5 locked or lease held, 6 stale: re-read and retry).

@@ -353,6 +353,20 @@ func TestEveryTool(t *testing.T) {
 		t.Errorf("event_emit of a bad type: %s", text(r))
 	}
 
+	// The disposable tiers (tiers_test.go tests their rules).
+	c.call("frame_set", map[string]any{"key": "sum", "value": 5})
+	if r := c.call("frame_get", map[string]any{"key": "sum"}); r["value"] != float64(5) {
+		t.Errorf("frame_get: %v", r)
+	}
+	c.call("frame_ls", nil)
+	c.call("frame_promote", map[string]any{"key": "sum", "to": "frame.json", "key_path": "sum"})
+	c.call("frame_clear", nil)
+	c.call("cache_set", map[string]any{"key": "k", "value": "v", "ttl": "1h"})
+	if r := c.call("cache_get", map[string]any{"key": "k"}); r["value"] != "v" {
+		t.Errorf("cache_get: %v", r)
+	}
+	c.call("cache_rm", map[string]any{"key": "k"})
+
 	// Every tool listed was called.
 	tools, err := c.cs.ListTools(context.Background(), nil)
 	if err != nil {

@@ -142,6 +142,9 @@ func (s *Server) addTrajectoryTools() {
 		})
 	add(s, "traj_show", "A trajectory: its header, every iteration and its completion, as stored.", readOnly,
 		func(ctx context.Context, c *call, in TrajShowIn) (any, string, error) {
+			if err := s.mayRead(ctx, c, trajectory.Dir+"/"+in.ID+"/trajectory.json"); err != nil {
+				return nil, "", err
+			}
 			doc, err := s.st.Trajectories().Get(ctx, in.ID, in.options())
 			if err != nil {
 				return nil, "", err
@@ -326,6 +329,9 @@ func (s *Server) addCoordinationTools() {
 		})
 	add(s, "lease_ls", "The leases held and waited for, by resource: a polling read, no commit. Returns {leases: [...]}.", readOnly,
 		func(ctx context.Context, c *call, in LeaseLsIn) (any, string, error) {
+			if err := s.mayRead(ctx, c, lease.Dir+"/"); err != nil {
+				return nil, "", err
+			}
 			infos, err := s.st.Leases().List(ctx, in.Prefix, in.options())
 			if err != nil {
 				return nil, "", err
@@ -371,6 +377,9 @@ func (s *Server) addCoordinationTools() {
 			if n <= 0 {
 				n = 10
 			}
+			if err := s.mayRead(ctx, c, queue.Dir+"/"+in.Name+"/"); err != nil {
+				return nil, "", err
+			}
 			msgs, err := s.st.Queues().Peek(ctx, in.Name, n, in.options())
 			if err != nil {
 				return nil, "", err
@@ -399,6 +408,9 @@ func (s *Server) addCoordinationTools() {
 		})
 	add(s, "memory_get", "Read a memory record. Returns the record: key, payload, times, expiry.", readOnly,
 		func(ctx context.Context, c *call, in MemoryGetIn) (any, string, error) {
+			if err := s.mayRead(ctx, c, in.key().File()); err != nil {
+				return nil, "", err
+			}
 			r, err := s.st.Memory().Get(ctx, in.key(), in.options())
 			if err != nil {
 				return nil, "", err
@@ -414,6 +426,7 @@ func (s *Server) addCoordinationTools() {
 			if err != nil {
 				return nil, "", err
 			}
+			recs = s.readableRecords(ctx, c, recs)
 			return list("records", recs), fmt.Sprintf("%d records", len(recs)), nil
 		})
 	add(s, "memory_prune", "Delete the memory records that have expired (one commit). Returns {pruned, mutation}.", replaces,

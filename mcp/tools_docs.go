@@ -26,6 +26,7 @@ func (s *Server) addTools() {
 	s.addTrajectoryTools()
 	s.addCoordinationTools()
 	s.addEventTools()
+	s.addTierTools()
 }
 
 // Documents.
@@ -83,6 +84,9 @@ func (s *Server) addDocumentTools() {
 	add(s, "get", "Read a JSON document of the store, or one key of it, at the branch's head or at a revision (at). "+
 		"Returns {file, key, at, value}. A missing document or key is a tool error of kind not_found (code 3).", readOnly,
 		func(ctx context.Context, c *call, in GetIn) (any, string, error) {
+			if err := s.mayRead(ctx, c, in.File); err != nil {
+				return nil, "", err
+			}
 			v, err := s.st.Get(ctx, in.File, in.Key, in.options())
 			if err != nil {
 				return nil, "", err
@@ -163,6 +167,7 @@ func (s *Server) addDocumentTools() {
 			if err != nil {
 				return nil, "", err
 			}
+			es = s.readable(ctx, c, es)
 			return list("entries", es), fmt.Sprintf("%d entries", len(es)), nil
 		})
 }
@@ -215,6 +220,11 @@ func (s *Server) addHistoryTools() {
 	add(s, "log", "The history of the store, newest first: mutations (commit, agent, time, mutation_id, subject, changes, trailers) filtered by "+
 		"document, key path, agent, time, operation, source or correlation id. Returns {mutations: [...]}.", readOnly,
 		func(ctx context.Context, c *call, in LogIn) (any, string, error) {
+			if in.File != "" {
+				if err := s.mayRead(ctx, c, in.File); err != nil {
+					return nil, "", err
+				}
+			}
 			lo := store.LogOptions{ReadOptions: in.options(), File: in.File, Key: in.Key, Agent: in.Agent, Op: in.Op,
 				Source: in.Source, Correlation: in.Correlation, Limit: in.Limit, Follow: in.Follow, AllParents: in.AllParents}
 			if lo.Limit <= 0 {
@@ -239,10 +249,16 @@ func (s *Server) addHistoryTools() {
 			o := store.DiffOptions{From: in.From, To: in.To, Branch: in.Branch, File: in.File, Key: in.Key}
 			// Two branches: what to did since it left from, as review reads them.
 			o.MergeBase = !in.HeadToHead && s.st.IsBranch(in.From) && s.st.IsBranch(in.To)
+			if in.File != "" {
+				if err := s.mayRead(ctx, c, in.File); err != nil {
+					return nil, "", err
+				}
+			}
 			d, err := s.st.Diff(ctx, o)
 			if err != nil {
 				return nil, "", err
 			}
+			d.Files = s.readableDiff(ctx, c, d.Files)
 			if d.Files == nil {
 				d.Files = []store.FileDiff{}
 			}
@@ -251,6 +267,9 @@ func (s *Server) addHistoryTools() {
 	add(s, "blame", "Who last wrote each key of a document: for every leaf, the value, the commit, the agent, the time and the mutation id. "+
 		"Returns {entries: [...]}.", readOnly,
 		func(ctx context.Context, c *call, in BlameIn) (any, string, error) {
+			if err := s.mayRead(ctx, c, in.File); err != nil {
+				return nil, "", err
+			}
 			es, err := s.st.Blame(ctx, in.File, in.options(), store.BlameOptions{AllParents: in.AllParents})
 			if err != nil {
 				return nil, "", err
@@ -271,7 +290,7 @@ func (s *Server) addHistoryTools() {
 			if err != nil {
 				return nil, "", err
 			}
-			files := d.Files
+			files := s.readableDiff(ctx, c, d.Files)
 			if files == nil {
 				files = []store.FileDiff{}
 			}

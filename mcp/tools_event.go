@@ -49,6 +49,9 @@ func (s *Server) addEventTools() {
 		})
 	add(s, "event_ls", "The events a revision holds, oldest first, by type, source, target, correlation and time: a polling read, no commit. Returns {events: [...]}.", readOnly,
 		func(ctx context.Context, c *call, in EventLsIn) (any, string, error) {
+			if err := s.mayRead(ctx, c, event.Dir+"/"); err != nil {
+				return nil, "", err
+			}
 			f := event.Filter{Types: in.Types, Source: in.Source, Target: in.To, Correlation: in.Correlation, Limit: in.N}
 			for _, t := range []struct {
 				name, v string

@@ -47,8 +47,10 @@
 // the file says "allow". A store without a policy file allows every write.
 // Put narrow denials before broad grants.
 //
-// Reads are not governed: whoever can fetch a git repository can read all of
-// it.
+// Reads are not governed by the rules: whoever can fetch a git repository
+// can read all of it. A sandbox profile bounds the reads of an agent that
+// goes through aiwg-state (the MCP server, a served or attributed CLI
+// command), which is where a sandboxed agent is.
 //
 // # Signatures
 //
@@ -93,6 +95,19 @@
 // pusher's, or an agent's in "roles") may force-release other agents'
 // leases; without it, only the holder releases its lease. A policy without
 // pushers checks no pusher.
+//
+// # Sandbox profiles
+//
+// "profiles" and "sandbox" bound what an agent may use, per tier of state:
+// documents (paths it may read and write), memory namespaces, queues, SQL
+// tables (read, write), coordination (events and leases), the cache and
+// the frame (allowed, and a size). The first "sandbox" entry that names an
+// agent gives its profile, one the store declares or a preset of the
+// tiered state specification: minimal (the frame alone),
+// compute-and-store, network-restricted (with queues) and
+// operator-controlled (everything). A write must pass both the rules and
+// the profile; a refusal by the profile is a *ProfileError naming the
+// profile and its rule (profile.go has the format).
 //
 // # Which policy is in force
 //

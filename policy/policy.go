@@ -47,8 +47,13 @@ type Policy struct {
 	// to the agents they may act as (see pushers.go).
 	Pushers       map[string]Pusher `json:"pushers,omitempty"`
 	RequirePusher *bool             `json:"require_pusher,omitempty"`
+	// Profiles are the store's sandbox profiles by name, and Sandbox
+	// assigns them (and the presets) to agents and roles (see profile.go).
+	Profiles map[string]Profile `json:"profiles,omitempty"`
+	Sandbox  []Assignment       `json:"sandbox,omitempty"`
 
 	compiled []compiledRule
+	profiles map[string]*Profile
 	keys     signerKeys
 }
 
@@ -109,6 +114,9 @@ func (p *Policy) compile() error {
 		return err
 	}
 	if err := p.compileSigning(); err != nil {
+		return err
+	}
+	if err := p.compileProfiles(); err != nil {
 		return err
 	}
 	p.compiled = make([]compiledRule, len(p.Rules))
@@ -179,8 +187,12 @@ func ruleLabel(i int, r *Rule) string {
 type Decision struct {
 	Allowed bool
 	// Rule names the deciding rule ("rule 3 (only own sessions)"), or
-	// "default deny" / "default allow", or "no policy".
+	// "default deny" / "default allow", or "no policy"; or the sandbox
+	// profile and its rule ("sandbox profile \"minimal\", rule
+	// documents.write"), when the profile refused what the rules allow.
 	Rule string
+	// Profile is set when the agent's sandbox profile refused.
+	Profile *ProfileError
 }
 
 // TTLDir holds the documents' time-to-live files: TTLDir + FILE is
@@ -189,8 +201,23 @@ type Decision struct {
 // rules say of the store's own directory.
 const TTLDir = ".aiwg/ttl/"
 
-// Decide says whether agent may write file (a store path).
+// Decide says whether agent may write file (a store path): the rules
+// must allow it, and the agent's sandbox profile, if it has one.
 func (p *Policy) Decide(agent, file string) Decision {
+	d := p.decideRules(agent, file)
+	if !d.Allowed {
+		return d
+	}
+	if pr, _ := p.ProfileOf(agent); pr != nil {
+		var pe *ProfileError
+		if errors.As(pr.CheckWrite(agent, file), &pe) {
+			return Decision{Allowed: false, Rule: fmt.Sprintf("sandbox profile %q, rule %s", pe.Profile, pe.Rule), Profile: pe}
+		}
+	}
+	return d
+}
+
+func (p *Policy) decideRules(agent, file string) Decision {
 	if p == nil {
 		return Decision{Allowed: true, Rule: "no policy"}
 	}
@@ -207,11 +234,15 @@ func (p *Policy) Decide(agent, file string) Decision {
 	return Decision{Allowed: p.Default == Allow, Rule: "default " + p.Default}
 }
 
-// Check is Decide as an error: a *Denial wrapping ErrDenied, or nil.
+// Check is Decide as an error: a *Denial (or, when the sandbox profile
+// refused, a *ProfileError) wrapping ErrDenied, or nil.
 func (p *Policy) Check(agent, file string) error {
 	d := p.Decide(agent, file)
 	if d.Allowed {
 		return nil
+	}
+	if d.Profile != nil {
+		return d.Profile
 	}
 	return &Denial{Agent: agent, Path: file, Rule: d.Rule}
 }

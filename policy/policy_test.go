@@ -136,5 +136,16 @@ func FuzzParse(f *testing.F) {
 			pu.ActsAs(agent)
 		}
 		p.InRole(agent, RoleLeaseAdmin)
+		if pr, by := p.ProfileOf(agent); pr != nil {
+			if by == "" {
+				t.Fatal("a profile given by no sandbox entry")
+			}
+			_ = pr.CheckRead(agent, file)
+			pr.MayReadTable(file)
+			pr.MayWriteTable(file)
+			_ = pr.CheckCache(agent, int64(len(file)))
+			_ = pr.CheckFrame(agent, int64(len(file)))
+		}
+		p.Explain(agent)
 	})
 }

@@ -71,6 +71,11 @@ type VerbiageRules struct {
 type Limits struct {
 	// MaxDocumentBytes bounds one document's canonical size.
 	MaxDocumentBytes int64 `json:"max_document_bytes"`
+	// MaxFrameBytes bounds one run's frame (its keys and values), and
+	// MaxCacheBytes the store's cache on each machine; neither tier is
+	// versioned (see tierlimits.go). 0: the defaults.
+	MaxFrameBytes int64 `json:"max_frame_bytes,omitempty"`
+	MaxCacheBytes int64 `json:"max_cache_bytes,omitempty"`
 }
 
 // DefaultLimits are written by Init and used when a manifest says nothing.

@@ -49,6 +49,7 @@ func Report(doc map[string]any) []byte {
 	if len(its) == 0 {
 		b.WriteString("None recorded.\n\n")
 	}
+	b.Write(IterationCharts(its))
 	for _, it := range its {
 		fmt.Fprintf(&b, "### %s. %s\n\n", scalar(it["iteration_number"]), Str(it, "action", "tool"))
 		if ts := Str(it, "timestamp"); ts != "" {

@@ -2,6 +2,7 @@ package trajectory
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -37,5 +38,59 @@ func TestReportOfARunningTrajectory(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("report lacks %q\n%s", want, got)
 		}
+	}
+}
+
+func TestReportDrawsIterations(t *testing.T) {
+	doc := loadExample(t, "failed_trajectory")
+	got := string(Report(doc))
+	for _, want := range []string{
+		"```mermaid\ntimeline\n    title Iterations\n    1 : Grep : failure\n    2 : Grep : success\n",
+		"x-axis \"iteration\" [1, 2",
+		"title \"Tokens per iteration\"",
+		"title \"Cost per iteration (USD)\"",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("report lacks %q\n%s", want, got)
+		}
+	}
+}
+
+// TestMermaidLabelsAreInert: a tool name or status an agent chose cannot
+// end a Mermaid statement, add a directive, open HTML or close the block.
+func TestMermaidLabelsAreInert(t *testing.T) {
+	hostile := "x : y\n```\n<script>alert(1)</script> %%{init: {}}%% click A \"javascript:alert(1)\" ; end"
+	its := []map[string]any{{
+		"iteration_number": json.Number("1"),
+		"action":           map[string]any{"tool": hostile},
+		"observation":      map[string]any{"status": hostile},
+	}}
+	got := string(IterationCharts(its))
+	an := string(AnalysisMarkdown(Analysis{Completed: 1, FailurePatterns: []FailurePattern{{ErrorType: hostile, Occurrences: 1}},
+		ByTaskType: []TaskTypeStats{{TaskType: hostile}}, ToolSuccess: []ToolSuccess{{Tool: hostile, Calls: 1}}}))
+	for name, out := range map[string]string{"report": got, "analysis": an} {
+		inBlock := false
+		for _, l := range strings.Split(out, "\n") {
+			if l == "```mermaid" {
+				inBlock = true
+				continue
+			}
+			if l == "```" {
+				inBlock = false
+				continue
+			}
+			if !inBlock {
+				continue
+			}
+			if strings.ContainsAny(strings.Replace(l, " 0 --> 100", "", 1), "<>`;{}%") || strings.Count(l, ":") > 2 || strings.Contains(l, "javascript:") {
+				t.Errorf("%s: a hostile label reached a Mermaid line: %q", name, l)
+			}
+		}
+		if inBlock {
+			t.Errorf("%s: a Mermaid block is left open", name)
+		}
+	}
+	if !strings.Contains(an, "| x : y ''' &lt;script&gt;alert(1)&lt;/script&gt;") {
+		t.Errorf("analysis: the hostile name is not in its table, on one line and escaped:\n%s", an)
 	}
 }

@@ -4,13 +4,16 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/aiwg/aiwg-state/cache"
 	"github.com/aiwg/aiwg-state/checkpoint"
 	"github.com/aiwg/aiwg-state/event"
+	"github.com/aiwg/aiwg-state/frame"
 	"github.com/aiwg/aiwg-state/hooks"
 	"github.com/aiwg/aiwg-state/lease"
 	"github.com/aiwg/aiwg-state/memory"
 	"github.com/aiwg/aiwg-state/merge"
 	"github.com/aiwg/aiwg-state/objects"
+	"github.com/aiwg/aiwg-state/policy"
 	"github.com/aiwg/aiwg-state/queue"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/rlm"
@@ -243,6 +246,28 @@ var adviceTable = []func(error) (string, bool){
 	func(err error) (string, bool) {
 		var e *snapshot.NotFoundError
 		return " (aiwg-state snapshot ls lists them; aiwg-state fetch brings a remote's)", errors.As(err, &e)
+	},
+	func(err error) (string, bool) {
+		var e *policy.ProfileError
+		if !errors.As(err, &e) {
+			return "", false
+		}
+		return " (aiwg-state policy explain " + e.Agent + " shows what it may do)", true
+	},
+	func(err error) (string, bool) {
+		var e *frame.LimitError
+		return " (aiwg-state frame rm KEY or frame clear frees it; aiwg-state config limits.max_frame_bytes N raises it)", errors.As(err, &e)
+	},
+	func(err error) (string, bool) {
+		var e *frame.OwnerError
+		return " (use a run id of your own: --run or AIWG_RUN)", errors.As(err, &e)
+	},
+	func(err error) (string, bool) {
+		var e *cache.LimitError
+		return " (aiwg-state config limits.max_cache_bytes N raises it)", errors.As(err, &e)
+	},
+	func(err error) (string, bool) {
+		return ": the frame and cache live in the git directory, never in a commit (aiwg-state frame, aiwg-state cache)", errors.Is(err, frame.ErrReserved)
 	},
 }
 

@@ -82,6 +82,9 @@ func runBlame(ctx context.Context, s *session, opts blameOptions) error {
 		}
 		return nil
 	}
+	if err := s.mayRead(ctx, a[0]); err != nil {
+		return err
+	}
 	entries, err := s.store.Blame(ctx, a[0], s.readOptions(), store.BlameOptions{AllParents: opts.AllParents})
 	if err != nil {
 		return err

@@ -44,6 +44,9 @@ func runCat(ctx context.Context, s *session) error {
 		_, err = s.out.Write(data)
 		return err
 	}
+	if err := s.mayRead(ctx, a[0]); err != nil {
+		return err
+	}
 	v, err := s.store.Cat(ctx, a[0], s.readOptions())
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/tidwall/gjson"
 	"github.com/urfave/cli/v2"
 
 	"github.com/aiwg/aiwg-state/store"
@@ -25,10 +26,11 @@ func newCompletionCommand() *cli.Command {
 	}
 	return &cli.Command{
 		Name:  "completion",
-		Usage: "shell completion for bash, zsh and fish: commands, flags, branches and files",
+		Usage: "shell completion for bash, zsh and fish: commands, flags, branches, files and key paths",
 		Description: `Prints a script that completes aiwg-state's commands and flags, and the
-store's branches and files where a command takes them (read from the
-nearest store as you type).
+store's branches, files and key paths (FILE#KEY, or the word after a
+document) where a command takes them, read from the nearest store as
+you type.
 
 Examples:
    source <(aiwg-state completion bash)            # in ~/.bashrc
@@ -40,8 +42,8 @@ Examples:
 			shell("fish", "Examples:\n   aiwg-state completion fish > ~/.config/fish/completions/aiwg-state.fish", writeFishCompletion),
 			{
 				Name:      "words",
-				Usage:     "the store's branches and the files under PREFIX's directory, one a line (the scripts call it)",
-				ArgsUsage: "[PREFIX]",
+				Usage:     "the store's branches, the files under PREFIX's directory and a document's key paths, one a line (the scripts call it)",
+				ArgsUsage: "[PREFIX [PREV]]",
 				Hidden:    true,
 				Flags:     commonFlags(),
 				Action: command(func(s *session) error {
@@ -53,9 +55,23 @@ Examples:
 }
 
 // runCompletionWords prints the branches, and the entries of the
-// directory the prefix names (directories with a trailing /).
+// directory the prefix names (directories with a trailing /). A prefix
+// FILE#KEY offers the key paths of that document one level at a time
+// (objects with a trailing .), and so does the word after a document
+// (get FILE KEY), when the scripts pass that word as PREV.
 func runCompletionWords(ctx context.Context, s *session) error {
 	prefix := argAt(s.c.Args().Slice(), 0)
+	if file, kp, ok := strings.Cut(prefix, "#"); ok {
+		for _, k := range completeKeys(ctx, s, file, kp) {
+			fmt.Fprintln(s.out, file+"#"+k)
+		}
+		return nil
+	}
+	if prev := argAt(s.c.Args().Slice(), 1); strings.HasSuffix(prev, ".json") && !strings.Contains(prefix, "/") {
+		for _, k := range completeKeys(ctx, s, prev, prefix) {
+			fmt.Fprintln(s.out, k)
+		}
+	}
 	bs, err := s.store.Branches(ctx)
 	if err != nil {
 		return err
@@ -79,6 +95,36 @@ func runCompletionWords(ctx context.Context, s *session) error {
 		}
 	}
 	return nil
+}
+
+// completeKeys lists the key paths one level below the object that
+// typed (a key path being typed) is in: for "risk.le", the keys of
+// "risk". Keys a key path cannot name plainly are left out.
+func completeKeys(ctx context.Context, s *session, file, typed string) []string {
+	doc, err := s.store.Cat(ctx, file, store.ReadOptions{})
+	if err != nil || !gjson.ValidBytes(doc) {
+		return nil
+	}
+	parent, at := "", gjson.ParseBytes(doc)
+	if i := strings.LastIndex(typed, "."); i >= 0 {
+		parent = typed[:i+1]
+		at = at.Get(typed[:i])
+	}
+	if !at.IsObject() {
+		return nil
+	}
+	var keys []string
+	at.ForEach(func(k, v gjson.Result) bool {
+		if k.Str == "" || strings.ContainsAny(k.Str, ".*?#\\|@ \t\n\"'$`()") {
+			return true
+		}
+		if v.IsObject() {
+			keys = append(keys, parent+k.Str+".")
+		}
+		keys = append(keys, parent+k.Str)
+		return true
+	})
+	return keys
 }
 
 // completionTree is the command tree as the scripts need it: for each
@@ -201,10 +247,10 @@ _aiwg_state() {
     [[ -z "$path" ]] && return 0
     # A command's arguments: the store's branches and files.
     compopt -o nospace 2>/dev/null
-    COMPREPLY=($(compgen -W "$(aiwg-state completion words "$cur" 2>/dev/null)" -- "$cur"))
+    COMPREPLY=($(compgen -W "$(aiwg-state completion words "$cur" "$prev" 2>/dev/null)" -- "$cur"))
     local k
     for k in "${!COMPREPLY[@]}"; do
-        [[ "${COMPREPLY[k]}" == */ ]] || COMPREPLY[k]="${COMPREPLY[k]} "
+        [[ "${COMPREPLY[k]}" == */ || "${COMPREPLY[k]}" == *. ]] || COMPREPLY[k]="${COMPREPLY[k]} "
     done
 }
 complete -F _aiwg_state aiwg-state
@@ -251,7 +297,7 @@ func writeFishCompletion(w io.Writer, cmds []*cli.Command) error {
 			fmt.Fprintf(&b, "complete -c aiwg-state -n %s %s\n", quote(cond), opt)
 		}
 		if len(t.subs[p]) == 0 {
-			fmt.Fprintf(&b, "complete -c aiwg-state -n %s -a '(aiwg-state completion words (commandline -ct) 2>/dev/null)'\n", quote(cond))
+			fmt.Fprintf(&b, "complete -c aiwg-state -n %s -a '(aiwg-state completion words (commandline -ct) (commandline -opc)[-1] 2>/dev/null)'\n", quote(cond))
 		}
 	}
 	_, err := io.WriteString(w, b.String())

@@ -108,7 +108,15 @@ func runDiff(ctx context.Context, s *session, opts diffOptions) error {
 	if len(a) > 2 {
 		return usagef("diff: too many arguments")
 	}
+	if o.File != "" {
+		if err := s.mayRead(ctx, o.File); err != nil {
+			return err
+		}
+	}
 	d, err := s.store.Diff(ctx, o)
+	if err == nil {
+		d.Files, err = s.readableDiff(ctx, d.Files)
+	}
 	if err != nil {
 		return err
 	}

@@ -176,6 +176,9 @@ func runEventLs(ctx context.Context, s *session, replay bool) error {
 		}
 		return werr
 	}
+	if err := s.mayRead(ctx, event.Dir+"/"); err != nil {
+		return err
+	}
 	es, err := s.store.Events().List(ctx, f, s.readOptions())
 	if err != nil {
 		return err

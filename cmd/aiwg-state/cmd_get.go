@@ -63,6 +63,9 @@ func runGet(ctx context.Context, s *session, opts getOptions) error {
 		}
 		return s.printValue(a[0], "", v)
 	}
+	if err := s.mayRead(ctx, a[0]); err != nil {
+		return err
+	}
 	v, err := s.store.Get(ctx, a[0], key, ro)
 	if err != nil {
 		return err

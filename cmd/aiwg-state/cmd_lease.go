@@ -222,6 +222,9 @@ func runLeaseLs(ctx context.Context, s *session) error {
 	if err != nil {
 		return err
 	}
+	if err := s.mayRead(ctx, lease.Dir+"/"); err != nil {
+		return err
+	}
 	infos, err := s.store.Leases().List(ctx, argAt(a, 0), s.readOptions())
 	if err != nil {
 		return err

@@ -161,6 +161,11 @@ func runLog(ctx context.Context, s *session, opts logOptions) error {
 	if lo.Until, err = parseTime("until", opts.Until); err != nil {
 		return err
 	}
+	if lo.File != "" {
+		if err := s.mayRead(ctx, lo.File); err != nil {
+			return err
+		}
+	}
 	defer s.page()()
 	var all []*store.Mutation
 	var verr error

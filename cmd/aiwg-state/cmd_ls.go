@@ -28,6 +28,9 @@ func runLs(ctx context.Context, s *session) error {
 	}
 	dir := argAt(a, 0)
 	es, err := s.store.List(ctx, dir, s.readOptions())
+	if err == nil {
+		es, err = s.readableEntries(ctx, es)
+	}
 	if err != nil {
 		return err
 	}

@@ -113,14 +113,18 @@ Examples:
 			},
 			{
 				Name:      "export",
-				Usage:     "print live records as JSON Lines (the tiered state bridge), under NAMESPACE [KIND]",
+				Usage:     "print live records as JSON Lines or Markdown (the tiered state bridges), under NAMESPACE [KIND]",
 				ArgsUsage: "[NAMESPACE [KIND]]",
-				Description: `One record a line, as memory import reads them.
+				Description: `--format jsonl (the default): one record a line, as memory import reads
+them. --format markdown: a document for people, a section per namespace,
+a heading per record with its times and payload.
 
 Examples:
    aiwg-state memory export > memory.jsonl
-   aiwg-state memory export long_term --at v1.0 > long_term.jsonl`,
-				Flags:  append(readFlags(), &cli.BoolFlag{Name: "expired", Usage: "include records that have run out"}),
+   aiwg-state memory export long_term --at v1.0 > long_term.jsonl
+   aiwg-state memory export --format markdown > memory.md`,
+				Flags: append(readFlags(), &cli.BoolFlag{Name: "expired", Usage: "include records that have run out"},
+					&cli.StringFlag{Name: "format", Value: "jsonl", Usage: "jsonl or markdown"}),
 				Action: command(func(s *session) error { return runMemoryExport(s.c.Context, s) }),
 			},
 			{
@@ -145,6 +149,9 @@ func runMemoryGet(ctx context.Context, s *session) error {
 	if err != nil {
 		return err
 	}
+	if err := s.mayRead(ctx, memoryKey(a).File()); err != nil {
+		return err
+	}
 	r, err := s.store.Memory().Get(ctx, memoryKey(a), s.readOptions())
 	if err != nil {
 		return err
@@ -161,6 +168,9 @@ func runMemoryLs(ctx context.Context, s *session) error {
 		return err
 	}
 	recs, err := s.store.Memory().List(ctx, lo)
+	if err == nil {
+		recs, err = s.readableRecords(ctx, recs)
+	}
 	if err != nil {
 		return err
 	}
@@ -217,9 +227,19 @@ func runMemoryExport(ctx context.Context, s *session) error {
 	if err != nil {
 		return err
 	}
+	format := s.c.String("format")
+	if format != "jsonl" && format != "markdown" {
+		return usagef("--format is %q: want jsonl or markdown", format)
+	}
 	recs, err := s.store.Memory().List(ctx, lo)
+	if err == nil {
+		recs, err = s.readableRecords(ctx, recs)
+	}
 	if err != nil {
 		return err
+	}
+	if format == "markdown" {
+		return memory.WriteMarkdown(s.out, recs)
 	}
 	for _, r := range recs {
 		if err := printJSON(s.out, r); err != nil {

@@ -39,9 +39,19 @@ leases); "require_pusher": false lets unauthenticated pushes through:
    "pushers": {"alice": {"agents": ["alice"]},
                "ci": {"agents": ["conductor"], "roles": ["integrator"]}}
 
+Sandbox profiles bound what an agent may use per tier (documents read and
+write, memory namespaces, queues, SQL tables, events and leases, cache,
+frame); "sandbox" assigns them, or the presets minimal, compute-and-store,
+network-restricted and operator-controlled, to agents and roles:
+   "profiles": {"scraper": {"documents": {"read": ["public/**"], "write": ["agents/{agent}/**"]},
+                            "memory": ["session"], "cache": {"allowed": true, "max_bytes": 65536}}},
+   "sandbox": [{"agents": ["scraper-*"], "profile": "scraper"},
+               {"roles": ["workers"], "profile": "compute-and-store"}]
+
 Examples:
    aiwg-state policy set policy.json --agent conductor
    aiwg-state policy show
+   aiwg-state policy explain scraper-1
    aiwg-state policy check agents/pulse/main`,
 		Subcommands: []*cli.Command{
 			{
@@ -82,6 +92,7 @@ Examples:
 					})
 				}),
 			},
+			policyExplainCommand(),
 			{
 				Name:  "show",
 				Usage: "print the policy in force",

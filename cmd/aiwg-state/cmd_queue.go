@@ -127,6 +127,9 @@ func runQueuePeek(ctx context.Context, s *session, opts queuePeekOptions) error 
 	if err != nil {
 		return err
 	}
+	if err := s.mayRead(ctx, queue.Dir+"/"+a[0]+"/"); err != nil {
+		return err
+	}
 	msgs, err := s.store.Queues().Peek(ctx, a[0], opts.N, s.readOptions())
 	if err != nil {
 		return err

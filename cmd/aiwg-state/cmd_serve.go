@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/aiwg/aiwg-state/frame"
 	"github.com/aiwg/aiwg-state/serve"
 	"github.com/aiwg/aiwg-state/store"
 )
@@ -82,6 +83,7 @@ func runServe(c *cli.Context) error {
 	pool := newStorePool(st.Dir())
 	pool.put(st)
 	defer pool.close()
+	defer frame.Hold(st.Dir())() // the frames of the runs it serves live here, and end with it
 
 	ln, err := serve.Listen(socketPath(st.Dir()))
 	if err != nil {

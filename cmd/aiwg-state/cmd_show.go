@@ -61,6 +61,9 @@ func runShow(ctx context.Context, s *session, opts showOptions) error {
 		}
 	}
 	d, err := s.store.Diff(ctx, store.DiffOptions{From: m.Commit})
+	if err == nil {
+		d.Files, err = s.readableDiff(ctx, d.Files)
+	}
 	if err != nil {
 		return err
 	}

@@ -344,6 +344,9 @@ func runTrajShow(ctx context.Context, s *session) error {
 	if err != nil {
 		return err
 	}
+	if err := s.mayRead(ctx, trajectory.Dir+"/"+a[0]+"/trajectory.json"); err != nil {
+		return err
+	}
 	doc, err := s.store.Trajectories().Get(ctx, a[0], s.readOptions())
 	if err != nil {
 		return err
@@ -419,9 +422,10 @@ func trajReportCommand() *cli.Command {
 		Name:      "report",
 		Usage:     "write report.md beside the trajectory (one commit) and print it",
 		ArgsUsage: "TRAJ",
-		Description: `The report holds the goal, each thought → action → observation, errors
-and what recovered them, costs, quality metrics and lessons.
---no-write prints it without committing.
+		Description: `The report holds the goal, a timeline of the iterations and charts of
+tokens and cost per iteration (Mermaid, which git hosts draw), each
+thought → action → observation, errors and what recovered them, costs,
+quality metrics and lessons. --no-write prints it without committing.
 
 Examples:
    aiwg-state traj report $T
@@ -493,7 +497,8 @@ func trajAnalyzeCommand() *cli.Command {
 Examples:
    aiwg-state traj analyze
    aiwg-state traj analyze --task-type bug_fixing --since 30d
-   aiwg-state traj analyze --ngram 2 --top 5 --json`,
+   aiwg-state traj analyze --ngram 2 --top 5 --json
+   aiwg-state traj analyze --format markdown > analysis.md   # with Mermaid charts`,
 		Flags: append(readFlags(),
 			&cli.StringFlag{Name: "task-type", Usage: "only this task type"},
 			&cli.StringFlag{Name: "since", Usage: "only trajectories started since a date, an RFC 3339 time or an age (30d)"},
@@ -501,6 +506,7 @@ Examples:
 			&cli.IntFlag{Name: "top", Value: 10, Usage: "how many failure patterns, tool sequences and retry patterns to list"},
 			&cli.IntFlag{Name: "min-retries", Value: 2, Usage: "retries from which a retry pattern is listed"},
 			&cli.Float64Flag{Name: "min-success-rate", Value: 0.8, Usage: "success rate (0 to 1) from which a task type gives a prompt template"},
+			&cli.StringFlag{Name: "format", Value: "text", Usage: "text, or markdown: tables and Mermaid charts of the distributions, which git hosts draw (or --json)"},
 		),
 		Action: command(func(s *session) error {
 			return runTrajAnalyze(s.c.Context, s, trajAnalyzeOptions{
@@ -510,6 +516,7 @@ Examples:
 				TaskType:       s.c.String("task-type"),
 				MinRetries:     s.c.Int("min-retries"),
 				MinSuccessRate: s.c.Float64("min-success-rate"),
+				Format:         s.c.String("format"),
 			})
 		}),
 	}
@@ -523,6 +530,7 @@ type trajAnalyzeOptions struct {
 	TaskType       string  // --task-type
 	MinRetries     int     // --min-retries
 	MinSuccessRate float64 // --min-success-rate
+	Format         string  // --format
 }
 
 func runTrajAnalyze(ctx context.Context, s *session, opts trajAnalyzeOptions) error {
@@ -536,6 +544,9 @@ func runTrajAnalyze(ctx context.Context, s *session, opts trajAnalyzeOptions) er
 	if opts.Ngram < 1 || opts.Top < 1 || opts.MinRetries < 1 {
 		return usagef("--ngram, --top and --min-retries must be at least 1")
 	}
+	if opts.Format != "text" && opts.Format != "markdown" {
+		return usagef("unknown --format %q: want text or markdown (or --json)", opts.Format)
+	}
 	if !(opts.MinSuccessRate > 0 && opts.MinSuccessRate <= 1) {
 		return usagef("--min-success-rate must be above 0 and at most 1, got %v", opts.MinSuccessRate)
 	}
@@ -548,6 +559,10 @@ func runTrajAnalyze(ctx context.Context, s *session, opts trajAnalyzeOptions) er
 	}
 	if s.json {
 		return printJSON(s.out, an)
+	}
+	if opts.Format == "markdown" {
+		_, err := s.out.Write(trajectory.AnalysisMarkdown(an))
+		return err
 	}
 	printTrajAnalysis(s, an)
 	return nil

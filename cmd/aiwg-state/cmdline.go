@@ -270,7 +270,11 @@ func reorderArgs(app *cli.App, args []string) ([]string, error) {
 			return nil
 		}
 		if given[first] {
-			return usagef("flag --%s is given twice; %s takes one (see aiwg-state %s --help)", first, strings.Join(path[1:], " "), strings.Join(path[1:], " "))
+			dash := "--"
+			if len(first) == 1 {
+				dash = "-"
+			}
+			return usagef("flag %s%s is given twice; %s takes one (see aiwg-state %s --help)", dash, first, strings.Join(path[1:], " "), strings.Join(path[1:], " "))
 		}
 		given[first] = true
 		return nil
@@ -290,6 +294,15 @@ func reorderArgs(app *cli.App, args []string) ([]string, error) {
 		}
 		name := strings.TrimLeft(a, "-")
 		name, _, hasEq := strings.Cut(name, "=")
+		if short := name[:min(1, len(name))]; len(a) > 2 && a[0] == '-' && a[1] != '-' && !isFlag[name] && takesValue[short] {
+			// -n5 is -n 5, as getopt (and so git) reads a one-letter
+			// flag with its value attached.
+			if err := twice(short); err != nil {
+				return nil, err
+			}
+			flags = append(flags, "-"+short, a[2:])
+			continue
+		}
 		if strings.HasPrefix(a, "-") && isFlag[name] {
 			if err := twice(name); err != nil {
 				return nil, err

@@ -141,3 +141,10 @@ func snapshotCommands() []*cli.Command {
 		snapshotCommand(),
 	}
 }
+
+func tierCommands() []*cli.Command {
+	return []*cli.Command{
+		newFrameCommand(),
+		newCacheCommand(),
+	}
+}

@@ -18,6 +18,7 @@ func TestBashCompletion(t *testing.T) {
 		t.Skip("no bash")
 	}
 	s := reviewHistory(t)
+	mustCLI(t, s, "", "set", "plan.json", "steps.first", `"draft"`, "--agent", "planner")
 	dir := t.TempDir()
 	script := filepath.Join(dir, "aiwg-state.bash")
 	if err := os.WriteFile(script, []byte(completionScript(t, "bash")), 0o644); err != nil {
@@ -54,6 +55,10 @@ func TestBashCompletion(t *testing.T) {
 		{[]string{"log", "-b", "fe"}, "feat"},
 		{[]string{"get", "pla"}, "plan.json"},
 		{[]string{"completion", "f"}, "fish"},
+		// Key paths, after FILE# and as the word after a document.
+		{[]string{"get", "plan.json#ri"}, "plan.json#risk"},
+		{[]string{"log", "plan.json#steps.f"}, "plan.json#steps.first"},
+		{[]string{"get", "plan.json", "ri"}, "risk"},
 	} {
 		got := complete(tc.words...)
 		if len(got) != 1 || got[0] != tc.want {

@@ -109,6 +109,10 @@ func TestAuditCommands(t *testing.T) {
 	if out := mustCLI(t, s, "", "log", "docs/plan.json#risk.level", "--follow", "--agent", "critic", "-n", "1"); strings.Count(out, "\n") != 1 {
 		t.Fatalf("log --agent -n:\n%s", out)
 	}
+	// -n1 is -n 1, as git reads it.
+	if out := mustCLI(t, s, "", "log", "docs/plan.json#risk.level", "--follow", "--agent", "critic", "-n1"); strings.Count(out, "\n") != 1 {
+		t.Fatalf("log -n1:\n%s", out)
+	}
 	if out := mustCLI(t, s, "", "log", "plan.json#risk.level", "--since", "2000-01-01T00:00:00Z", "--json"); !strings.Contains(out, `"value":{"op":"update","file":"plan.json","key":"risk.level","old":"low","new":"high"}`) {
 		t.Fatalf("log --json:\n%s", out)
 	}

@@ -152,6 +152,7 @@ func commandGroups() []func() []*cli.Command {
 		leaseCommands,
 		memoryCommands,
 		queueCommands,
+		tierCommands,
 		schemaCommands,
 		strategyCommands,
 		snapshotCommands,

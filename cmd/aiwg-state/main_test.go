@@ -185,6 +185,8 @@ func TestExitCodesAndErrors(t *testing.T) {
 		{[]string{"checkpoint", "prune", "--keep", "-1"}, exitUsage},
 		{[]string{"log", "--op", "bogus"}, exitUsage},
 		{[]string{"log", "-n", "-1"}, exitUsage},
+		{[]string{"log", "-n-1"}, exitUsage},
+		{[]string{"log", "-n1", "-n", "2"}, exitUsage},                        // one count, given twice
 		{[]string{"config", "limits.max_document_bytes", `"abc"`}, exitUsage}, // settings the store could not use
 		{[]string{"config", "limits.max_document_bytes", "-5"}, exitUsage},
 		{[]string{"config", "format", "99"}, exitUsage},

@@ -177,6 +177,34 @@ func TestLogGraphAsGitDraws(t *testing.T) {
 	mustCLI(t, s, "", "set", "fix.json", "a", `1`, "--agent", "fixer", "-b", "fix")
 	mustCLI(t, s, "", "merge", "fix", "--agent", "lead", "--no-ff")
 	mustCLI(t, s, "", "set", "plan.json", "done", `true`, "--agent", "lead")
+	graphAsGit(t, s, [][]string{{}, {"feat"}, {"-4"}, {"-5"}, {"-7"}, {"main~2..main"}, {"feat..main"}})
+}
+
+// TestLogGraphLanesAsGitDraws: agents' branches that forked from one
+// commit and merge in turn, each drawn in its own lane while older
+// lanes are still open, as git draws them.
+func TestLogGraphLanesAsGitDraws(t *testing.T) {
+	s := newStore(t)
+	mustCLI(t, s, "", "set", "plan.json", "base", `1`, "--agent", "lead")
+	for _, b := range []string{"a", "b", "c"} {
+		mustCLI(t, s, "", "branch", b)
+	}
+	mustCLI(t, s, "", "set", "a.json", "x", `1`, "--agent", "a", "-b", "a")
+	mustCLI(t, s, "", "set", "a.json", "x", `2`, "--agent", "a", "-b", "a")
+	mustCLI(t, s, "", "set", "b.json", "x", `1`, "--agent", "b", "-b", "b")
+	mustCLI(t, s, "", "set", "c.json", "x", `1`, "--agent", "c", "-b", "c")
+	mustCLI(t, s, "", "set", "plan.json", "m1", `1`, "--agent", "lead")
+	mustCLI(t, s, "", "merge", "a", "--no-ff", "--agent", "lead")
+	mustCLI(t, s, "", "merge", "b", "--no-ff", "--agent", "lead")
+	mustCLI(t, s, "", "set", "plan.json", "m2", `1`, "--agent", "lead")
+	mustCLI(t, s, "", "merge", "c", "--no-ff", "--agent", "lead")
+	graphAsGit(t, s, [][]string{{}, {"-3"}, {"-6"}, {"-9"}, {"main~2..main"}, {"b..main"}, {"a..main"}})
+}
+
+// graphAsGit compares log --graph with git log --graph, line for line,
+// for each set of arguments.
+func graphAsGit(t *testing.T, s string, argSets [][]string) {
+	t.Helper()
 	hash := regexp.MustCompile(`[0-9a-f]{12}`)
 	shape := func(out string, n int) []string {
 		var lines []string
@@ -188,7 +216,7 @@ func TestLogGraphAsGitDraws(t *testing.T) {
 		}
 		return lines
 	}
-	for _, args := range [][]string{{}, {"feat"}, {"-4"}, {"-5"}, {"-7"}, {"main~2..main"}, {"feat..main"}} {
+	for _, args := range argSets {
 		ours := []string{"log", "--graph"}
 		git := []string{"log", "--graph", "--format=%H"}
 		if len(args) > 0 && args[0] == "feat" {

@@ -42,7 +42,8 @@ func served(name string) bool {
 		"config",
 		"state", "var", "final", "checkpoint", "rollback",
 		"goal", "event", "latest", "request", "item", "project", "doc", "state-doc",
-		"traj", "lease", "memory", "queue", "schema", "strategy":
+		"traj", "lease", "memory", "queue", "schema", "strategy",
+		"frame", "cache":
 		return true
 	}
 	return false

@@ -362,6 +362,10 @@ func TestTrajImportAnalyzeReportPrune(t *testing.T) {
 	if human := mustCLI(t, s, "", "traj", "analyze"); !strings.Contains(human, "bug_fixing") || !strings.Contains(human, "InvalidArgument") {
 		t.Fatalf("analyze: %s", human)
 	}
+	if md := mustCLI(t, s, "", "traj", "analyze", "--format", "markdown"); !strings.Contains(md, "| bug_fixing |") ||
+		!strings.Contains(md, "```mermaid\npie title Failures by kind\n    \"InvalidArgument\" : ") {
+		t.Fatalf("analyze --format markdown:\n%s", md)
+	}
 
 	// The prompt improvements: the example's one Grep retry is listed
 	// from --min-retries 1, and each task type gives a template.

@@ -9,8 +9,10 @@ import (
 	"io/fs"
 	"time"
 
+	"github.com/aiwg/aiwg-state/cache"
 	"github.com/aiwg/aiwg-state/docschema"
 	"github.com/aiwg/aiwg-state/event"
+	"github.com/aiwg/aiwg-state/frame"
 	"github.com/aiwg/aiwg-state/hooks"
 	"github.com/aiwg/aiwg-state/lease"
 	"github.com/aiwg/aiwg-state/memory"
@@ -57,12 +59,15 @@ var table = []struct {
 	{lease.ErrHeld, Lock, "held"},
 	{lease.ErrNotHolder, Domain, "not_holder"},
 	{lease.ErrInvalid, Usage, "invalid"},
+	{frame.ErrReserved, Domain, "reserved"}, // before ErrInvalidRecord, which it is: a disposable tier's path committed
 	{store.ErrInvalidRecord, Domain, "invalid_record"},
 	{memory.ErrInvalid, Usage, "invalid"},
 	{memory.ErrNotList, Domain, "not_list"},
 	{queue.ErrInvalid, Usage, "invalid"},
 	{queue.ErrEmpty, Domain, "empty"},
 	{event.ErrInvalid, Usage, "invalid"},
+	{frame.ErrInvalid, Usage, "invalid"},
+	{cache.ErrInvalid, Usage, "invalid"},
 	{docschema.ErrInvalid, Domain, "schema"},
 	{docschema.ErrRules, Usage, "invalid"},
 	{policy.ErrInvalid, Domain, "invalid_policy"}, // a policy that does not parse: refused data, whoever wrote it
@@ -152,6 +157,13 @@ func Details(err error) map[string]any {
 	if errors.As(err, &she) {
 		details["shallow"] = true
 		details["revision"] = she.Rev
+	}
+	var pfe *policy.ProfileError
+	if errors.As(err, &pfe) {
+		details["profile"], details["rule"], details["agent"] = pfe.Profile, pfe.Rule, pfe.Agent
+		if pfe.Target != "" {
+			details["target"] = pfe.Target
+		}
 	}
 	var sv *docschema.Violation
 	if errors.As(err, &sv) {

@@ -12,13 +12,14 @@ import (
 // what a statement may do is decided on what SQLite understood, not on
 // its text. It denies by default: an action it does not know is refused.
 type guard struct {
-	write    bool                    // sql exec: writes to agent tables allowed
-	agent    map[string]bool         // declared agent tables, lower-case
-	mayRead  func(table string) bool // nil: every mirrored and agent table
-	mayWrite func(table string) bool // nil: every agent table
-	err      *RefusedError           // the first refusal
-	saw      bool                    // an action a statement of its mode does was seen
-	written  map[string]bool         // agent tables the statement writes
+	write       bool                                 // sql exec: writes to agent tables allowed
+	agent       map[string]bool                      // declared agent tables, lower-case
+	mayRead     func(table string) bool              // nil: every mirrored and agent table
+	mayWrite    func(table string) bool              // nil: every agent table
+	refuseTable func(table string, write bool) error // nil: a RefusedError
+	err         error                                // the first refusal
+	saw         bool                                 // an action a statement of its mode does was seen
+	written     map[string]bool                      // agent tables the statement writes
 }
 
 // captureTrigger prefixes the temporary triggers through which sql exec
@@ -58,6 +59,21 @@ func (g *guard) refuse(e *RefusedError) sqlite.AuthorizerReturnCode {
 	return sqlite.AuthorizerDeny
 }
 
+// notAllowed refuses a table the caller's options do not allow.
+func (g *guard) notAllowed(table string, write bool) sqlite.AuthorizerReturnCode {
+	if g.refuseTable != nil && g.err == nil {
+		if err := g.refuseTable(table, write); err != nil {
+			g.err = err
+			return sqlite.AuthorizerDeny
+		}
+	}
+	access := "reading"
+	if write {
+		access = "writing"
+	}
+	return g.refuse(refused(RefusedNotAllowed, "%s table %s is not allowed here", access, table))
+}
+
 func (g *guard) authorize(action sqlite.AuthorizerActionCode, arg1, arg2, dbName, trigger string) sqlite.AuthorizerReturnCode {
 	ours := strings.HasPrefix(trigger, captureTrigger)
 	table := strings.ToLower(arg1)
@@ -86,7 +102,7 @@ func (g *guard) authorize(action sqlite.AuthorizerActionCode, arg1, arg2, dbName
 		}
 		if isMirrored(table) || g.agent[table] {
 			if g.mayRead != nil && !g.mayRead(table) {
-				return g.refuse(refused(RefusedNotAllowed, "reading table %s is not allowed here", arg1))
+				return g.notAllowed(table, false)
 			}
 			return sqlite.AuthorizerOK
 		}
@@ -115,7 +131,7 @@ func (g *guard) authorize(action sqlite.AuthorizerActionCode, arg1, arg2, dbName
 			return g.refuse(refused(RefusedWrite, "a query does not write: run it with aiwg-state sql exec"))
 		}
 		if g.mayWrite != nil && !g.mayWrite(table) {
-			return g.refuse(refused(RefusedNotAllowed, "writing table %s is not allowed here", arg1))
+			return g.notAllowed(table, true)
 		}
 		g.saw = true
 		if g.written == nil {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -18,8 +19,10 @@ import (
 	sqlite "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/aiwg/aiwg-state/internal/sandbox"
 	"github.com/aiwg/aiwg-state/merge/jsonmerge"
 	"github.com/aiwg/aiwg-state/objects"
+	"github.com/aiwg/aiwg-state/policy"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/store"
 )
@@ -36,6 +39,63 @@ type Options struct {
 	// MaxRows bounds a query's answer (0: DefaultMaxRows); past it the
 	// query fails with store.ErrLimit rather than fill memory.
 	MaxRows int
+	// Refuse, when set, is the error a table that MayRead or MayWrite
+	// refuses is reported with (a sandbox profile's, naming its rule);
+	// nil: a *RefusedError of kind not_allowed.
+	Refuse func(table string, write bool) error
+}
+
+// ProfileOptions are the options that hold agent to its sandbox profile
+// (the access policy's at the head of st's branch), a refusal naming the
+// profile and its rule. Its "tables" rule names the tables the agent may
+// read and write, the mirrored ones included; a mirrored table also needs
+// its whole tier, since its rows are all of that tier's: documents,
+// mutations, variables, trajectories, iterations and index_problems
+// documents.read "**"; memory every namespace ("*"); queues every queue
+// ("*"); leases coordination. An agent without a profile gets the
+// defaults.
+func ProfileOptions(ctx context.Context, st *store.Store, agent string) (Options, error) {
+	p, err := sandbox.Policy(ctx, st)
+	if err != nil || p == nil || agent == "" {
+		return Options{}, err
+	}
+	pr, _ := p.ProfileOf(agent)
+	if pr == nil {
+		return Options{}, nil
+	}
+	name := pr.Name()
+	readRule := func(table string) (bool, string) {
+		if !pr.MayReadTable(table) {
+			return false, policy.TierTables + ".read"
+		}
+		switch table {
+		case "documents", "mutations", "variables", "trajectories", "iterations", "index_problems":
+			return slices.Contains(pr.Documents.Read, "**"), policy.TierDocuments + ".read"
+		case "memory":
+			return slices.Contains(pr.Memory, "*"), policy.TierMemory
+		case "queues":
+			return slices.Contains(pr.Queues, "*"), policy.TierQueues
+		case "leases":
+			return pr.Coordination, policy.TierCoordination
+		}
+		return true, ""
+	}
+	return Options{
+		MayRead: func(table string) bool {
+			ok, _ := readRule(table)
+			return ok
+		},
+		MayWrite: pr.MayWriteTable,
+		Refuse: func(table string, write bool) error {
+			access, rule := "read", ""
+			if write {
+				access, rule = "write", policy.TierTables+".write"
+			} else {
+				_, rule = readRule(table)
+			}
+			return &policy.ProfileError{Agent: agent, Profile: name, Rule: rule, Access: access, Target: "table " + table}
+		},
+	}, nil
 }
 
 // DefaultMaxRows is the most rows a query answers by default.
@@ -351,7 +411,7 @@ func (d *DB) collect(ctx context.Context, conn *sql.Conn, g *guard, res *Result,
 }
 
 func (d *DB) newGuard(tables map[string]*Schema, write bool) *guard {
-	g := &guard{write: write, agent: map[string]bool{}, mayRead: d.opts.MayRead, mayWrite: d.opts.MayWrite}
+	g := &guard{write: write, agent: map[string]bool{}, mayRead: d.opts.MayRead, mayWrite: d.opts.MayWrite, refuseTable: d.opts.Refuse}
 	for name := range tables {
 		g.agent[name] = true
 	}

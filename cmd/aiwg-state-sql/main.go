@@ -127,8 +127,23 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return fail(stderr, err)
 	}
 	defer st.Close()
-	db := sqlstate.Open(st.Store, sqlstate.Options{})
 	agent, _ := st.AgentFor(o.agent, os.Getenv)
+	// The sandbox profile that bounds the tables: a write's author's; a
+	// query's, the agent --agent or AIWG_AGENT names (a query no agent is
+	// named for is a person's or a program's with the store at hand,
+	// which no profile bounds, as for aiwg-state's reads).
+	bound := agent
+	if pos[0] == "sql" && (len(pos) < 2 || pos[1] != "exec") {
+		bound = o.agent
+		if bound == "" {
+			bound = os.Getenv("AIWG_AGENT")
+		}
+	}
+	opts, err := sqlstate.ProfileOptions(ctx, st.Store, bound)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	db := sqlstate.Open(st.Store, opts)
 	wo := store.WriteOptions{Agent: agent, Branch: o.branch}
 	if o.expect != "" {
 		wo.Expect = &o.expect

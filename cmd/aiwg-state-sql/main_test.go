@@ -116,3 +116,44 @@ func TestThroughAiwgState(t *testing.T) {
 		t.Fatalf("fsck: %v %s", err, out)
 	}
 }
+
+// TestSandboxProfiles: an agent's sandbox profile bounds the tables it
+// may read and write; a refusal names the profile and the rule (exit 3).
+func TestSandboxProfiles(t *testing.T) {
+	dir := t.TempDir()
+	ok(t, dir, "init")
+	schema := filepath.Join(dir, "s.json")
+	os.WriteFile(schema, []byte(`{"columns":[{"name":"title","type":"text"}]}`), 0o644)
+	ok(t, dir, "table", "create", "scraped_pages", "--schema", schema)
+	ok(t, dir, "table", "create", "users", "--schema", schema)
+	ok(t, dir, "queue", "put", "jobs", `{"n":1}`)
+	pol := filepath.Join(dir, "policy.json")
+	os.WriteFile(pol, []byte(`{"default": "allow", "rules": [],
+  "profiles": {"scraper": {"documents": {"read": ["**"], "write": ["**"]}, "tables": {"read": ["scraped_*", "documents", "queues"], "write": ["scraped_*"]}}},
+  "sandbox": [{"agents": ["scraper-*"], "profile": "scraper"}, {"agents": ["calc"], "profile": "compute-and-store"}]}`), 0o644)
+	ok(t, dir, "policy", "set", pol)
+	ok(t, dir, "sql", "exec", "INSERT INTO scraped_pages(title) VALUES ('a')", "--agent", "scraper-1")
+	if out := ok(t, dir, "sql", "SELECT count(DISTINCT path) AS n FROM documents WHERE path LIKE 'tables/%'", "--agent", "scraper-1", "--csv"); out != "n\n1\n" {
+		t.Fatalf("scraper reads documents: %q", out)
+	}
+	for _, c := range []struct {
+		args []string
+		rule string
+	}{
+		{[]string{"sql", "SELECT * FROM users", "--agent", "scraper-1"}, "rule tables.read"},
+		{[]string{"sql", "exec", "INSERT INTO users(title) VALUES ('x')", "--agent", "scraper-1"}, "rule tables.write"},
+		{[]string{"sql", "SELECT * FROM queues", "--agent", "scraper-1"}, "rule queues"},
+		{[]string{"sql", "SELECT * FROM queues", "--agent", "calc"}, `sandbox profile "compute-and-store", rule queues`},
+		{[]string{"sql", "SELECT * FROM leases", "--agent", "calc"}, "rule coordination"},
+	} {
+		_, errs, code := cli(t, dir, c.args...)
+		if code != 3 || !strings.Contains(errs, c.rule) || !strings.Contains(errs, "sandbox profile") {
+			t.Errorf("%v: exit %d %q, want 3 naming %q", c.args, code, errs, c.rule)
+		}
+	}
+	// calc may read memory and its own tables; a query naming no agent
+	// is bounded by no profile.
+	ok(t, dir, "sql", "SELECT * FROM memory", "--agent", "calc")
+	ok(t, dir, "sql", "SELECT * FROM users", "--agent", "calc")
+	ok(t, dir, "sql", "SELECT * FROM queues")
+}

@@ -32,7 +32,9 @@ Agent tables (aiwg-state table create) keep each row as a document,
 tables/NAME/ROWID.json; sql exec runs one INSERT, UPDATE or DELETE on
 one as one commit, the statement in its trailers. DDL, ATTACH, VACUUM,
 pragmas other than the schema-reading ones, load_extension, writes to
-mirrored tables and more than one statement are refused (exit 3).
+mirrored tables and more than one statement are refused (exit 3), as is
+a table the agent's sandbox profile does not allow (a query's agent is
+the one --agent or AIWG_AGENT names).
 
 Flags (aiwg-state-sql's):
    --at REV          query the store at REV

@@ -157,3 +157,16 @@ func TestSandboxProfiles(t *testing.T) {
 	ok(t, dir, "sql", "SELECT * FROM users", "--agent", "calc")
 	ok(t, dir, "sql", "SELECT * FROM queues")
 }
+
+// TestSQLiteStaysOut: aiwg-state, the root package and the other programs
+// do not link SQLite (it would slow every command's start); this program
+// alone does.
+func TestSQLiteStaysOut(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "../aiwg-state", "../aiwg-state-client", "../aiwg-state-mcp", "../..").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), "modernc.org/sqlite") {
+		t.Fatal("a program other than aiwg-state-sql links modernc.org/sqlite")
+	}
+}

@@ -119,7 +119,10 @@ func (d *DB) updateWith(ctx context.Context, db *sql.DB, head plumbing.Hash, mut
 			continue
 		}
 		name = strings.TrimSuffix(name, ".json")
-		if checkTableName(name) != nil {
+		if err := checkTableName(name); err != nil {
+			if !c.New.IsZero() {
+				schemaProblems = append(schemaProblems, [2]string{c.Path, err.Error()})
+			}
 			continue
 		}
 		if _, had := tables[name]; had {

@@ -668,7 +668,7 @@ func TestHostileFiles(t *testing.T) {
 	same(t, "memory intact", query(t, db, `SELECT count(*) FROM memory`, store.ReadOptions{}), []string{"6"})
 	same(t, "ok rows", query(t, db, `SELECT id, n, b FROM ok`, store.ReadOptions{}), []string{"r1|1|1", "r2||"})
 	got := query(t, db, `SELECT DISTINCT path FROM index_problems`, store.ReadOptions{})
-	want := []string{".aiwg/tables/evil.json", ".aiwg/tables/sneaky.json", "memory/long_term/fact.json", "tables/ok/..evil.json", "tables/ok/r2.json", "tables/ok/r4.json", "tables/undeclared/r.json"}
+	want := []string{".aiwg/tables/evil.json", ".aiwg/tables/memory.json", ".aiwg/tables/sneaky.json", "memory/long_term/fact.json", "tables/ok/..evil.json", "tables/ok/r2.json", "tables/ok/r4.json", "tables/undeclared/r.json"}
 	sort.Strings(want)
 	same(t, "problems", got, want)
 	same(t, "tables", query(t, db, `SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('evil', 'sneaky', 'ok', 'memory')`, store.ReadOptions{}), []string{"memory", "ok"})

@@ -25,7 +25,7 @@ import (
 // fixture is a store with a little of everything, written by three
 // agents: documents, memory records, queue messages, a lease, an RLM
 // state with variables, and a trajectory with two iterations.
-func fixture(t *testing.T) *aiwgstate.Store {
+func fixture(t testing.TB) *aiwgstate.Store {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -89,7 +89,7 @@ func fixture(t *testing.T) *aiwgstate.Store {
 	return st
 }
 
-func git(t *testing.T, st *aiwgstate.Store, args ...string) string {
+func git(t testing.TB, st *aiwgstate.Store, args ...string) string {
 	t.Helper()
 	out, err := exec.Command("git", append([]string{"--git-dir", st.Dir()}, args...)...).Output()
 	if err != nil {

@@ -1,0 +1,103 @@
+package ui
+
+import (
+	"context"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/aiwg/aiwg-state/lease"
+	"github.com/aiwg/aiwg-state/merge"
+	"github.com/aiwg/aiwg-state/queue"
+	"github.com/aiwg/aiwg-state/store"
+)
+
+// countLimit bounds an ahead or behind count: past it the page says
+// "500+", so a branch forked long ago costs no more than a recent one.
+const countLimit = 500
+
+type branchRow struct {
+	store.BranchInfo
+	Agent         bool
+	Main          string // the branch it is counted against
+	Ahead, Behind int
+	AheadMore     bool // Ahead reached countLimit
+	BehindMore    bool
+	Last          *store.Mutation
+	Conflicts     []merge.ConflictEntry
+}
+
+type overviewData struct {
+	Main      string
+	Branches  []branchRow
+	Agents    []branchRow
+	Leases    []lease.Info
+	Queues    []queue.Info
+	Conflicts int
+	Errors    []string
+}
+
+func (a *app) overview(r *http.Request) (string, *view, error) {
+	ctx := r.Context()
+	main := a.opts.Branch
+	bs, err := a.st.Branches(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	d := &overviewData{Main: main}
+	for _, b := range bs {
+		row := branchRow{BranchInfo: b, Main: main, Agent: strings.HasPrefix(b.Name, "agents/")}
+		row.Last, _ = a.st.Show(ctx, b.Commit, store.ReadOptions{})
+		if b.Name != main && b.AliasOf == "" {
+			row.Ahead, row.AheadMore = a.count(ctx, b.Commit, main)
+			row.Behind, row.BehindMore = a.count(ctx, main, b.Commit)
+		}
+		if b.Merging {
+			cs, err := a.st.Merges().Conflicts(ctx, store.ReadOptions{Branch: b.Name})
+			if err != nil {
+				d.Errors = append(d.Errors, "conflicts of "+b.Name+": "+err.Error())
+			}
+			row.Conflicts = cs
+			d.Conflicts += len(cs)
+		}
+		if row.Agent {
+			d.Agents = append(d.Agents, row)
+		} else {
+			d.Branches = append(d.Branches, row)
+		}
+	}
+	ro := store.ReadOptions{Branch: main}
+	if d.Leases, err = a.st.Leases().List(ctx, "", ro); err != nil {
+		d.Errors = append(d.Errors, "leases: "+err.Error())
+	}
+	held := d.Leases[:0]
+	for _, l := range d.Leases {
+		if len(l.Locks) > len(l.Expired) || len(l.WaitQueue) > 0 {
+			held = append(held, l)
+		}
+	}
+	d.Leases = held
+	if d.Queues, err = a.st.Queues().List(ctx, ro); err != nil {
+		d.Errors = append(d.Errors, "queues: "+err.Error())
+	}
+	sort.Slice(d.Queues, func(i, j int) bool { return d.Queues[i].Name < d.Queues[j].Name })
+	return "overview", &view{Title: "Overview", Nav: "overview", Data: d}, nil
+}
+
+// count is how many first-parent commits of at are not reachable from
+// exclude (git rev-list --first-parent --count exclude..at), up to
+// countLimit.
+func (a *app) count(ctx context.Context, at, exclude string) (int, bool) {
+	n := 0
+	err := a.st.Log(ctx, store.LogOptions{ReadOptions: store.ReadOptions{At: at}, Exclude: exclude, Limit: countLimit + 1}, func(*store.Mutation) bool {
+		n++
+		return true
+	})
+	if err != nil {
+		return 0, false
+	}
+	if n > countLimit {
+		return countLimit, true
+	}
+	return n, false
+}

@@ -104,7 +104,9 @@ func tab(t *testing.T) context.Context {
 func serve(t *testing.T, f *fixture) string {
 	t.Helper()
 	srv := httptest.NewServer(ui.New(f.st, ui.Options{Poll: 50 * time.Millisecond}))
-	t.Cleanup(srv.Close)
+	// A page's event stream stays open while its tab does: end it
+	// whichever is cleaned up first.
+	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close() })
 	return srv.URL
 }
 
@@ -145,9 +147,9 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 // TestBrowserPages opens each page on the fixture and reads what it
 // shows.
 func TestBrowserPages(t *testing.T) {
+	ctx := tab(t)
 	f := newFixture(t)
 	base := serve(t, f)
-	ctx := tab(t)
 	for _, c := range []struct {
 		name, path, sel, want string
 	}{
@@ -160,6 +162,8 @@ func TestBrowserPages(t *testing.T) {
 		{"files", "/files?dir=docs", `table.files`, "plan.json"},
 		{"rlm", "/rlm/" + f.state, `#final`, "Quarter summarised"},
 		{"trajectory", "/traj/" + f.traj, `ol.timeline`, "the search timed out"},
+		{"states", "/rlm", `table.states`, f.state},
+		{"trajectories", "/traj", `table.trajs`, "summarise"},
 	} {
 		if err := chromedp.Do(ctx, chromedp.Navigate(base+c.path), chromedp.WaitVisible(chromedp.CSS(c.sel))); err != nil {
 			t.Fatalf("%s: %v", c.name, err)
@@ -186,9 +190,9 @@ func TestBrowserPages(t *testing.T) {
 // TestBrowserClickThrough goes from the history to a mutation by its
 // link and back.
 func TestBrowserClickThrough(t *testing.T) {
+	ctx := tab(t)
 	f := newFixture(t)
 	base := serve(t, f)
-	ctx := tab(t)
 	link := chromedp.CSS(fmt.Sprintf(`tr[data-commit="%s"] a.commit`, f.mergeTopic))
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(base+"/history"),
@@ -236,9 +240,9 @@ func TestBrowserClickThrough(t *testing.T) {
 // second Store on the same directory, as another process would open it)
 // commits.
 func TestBrowserLive(t *testing.T) {
+	ctx := tab(t)
 	f := newFixture(t)
 	base := serve(t, f)
-	ctx := tab(t)
 	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/history"), chromedp.WaitVisible(chromedp.CSS(`#live-head`))); err != nil {
 		t.Fatal(err)
 	}
@@ -283,9 +287,9 @@ func TestBrowserLive(t *testing.T) {
 // TestBrowserXSS: names and values that are HTML, attribute breakers and
 // javascript: URLs show as text, and no script of theirs runs.
 func TestBrowserXSS(t *testing.T) {
+	ctx := tab(t)
 	f := newFixture(t)
 	base := serve(t, f)
-	ctx := tab(t)
 	q := url.QueryEscape
 	for _, c := range []struct{ path, want string }{
 		{"/", xssBranch},

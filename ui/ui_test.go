@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aiwg/aiwg-state/internal/signtest"
 	"github.com/aiwg/aiwg-state/internal/storetest"
 	"github.com/aiwg/aiwg-state/store"
 	"github.com/aiwg/aiwg-state/ui"
@@ -259,6 +260,34 @@ func TestLiveEvents(t *testing.T) {
 				t.Errorf("event %q", line)
 			}
 			return
+		}
+	}
+}
+
+// TestSignatureStatus: a mutation page says whether the commit is signed
+// by a key the policy lists for its agent.
+func TestSignatureStatus(t *testing.T) {
+	signtest.NeedSSHKeygen(t)
+	ctx := context.Background()
+	st := storetest.New(t)
+	alice := signtest.NewKey(t, t.TempDir(), "alice")
+	if _, err := st.SetPolicy(ctx, []byte(`{"default": "allow", "rules": [], "signers": {"alice": ["`+alice.Public+`"]}}`), store.WriteOptions{Agent: "admin"}); err != nil {
+		t.Fatal(err)
+	}
+	storetest.Git(t, st, "config", "aiwg.alice.signingKey", alice.Path)
+	signed, err := st.Set(ctx, "docs/a.json", "v", []byte("1"), store.WriteOptions{Agent: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unsigned, err := st.Set(ctx, "docs/a.json", "v", []byte("2"), store.WriteOptions{Agent: "bob"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := ui.New(st, ui.Options{})
+	for commit, want := range map[string]string{signed.Commit: `<span class="badge good">good</span> alice`, unsigned.Commit: `<span class="badge none">none</span>`} {
+		code, body := get(t, h, "/mutation/"+commit)
+		if code != 200 || !strings.Contains(body, want) {
+			t.Errorf("%s: %d, want %q in the signature", commit, code, want)
 		}
 	}
 }

@@ -31,14 +31,18 @@ func (a *app) live(w http.ResponseWriter, r *http.Request) {
 	if from != "" && !store.IsObjectIDName(from) {
 		from = ""
 	}
-	if from != "" {
-		if _, err := a.st.Resolve(from, branch); err != nil {
-			from = ""
-		}
-	}
-	if _, err := a.st.Resolve("", branch); err != nil {
+	head, err := a.st.Resolve("", branch)
+	if err != nil {
 		a.fail(w, r, err)
 		return
+	}
+	if from != "" {
+		// Only a commit of the branch's history: from anywhere else the
+		// watch would stream all the history the two do not share.
+		h, err := a.st.Resolve(from, branch)
+		if ok, aerr := a.st.Repo().IsAncestor(h, head); err != nil || aerr != nil || !ok {
+			from = ""
+		}
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
@@ -46,7 +50,7 @@ func (a *app) live(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	fmt.Fprint(w, ": watching\n\n")
 	fl.Flush()
-	err := a.st.Watch(r.Context(), store.WatchOptions{Branch: branch, From: from, Poll: a.opts.Poll}, func(m *store.Mutation) bool {
+	err = a.st.Watch(r.Context(), store.WatchOptions{Branch: branch, From: from, Poll: a.opts.Poll}, func(m *store.Mutation) bool {
 		data, err := json.Marshal(liveEvent{Commit: m.Commit, Agent: m.Agent, Subject: m.Subject, Time: m.Time.UTC().Format("2006-01-02 15:04:05")})
 		if err != nil {
 			return false

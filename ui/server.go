@@ -60,7 +60,9 @@ type app struct {
 }
 
 // New returns the read-only web app over st. st stays the caller's to
-// close, after the handler's last request.
+// close, after the handler's last request. Each open page keeps one
+// request open for its live head (server-sent events, ended when the page
+// goes): http.Server.Shutdown waits for them, so give it a deadline.
 func New(st *aiwgstate.Store, opts Options) http.Handler {
 	if opts.PageSize <= 0 {
 		opts.PageSize = 50

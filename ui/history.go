@@ -116,7 +116,10 @@ func (a *app) history(r *http.Request) (string, *view, error) {
 			d.Next = f.link(end.Parents[0])
 		}
 	}
-	d.Rows, err = a.drawGraph(r, main, lo)
+	// Lanes are drawn on the whole first-parent line only: a filtered
+	// page may lack the commit where a merged branch forked.
+	filtered := f.File != "" || agent != "" || f.Corr != "" || !until.IsZero()
+	d.Rows, err = a.drawGraph(r, main, filtered)
 	if err != nil {
 		return "", nil, err
 	}
@@ -136,7 +139,7 @@ func (a *app) history(r *http.Request) (string, *view, error) {
 // merged branch's own commits (what the merge brought, at most sideLimit
 // of them) under the merge, then the main line beside the open lane down
 // to where the branch forked.
-func (a *app) drawGraph(r *http.Request, main []*store.Mutation, lo store.LogOptions) ([]histRow, error) {
+func (a *app) drawGraph(r *http.Request, main []*store.Mutation, filtered bool) ([]histRow, error) {
 	rows := make([]histRow, 0, len(main))
 	open, fork := false, ""
 	for _, m := range main {
@@ -144,7 +147,7 @@ func (a *app) drawGraph(r *http.Request, main []*store.Mutation, lo store.LogOpt
 			rows = append(rows, histRow{Graph: "|/"})
 			open = false
 		}
-		if open || len(m.Parents) < 2 || lo.File != "" {
+		if open || len(m.Parents) < 2 || filtered {
 			g := "*"
 			if open {
 				g = "* |"

@@ -72,6 +72,12 @@ func TestPages(t *testing.T) {
 		}
 		wantIn(t, c.path, body, c.wants...)
 	}
+	// A filtered page lists the merge without drawing a lane it could
+	// not close.
+	if _, body := get(t, h, "/history?agent=integrator"); !strings.Contains(body, "merge topic into main") || strings.Contains(body, "|\\") {
+		t.Errorf("history of one agent: lanes drawn or the merge missing")
+	}
+	wantIn(t, "state", func() string { _, b := get(t, h, "/rlm/"+f.state); return b }(), "checkpoints/"+f.state+"/before_review")
 }
 
 func TestReadOnlyAndHeaders(t *testing.T) {

@@ -28,7 +28,13 @@ type histFilter struct {
 
 // query is the filter as link pairs, with at replaced.
 func (f histFilter) link(at string) string {
-	return link("/history", "branch", f.Branch, "agent", f.Agent, "file", f.File, "key", f.Key, "corr", f.Corr, "since", f.Since, "until", f.Until, "at", at)
+	return f.linkLane(at, "")
+}
+
+// linkLane is link for a page that starts beside a merged branch's open
+// lane, down to where that branch forked.
+func (f histFilter) linkLane(at, fork string) string {
+	return link("/history", "branch", f.Branch, "agent", f.Agent, "file", f.File, "key", f.Key, "corr", f.Corr, "since", f.Since, "until", f.Until, "at", at, "fork", fork)
 }
 
 type histRow struct {
@@ -105,23 +111,28 @@ func (a *app) history(r *http.Request) (string, *view, error) {
 	if err != nil {
 		return "", nil, err
 	}
+	// Lanes are drawn on the whole first-parent line only: a filtered
+	// page may lack the commit where a merged branch forked.
+	filtered := f.File != "" || agent != "" || f.Corr != "" || !until.IsZero()
+	fork := q.Get("fork")
+	if filtered || !store.IsObjectIDName(fork) {
+		fork = ""
+	}
+	d.Rows, fork, err = a.drawGraph(r, main, filtered, fork)
+	if err != nil {
+		return "", nil, err
+	}
 	if full || d.Partial {
 		// A full page ends at its last row, a partial one at the last
-		// commit read; the next page starts past it.
+		// commit read; the next starts past it, beside the lane still
+		// open.
 		end := last
 		if full {
 			end = main[len(main)-1]
 		}
 		if len(end.Parents) > 0 {
-			d.Next = f.link(end.Parents[0])
+			d.Next = f.linkLane(end.Parents[0], fork)
 		}
-	}
-	// Lanes are drawn on the whole first-parent line only: a filtered
-	// page may lack the commit where a merged branch forked.
-	filtered := f.File != "" || agent != "" || f.Corr != "" || !until.IsZero()
-	d.Rows, err = a.drawGraph(r, main, filtered)
-	if err != nil {
-		return "", nil, err
 	}
 	title := "History of " + f.Branch
 	if f.File != "" {
@@ -139,9 +150,12 @@ func (a *app) history(r *http.Request) (string, *view, error) {
 // merged branch's own commits (what the merge brought, at most sideLimit
 // of them) under the merge, then the main line beside the open lane down
 // to where the branch forked.
-func (a *app) drawGraph(r *http.Request, main []*store.Mutation, filtered bool) ([]histRow, error) {
+//
+// fork, when set, is the fork of a lane a previous page left open; the
+// fork of the lane this page leaves open is returned.
+func (a *app) drawGraph(r *http.Request, main []*store.Mutation, filtered bool, fork string) ([]histRow, string, error) {
 	rows := make([]histRow, 0, len(main))
-	open, fork := false, ""
+	open := fork != ""
 	for _, m := range main {
 		if open && m.Commit == fork {
 			rows = append(rows, histRow{Graph: "|/"})
@@ -160,7 +174,7 @@ func (a *app) drawGraph(r *http.Request, main []*store.Mutation, filtered bool) 
 		err := a.st.Log(r.Context(), store.LogOptions{ReadOptions: store.ReadOptions{At: m.Parents[1]}, Exclude: m.Parents[0], Limit: sideLimit + 1},
 			func(s *store.Mutation) bool { side = append(side, s); return true })
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return nil, err
+			return nil, "", err
 		}
 		for i, s := range side {
 			if i == sideLimit {
@@ -178,7 +192,10 @@ func (a *app) drawGraph(r *http.Request, main []*store.Mutation, filtered bool) 
 			rows = append(rows, histRow{Graph: "|/"})
 		}
 	}
-	return rows, nil
+	if !open {
+		fork = ""
+	}
+	return rows, fork, nil
 }
 
 type fileChanges struct {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -181,9 +182,23 @@ func TestEscaped(t *testing.T) {
 
 func TestPagination(t *testing.T) {
 	f := newFixture(t)
-	h := ui.New(f.st, ui.Options{PageSize: 4})
+	forks := 0
+	for size := 1; size <= 6; size++ {
+		forks += pages(t, f, size)
+	}
+	if forks == 0 {
+		t.Error("no page ended beside an open lane")
+	}
+}
+
+// pages follows the history's pages of size mutations each and checks
+// them against git and against one long page; it returns how many links
+// carried an open lane.
+func pages(t *testing.T, f *fixture, size int) (forks int) {
+	h := ui.New(f.st, ui.Options{PageSize: size})
 	want := strings.Fields(storetest.Git(t, f.st, "rev-list", "--first-parent", "main"))
-	var got []string
+	var got, lanes []string
+	graph := regexp.MustCompile(`<td class="graph">([^<]*)</td>`)
 	next := "/history"
 	for pages := 0; next != ""; pages++ {
 		if pages > len(want) {
@@ -202,20 +217,37 @@ func TestPagination(t *testing.T) {
 			}
 			got = append(got, commit)
 		}
+		for _, m := range graph.FindAllStringSubmatch(body, -1) {
+			lanes = append(lanes, m[1])
+		}
 		next = ""
 		if i := strings.Index(body, `id="older"`); i >= 0 {
 			href := body[strings.LastIndex(body[:i], `href="`)+6:]
 			next = strings.ReplaceAll(href[:strings.Index(href, `"`)], "&amp;", "&")
+			if strings.Contains(next, "fork=") {
+				forks++
+			}
 		}
 	}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
-		t.Errorf("the pages list\n%v\ngit rev-list --first-parent lists\n%v", got, want)
+		t.Errorf("pages of %d: the pages list\n%v\ngit rev-list --first-parent lists\n%v", size, got, want)
+	}
+	// The lanes drawn page by page are those of one long page: a lane
+	// left open goes on on the next.
+	_, one := get(t, ui.New(f.st, ui.Options{PageSize: 1000}), "/history")
+	var whole []string
+	for _, m := range graph.FindAllStringSubmatch(one, -1) {
+		whole = append(whole, m[1])
+	}
+	if strings.Join(lanes, ",") != strings.Join(whole, ",") {
+		t.Errorf("pages of %d: lanes page by page\n%q\non one page\n%q", size, lanes, whole)
 	}
 	// A filter the index does not answer still pages.
 	code, body := get(t, h, "/history?agent=rlm-agent")
-	if code != 200 || strings.Count(body, "<tr class=\"row\"") != 4 || !strings.Contains(body, `id="older"`) {
+	if code != 200 || strings.Count(body, "<tr class=\"row\"") != size || !strings.Contains(body, `id="older"`) {
 		t.Errorf("agent filter: %d, %d rows", code, strings.Count(body, "<tr class=\"row\""))
 	}
+	return forks
 }
 
 func TestNotFound(t *testing.T) {

@@ -86,13 +86,35 @@ func (a *app) overview(r *http.Request) (string, *view, error) {
 
 // count is how many first-parent commits of at are not reachable from
 // exclude (git rev-list --first-parent --count exclude..at), up to
-// countLimit.
+// countLimit. The usual branch forked from a commit of at's first-parent
+// line: the count is the walk down to it. Otherwise each commit is asked
+// whether exclude reaches it.
 func (a *app) count(ctx context.Context, at, exclude string) (int, bool) {
-	n := 0
-	err := a.st.Log(ctx, store.LogOptions{ReadOptions: store.ReadOptions{At: at}, Exclude: exclude, Limit: countLimit + 1}, func(*store.Mutation) bool {
+	bases, err := a.st.MergeBases(exclude, at, "")
+	if err != nil {
+		return 0, false
+	}
+	base := map[string]bool{}
+	for _, b := range bases {
+		base[b.String()] = true
+	}
+	n, found := 0, false
+	err = a.st.Log(ctx, store.LogOptions{ReadOptions: store.ReadOptions{At: at}, Limit: countLimit + 1}, func(m *store.Mutation) bool {
+		if base[m.Commit] {
+			found = true
+			return false
+		}
 		n++
 		return true
 	})
+	if err == nil && !found {
+		// At's first-parent line does not pass through the fork.
+		n = 0
+		err = a.st.Log(ctx, store.LogOptions{ReadOptions: store.ReadOptions{At: at}, Exclude: exclude, Limit: countLimit + 1}, func(*store.Mutation) bool {
+			n++
+			return true
+		})
+	}
 	if err != nil {
 		return 0, false
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/aiwg/aiwg-state/internal/signtest"
 	"github.com/aiwg/aiwg-state/internal/storetest"
+	"github.com/aiwg/aiwg-state/merge"
 	"github.com/aiwg/aiwg-state/store"
 	"github.com/aiwg/aiwg-state/ui"
 )
@@ -327,5 +328,41 @@ func TestSignatureStatus(t *testing.T) {
 		if code != 200 || !strings.Contains(body, want) {
 			t.Errorf("%s: %d, want %q in the signature", commit, code, want)
 		}
+	}
+}
+
+// TestAheadBehind: the overview's counts are git's (git rev-list
+// --first-parent --count), for branches forked from main's line, behind
+// it, and merged into it.
+func TestAheadBehind(t *testing.T) {
+	f := newFixture(t)
+	// A branch that synced main into itself: its fork is off its own
+	// first-parent line.
+	ctx := context.Background()
+	if _, err := f.st.CreateBranch(ctx, "synced", "topic"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.st.Set(ctx, "docs/synced.json", "a", []byte("1"), store.WriteOptions{Agent: "s", Branch: "synced"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.st.Merges().Merge(ctx, "main", merge.MergeOptions{Into: "synced", NoFF: true, Write: store.WriteOptions{Agent: "s", Branch: "synced"}}); err != nil {
+		t.Fatal(err)
+	}
+	_, body := get(t, ui.New(f.st, ui.Options{}), "/")
+	row := regexp.MustCompile(`<tr data-branch="([a-z/]+)">\s*<td>.*\s*<td class="num">(\d+)</td>\s*<td class="num">(\d+)</td>`)
+	seen := 0
+	for _, m := range row.FindAllStringSubmatch(body, -1) {
+		if m[1] == "main" {
+			continue
+		}
+		seen++
+		ahead := strings.TrimSpace(storetest.Git(t, f.st, "rev-list", "--first-parent", "--count", "main.."+m[1]))
+		behind := strings.TrimSpace(storetest.Git(t, f.st, "rev-list", "--first-parent", "--count", m[1]+"..main"))
+		if m[2] != ahead || m[3] != behind {
+			t.Errorf("%s: ahead %s behind %s, git says %s and %s", m[1], m[2], m[3], ahead, behind)
+		}
+	}
+	if seen < 4 {
+		t.Errorf("%d branches checked", seen)
 	}
 }

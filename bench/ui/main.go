@@ -4,7 +4,7 @@
 // JSON document each, each commit an agent's mutation of one of them),
 // its changed-paths index built once (aiwg-state reindex), then, through
 // the store's own write path, an agent's branch of a few mutations, a
-// branch merged back into main, an RLM state with a checkpoint and a
+// branch merged back into main, 100 agent branches, an RLM state with a checkpoint and a
 // trajectory, so that every page has something to show.
 //
 // Each page is requested through the app's handler in this process (no
@@ -40,6 +40,9 @@ import (
 )
 
 const variables = 1000
+
+// agentBranches is how many agent branches the overview lists.
+const agentBranches = 100
 
 // budget is the page time the app promises on a 100,000-commit store.
 const budget = 300 * time.Millisecond
@@ -79,7 +82,7 @@ func main() {
 	h := ui.New(st, ui.Options{})
 	q := url.QueryEscape
 	pages := []struct{ name, path string }{
-		{"overview", "/"},
+		{"overview (103 branches)", "/"},
 		{"history, newest page", "/history"},
 		{"history, a page deep in history", "/history?at=" + deep},
 		{"history, one agent (1 commit in 8)", "/history?agent=agent3"},
@@ -149,6 +152,15 @@ func populate(ctx context.Context, st *aiwgstate.Store) (state, traj, deep strin
 		_, err = st.Set(ctx, "variables/v0042.json", "value", []byte(fmt.Sprint(-i)), on("agents/planner/main", "planner"))
 		check(err)
 		_, err = st.Set(ctx, fmt.Sprintf("variables/v%04d.json", 100+i), "value", []byte(fmt.Sprint(i)), on("topic", "topic-agent"))
+		check(err)
+	}
+	// A swarm's worth of agent branches, each a mutation ahead, for the
+	// overview to count.
+	for i := 0; i < agentBranches; i++ {
+		b := fmt.Sprintf("agents/a%03d/main", i)
+		_, err = st.CreateBranch(ctx, b, "main")
+		check(err)
+		_, err = st.Set(ctx, fmt.Sprintf("variables/v%04d.json", 200+i), "value", []byte("1"), on(b, fmt.Sprintf("a%03d", i)))
 		check(err)
 	}
 	_, err = st.Set(ctx, "variables/v0007.json", "value", []byte("7"), wo("agent1"))

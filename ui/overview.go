@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/aiwg/aiwg-state/lease"
 	"github.com/aiwg/aiwg-state/merge"
@@ -35,6 +36,20 @@ type overviewData struct {
 	Queues    []queue.Info
 	Conflicts int
 	Errors    []string
+	// All: every branch is listed; otherwise Hidden were left out.
+	All    bool
+	Hidden int
+}
+
+// overviewLimit is how many branches of each group (branches, agent
+// branches) the overview lists unless asked for all.
+const overviewLimit = 50
+
+func lastTime(r branchRow) time.Time {
+	if r.Last == nil {
+		return time.Time{}
+	}
+	return r.Last.Time
 }
 
 func (a *app) overview(r *http.Request) (string, *view, error) {
@@ -44,14 +59,10 @@ func (a *app) overview(r *http.Request) (string, *view, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	d := &overviewData{Main: main}
+	d := &overviewData{Main: main, All: r.URL.Query().Get("branches") == "all"}
 	for _, b := range bs {
 		row := branchRow{BranchInfo: b, Main: main, Agent: strings.HasPrefix(b.Name, "agents/")}
 		row.Last, _ = a.st.Show(ctx, b.Commit, store.ReadOptions{})
-		if b.Name != main && b.AliasOf == "" {
-			row.Ahead, row.AheadMore = a.count(ctx, b.Commit, main)
-			row.Behind, row.BehindMore = a.count(ctx, main, b.Commit)
-		}
 		if b.Merging {
 			cs, err := a.st.Merges().Conflicts(ctx, store.ReadOptions{Branch: b.Name})
 			if err != nil {
@@ -64,6 +75,23 @@ func (a *app) overview(r *http.Request) (string, *view, error) {
 			d.Agents = append(d.Agents, row)
 		} else {
 			d.Branches = append(d.Branches, row)
+		}
+	}
+	// A swarm has many agent branches: the most recently written come
+	// first, and unless all are asked for, the page counts and lists
+	// only the first overviewLimit of each group.
+	for _, rows := range []*[]branchRow{&d.Branches, &d.Agents} {
+		sort.SliceStable(*rows, func(i, j int) bool { return lastTime((*rows)[i]).After(lastTime((*rows)[j])) })
+		if !d.All && len(*rows) > overviewLimit {
+			d.Hidden += len(*rows) - overviewLimit
+			*rows = (*rows)[:overviewLimit]
+		}
+		for i := range *rows {
+			row := &(*rows)[i]
+			if row.Name != main && row.AliasOf == "" {
+				row.Ahead, row.AheadMore = a.count(ctx, row.Commit, main)
+				row.Behind, row.BehindMore = a.count(ctx, main, row.Commit)
+			}
 		}
 	}
 	ro := store.ReadOptions{Branch: main}

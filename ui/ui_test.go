@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -364,5 +365,38 @@ func TestAheadBehind(t *testing.T) {
 	}
 	if seen < 4 {
 		t.Errorf("%d branches checked", seen)
+	}
+}
+
+// TestOverviewManyBranches: a swarm's agent branches are listed most
+// recent first, 50 unless all are asked for.
+func TestOverviewManyBranches(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.New(t)
+	if _, err := st.Set(ctx, "d.json", "a", []byte("1"), store.WriteOptions{Agent: "seed"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 60; i++ {
+		b := "agents/a" + strconv.Itoa(100+i) + "/main"
+		if _, err := st.CreateBranch(ctx, b, "main"); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			// The oldest name, written last: listed first.
+			if _, err := st.Set(ctx, "d.json", "b", []byte("2"), store.WriteOptions{Agent: "late", Branch: b}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	h := ui.New(st, ui.Options{})
+	_, body := get(t, h, "/")
+	if n := strings.Count(body, `<tr data-branch="agents/`); n != 50 || !strings.Contains(body, "10 less recently written branches") {
+		t.Errorf("the overview lists %d agent branches", n)
+	}
+	if i, j := strings.Index(body, `data-branch="agents/a100/main"`), strings.Index(body, `data-branch="agents/a101/main"`); i < 0 || (j >= 0 && j < i) {
+		t.Error("the branch written last is not listed first")
+	}
+	if _, body = get(t, h, "/?branches=all"); strings.Count(body, `<tr data-branch="agents/`) != 60 {
+		t.Errorf("?branches=all lists %d agent branches", strings.Count(body, `<tr data-branch="agents/`))
 	}
 }

@@ -82,7 +82,8 @@ func main() {
 	h := ui.New(st, ui.Options{})
 	q := url.QueryEscape
 	pages := []struct{ name, path string }{
-		{"overview (103 branches)", "/"},
+		{"overview (the 50 agent branches written last of 100)", "/"},
+		{"overview, every branch (103)", "/?branches=all"},
 		{"history, newest page", "/history"},
 		{"history, a page deep in history", "/history?at=" + deep},
 		{"history, one agent (1 commit in 8)", "/history?agent=agent3"},

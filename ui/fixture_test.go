@@ -37,6 +37,7 @@ type fixture struct {
 	mergeTopic string // the merge commit of topic into main
 	state      string // an RLM state id
 	traj       string // a trajectory id
+	report     string // a commit that changed one line of a long text
 }
 
 func newFixture(t testing.TB) *fixture {
@@ -77,6 +78,8 @@ func newFixture(t testing.TB) *fixture {
 	m := put("docs/plan.json", `{"title":"Ship the report","risk":{"level":"low"},"items":[{"id":"t1","title":"Draft"},{"id":"t2","title":"Review"}]}`, w)
 	f.plan = m.Commit
 	set("docs/plan.json", "risk.level", `"high"`, wo("reviewer"))
+	put("docs/report.json", `{"body":"Summary\nRevenue rose.\nCosts fell.\nOutlook: stable."}`, wo("writer"))
+	f.report = set("docs/report.json", "body", `"Summary\nRevenue rose.\nCosts fell sharply.\nOutlook: stable."`, wo("editor")).Commit
 	plain := func(file, body, agent string) {
 		c := testutil.CommitFile(t, testutil.Git{GitDir: st.Dir(), Env: testutil.AgentEnv(agent)}, "HEAD", file, body, "by hand\n")
 		storetest.Git(t, st, "update-ref", "refs/heads/main", c)

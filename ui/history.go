@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sergi/go-diff/diffmatchpatch"
+
 	"github.com/aiwg/aiwg-state/internal/when"
 	"github.com/aiwg/aiwg-state/objects/jsondiff"
 	"github.com/aiwg/aiwg-state/repo"
@@ -213,6 +215,8 @@ type changeRow struct {
 	HasOld   bool
 	HasNew   bool
 	Text     bool // a long or multi-line string: shown as blocks
+	// Diff is a Text change as spans: what stayed, what went, what came.
+	Diff []diffSpan
 }
 
 func changeRows(f store.FileDiff) []changeRow {
@@ -236,6 +240,7 @@ func changeRows(f store.FileDiff) []changeRow {
 		row.Text = c.Kind == jsondiff.Changed && ok1 && ok2 && (len(os)+len(ns) > 120 || strings.ContainsAny(os+ns, "\n"))
 		if row.Text {
 			row.Old, row.New = os, ns
+			row.Diff = textDiff(os, ns)
 		}
 		out = append(out, row)
 	}
@@ -279,4 +284,40 @@ func (a *app) mutation(r *http.Request) (string, *view, error) {
 		d.Files = withRows(diff.Files)
 	}
 	return "mutation", &view{Title: "Mutation " + shortHash(m.Commit), Nav: "history", Branch: branch, Data: d}, nil
+}
+
+// diffSpan is a run of a text change: Op is "same", "removed" or "added".
+type diffSpan struct{ Op, Text string }
+
+// textDiffLimit bounds the strings a text change is diffed for (larger
+// ones are shown whole, old and new).
+const textDiffLimit = 64 << 10
+
+// textDiff is the change from old to new as runs, cleaned up to whole
+// words and lines where it can (as the CLI shows a long string's change).
+func textDiff(old, new string) []diffSpan {
+	if len(old)+len(new) > textDiffLimit {
+		return nil
+	}
+	dmp := diffmatchpatch.New()
+	dmp.DiffTimeout = 100 * time.Millisecond
+	var ds []diffmatchpatch.Diff
+	if strings.Contains(old+new, "\n") {
+		a, b, lines := dmp.DiffLinesToChars(old, new)
+		ds = dmp.DiffCharsToLines(dmp.DiffMain(a, b, false), lines)
+	} else {
+		ds = dmp.DiffCleanupSemantic(dmp.DiffMain(old, new, false))
+	}
+	out := make([]diffSpan, 0, len(ds))
+	for _, d := range ds {
+		op := "same"
+		switch d.Type {
+		case diffmatchpatch.DiffDelete:
+			op = "removed"
+		case diffmatchpatch.DiffInsert:
+			op = "added"
+		}
+		out = append(out, diffSpan{op, d.Text})
+	}
+	return out
 }

@@ -56,6 +56,7 @@ func TestPages(t *testing.T) {
 		{"/history?since=2026-11-01&until=2026-11-01T09:02:00Z", []string{"reviewer"}},
 		{"/mutation/" + f.plan, []string{"Correlation-Id", "run-42", "docs/plan.json", "added", "Ship the report", "none"}},
 		{"/mutation/" + f.mergeTopic, []string{"parent 2", "docs/topic.json"}},
+		{"/mutation/" + f.report, []string{`<span class="same">Summary`, `<span class="removed">Costs fell.`, `<span class="added">Costs fell sharply.`}},
 		{"/review?base=main&head=agents/planner/main", []string{"conflict", "risk.level", "&#34;critical&#34;", "&#34;medium&#34;", "items.1", "taken"}},
 		{"/files?dir=docs", []string{"plan.json", "topic.json"}},
 		{"/doc?path=docs/plan.json", []string{"Ship the final report", "reviewer", "risk.level", "planner", "/key?"}},

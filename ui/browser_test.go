@@ -281,6 +281,19 @@ func TestBrowserLive(t *testing.T) {
 	if !strings.Contains(subject, "late-agent") {
 		t.Errorf("live subject %q", subject)
 	}
+	// The history page lists it at its top, as a link to the mutation.
+	row := chromedp.CSS(fmt.Sprintf(`table.history tr.row.live[data-commit="%s"] a.commit`, m.Commit))
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(row)); err != nil {
+		t.Fatal(err)
+	}
+	first, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('table.history tr.row').getAttribute('data-commit')`))
+	if err != nil || first != m.Commit {
+		t.Errorf("the first row is %q, want the new commit %s (%v)", first, m.Commit, err)
+	}
+	agent, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`table.history tr.row.live td.agent`)))
+	if err != nil || agent != "late-agent" {
+		t.Errorf("the new row's agent %q (%v)", agent, err)
+	}
 	screenshot(t, ctx, "live")
 }
 

@@ -53,6 +53,9 @@ type historyData struct {
 	Next    string
 	Partial bool
 	First   string
+	// Live: the page is the newest of the whole line, so the script
+	// adds the commits that land at its top.
+	Live bool
 }
 
 func (a *app) history(r *http.Request) (string, *view, error) {
@@ -120,6 +123,7 @@ func (a *app) history(r *http.Request) (string, *view, error) {
 	if filtered || !store.IsObjectIDName(fork) {
 		fork = ""
 	}
+	d.Live = f.At == "" && !filtered && f.Since == ""
 	d.Rows, fork, err = a.drawGraph(r, main, filtered, fork)
 	if err != nil {
 		return "", nil, err

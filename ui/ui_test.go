@@ -291,16 +291,39 @@ func TestLiveEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		line, err := br.ReadString('\n')
-		if err != nil {
+	next := func() string {
+		t.Helper()
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.HasPrefix(line, "data: ") {
+				return line
+			}
+		}
+	}
+	if line := next(); !strings.Contains(line, m.Commit) || !strings.Contains(line, "late-agent") || !strings.Contains(line, `"mainline":true`) {
+		t.Errorf("event %q", line)
+	}
+	// A merge brings its branch's commits first, off the line, then
+	// itself, on it.
+	if _, err := f.st.CreateBranch(ctx, "side", "main"); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"1", "2"} {
+		if _, err := f.st.Set(ctx, "docs/side.json", "v", []byte(v), store.WriteOptions{Agent: "side-agent", Branch: "side"}); err != nil {
 			t.Fatal(err)
 		}
-		if strings.HasPrefix(line, "data: ") {
-			if !strings.Contains(line, m.Commit) || !strings.Contains(line, "late-agent") {
-				t.Errorf("event %q", line)
-			}
-			return
+	}
+	if _, err := f.st.Merges().Merge(ctx, "side", merge.MergeOptions{Into: "main", NoFF: true, Write: store.WriteOptions{Agent: "merger"}}); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{`"agent":"side-agent"`, `"agent":"side-agent"`, `"agent":"merger"`} {
+		line := next()
+		mainline := strings.Contains(line, `"mainline":true`)
+		if !strings.Contains(line, want) || mainline != (i == 2) {
+			t.Errorf("event %d after the merge: %q", i, line)
 		}
 	}
 }

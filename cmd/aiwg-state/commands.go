@@ -42,6 +42,7 @@ func historyCommands() []*cli.Command {
 		newDiffCommand(),
 		newShowCommand(),
 		newReviewCommand(),
+		newUICommand(),
 	}
 }
 

@@ -3,11 +3,13 @@ package ui
 import (
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/sergi/go-diff/diffmatchpatch"
 
+	"github.com/aiwg/aiwg-state/internal/lanes"
 	"github.com/aiwg/aiwg-state/internal/when"
 	"github.com/aiwg/aiwg-state/objects/jsondiff"
 	"github.com/aiwg/aiwg-state/repo"
@@ -33,10 +35,30 @@ func (f histFilter) link(at string) string {
 	return f.linkLane(at, "")
 }
 
-// linkLane is link for a page that starts beside a merged branch's open
-// lane, down to where that branch forked.
-func (f histFilter) linkLane(at, fork string) string {
-	return link("/history", "branch", f.Branch, "agent", f.Agent, "file", f.File, "key", f.Key, "corr", f.Corr, "since", f.Since, "until", f.Until, "at", at, "fork", fork)
+// linkLane is link for a page that starts beside the lanes an earlier
+// page left open (the commits they wait for, comma-separated).
+func (f histFilter) linkLane(at, open string) string {
+	return link("/history", "branch", f.Branch, "agent", f.Agent, "file", f.File, "key", f.Key, "corr", f.Corr, "since", f.Since, "until", f.Until, "at", at, "lanes", open)
+}
+
+// maxLanes bounds the open lanes a page link may carry.
+const maxLanes = 64
+
+// openLanes reads a page link's lanes: commit names only, else none.
+func openLanes(v string) []string {
+	if v == "" {
+		return nil
+	}
+	ls := strings.Split(v, ",")
+	if len(ls) > maxLanes {
+		return nil
+	}
+	for _, l := range ls {
+		if !store.IsObjectIDName(l) {
+			return nil
+		}
+	}
+	return ls
 }
 
 type histRow struct {
@@ -119,12 +141,12 @@ func (a *app) history(r *http.Request) (string, *view, error) {
 	// Lanes are drawn on the whole first-parent line only: a filtered
 	// page may lack the commit where a merged branch forked.
 	filtered := f.File != "" || agent != "" || f.Corr != "" || !until.IsZero()
-	fork := q.Get("fork")
-	if filtered || !store.IsObjectIDName(fork) {
-		fork = ""
+	var open []string
+	if !filtered {
+		open = openLanes(q.Get("lanes"))
 	}
 	d.Live = f.At == "" && !filtered && f.Since == ""
-	d.Rows, fork, err = a.drawGraph(r, main, filtered, fork)
+	d.Rows, open, err = a.drawGraph(r, main, filtered, open)
 	if err != nil {
 		return "", nil, err
 	}
@@ -137,7 +159,13 @@ func (a *app) history(r *http.Request) (string, *view, error) {
 			end = main[len(main)-1]
 		}
 		if len(end.Parents) > 0 {
-			d.Next = f.linkLane(end.Parents[0], fork)
+			// Only lanes beside the main line carry on: the main
+			// line's own lane is the next page's start.
+			carry := ""
+			if len(open) > 1 && len(open) <= maxLanes {
+				carry = strings.Join(open, ",")
+			}
+			d.Next = f.linkLane(end.Parents[0], carry)
 		}
 	}
 	title := "History of " + f.Branch
@@ -152,56 +180,77 @@ func (a *app) history(r *http.Request) (string, *view, error) {
 
 // drawGraph lays out the page's first-parent history with each merge's
 // branch drawn beside it, as `aiwg-state log --graph` and git log --graph
-// --oneline draw a history whose branches are merged once each: the
-// merged branch's own commits (what the merge brought, at most sideLimit
-// of them) under the merge, then the main line beside the open lane down
-// to where the branch forked.
+// --oneline draw it (package lanes): the merged branch's own commits (what
+// the merge brought, at most sideLimit of them) under the merge, each
+// line of history in its own lane. A filtered page draws no lanes: it may
+// lack the commits where they join.
 //
-// fork, when set, is the fork of a lane a previous page left open; the
-// fork of the lane this page leaves open is returned.
-func (a *app) drawGraph(r *http.Request, main []*store.Mutation, filtered bool, fork string) ([]histRow, string, error) {
+// open is the lanes an earlier page left open; those this page leaves
+// open are returned.
+func (a *app) drawGraph(r *http.Request, main []*store.Mutation, filtered bool, open []string) ([]histRow, []string, error) {
 	rows := make([]histRow, 0, len(main))
-	open := fork != ""
+	if filtered {
+		for _, m := range main {
+			rows = append(rows, histRow{Graph: "*", M: m})
+		}
+		return rows, nil, nil
+	}
+	l := lanes.Resume(open)
+	add := func(m *store.Mutation, parents []string) {
+		line, below := l.Commit(m.Commit, parents)
+		rows = append(rows, histRow{Graph: strings.TrimRight(line, " "), M: m})
+		for _, b := range below {
+			rows = append(rows, histRow{Graph: b})
+		}
+	}
 	for _, m := range main {
-		if open && m.Commit == fork {
-			rows = append(rows, histRow{Graph: "|/"})
-			open = false
+		var parents []string
+		if len(m.Parents) > 0 {
+			parents = append(parents, m.Parents[0])
 		}
-		if open || len(m.Parents) < 2 || filtered {
-			g := "*"
-			if open {
-				g = "* |"
-			}
-			rows = append(rows, histRow{Graph: g, M: m})
-			continue
-		}
-		rows = append(rows, histRow{Graph: "*", M: m}, histRow{Graph: "|\\"})
 		var side []*store.Mutation
-		err := a.st.Log(r.Context(), store.LogOptions{ReadOptions: store.ReadOptions{At: m.Parents[1]}, Exclude: m.Parents[0], Limit: sideLimit + 1},
-			func(s *store.Mutation) bool { side = append(side, s); return true })
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return nil, "", err
-		}
-		for i, s := range side {
-			if i == sideLimit {
-				rows = append(rows, histRow{Graph: "| ⋮"})
-				break
+		if len(m.Parents) > 1 {
+			err := a.st.Log(r.Context(), store.LogOptions{ReadOptions: store.ReadOptions{At: m.Parents[1]}, Exclude: m.Parents[0], Limit: sideLimit + 1},
+				func(s *store.Mutation) bool { side = append(side, s); return true })
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
+				return nil, nil, err
 			}
-			rows = append(rows, histRow{Graph: "| *", M: s})
 		}
-		fork = ""
-		if bases, err := a.st.MergeBases(m.Parents[0], m.Parents[1], ""); err == nil && len(bases) > 0 {
-			fork = bases[0].String()
+		more := len(side) > sideLimit
+		if more {
+			side = side[:sideLimit]
 		}
-		open = fork != ""
-		if !open {
-			rows = append(rows, histRow{Graph: "|/"})
+		if len(side) > 0 {
+			parents = append(parents, side[0].Commit)
+		}
+		add(m, parents)
+		for i, s := range side {
+			var next []string
+			switch {
+			case i+1 < len(side):
+				next = []string{side[i+1].Commit}
+			case more:
+				// The rest of the branch is left out: its lane goes
+				// on to where it forked.
+				if bases, err := a.st.MergeBases(m.Parents[0], m.Parents[1], ""); err == nil && len(bases) > 0 {
+					next = []string{bases[0].String()}
+				}
+			case len(s.Parents) > 0:
+				next = []string{s.Parents[0]}
+			}
+			add(s, next)
+			if more && i == len(side)-1 && len(next) > 0 {
+				// ⋮ in that lane: commits not drawn.
+				ls := l.Open()
+				if k := slices.Index(ls, next[0]); k >= 0 {
+					marker := []rune(strings.Repeat("| ", len(ls)))
+					marker[2*k] = '⋮'
+					rows = append(rows, histRow{Graph: strings.TrimRight(string(marker), " ")})
+				}
+			}
 		}
 	}
-	if !open {
-		fork = ""
-	}
-	return rows, fork, nil
+	return rows, l.Open(), nil
 }
 
 type fileChanges struct {

@@ -227,7 +227,7 @@ func pages(t *testing.T, f *fixture, size int) (forks int) {
 		if i := strings.Index(body, `id="older"`); i >= 0 {
 			href := body[strings.LastIndex(body[:i], `href="`)+6:]
 			next = strings.ReplaceAll(href[:strings.Index(href, `"`)], "&amp;", "&")
-			if strings.Contains(next, "fork=") {
+			if strings.Contains(next, "lanes=") {
 				forks++
 			}
 		}

@@ -44,6 +44,7 @@ func historyCommands() []*cli.Command {
 		newDiffCommand(),
 		newShowCommand(),
 		newReviewCommand(),
+		newUICommand(),
 	}
 }
 

@@ -3,12 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/aiwg/aiwg-state/internal/lanes"
 	"github.com/aiwg/aiwg-state/store"
 )
 
@@ -42,9 +41,7 @@ func dashCount(a string) (int, bool) {
 // A merged branch's commits are its own first-parent line down to where
 // it forked (what the merge brought: git log P1..P2 --first-parent);
 // merges within it take one line each. Each line of history is a lane,
-// as in git: a merge opens its branch's lane right of its own, shifting
-// the lanes beyond it; lanes waiting for the same commit join where they
-// meet, and a lane moves left into a gap one column a line. In a range
+// laid out by package lanes as git lays it out. In a range
 // A..B, what A has is left out on every lane, and a lane whose next
 // commit A has ends. lo.Limit counts every commit drawn, as git log -N
 // --graph does.
@@ -110,128 +107,19 @@ func drawGraph(ctx context.Context, s *session, lo store.LogOptions) error {
 	return nil
 }
 
-// graph draws lanes: lanes[k] is the commit column k waits for.
+// graph prints a lanes.Layout's lines.
 type graph struct {
 	s      *session
-	lanes  []string
-	landed []bool // the columns a lane moved into on the line above, when it was a settling line
+	layout lanes.Layout
 }
 
-// commit draws m's line in its lane (a new lane at the right if none
-// waits for it), then the merge's fork and the joins that follow:
-// parents are the commits m's line goes on to, its first parent first.
 func (g *graph) commit(m *store.Mutation, parents []string) {
-	col := slices.Index(g.lanes, m.Commit)
-	if col < 0 {
-		g.lanes = append(g.lanes, m.Commit)
-		col = len(g.lanes) - 1
-	}
-	before := len(g.lanes)
-	var after []string
-	after = append(after, g.lanes[:col]...)
-	after = append(after, parents...)
-	if len(parents) == 0 {
-		after = append(after, "") // the lane ends here: a gap that closes below
-	}
-	after = append(after, g.lanes[col+1:]...)
-	width := 2 * max(before, len(after))
-	line := make([]byte, width)
-	for i := range line {
-		line[i] = ' '
-	}
-	for k := range g.lanes {
-		line[2*k] = '|'
-	}
-	line[2*col] = '*'
-	// A lane that came left on the line above and goes on left below
-	// bends on the commit's line already, as git draws it: * /
-	_, _, leaves := step(after)
-	shift := len(after) - before
-	for k := col + 1; k < before; k++ {
-		if k < len(g.landed) && g.landed[k] && leaves[k+shift] {
-			line[2*k] = '/'
-		}
-	}
-	g.landed = nil
-	fmt.Fprint(g.s.out, g.s.paint(colorGraph, string(line[:width-1]))+" ")
+	line, below := g.layout.Commit(m.Commit, parents)
+	fmt.Fprint(g.s.out, g.s.paint(colorGraph, line[:len(line)-1])+" ")
 	printMutationLine(g.s, m)
-	if len(parents) > 1 {
-		// |\ \: the new lane forks right; those beyond shift one column.
-		fork := make([]byte, 2*len(after))
-		for i := range fork {
-			fork[i] = ' '
-		}
-		for k := 0; k <= col; k++ {
-			fork[2*k] = '|'
-		}
-		fork[2*col+1] = '\\'
-		for k := col + 1; k < before; k++ {
-			fork[2*k+1] = '\\'
-		}
-		g.emit(fork)
-		g.landed = nil
+	for _, l := range below {
+		fmt.Fprintln(g.s.out, g.s.paint(colorGraph, l))
 	}
-	g.lanes = after
-	g.settle()
-}
-
-// settle closes gaps and joins neighbouring lanes that wait for the same
-// commit, a column a line, as git draws them: |/ for a lane moving left.
-// Lanes waiting for one commit with others between them stay apart until
-// it is drawn, rather than cross.
-func (g *graph) settle() {
-	for {
-		next, line, leaves := step(g.lanes)
-		if !slices.Contains(leaves, true) || len(next) == 0 {
-			g.lanes = next
-			return
-		}
-		g.landed = make([]bool, len(next))
-		for k, left := range leaves {
-			if left && g.lanes[k] != "" {
-				g.landed[k-1] = true
-			}
-		}
-		g.lanes = next
-		if !slices.Contains(line, '/') {
-			// Only ended lanes at the right went: git draws no line.
-			g.landed = nil
-			continue
-		}
-		g.emit(line)
-	}
-}
-
-// step is one line of settling: where each lane goes (one column left
-// into a gap, or into its twin on its left), the line drawn, and which
-// lanes left their column.
-func step(lanes []string) (next []string, line []byte, leaves []bool) {
-	line = make([]byte, 2*len(lanes))
-	for i := range line {
-		line[i] = ' '
-	}
-	leaves = make([]bool, len(lanes))
-	for k, c := range lanes {
-		switch {
-		case c == "":
-			leaves[k] = true
-		case len(next) > 0 && next[len(next)-1] == c:
-			line[2*k-1] = '/' // joins its twin
-			leaves[k] = true
-		case len(next) < k:
-			line[2*k-1] = '/'
-			next = append(next, c)
-			leaves[k] = true
-		default:
-			line[2*k] = '|'
-			next = append(next, c)
-		}
-	}
-	return next, line, leaves
-}
-
-func (g *graph) emit(line []byte) {
-	fmt.Fprintln(g.s.out, g.s.paint(colorGraph, strings.TrimRight(string(line), " ")))
 }
 
 // sideBranch is what merge m brought along its second parent's first

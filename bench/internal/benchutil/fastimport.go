@@ -9,17 +9,20 @@ import (
 	"time"
 )
 
-// FastImport writes n commits into a new bare store: the first creates
-// the variables (v0000.json...) and rare.json, each later one sets one variable; the
-// rare variable is set 10 times, evenly spread. Returns how many commits
-// changed v0042.
+// FastImport writes n commits into a new bare store at storeDir with git
+// fast-import, as agents' mutations would look (trailers included): the
+// first creates variables JSON documents variables/vNNNN.json and
+// variables/rare.json, each later one sets one variable, chosen at random
+// by one of eight agents; the rare variable is set 10 times, evenly
+// spread. It returns how many commits changed variables/v0042.json. On
+// an error it says so and ends the program.
 func FastImport(storeDir string, n, variables int) int {
-	must(exec.Command("git", "init", "--bare", "-q", "-b", "main", storeDir).Run())
+	check(exec.Command("git", "init", "--bare", "-q", "-b", "main", storeDir).Run())
 	cmd := exec.Command("git", "--git-dir", storeDir, "fast-import", "--quiet", "--depth=50")
 	in, err := cmd.StdinPipe()
-	must(err)
+	check(err)
 	cmd.Stderr = os.Stderr
-	must(cmd.Start())
+	check(cmd.Start())
 	w := bufio.NewWriterSize(in, 1<<20)
 	r := rand.New(rand.NewPCG(42, uint64(n)))
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
@@ -56,15 +59,15 @@ func FastImport(storeDir string, n, variables int) int {
 		fmt.Fprintf(w, "data %d\n%s\n", len(msg), msg)
 		fmt.Fprintf(w, "M 100644 inline %s\ndata %d\n%s\n", file, len(body), body)
 	}
-	must(w.Flush())
-	must(in.Close())
-	must(cmd.Wait())
+	check(w.Flush())
+	check(in.Close())
+	check(cmd.Wait())
 	return busy + 1
 }
 
-func must(err error) {
+func check(err error) {
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "fast-import:", err)
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 }

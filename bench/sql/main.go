@@ -137,7 +137,8 @@ func write100(ctx context.Context, st *aiwgstate.Store, round int) {
 		k := memory.Key{Namespace: "long_term", Kind: "fact", ID: fmt.Sprintf("r%d-f%d", round, i)}
 		_, _, err := st.Memory().Put(ctx, k, []byte(fmt.Sprintf(`{"topic":%q,"n":%d}`, topics[i%4], i)), 0, store.WriteOptions{Agent: fmt.Sprintf("agent%d", i%8)})
 		check(err)
-		_, err = st.Set(ctx, fmt.Sprintf("variables/v%04d.json", (round*50+i)%documents), "value", []byte(strconv.Itoa(i)), store.WriteOptions{Agent: fmt.Sprintf("agent%d", i%8)})
+		// A value no fast-import commit wrote, so that every Set is a commit.
+		_, err = st.Set(ctx, fmt.Sprintf("variables/v%04d.json", (round*50+i)%documents), "value", []byte(strconv.Itoa(-1-round*50-i)), store.WriteOptions{Agent: fmt.Sprintf("agent%d", i%8)})
 		check(err)
 	}
 }

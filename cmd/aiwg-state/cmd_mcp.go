@@ -74,5 +74,5 @@ func findProgram(name string) (string, error) {
 			return p, nil
 		}
 	}
-	return "", errors.New(name + " is neither beside aiwg-state nor on $PATH: install it with go install github.com/aiwg/aiwg-state/cmd/aiwg-state-mcp@latest (or go install ./cmd/...)")
+	return "", errors.New(name + " is neither beside aiwg-state nor on $PATH: install it with go install github.com/aiwg/aiwg-state/cmd/" + name + "@latest (or go install ./cmd/...)")
 }

@@ -14,6 +14,8 @@ func storeCommands() []*cli.Command {
 		newConfigCommand(),
 		newQuickstartCommand(),
 		newMcpCommand(),
+		newSQLCommand(),
+		newTableCommand(),
 		newCompletionCommand(),
 	}
 }

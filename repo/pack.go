@@ -98,6 +98,14 @@ func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, dura
 	var added []packEntry
 	seen := make(map[plumbing.Hash]bool, len(objs))
 	memo := map[int64]int{}
+	// Objects written earlier in this pack, as delta bases: a batch of
+	// commits changes the same trees one after the other.
+	type local struct {
+		off   int64
+		depth int
+		body  []byte
+	}
+	written := map[plumbing.Hash]local{}
 	for _, o := range objs {
 		if seen[o.hash] {
 			continue
@@ -110,12 +118,24 @@ func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, dura
 		}
 		off := int64(buf.Len())
 		body := o.body
-		if d, baseOff, ok := r.deltaFor(tail, o, memo); ok {
+		depth := 0
+		b, inPack := written[o.base]
+		inPack = inPack && !o.base.IsZero() && b.depth < maxDeltaDepth-1 &&
+			(o.typ == plumbing.TreeObject || o.typ == plumbing.BlobObject && len(o.body) >= minDeltaBlob)
+		if inPack {
+			if d := makeDelta(b.body, o.body); len(d) <= len(o.body)/2 {
+				writeOfsDeltaHeader(buf, len(d), off-b.off)
+				body, depth = d, b.depth+1
+			} else {
+				writeObjHeader(buf, o.typ, len(o.body))
+			}
+		} else if d, baseOff, ok := r.deltaFor(tail, o, memo); ok {
 			writeOfsDeltaHeader(buf, len(d), off-baseOff)
-			body = d
+			body, depth = d, tail.depth(baseOff, memo)+1
 		} else {
 			writeObjHeader(buf, o.typ, len(o.body))
 		}
+		written[o.hash] = local{off: off, depth: depth, body: o.body}
 		if err := r.deflate(buf, body); err != nil {
 			return plumbing.ZeroHash, plumbing.ZeroHash, nil, err
 		}

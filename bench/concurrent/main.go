@@ -59,6 +59,7 @@ func main() {
 	syncFlag := flag.String("fsync", "off,on", "fsync settings: off, on or both")
 	rounds := flag.Int("rounds", 3, "rounds (each measures every cell once)")
 	dur := flag.Duration("dur", 2*time.Second, "time a cell runs for in one round")
+	binDir := flag.String("bin", "", "run the aiwg-state and aiwg-state-client of this directory rather than building them (to compare two builds)")
 	flag.Parse()
 	var writers []int
 	for _, w := range strings.Split(*writersFlag, ",") {
@@ -85,10 +86,14 @@ func main() {
 	work, err := os.MkdirTemp("", "aiwg-concurrent-")
 	check(err)
 	defer os.RemoveAll(work)
-	benchutil.BuildCLI(work, "./cmd/aiwg-state", "./cmd/aiwg-state-client")
+	bins := *binDir
+	if bins == "" {
+		bins = work
+		benchutil.BuildCLI(work, "./cmd/aiwg-state", "./cmd/aiwg-state-client")
+	}
 	self, err := os.Executable()
 	check(err)
-	env := &bench{work: work, bin: filepath.Join(work, "aiwg-state"), client: filepath.Join(work, "aiwg-state-client"), self: self}
+	env := &bench{work: work, bin: filepath.Join(bins, "aiwg-state"), client: filepath.Join(bins, "aiwg-state-client"), self: self}
 
 	fmt.Printf("machine: %s/%s, %d CPUs, %s; store of %d documents in one directory, each writer its own document\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), benchutil.GitVersion(), docs)
 	fmt.Printf("%d rounds of %s a cell, interleaved; writes/s as the median of the rounds [range]\n\n", *rounds, *dur)

@@ -78,7 +78,9 @@ func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, dura
 	}
 	var buf *bytes.Buffer
 	var entries []packEntry
+	first := int64(0) // where the pack's first commit ends (see tailPack.full)
 	if tail != nil {
+		first = tail.first
 		// Appending reuses the tail's spare capacity, and the object
 		// count in its header changes: from here a failure must drop
 		// the cached tail, which a success replaces anyway.
@@ -136,6 +138,9 @@ func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, dura
 			writeObjHeader(buf, o.typ, len(o.body))
 		}
 		written[o.hash] = local{off: off, depth: depth, body: o.body}
+		if first == 0 && o.typ == plumbing.CommitObject {
+			first = int64(buf.Len())
+		}
 		if err := r.deflate(buf, body); err != nil {
 			return plumbing.ZeroHash, plumbing.ZeroHash, nil, err
 		}
@@ -209,8 +214,11 @@ func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, dura
 	r.mu.Lock()
 	r.objs.wrote("pack-"+newPack.String(), idx, replaced)
 	r.mu.Unlock()
-	if len(data) < tailPackMax {
-		r.setTail(&tailPack{hash: newPack, data: data, objs: entries, kept: keep})
+	if first == 0 {
+		first = int64(len(data)) // objects without a commit
+	}
+	if t := (&tailPack{hash: newPack, data: data, objs: entries, kept: keep, first: first}); !t.full() {
+		r.setTail(t)
 	} else {
 		r.tailFull()
 	}

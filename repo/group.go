@@ -63,6 +63,7 @@ func (q *commitReq) result() (*Commit, error) {
 
 // commitGroup is the queue of one branch's writers.
 type commitGroup struct {
+	key   groupKey
 	mu    sync.Mutex
 	busy  bool // a batch is being written
 	queue []*commitReq
@@ -80,7 +81,7 @@ func (r *Repo) group(branch string) *commitGroup {
 	if g, ok := groups.Load(k); ok {
 		return g.(*commitGroup)
 	}
-	g, _ := groups.LoadOrStore(k, &commitGroup{})
+	g, _ := groups.LoadOrStore(k, &commitGroup{key: k})
 	return g.(*commitGroup)
 }
 
@@ -129,6 +130,11 @@ func (r *Repo) lead(g *commitGroup, branch string, batch []*commitReq) {
 	}
 	if len(next) == 0 {
 		g.busy = false
+		// An idle group goes, so a process writing to many branches
+		// over its life keeps none of theirs. A writer that found it
+		// just before still uses it: it then writes alone, without a
+		// batch, under the ref's lock as any other writer.
+		groups.CompareAndDelete(g.key, g)
 	}
 	g.mu.Unlock()
 	if len(next) > 0 {

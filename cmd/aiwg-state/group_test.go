@@ -67,7 +67,9 @@ func TestCLIWritersInLine(t *testing.T) {
 		f := strings.Fields(line)
 		history[f[0]] = f[1:]
 	}
-	blob := func(rev, file string) string { return strings.TrimSpace(gitOutErr(s, "rev-parse", "--verify", "-q", rev+":"+file)) }
+	blob := func(rev, file string) string {
+		return strings.TrimSpace(gitOutErr(s, "rev-parse", "--verify", "-q", rev+":"+file))
+	}
 	acked := 0
 	for w := range writers {
 		for j, o := range out[w] {

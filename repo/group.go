@@ -52,7 +52,14 @@ type commitReq struct {
 	panicked any
 	// batchSize is how many commits the batch that wrote this one held.
 	batchSize int
+	// arrived is the group's batch count when the request queued, batch
+	// the number of the batch that took it (see testHookWaited).
+	arrived, batchNo int64
 }
+
+// testHookWaited hears, for each commit, how many batches began between
+// its arrival and its own (1: the next one).
+var testHookWaited = func(batches int64) {}
 
 func (q *commitReq) result() (*Commit, error) {
 	if q.panicked != nil {
@@ -67,6 +74,8 @@ type commitGroup struct {
 	mu    sync.Mutex
 	busy  bool // a batch is being written
 	queue []*commitReq
+	// batches counts the batches begun.
+	batches int64
 }
 
 var groups sync.Map // groupKey -> *commitGroup
@@ -90,15 +99,20 @@ func (r *Repo) group(branch string) *commitGroup {
 func (r *Repo) commitQueued(branch string, q *commitReq) (*Commit, error) {
 	g := r.group(branch)
 	g.mu.Lock()
+	q.arrived = g.batches
 	if !g.busy {
 		g.busy = true
+		g.batches++
+		q.batchNo = g.batches
 		g.mu.Unlock()
 		r.lead(g, branch, []*commitReq{q})
+		testHookWaited(q.batchNo - q.arrived)
 		return q.result()
 	}
 	q.wake = make(chan struct{})
 	g.queue = append(g.queue, q)
 	g.mu.Unlock()
+	defer func() { testHookWaited(q.batchNo - q.arrived) }()
 	select {
 	case <-q.wake:
 	case <-q.ctx.Done():
@@ -128,7 +142,12 @@ func (r *Repo) lead(g *commitGroup, branch string, batch []*commitReq) {
 	} else {
 		g.queue = nil
 	}
-	if len(next) == 0 {
+	if len(next) > 0 {
+		g.batches++
+		for _, q := range next {
+			q.batchNo = g.batches
+		}
+	} else {
 		g.busy = false
 		// An idle group goes, so a process writing to many branches
 		// over its life keeps none of theirs. A writer that found it

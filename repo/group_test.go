@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -166,5 +167,47 @@ func TestBatchWritesOnePack(t *testing.T) {
 	if grew > n*4<<10 {
 		t.Errorf("the batch of %d commits grew the tail by %d bytes", n, grew)
 	}
+	testutil.Fsck(t, r.dir)
+}
+
+// TestGroupCommitIsFair: under 64 writers of one branch in one process,
+// each write is written by the batch after the one in progress when it
+// arrived (or, arriving to an idle branch, by its own).
+func TestGroupCommitIsFair(t *testing.T) {
+	r := newRepo(t)
+	ctx := context.Background()
+	var worst, commits atomic.Int64
+	testHookWaited = func(n int64) {
+		commits.Add(1)
+		for {
+			cur := worst.Load()
+			if n <= cur || worst.CompareAndSwap(cur, n) {
+				break
+			}
+		}
+	}
+	defer func() { testHookWaited = func(int64) {} }()
+	var wg sync.WaitGroup
+	for w := range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range 10 {
+				_, err := r.Commit(ctx, "refs/heads/main", func(tx *Tx) (*CommitInfo, error) {
+					tx.WriteFile(fmt.Sprintf("w%02d.json", w), []byte(fmt.Sprintf("%d\n", j)))
+					return info("w"), nil
+				}, CommitOptions{})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if w := worst.Load(); w > 1 {
+		t.Errorf("a writer waited for %d batches", w)
+	}
+	t.Logf("%d commits; the longest wait %d batch", commits.Load(), worst.Load())
 	testutil.Fsck(t, r.dir)
 }

@@ -42,6 +42,8 @@ type fileLock struct {
 	// taken: publish found path naming another file (removed by hand and
 	// taken by another writer), which release must then leave alone.
 	taken bool
+	// turn is the writer's place in the lock's line (nil: none).
+	turn *turn
 }
 
 const lockMarker = "aiwg-state lock held by pid "
@@ -62,6 +64,7 @@ func (l *fileLock) release() {
 	if l.own {
 		l.held.Close()
 	}
+	l.turn.leave() // last: the next writer in line takes the lock at once
 }
 
 // publish puts the value written to the lock in place at path (the ref)
@@ -169,14 +172,35 @@ func tempName(lockPath string) string {
 	return lockPath + "." + strconv.FormatUint(rand.Uint64(), 36) + ".lock"
 }
 
-// acquire creates lockPath exclusively, as git does (see tryLock), waiting
-// with jittered backoff while another writer holds it, and breaking it
-// when its holder was an aiwg-state writer that died (see breakStaleLock):
-// without that, one SIGKILL would block every writer until someone removed
-// the file by hand.
+// acquire creates lockPath exclusively, as git does (see tryLock), once
+// the writers lined up before this one are done (see queue.go). The head
+// of the line normally finds it free; when git, or a writer that does not
+// line up, holds it, it waits for it with jittered backoff, and breaks it
+// when its holder was an aiwg-state writer that died (see
+// breakStaleLock): without that, one SIGKILL would block every writer
+// until someone removed the file by hand.
 func (r *Repo) acquire(ctx context.Context, lockPath string) (*fileLock, error) {
+	t, err := r.waitTurn(ctx, lockPath)
+	if err != nil {
+		return nil, err
+	}
+	l, err := r.acquireFile(ctx, lockPath)
+	if err != nil {
+		t.leave()
+		return nil, err
+	}
+	l.turn = t
+	return l, nil
+}
+
+// acquireFile takes lockPath itself, polling while another writer holds
+// it. A dead holder is looked for at the first failure, then every
+// staleCheckEvery: not on every retry, whose cost the waiting writers
+// would share with the one holding the lock.
+func (r *Repo) acquireFile(ctx context.Context, lockPath string) (*fileLock, error) {
 	deadline := time.Now().Add(r.opts.LockTimeout)
 	wait := 50 * time.Microsecond
+	var checked time.Time
 	for {
 		l, err := r.tryLock(lockPath)
 		if err == nil {
@@ -185,8 +209,11 @@ func (r *Repo) acquire(ctx context.Context, lockPath string) (*fileLock, error) 
 		if !errors.Is(err, fs.ErrExist) {
 			return nil, err
 		}
-		if r.breakStaleLock(lockPath) {
-			continue
+		if time.Since(checked) >= staleCheckEvery {
+			checked = time.Now()
+			if r.breakStaleLock(lockPath) {
+				continue
+			}
 		}
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("%w: %s is held by another writer (if no aiwg-state or git process is running, remove it)", ErrLocked, lockPath)
@@ -201,6 +228,9 @@ func (r *Repo) acquire(ctx context.Context, lockPath string) (*fileLock, error) 
 		}
 	}
 }
+
+// staleCheckEvery spaces the looks for a dead holder of a lock.
+const staleCheckEvery = 50 * time.Millisecond
 
 // tryLock creates lockPath, failing with fs.ErrExist when it exists, as
 // a hard link to the Repo's lock file, which is as exclusive as O_EXCL:

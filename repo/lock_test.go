@@ -60,6 +60,9 @@ func TestDeadWritersLockIsBrokenGitsIsNot(t *testing.T) {
 	}
 	dead.WriteString("0123456789012345678901234567890123456789\n")
 	other.lockF.Close()
+	if dead.turn != nil {
+		dead.turn.f.Close() // and its place in the lock's line
+	}
 	write(t, r, map[string]string{"a.json": "2\n"})
 
 	if err := os.WriteFile(lockPath, []byte("0123456789012345678901234567890123456789\n"), 0o644); err != nil {

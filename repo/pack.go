@@ -78,7 +78,9 @@ func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, dura
 	}
 	var buf *bytes.Buffer
 	var entries []packEntry
+	first := int64(0) // where the pack's first commit ends (see tailPack.full)
 	if tail != nil {
+		first = tail.first
 		// Appending reuses the tail's spare capacity, and the object
 		// count in its header changes: from here a failure must drop
 		// the cached tail, which a success replaces anyway.
@@ -98,6 +100,14 @@ func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, dura
 	var added []packEntry
 	seen := make(map[plumbing.Hash]bool, len(objs))
 	memo := map[int64]int{}
+	// Objects written earlier in this pack, as delta bases: a batch of
+	// commits changes the same trees one after the other.
+	type local struct {
+		off   int64
+		depth int
+		body  []byte
+	}
+	written := map[plumbing.Hash]local{}
 	for _, o := range objs {
 		if seen[o.hash] {
 			continue
@@ -110,11 +120,26 @@ func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, dura
 		}
 		off := int64(buf.Len())
 		body := o.body
-		if d, baseOff, ok := r.deltaFor(tail, o, memo); ok {
+		depth := 0
+		b, inPack := written[o.base]
+		inPack = inPack && !o.base.IsZero() && b.depth < maxDeltaDepth-1 &&
+			(o.typ == plumbing.TreeObject || o.typ == plumbing.BlobObject && len(o.body) >= minDeltaBlob)
+		if inPack {
+			if d := makeDelta(b.body, o.body); len(d) <= len(o.body)/2 {
+				writeOfsDeltaHeader(buf, len(d), off-b.off)
+				body, depth = d, b.depth+1
+			} else {
+				writeObjHeader(buf, o.typ, len(o.body))
+			}
+		} else if d, baseOff, ok := r.deltaFor(tail, o, memo); ok {
 			writeOfsDeltaHeader(buf, len(d), off-baseOff)
-			body = d
+			body, depth = d, tail.depth(baseOff, memo)+1
 		} else {
 			writeObjHeader(buf, o.typ, len(o.body))
+		}
+		written[o.hash] = local{off: off, depth: depth, body: o.body}
+		if first == 0 && o.typ == plumbing.CommitObject {
+			first = int64(buf.Len())
 		}
 		if err := r.deflate(buf, body); err != nil {
 			return plumbing.ZeroHash, plumbing.ZeroHash, nil, err
@@ -189,8 +214,11 @@ func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, dura
 	r.mu.Lock()
 	r.objs.wrote("pack-"+newPack.String(), idx, replaced)
 	r.mu.Unlock()
-	if len(data) < tailPackMax {
-		r.setTail(&tailPack{hash: newPack, data: data, objs: entries, kept: keep})
+	if first == 0 {
+		first = int64(len(data)) // objects without a commit
+	}
+	if t := (&tailPack{hash: newPack, data: data, objs: entries, kept: keep, first: first}); !t.full() {
+		r.setTail(t)
 	} else {
 		r.tailFull()
 	}

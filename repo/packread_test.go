@@ -212,10 +212,13 @@ func TestColdReadsOfDeltaChains(t *testing.T) {
 		trees = append(trees, plumbing.NewHash(strings.TrimSpace(body)))
 	}
 	deepest := 0
-	for _, line := range strings.Split(git(t, r.Dir(), "verify-pack", "-v", newestIdx(t, r)), "\n") {
-		if f := strings.Fields(line); len(f) >= 7 && len(f[0]) == 40 {
-			d, _ := strconv.Atoi(f[5])
-			deepest = max(deepest, d)
+	idxs, _ := filepath.Glob(filepath.Join(r.Dir(), "objects", "pack", "pack-*.idx"))
+	for _, idx := range idxs {
+		for _, line := range strings.Split(git(t, r.Dir(), "verify-pack", "-v", idx), "\n") {
+			if f := strings.Fields(line); len(f) >= 7 && len(f[0]) == 40 {
+				d, _ := strconv.Atoi(f[5])
+				deepest = max(deepest, d)
+			}
 		}
 	}
 	if deepest < 10 {

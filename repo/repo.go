@@ -234,6 +234,9 @@ func (r *Repo) ReadObject(h plumbing.Hash) (plumbing.ObjectType, []byte, error) 
 			return raw.typ, raw.body, nil
 		}
 	}
+	if o, ok := pendingObject(r.dir, h); ok {
+		return o.typ, o.body, nil
+	}
 	t, body, err := r.readObjectLocked(h)
 	if err != nil {
 		return 0, nil, err

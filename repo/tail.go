@@ -23,18 +23,36 @@ import (
 // allocates two fresh inodes, the costliest thing a commit does on the file
 // systems we measured. So a commit rewrites the newest small pack (the
 // tail) with its own objects appended, and removes the old one once the
-// branch has moved: pack count grows by one per tailPackMax bytes, and
+// branch has moved: pack count grows by one per full tail (see full), and
 // the two inodes a commit frees are the ones the next commit reuses. Trees
 // and large blobs are stored as deltas against their previous version in
 // the tail, so a commit adds hundreds of bytes, not the ~40 KB of a
 // 1,000-entry directory. Several writers may extend the same tail at once:
 // each new pack holds all of the old one, so whichever survives, no object
 // is lost (a duplicate object in two packs is harmless to git).
+//
+// Rewriting the tail is the price of git's formats: a pack is named and
+// indexed by the checksum of all of it, so nothing can be appended to one
+// in place, and a pack on disk must hold the bases of its own deltas, so a
+// commit's objects in a pack of their own are whole (the 42 KB tree). A
+// commit therefore writes either its objects whole, in a new pack (a pack
+// per commit), or the tail with its deltas appended. The tail stops
+// growing tailGrowth past its first commit's objects, which bounds what a
+// commit writes to about 1.25 times its own objects (measured by
+// bench/mutations) while a pack still begins only every fifty commits or so.
 
 const (
 	// tailPackMax bounds the pack a commit rewrites: every commit hashes
 	// and writes it whole.
 	tailPackMax = 128 << 10
+	// tailGrowth bounds, further, how far a tail grows past its first
+	// commit's objects (see tailPack.full): a commit writes the whole
+	// tail, so a tail that starts with a 42 KB directory tree and grows
+	// to 128 KB writes twice the commit's own objects a commit on average,
+	// where one that stops at 66 KB writes 1.25 times as much, and still
+	// takes fifty commits of a few hundred bytes of deltas each before
+	// the next pack begins.
+	tailGrowth = 24 << 10
 	// maxDeltaDepth bounds delta chains so reads stay cheap.
 	maxDeltaDepth = 20
 	// minDeltaBlob: smaller blobs are stored whole.
@@ -54,6 +72,35 @@ type tailPack struct {
 	// its pack appears and removed later, so a tail remembered as kept
 	// may have lost it since, never the reverse.
 	kept bool
+	// first is where the tail's first commit ends: what the pack held
+	// when it began (see full).
+	first int64
+}
+
+// full reports whether the tail is done growing: past tailGrowth beyond
+// its first commit, or past tailPackMax.
+func (t *tailPack) full() bool {
+	return int64(len(t.data)) >= min(tailPackMax, t.first+tailGrowth)
+}
+
+// firstCommitEnd is where the first commit of pack data (without its
+// checksum) ends, objs being its entries: the pack's size when a commit
+// began it. A pack without a commit (objects alone) counts whole.
+func firstCommitEnd(data []byte, objs []packEntry) int64 {
+	offs := make([]int64, len(objs))
+	for i, e := range objs {
+		offs[i] = e.offset
+	}
+	slices.Sort(offs)
+	for i, off := range offs {
+		if e, err := decodeEntryHeader(data, off); err == nil && e.typ == plumbing.CommitObject {
+			if i+1 < len(offs) {
+				return offs[i+1]
+			}
+			break
+		}
+	}
+	return int64(len(data))
 }
 
 // packEntry is one object of a pack, as its index records it.
@@ -162,6 +209,9 @@ func (r *Repo) findTail(locked bool) (*tailPack, error) {
 	}
 	t.kept = bestKept
 	r.sweepStale(dir, t, stale, gitFiles, cover, locked)
+	if t.full() {
+		return nil, nil // grown as far as a tail grows: start a new one
+	}
 	return t, nil
 }
 
@@ -230,7 +280,8 @@ func readTail(dir string, h plumbing.Hash) (*tailPack, error) {
 	if uint32(len(objs)) != binary.BigEndian.Uint32(pack[8:]) {
 		return nil, &CorruptError{File: "objects/pack/" + filepath.Base(base) + ".idx", Reason: "its object count differs from the pack's"}
 	}
-	return &tailPack{hash: h, data: pack[:len(pack)-20], objs: objs}, nil
+	data := pack[:len(pack)-20]
+	return &tailPack{hash: h, data: data, objs: objs, first: firstCommitEnd(data, objs)}, nil
 }
 
 // checkPackSums verifies a pack and its index, given whole: the pack's

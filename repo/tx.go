@@ -165,113 +165,25 @@ type CommitOptions struct {
 }
 
 // Commit runs fn in a transaction on branch (a full ref name) and commits
-// its changes as one commit. It holds the branch's lock file for the whole
-// transaction, so fn always sees the latest head and concurrent writers are
-// serialized rather than retried; C git writers take the same lock. A
-// transaction that changes nothing returns ErrNoChange and writes nothing.
+// its changes as one commit. fn runs under the branch's lock file, so it
+// always sees the latest head and concurrent writers are serialized rather
+// than retried; C git writers take the same lock. Writers of the branch in
+// this process that arrive while a commit is being written are written
+// together next, as a chain of commits (see group.go); fn may then run on
+// another writer's goroutine. A transaction that changes nothing returns
+// ErrNoChange and writes nothing.
 func (r *Repo) Commit(ctx context.Context, branch string, fn func(*Tx) (*CommitInfo, error), opts CommitOptions) (*Commit, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err // a cancelled caller writes nothing
 	}
-	var out *Commit
-	published := func(bool) {}
 	if err := r.Writable(); err != nil {
 		return nil, err
 	}
 	// A branch that is a symbolic ref (git symbolic-ref) is followed to
 	// the branch it names, which the commit moves, as git's does.
-	err := r.withRefLock(ctx, branch, func(_ string, head plumbing.Hash, lock *fileLock) (bool, error) {
-		if opts.Expect != nil && *opts.Expect != head {
-			return false, &StaleError{Ref: branch, Expected: *opts.Expect, Current: head}
-		}
-		tx := &Tx{r: r, parent: head, root: emptyTree, changes: map[string]*[]byte{}}
-		if !head.IsZero() {
-			c, err := r.ReadCommit(head)
-			if err != nil {
-				return false, err
-			}
-			tx.root = c.Tree
-		}
-		info, err := fn(tx)
-		if err != nil {
-			return false, err
-		}
-		b := &builder{r: r, trees: map[plumbing.Hash]*Tree{}}
-		root, err := b.build(tx.root, "", tx.changes)
-		if err != nil {
-			return false, err
-		}
-		if root == tx.root && !info.AllowEmpty {
-			return false, ErrNoChange
-		}
-		c := &Commit{Tree: root, Author: wholeSeconds(info.Author), Committer: wholeSeconds(info.Committer), Message: info.Message}
-		if !head.IsZero() {
-			c.Parents = append(c.Parents, head)
-		}
-		c.Parents = append(c.Parents, info.MergeParents...)
-		if info.UpstreamFirst && len(c.Parents) > 1 {
-			c.Parents[0], c.Parents[1] = c.Parents[1], c.Parents[0]
-		}
-		body, err := encodeCommit(c)
-		if err != nil {
-			return false, err
-		}
-		if info.Sign != nil {
-			sig, err := info.Sign(body)
-			if err != nil {
-				return false, err
-			}
-			body = AddSignature(body, sig)
-			c.PGPSignature = string(sig)
-		}
-		c.Hash = hashObject(plumbing.CommitObject, body)
-		b.objs = append(b.objs, rawObject{typ: plumbing.CommitObject, hash: c.Hash, body: body})
-		newPack, oldTail, durable, err := r.writePack(b.objs)
-		if err != nil {
-			return false, err
-		}
-		lock.ready = durable
-		published = func(ok bool) {
-			switch {
-			case newPack == oldTail:
-				return // nothing new was written, nor kept
-			case !ok:
-				// The new pack stays: the ref may have moved after all
-				// (only the flush of its directory failed), or another
-				// commit of this process, finding its objects there
-				// already, may name it. The next commit extends it as
-				// the tail, or a repack rolls it up.
-				r.setTail(nil)
-			case !oldTail.IsZero() && !r.repackMayRead(oldTail) && !r.isInFlight(oldTail):
-				// A tail a running repack may be reading stays: the
-				// repack removes it when it rolls it up. So does one
-				// whose own commit (on another branch) is not yet
-				// published: it is kept, and a repack would leave its
-				// objects out of what it rolls this pack into. Others
-				// are superseded, and removed once plain git readers
-				// that listed them have had time to open them.
-				r.supersede(oldTail)
-			}
-			// Last: until here the new pack's objects may be reachable
-			// from nothing a repack sees.
-			r.releaseInFlight(newPack)
-		}
-		testHookBeforeRef()
-		r.remember(b.objs, b.trees)
-		r.mu.Lock()
-		r.cache.put(commitKey(c.Hash), c)
-		r.mu.Unlock()
-		if _, err := lock.WriteString(c.Hash.String() + "\n"); err != nil {
-			return false, err
-		}
-		out = c
-		return false, nil
-	})
-	published(err == nil)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	// Concurrent writers of the branch in this process are grouped (see
+	// group.go).
+	return r.commitQueued(branch, &commitReq{ctx: ctx, fn: fn, opts: opts})
 }
 
 // builder writes the trees on changed paths, reusing every untouched

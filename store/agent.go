@@ -36,7 +36,7 @@ func (s *Store) DefaultAgent() string {
 		return ""
 	}
 	section, key, _ := strings.Cut(AgentConfigKey, ".")
-	return strings.TrimSpace(cfg.Section(section).Option(key))
+	return strings.TrimSpace(configOption(cfg, section, "", key))
 }
 
 // SetDefaultAgent records agent in the store's config as the author of

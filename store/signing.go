@@ -110,11 +110,11 @@ func (s *Store) configuredKey(agent string) (string, error) {
 	if err != nil || cfg == nil {
 		return "", err
 	}
-	if k := cfg.Section("aiwg").Subsection(agent).Option(configAgentKey); k != "" {
+	if k := configOption(cfg, "aiwg", agent, configAgentKey); k != "" {
 		return s.keyPath(k), nil
 	}
-	if strings.EqualFold(cfg.Section("gpg").Option("format"), "ssh") {
-		if k := cfg.Section("user").Option("signingKey"); k != "" {
+	if strings.EqualFold(configOption(cfg, "gpg", "", "format"), "ssh") {
+		if k := configOption(cfg, "user", "", "signingKey"); k != "" {
 			if strings.HasPrefix(k, "key::") || strings.HasPrefix(k, "ssh-") {
 				return "", errkind.Errorf(ErrSigningKey, "user.signingKey holds a public key, which signs through an ssh-agent: aiwg-state needs the private key's file (set aiwg.%s.signingKey to it)", agent)
 			}
@@ -122,6 +122,24 @@ func (s *Store) configuredKey(agent string) (string, error) {
 		}
 	}
 	return "", nil
+}
+
+// configOption reads section.key, or section.subsection.key, from a
+// parsed config that concurrent writes share: go-git's Section and
+// Subsection add what they do not find, so they are asked only for what
+// is there.
+func configOption(cfg *gitconfig.Config, section, subsection, key string) string {
+	if !cfg.HasSection(section) {
+		return ""
+	}
+	sec := cfg.Section(section)
+	if subsection == "" {
+		return sec.Option(key)
+	}
+	if !sec.HasSubsection(subsection) {
+		return ""
+	}
+	return sec.Subsection(subsection).Option(key)
 }
 
 // keyPath makes a configured relative path relative to the store, not to

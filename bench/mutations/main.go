@@ -4,11 +4,13 @@
 // git plumbing, and (d) the unversioned floor (write a temp file and rename
 // it), each with and without fsync, and (e) go-git's own loose-object
 // write path, without fsync (go-git has none), and (f) the file-system work
-// alone that git's formats ask of a commit stored as aiwg-state stores it
-// (a pack, its index and the ref, each through a temporary file: see
+// alone that git's formats ask of a commit (a pack of exactly the commit's
+// new objects, its index, and the ref by git's lockfile protocol: see
 // minimum.go), and under fsync (h) the same work with its flushes in two
-// rounds rather than three; plus disk bytes per mutation before and after packing, and
-// heap growth over the run.
+// rounds rather than three, and (i) git fast-import as a one-process peer
+// (a checkpoint after each commit); plus the bytes written per mutation
+// against the commit's own objects (bytes.go), disk bytes per mutation
+// before and after packing, and heap growth over the run.
 //
 // The machine is shared, and its load moves from minute to minute; each pair
 // the targets compare (in-process against the floor, CLI against plumbing)
@@ -46,6 +48,7 @@ const interleave = 100
 func main() {
 	n := flag.Int("n", 10000, "in-process mutations (and floor writes) per fsync setting")
 	ncli := flag.Int("cli", 300, "CLI and git-plumbing mutations per fsync setting (each spawns processes)")
+	bytesOnly := flag.Bool("bytes", false, "measure only the bytes written per mutation, over -n mutations")
 	flag.Parse()
 	ctx := context.Background()
 	work, err := os.MkdirTemp("", "aiwg-bench-")
@@ -55,7 +58,13 @@ func main() {
 	client := filepath.Join(work, "aiwg-state-client")
 	benchutil.BuildCLI(work, "./cmd/aiwg-state", "./cmd/aiwg-state-client")
 	fmt.Printf("machine: %s/%s, %d CPUs, %s; store of %d documents in one directory\n\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), benchutil.GitVersion(), docs)
-	fmt.Printf("%-34s %8s %12s %12s %10s\n", "what", "ops", "median", "p90", "vs floor")
+	if *bytesOnly {
+		bytesPerMutation(ctx, work, *n)
+		return
+	}
+	bytesPerMutation(ctx, work, min(*n, 2000))
+	fmt.Println()
+	fmt.Printf("%-46s %8s %12s %12s %10s\n", "what", "ops", "median", "p90", "vs floor")
 
 	for _, sync := range []bool{false, true} {
 		label := map[bool]string{false: "no fsync", true: "fsync"}[sync]
@@ -66,12 +75,17 @@ func main() {
 		api := make([]time.Duration, 0, *n)
 		var gogit []time.Duration
 		minimum := make([]time.Duration, 0, *n)
-		fm := newFileMinimum(work, sync, false)
+		// One mutation first, whose objects size the file minimum's pack.
+		_, err := st.Set(ctx, docPath(0), "status.value", []byte("-1"), store.WriteOptions{Agent: "bench"})
+		check(err)
+		fm := newFileMinimum(work, st.Dir(), sync, false)
 		var twoRounds []time.Duration
 		var fm2 *fileMinimum
 		if sync {
-			fm2 = newFileMinimum(work, sync, true)
+			fm2 = newFileMinimum(work, st.Dir(), sync, true)
 		}
+		fi := newFastImporter(ctx, filepath.Join(work, "fastimport-"+label), sync)
+		fastImport := make([]time.Duration, 0, *n)
 		var gw *goGitWriter
 		if !sync {
 			gw = newGoGitWriter(ctx, filepath.Join(work, "gogit"))
@@ -89,6 +103,9 @@ func main() {
 				}
 				for j := i; fm2 != nil && j < min(i+interleave, *n); j++ {
 					twoRounds = append(twoRounds, fm2.mutate(j))
+				}
+				for j := i; j < min(i+interleave, *n); j++ {
+					fastImport = append(fastImport, fi.mutate(j))
 				}
 				for j := i; gw != nil && j < min(i+interleave, *n); j++ {
 					gogit = append(gogit, gw.mutate(j))
@@ -109,10 +126,14 @@ func main() {
 		runtime.ReadMemStats(&m1)
 		row("(d) floor: temp file + rename, "+label, floor, floor)
 		row("(f) git's file minimum, "+label, minimum, floor)
+		fmt.Printf("    (f): a pack of exactly one commit's new objects (%d bytes), its index (%d), the ref by lockfile\n", len(fm.pack), len(fm.idx))
 		if fm2 != nil {
 			row("(h) (f), its 5 flushes in 2 rounds", twoRounds, floor)
 		}
 		row("(a) in-process Store.Set, "+label, api, floor)
+		fi.close()
+		row("(i) git fast-import, checkpoint each, "+label, fastImport, floor)
+		fmt.Printf("    fast-import / in-process: %.2fx (target >= 2x)\n", ratio(fastImport, api))
 		if gw != nil {
 			row("(e) go-git loose objects, "+label, gogit, floor)
 		}
@@ -158,7 +179,7 @@ func main() {
 		row("(b) CLI aiwg-state set, "+label, cli, floor)
 		row("(g) aiwg-state-client set, served, "+label, served, floor)
 		row("(c) git plumbing script, "+label, plumb, floor)
-		fmt.Printf("    CLI / plumbing: %.2fx, served client / plumbing: %.2fx (target <= 0.25x); in-process / floor: %.2fx (target <= 2x); in-process / file minimum: %.2fx\n\n",
+		fmt.Printf("    CLI / plumbing: %.2fx, served client / plumbing: %.2fx (target <= 0.25x); in-process / floor: %.2fx (target <= 2x); in-process / file minimum: %.2fx (target <= 1.3x)\n\n",
 			ratio(cli, plumb), ratio(served, plumb), ratio(api, floor), ratio(api, minimum))
 	}
 }
@@ -284,7 +305,7 @@ func (p *plumber) mutate(i int) time.Duration {
 }
 
 func row(what string, ds, floor []time.Duration) {
-	fmt.Printf("%-34s %8d %12s %12s %9.2fx\n", what, len(ds), pct(ds, 50), pct(ds, 90), ratio(ds, floor))
+	fmt.Printf("%-46s %8d %12s %12s %9.2fx\n", what, len(ds), pct(ds, 50), pct(ds, 90), ratio(ds, floor))
 }
 
 func pct(ds []time.Duration, p int) time.Duration {

@@ -8,13 +8,15 @@ import (
 )
 
 // fileMinimum does, per mutation, only the file-system work that git's
-// formats ask of a commit stored the way aiwg-state stores it: a pack and
-// its index, each written under a temporary name and renamed in, the
-// replaced tail pair removed, and the branch's ref replaced through a
-// temporary file. Under fsync it flushes on aiwg-state's schedule: the
-// pack and index together, then the pack directory together with the
-// ref's new file, then, after the rename, the ref's directory. No object
-// is hashed, compressed or encoded. It is the floor for any
+// formats ask of a commit: a pack holding exactly the commit's new objects
+// (its blob, the trees on the changed path, the commit), written whole
+// and uncompressed as the store writes objects, and its index, each under
+// a temporary name renamed in; then the branch's ref through git's
+// lockfile protocol (<ref>.lock created exclusively, the new value written
+// into it, renamed over the ref). Under fsync it flushes on aiwg-state's
+// schedule: the pack and index together, then the pack directory together
+// with the ref's new file, then, after the rename, the ref's directory.
+// No object is hashed, compressed or encoded. It is the floor for any
 // store whose every mutation is a commit git can read at once, and so
 // shows how much of the in-process cost is the format's and how much is
 // ours.
@@ -31,18 +33,19 @@ type fileMinimum struct {
 	prev           string
 }
 
-func newFileMinimum(work string, sync, twoRounds bool) *fileMinimum {
+// newFileMinimum sizes the pack and index as those of the newest commit
+// of the store at gitDir (see ownPack).
+func newFileMinimum(work, gitDir string, sync, twoRounds bool) *fileMinimum {
 	dir := filepath.Join(work, fmt.Sprintf("minimum-%v-%v", sync, twoRounds))
+	pack, idx := ownPack(gitDir)
 	m := &fileMinimum{
 		packDir:   filepath.Join(dir, "objects", "pack"),
 		refDir:    filepath.Join(dir, "refs", "heads"),
 		sync:      sync,
 		twoRounds: twoRounds,
-		// The sizes of the bench's tail pack and index midway through a
-		// tail's life: about 1,000 objects, ~110 KB.
-		pack: make([]byte, 110<<10),
-		idx:  make([]byte, 1024+1000*28+40),
-		ref:  []byte("0123456789abcdef0123456789abcdef01234567\n"),
+		pack:      make([]byte, pack),
+		idx:       make([]byte, idx),
+		ref:       []byte("0123456789abcdef0123456789abcdef01234567\n"),
 	}
 	check(os.MkdirAll(m.packDir, 0o755))
 	check(os.MkdirAll(m.refDir, 0o755))
@@ -51,40 +54,55 @@ func newFileMinimum(work string, sync, twoRounds bool) *fileMinimum {
 }
 
 func (m *fileMinimum) mutate(i int) time.Duration {
+	defer m.dropPrevious(filepath.Join(m.packDir, fmt.Sprintf("pack-%040d", i)))
 	t0 := time.Now()
 	base := filepath.Join(m.packDir, fmt.Sprintf("pack-%040d", i))
 	if m.twoRounds {
 		return m.mutateInTwoRounds(t0, base)
 	}
 	m.both(func() { m.replace(m.packDir, base+".idx", m.idx) }, func() { m.replace(m.packDir, base+".pack", m.pack) })
-	var ref string
-	m.both(func() { ref = m.temp(m.refDir, m.ref) }, func() {
+	var lock string
+	m.both(func() { lock = m.lockRef() }, func() {
 		if m.sync {
 			syncDir(m.packDir)
 		}
 	})
-	check(os.Rename(ref, filepath.Join(m.refDir, "main")))
+	check(os.Rename(lock, filepath.Join(m.refDir, "main")))
 	if m.sync {
 		syncDir(m.refDir)
 	}
-	m.dropPrevious(base)
 	return time.Since(t0)
+}
+
+// lockRef creates the ref's lock exclusively and writes the new value
+// into it, as git's lockfile protocol does.
+func (m *fileMinimum) lockRef() string {
+	path := filepath.Join(m.refDir, "main.lock")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	check(err)
+	_, err = f.Write(m.ref)
+	check(err)
+	if m.sync {
+		check(f.Sync())
+	}
+	check(f.Close())
+	return path
 }
 
 func (m *fileMinimum) mutateInTwoRounds(t0 time.Time, base string) time.Duration {
-	var idx, pack, ref string
+	var idx, pack, lock string
 	m.both(func() { idx = m.temp(m.packDir, m.idx) }, func() {
-		m.both(func() { pack = m.temp(m.packDir, m.pack) }, func() { ref = m.temp(m.refDir, m.ref) })
+		m.both(func() { pack = m.temp(m.packDir, m.pack) }, func() { lock = m.lockRef() })
 	})
 	check(os.Rename(idx, base+".idx"))
 	check(os.Rename(pack, base+".pack"))
-	check(os.Rename(ref, filepath.Join(m.refDir, "main")))
+	check(os.Rename(lock, filepath.Join(m.refDir, "main")))
 	m.both(func() { syncDir(m.packDir) }, func() { syncDir(m.refDir) })
-	m.dropPrevious(base)
 	return time.Since(t0)
 }
 
-// dropPrevious removes the tail pair base replaced.
+// dropPrevious removes the previous mutation's pack, once this one is
+// timed: only so the run's disk use stays bounded.
 func (m *fileMinimum) dropPrevious(base string) {
 	if m.prev != "" {
 		check(os.Remove(m.prev + ".pack"))

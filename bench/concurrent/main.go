@@ -1,0 +1,491 @@
+// Command concurrent measures writes under load: W writers, each writing
+// its own document of a store of 1,000 JSON documents in one directory,
+// for a fixed time, through each way of writing:
+//
+//	floor/proc   a process per write doing temp file + rename (the floor for per-process writers)
+//	floor/inproc W goroutines doing temp file + rename (the floor for in-process writers)
+//	served       aiwg-state-client set, a process per write, through aiwg-state serve
+//	cli          aiwg-state set, a process per write
+//	api          W goroutines on one open Store (Store.Set)
+//	plumbing     the same mutation scripted with git plumbing, a script per write
+//	             (rev-parse, read-tree, hash-object, update-index, write-tree,
+//	             commit-tree, update-ref with the old value; retried when another
+//	             writer moved the branch first)
+//
+// with fsync and without. The machine is shared and its load moves, so the
+// cells are interleaved: every round measures every cell once, in an order
+// that rotates from round to round, and each figure is the median of the
+// rounds with their range. Latency percentiles pool every write of the
+// cell. "exit 5" counts writes refused as busy (a lock held too long).
+//
+//	go run ./bench/concurrent                        # 1, 16 and 64 writers, 3 rounds of 2s a cell
+//	go run ./bench/concurrent -writers 16 -rounds 1 -dur 1s -modes api,floor/inproc
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/bench/internal/benchutil"
+	"github.com/aiwg/aiwg-state/store"
+)
+
+const docs = 1000
+
+var allModes = []string{"floor/proc", "floor/inproc", "served", "cli", "api", "plumbing"}
+
+func main() {
+	// A child asked to do one floor write: the process-per-write floor.
+	if len(os.Args) == 5 && os.Args[1] == "-floor-write" {
+		i, _ := strconv.Atoi(os.Args[3])
+		floorWrite(os.Args[2], i, os.Args[4] == "sync")
+		return
+	}
+	writersFlag := flag.String("writers", "1,16,64", "writer counts, comma-separated")
+	modesFlag := flag.String("modes", strings.Join(allModes, ","), "ways of writing, comma-separated: "+strings.Join(allModes, ", "))
+	syncFlag := flag.String("fsync", "off,on", "fsync settings: off, on or both")
+	rounds := flag.Int("rounds", 3, "rounds (each measures every cell once)")
+	dur := flag.Duration("dur", 2*time.Second, "time a cell runs for in one round")
+	binDir := flag.String("bin", "", "run the aiwg-state and aiwg-state-client of this directory rather than building them (to compare two builds)")
+	flag.Parse()
+	var writers []int
+	for _, w := range strings.Split(*writersFlag, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(w))
+		if err != nil || n < 1 {
+			fmt.Fprintf(os.Stderr, "-writers: %q is not a count\n", w)
+			os.Exit(2)
+		}
+		writers = append(writers, n)
+	}
+	modes := strings.Split(*modesFlag, ",")
+	for _, m := range modes {
+		if !slices.Contains(allModes, m) {
+			fmt.Fprintf(os.Stderr, "-modes: unknown %q\n", m)
+			os.Exit(2)
+		}
+	}
+	var syncs []bool
+	for _, s := range strings.Split(*syncFlag, ",") {
+		syncs = append(syncs, s == "on")
+	}
+
+	ctx := context.Background()
+	work, err := os.MkdirTemp("", "aiwg-concurrent-")
+	check(err)
+	defer os.RemoveAll(work)
+	bins := *binDir
+	if bins == "" {
+		bins = work
+		benchutil.BuildCLI(work, "./cmd/aiwg-state", "./cmd/aiwg-state-client")
+	}
+	self, err := os.Executable()
+	check(err)
+	env := &bench{work: work, bin: filepath.Join(bins, "aiwg-state"), client: filepath.Join(bins, "aiwg-state-client"), self: self}
+
+	fmt.Printf("machine: %s/%s, %d CPUs, %s; store of %d documents in one directory, each writer its own document\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), benchutil.GitVersion(), docs)
+	fmt.Printf("%d rounds of %s a cell, interleaved; writes/s as the median of the rounds [range]\n\n", *rounds, *dur)
+
+	type key struct {
+		sync    bool
+		writers int
+		mode    string
+	}
+	results := map[key]*cell{}
+	var keys []key
+	for _, s := range syncs {
+		for _, w := range writers {
+			for _, m := range modes {
+				k := key{s, w, m}
+				keys = append(keys, k)
+				results[k] = &cell{}
+			}
+		}
+	}
+	targets := map[bool]*targetSet{}
+	for _, s := range syncs {
+		targets[s] = env.setup(ctx, s, modes)
+	}
+	defer func() {
+		for _, t := range targets {
+			t.close()
+		}
+	}()
+	for r := 0; r < *rounds; r++ {
+		// Rotate the order of the cells, so that no way of writing
+		// always follows the same one (a server's warm cache, a disk
+		// still flushing the previous cell's writes).
+		order := slices.Clone(keys)
+		k := (r * 7) % len(order)
+		order = append(order[k:], order[:k]...)
+		for _, k := range order {
+			t := targets[k.sync]
+			res := t.run(ctx, k.mode, k.writers, *dur)
+			results[k].add(res)
+			fmt.Fprintf(os.Stderr, "round %d: %-12s %2d writers fsync=%-5v %8.1f/s\n", r+1, k.mode, k.writers, k.sync, res.rate())
+		}
+	}
+	for _, s := range syncs {
+		fmt.Printf("fsync %s\n", map[bool]string{false: "off", true: "on"}[s])
+		fmt.Printf("%-8s %-13s %22s %10s %10s %8s %8s\n", "writers", "mode", "writes/s", "p50", "p99", "exit 5", "errors")
+		for _, w := range writers {
+			var floorProc, floorIn float64
+			for _, m := range modes {
+				c := results[key{s, w, m}]
+				med, lo, hi := c.rates()
+				switch m {
+				case "floor/proc":
+					floorProc = med
+				case "floor/inproc":
+					floorIn = med
+				}
+				vs := ""
+				if floorProc > 0 && (m == "served" || m == "cli" || m == "plumbing") {
+					vs = fmt.Sprintf("  %.2fx floor/proc", med/floorProc)
+				}
+				if floorIn > 0 && m == "api" {
+					vs = fmt.Sprintf("  %.2fx floor/inproc", med/floorIn)
+				}
+				fmt.Printf("%-8d %-13s %8.1f [%5.1f–%5.1f] %10s %10s %8d %8d%s\n", w, m, med, lo, hi, c.pct(50), c.pct(99), c.busy, c.errors, vs)
+			}
+		}
+		fmt.Println()
+	}
+}
+
+// cell gathers one cell's rounds.
+type cell struct {
+	rounds       []float64
+	lat          []time.Duration
+	busy, errors int
+}
+
+func (c *cell) add(r result) {
+	c.rounds = append(c.rounds, r.rate())
+	c.lat = append(c.lat, r.lat...)
+	c.busy += r.busy
+	c.errors += r.errors
+}
+
+func (c *cell) rates() (med, lo, hi float64) {
+	s := slices.Clone(c.rounds)
+	slices.Sort(s)
+	return s[len(s)/2], s[0], s[len(s)-1]
+}
+
+func (c *cell) pct(p int) string {
+	if len(c.lat) == 0 {
+		return "-"
+	}
+	s := slices.Clone(c.lat)
+	slices.Sort(s)
+	return fmtDur(s[min(len(s)-1, len(s)*p/100)])
+}
+
+func fmtDur(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		return fmt.Sprintf("%.2fs", d.Seconds())
+	case d >= time.Millisecond:
+		return fmt.Sprintf("%.1fms", float64(d)/1e6)
+	}
+	return fmt.Sprintf("%dµs", d.Microseconds())
+}
+
+// result is one cell's round: writes done in elapsed, their latencies.
+type result struct {
+	done         int
+	elapsed      time.Duration
+	lat          []time.Duration
+	busy, errors int
+}
+
+func (r result) rate() float64 { return float64(r.done) / r.elapsed.Seconds() }
+
+type bench struct {
+	work, bin, client, self string
+}
+
+// targetSet is what one fsync setting writes to: a store per way of
+// writing (the served one with its server running), the floor's
+// directory, the plumbing's store.
+type targetSet struct {
+	b        *bench
+	sync     bool
+	floorDir string
+	api      *aiwgstate.Store
+	cliDir   string
+	srvDir   string
+	server   *exec.Cmd
+	gitDir   string
+	seq      atomic.Int64
+}
+
+func (b *bench) setup(ctx context.Context, sync bool, modes []string) *targetSet {
+	label := map[bool]string{false: "nosync", true: "sync"}[sync]
+	t := &targetSet{b: b, sync: sync}
+	t.floorDir = seedFloor(b.work, label)
+	for _, m := range modes {
+		switch m {
+		case "api":
+			t.api = seedStore(ctx, filepath.Join(b.work, "api-"+label), sync)
+		case "cli":
+			st := seedStore(ctx, filepath.Join(b.work, "cli-"+label), sync)
+			t.cliDir = st.Dir()
+			st.Close()
+		case "served":
+			st := seedStore(ctx, filepath.Join(b.work, "served-"+label), sync)
+			t.srvDir = st.Dir()
+			st.Close()
+			t.server = startServer(b.bin, t.srvDir)
+		case "plumbing":
+			st := seedStore(ctx, filepath.Join(b.work, "git-"+label), sync)
+			t.gitDir = st.Dir()
+			st.Close()
+		}
+	}
+	return t
+}
+
+func (t *targetSet) close() {
+	if t.server != nil {
+		t.server.Process.Signal(os.Interrupt)
+		t.server.Wait()
+	}
+	if t.api != nil {
+		t.api.Close()
+	}
+}
+
+// run runs one cell: w writers writing for d.
+func (t *targetSet) run(ctx context.Context, mode string, w int, d time.Duration) result {
+	var write func(writer int, value int64) (time.Duration, error)
+	switch mode {
+	case "floor/proc":
+		write = func(writer int, _ int64) (time.Duration, error) {
+			arg := "nosync"
+			if t.sync {
+				arg = "sync"
+			}
+			t0 := time.Now()
+			out, err := exec.Command(t.b.self, "-floor-write", t.floorDir, strconv.Itoa(writer), arg).CombinedOutput()
+			return time.Since(t0), outErr(err, out)
+		}
+	case "floor/inproc":
+		write = func(writer int, _ int64) (time.Duration, error) {
+			t0 := time.Now()
+			floorWrite(t.floorDir, writer, t.sync)
+			return time.Since(t0), nil
+		}
+	case "api":
+		write = func(writer int, v int64) (time.Duration, error) {
+			t0 := time.Now()
+			_, err := t.api.Set(ctx, docPath(writer), "status.value", []byte(strconv.FormatInt(v, 10)), store.WriteOptions{Agent: fmt.Sprintf("w%d", writer)})
+			return time.Since(t0), err
+		}
+	case "cli", "served":
+		bin, dir := t.b.bin, t.cliDir
+		if mode == "served" {
+			bin, dir = t.b.client, t.srvDir
+		}
+		write = func(writer int, v int64) (time.Duration, error) {
+			args := []string{"set", docPath(writer), "status.value", strconv.FormatInt(v, 10), "--store", dir, "--agent", fmt.Sprintf("w%d", writer)}
+			if !t.sync {
+				args = append(args, "--no-sync")
+			}
+			t0 := time.Now()
+			out, err := exec.Command(bin, args...).CombinedOutput()
+			return time.Since(t0), outErr(err, out)
+		}
+	case "plumbing":
+		write = func(writer int, v int64) (time.Duration, error) {
+			t0 := time.Now()
+			err := plumb(t.gitDir, t.sync, writer, v)
+			return time.Since(t0), err
+		}
+	}
+	var mu sync.Mutex
+	res := result{}
+	deadline := time.Now().Add(d)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := 0; i < w; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				lat, err := write(i, 1_000_000+t.seq.Add(1))
+				mu.Lock()
+				switch {
+				case err == nil:
+					res.done++
+					res.lat = append(res.lat, lat)
+				case isBusy(err):
+					res.busy++
+				default:
+					if res.errors == 0 {
+						fmt.Fprintf(os.Stderr, "%s: %v\n", mode, err)
+					}
+					res.errors++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	res.elapsed = time.Since(start)
+	return res
+}
+
+var errBusy = errors.New("busy (exit 5)")
+
+func outErr(err error, out []byte) error {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == 5 {
+		return fmt.Errorf("%w: %s", errBusy, strings.TrimSpace(string(out)))
+	}
+	if err != nil {
+		return fmt.Errorf("%v: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+func isBusy(err error) bool { return errors.Is(err, errBusy) || errors.Is(err, store.ErrLocked) }
+
+// plumb writes one mutation with git plumbing, as a git user without
+// aiwg-state would under concurrency: read the branch, build the tree from
+// it in a scratch index of this writer's, commit, and move the branch
+// only from the value read (update-ref's compare-and-swap), starting over
+// when another writer moved it first.
+func plumb(gitDir string, sync bool, writer int, v int64) error {
+	fsync := "none"
+	if sync {
+		fsync = "committed,reference"
+	}
+	env := append(os.Environ(), "GIT_INDEX_FILE="+filepath.Join(gitDir, fmt.Sprintf("bench-index-%d", writer)), "GIT_DIR="+gitDir,
+		"GIT_AUTHOR_NAME=bench", "GIT_AUTHOR_EMAIL=bench@agents.invalid", "GIT_COMMITTER_NAME=bench", "GIT_COMMITTER_EMAIL=bench@agents.invalid")
+	git := func(stdin string, args ...string) (string, error) {
+		cmd := exec.Command("git", append([]string{"-c", "core.fsync=" + fsync, "-c", "core.fsyncMethod=fsync"}, args...)...)
+		cmd.Env = env
+		if stdin != "" {
+			cmd.Stdin = strings.NewReader(stdin)
+		}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return "", fmt.Errorf("git %v: %v: %s", args, err, out)
+		}
+		return strings.TrimSpace(string(out)), nil
+	}
+	body := strings.Replace(docBody(writer), fmt.Sprintf("\"value\": %d", writer), fmt.Sprintf("\"value\": %d", v), 1)
+	for attempt := 0; attempt < 1000; attempt++ {
+		old, err := git("", "rev-parse", "main")
+		if err != nil {
+			return err
+		}
+		if _, err := git("", "read-tree", old); err != nil {
+			return err
+		}
+		blob, err := git(body, "hash-object", "-w", "--stdin")
+		if err != nil {
+			return err
+		}
+		if _, err := git("", "update-index", "--cacheinfo", "100644,"+blob+","+docPath(writer)); err != nil {
+			return err
+		}
+		tree, err := git("", "write-tree")
+		if err != nil {
+			return err
+		}
+		c, err := git("", "commit-tree", tree, "-p", old, "-m", "set "+docPath(writer))
+		if err != nil {
+			return err
+		}
+		if _, err := git("", "update-ref", "refs/heads/main", c, old); err == nil {
+			return nil
+		}
+		// Lost the race (or the ref was locked): read it again.
+	}
+	return errors.New("plumbing: 1000 lost races in a row")
+}
+
+// startServer starts aiwg-state serve on store and waits for its socket.
+func startServer(bin, store string) *exec.Cmd {
+	cmd := exec.Command(bin, "serve", "--store", store, "--idle", "1h")
+	cmd.Stderr = os.Stderr
+	check(cmd.Start())
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(store, "aiwg", "serve.sock")); err == nil {
+			return cmd
+		}
+	}
+	panic("the server did not start")
+}
+
+func docPath(i int) string { return fmt.Sprintf("docs/doc-%04d.json", i%docs) }
+
+func docBody(i int) string {
+	return fmt.Sprintf("{\n  \"id\": \"doc-%04d\",\n  \"owner\": \"agent-%d\",\n  \"status\": {\n    \"updated_at\": \"2026-11-22T00:00:00Z\",\n    \"value\": %d\n  },\n  \"tags\": [\n    \"alpha\",\n    \"beta\"\n  ]\n}\n", i, i%7, i)
+}
+
+// seedStore creates a store holding the documents in one commit.
+func seedStore(ctx context.Context, dir string, sync bool) *aiwgstate.Store {
+	st, err := aiwgstate.Init(ctx, dir, store.InitOptions{Options: store.Options{NoSync: !sync}})
+	check(err)
+	ops := make([]store.Op, docs)
+	for i := range ops {
+		ops[i] = store.Op{Op: "put", File: docPath(i), Value: []byte(docBody(i))}
+	}
+	_, err = st.Apply(ctx, ops, store.WriteOptions{Agent: "seed"})
+	check(err)
+	return st
+}
+
+// seedFloor writes the documents as plain files, for the floor to replace.
+func seedFloor(work, label string) string {
+	dir := filepath.Join(work, "floor-"+label, "docs")
+	check(os.MkdirAll(dir, 0o755))
+	for i := 0; i < docs; i++ {
+		check(os.WriteFile(filepath.Join(dir, fmt.Sprintf("doc-%04d.json", i)), []byte(docBody(i)), 0o644))
+	}
+	return dir
+}
+
+// floorWrite replaces one document without versioning it: a temp file
+// renamed over it, with the file and its directory flushed under fsync.
+func floorWrite(dir string, i int, sync bool) {
+	body := []byte(docBody(i % docs))
+	dst := filepath.Join(dir, fmt.Sprintf("doc-%04d.json", i%docs))
+	f, err := os.CreateTemp(dir, ".tmp-")
+	check(err)
+	_, err = f.Write(body)
+	check(err)
+	if sync {
+		check(f.Sync())
+	}
+	check(f.Close())
+	check(os.Rename(f.Name(), dst))
+	if sync {
+		d, err := os.Open(dir)
+		check(err)
+		check(d.Sync())
+		d.Close()
+	}
+}
+
+func check(err error) {
+	if err != nil {
+		panic(err)
+	}
+}

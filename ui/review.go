@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/aiwg/aiwg-state/review"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 type reviewData struct {
@@ -30,6 +31,18 @@ func (a *app) review(r *http.Request) (string, *view, error) {
 	}
 	if head == "" {
 		return "", nil, badRequest("a review needs a head: ?base=BRANCH&head=BRANCH")
+	}
+	// A review judges every commit of the range (policy, schemas) and
+	// dry-runs the merge: past Options.MaxReviewCommits that is the command
+	// line's work, not a page's.
+	n := 0
+	err := a.st.Log(r.Context(), store.LogOptions{ReadOptions: store.ReadOptions{At: head, Branch: a.opts.Branch}, Exclude: base, AllParents: true},
+		func(*store.Mutation) bool { n++; return n <= a.opts.MaxReviewCommits })
+	if err != nil {
+		return "", nil, err
+	}
+	if n > a.opts.MaxReviewCommits {
+		return "", nil, badRequest("%s...%s holds more than %d commits: too many to review in a page; run aiwg-state review %s...%s", base, head, a.opts.MaxReviewCommits, base, head)
 	}
 	rep, err := review.Branch(r.Context(), a.st, base, head, review.Options{Limit: 100})
 	if err != nil {

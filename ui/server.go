@@ -49,6 +49,15 @@ type Options struct {
 	Poll time.Duration
 	// Now is the clock that ages (--since 2h) count from; nil = time.Now.
 	Now func() time.Time
+	// PageTimeout bounds the drawing of one page (default 20s): a page
+	// past it answers 503 and its work stops.
+	PageTimeout time.Duration
+	// MaxPages is how many pages are drawn at once (default 4); a request
+	// beyond them waits for a place until its deadline.
+	MaxPages int
+	// MaxReviewCommits bounds the commits of a range the pull-request
+	// view judges (default 2,000); a longer one is the command line's.
+	MaxReviewCommits int
 }
 
 // app is the handler New returns.
@@ -57,6 +66,7 @@ type app struct {
 	opts  Options
 	pages map[string]*template.Template
 	mux   *http.ServeMux
+	slots chan struct{} // one a page being drawn
 }
 
 // New returns the read-only web app over st. st stays the caller's to
@@ -76,7 +86,16 @@ func New(st *aiwgstate.Store, opts Options) http.Handler {
 	if opts.Branch == "" {
 		opts.Branch = st.Branch()
 	}
-	a := &app{st: st, opts: opts, pages: parsePages(), mux: http.NewServeMux()}
+	if opts.PageTimeout <= 0 {
+		opts.PageTimeout = 20 * time.Second
+	}
+	if opts.MaxPages <= 0 {
+		opts.MaxPages = 4
+	}
+	if opts.MaxReviewCommits <= 0 {
+		opts.MaxReviewCommits = 2000
+	}
+	a := &app{st: st, opts: opts, pages: parsePages(), mux: http.NewServeMux(), slots: make(chan struct{}, opts.MaxPages)}
 	static, err := fs.Sub(staticFS, "static")
 	if err != nil {
 		panic(err) // the embedded tree is part of the binary
@@ -114,6 +133,12 @@ func (a *app) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if !a.hostAllowed(r.Host) {
 		http.Error(w, "unknown host: the review app answers to localhost and its loopback addresses", http.StatusMisdirectedRequest)
+		return
+	}
+	if r.Header.Get("Sec-Fetch-Site") == "cross-site" && r.Header.Get("Sec-Fetch-Mode") != "navigate" {
+		// A page elsewhere may link here, but not fetch, embed or
+		// script it: its requests would only cost the app work.
+		http.Error(w, "the review app answers other sites' links, not their requests", http.StatusForbidden)
 		return
 	}
 	a.mux.ServeHTTP(w, r)
@@ -157,7 +182,23 @@ type handlerFunc func(r *http.Request) (string, *view, error)
 
 func (a *app) page(fn handlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		// Every page is bounded in time and in how many are drawn at
+		// once, so no request (a review of a long range, say) holds the
+		// app or the machine.
+		ctx, cancel := context.WithTimeout(r.Context(), a.opts.PageTimeout)
+		defer cancel()
+		select {
+		case a.slots <- struct{}{}:
+			defer func() { <-a.slots }()
+		case <-ctx.Done():
+			a.fail(w, r, ctx.Err())
+			return
+		}
+		r = r.WithContext(ctx)
 		name, v, err := fn(r)
+		if err == nil && ctx.Err() != nil {
+			err = ctx.Err()
+		}
 		if err != nil {
 			a.fail(w, r, err)
 			return
@@ -198,6 +239,9 @@ func (a *app) fail(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case errors.Is(err, context.Canceled):
 		return
+	case errors.Is(err, context.DeadlineExceeded):
+		status = http.StatusServiceUnavailable
+		err = fmt.Errorf("the page took longer than %v to draw and was stopped; narrow it, or ask the command line (aiwg-state review, log), which has no such bound", a.opts.PageTimeout)
 	case errors.Is(err, errBadRequest):
 		status = http.StatusBadRequest
 	case strings.Contains(kind, "not_found") || errors.Is(err, store.ErrNotFound):

@@ -268,6 +268,39 @@ func TestNotFound(t *testing.T) {
 	}
 }
 
+// TestBoundedPages: no request holds the app: a review of a range past
+// the bound is the command line's, a page past its deadline stops with
+// 503, and another site's page may link to the app but not fetch it.
+func TestBoundedPages(t *testing.T) {
+	f := newFixture(t)
+	const review = "/review?base=main&head=agents/planner/main"
+	if code, body := get(t, ui.New(f.st, ui.Options{}), review); code != 200 {
+		t.Fatalf("review: %d %.300s", code, body)
+	}
+	if code, body := get(t, ui.New(f.st, ui.Options{MaxReviewCommits: 1}), review); code != 400 || !strings.Contains(body, "aiwg-state review main...agents/planner/main") {
+		t.Errorf("a review past the bound: %d %.300s", code, body)
+	}
+	if code, body := get(t, ui.New(f.st, ui.Options{PageTimeout: time.Nanosecond}), "/history"); code != 503 || !strings.Contains(body, "longer than") {
+		t.Errorf("a page past its deadline: %d %.300s", code, body)
+	}
+	h := ui.New(f.st, ui.Options{})
+	for _, c := range []struct {
+		site, mode string
+		want       int
+	}{{"cross-site", "no-cors", 403}, {"cross-site", "cors", 403}, {"cross-site", "navigate", 200}, {"same-origin", "cors", 200}, {"", "", 200}} {
+		req := httptest.NewRequest("GET", "http://127.0.0.1:8080/history", nil)
+		if c.site != "" {
+			req.Header.Set("Sec-Fetch-Site", c.site)
+			req.Header.Set("Sec-Fetch-Mode", c.mode)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != c.want {
+			t.Errorf("Sec-Fetch-Site %q, mode %q: %d, want %d", c.site, c.mode, rec.Code, c.want)
+		}
+	}
+}
+
 func TestLiveEvents(t *testing.T) {
 	f := newFixture(t)
 	srv := httptest.NewServer(ui.New(f.st, ui.Options{Poll: 20 * time.Millisecond}))

@@ -270,3 +270,19 @@ func TestMergeOfAHandMadeCommit(t *testing.T) {
 	}
 	storetest.Fsck(t, st)
 }
+
+// TestReservedUnderAnySpelling: the one check of the guard and the hook
+// folds case and NFKC, and takes a file standing where a tier's directory
+// is; a name that only starts alike is not reserved.
+func TestReservedUnderAnySpelling(t *testing.T) {
+	for _, p := range []string{".aiwg/frame/r.json", ".aiwg/Frame/r.json", ".AIWG/CACHE/k", ".aiwg/ｆrame/x.json", ".aiwg/frame", ".aiwg/Cache"} {
+		if rule, _ := frame.ValidateFile(p, nil); rule != frame.RuleReserved {
+			t.Errorf("%s: rule %q", p, rule)
+		}
+	}
+	for _, p := range []string{".aiwg/frames.json", ".aiwg/cached/x.json", "frame/x.json", "agents/a/.aiwg/frame/x.json"} {
+		if rule, _ := frame.ValidateFile(p, nil); rule != "" {
+			t.Errorf("%s: rule %q", p, rule)
+		}
+	}
+}

@@ -93,28 +93,88 @@ func (m *memBackend) update(run string, now time.Time, fn func(*Run) (*Run, erro
 		delete(m.runs, run)
 		return nil
 	}
-	if cur == nil && len(m.runs) >= maxHeldRuns {
-		// Agents must not grow a server's memory without bound, one
-		// capped run at a time: runs past their time go first.
-		for id := range m.runs {
-			m.live(id, now)
-		}
-		if len(m.runs) >= maxHeldRuns {
-			return &TooManyRunsError{Limit: maxHeldRuns}
-		}
+	if err := m.makeRoom(run, next, now); err != nil {
+		return err
 	}
 	m.runs[run] = next
 	return nil
 }
 
-// maxHeldRuns bounds the runs a process holds in memory at once.
-var maxHeldRuns = 4096
+// Bounds of the runs a process holds in memory: in all, and per agent, so
+// that no agent grows a server's memory without bound one capped run at a
+// time, nor fills it so that others cannot start one.
+var (
+	maxHeldRuns          = 4096
+	maxHeldBytes   int64 = 256 << 20
+	maxAgentRuns         = 64
+	maxAgentBytes  int64 = 32 << 20
+	runOverhead    int64 = 512 // a Run, its map and its id, as memory counts them
+	keyOverhead    int64 = 64  // a map entry and its slices' headers
+	maxAgentReport       = "64 runs and 32 MiB"
+)
 
-// TooManyRunsError is a new run in a process that holds as many as it may.
-type TooManyRunsError struct{ Limit int }
+// memBytes is what a run takes in memory: its keys and values and what
+// holding them costs, not only Bytes (a run of many tiny keys costs more
+// than their length).
+func memBytes(r *Run) int64 {
+	return r.Bytes() + runOverhead + int64(len(r.ID)+len(r.Agent)) + keyOverhead*int64(len(r.Values))
+}
+
+// makeRoom lets run hold next within the bounds: runs past their time go
+// first, then the same agent's least recently set runs (its own scratch
+// values, never another agent's). What does not fit then is refused.
+func (m *memBackend) makeRoom(run string, next *Run, now time.Time) error {
+	fits := func() (bool, bool) {
+		runs, agentRuns := 1, 1
+		bytes, agentBytes := memBytes(next), memBytes(next)
+		for id, r := range m.runs {
+			if id == run {
+				continue
+			}
+			runs++
+			bytes += memBytes(r)
+			if r.Agent == next.Agent {
+				agentRuns++
+				agentBytes += memBytes(r)
+			}
+		}
+		return runs <= maxHeldRuns && bytes <= maxHeldBytes, agentRuns <= maxAgentRuns && agentBytes <= maxAgentBytes
+	}
+	all, own := fits()
+	if all && own {
+		return nil
+	}
+	for id := range m.runs {
+		m.live(id, now)
+	}
+	for {
+		if all, own = fits(); all && own {
+			return nil
+		}
+		// The agent's oldest other run (the soonest to expire: the
+		// least recently set, as a set renews the time to live).
+		oldest := ""
+		for id, r := range m.runs {
+			if id != run && r.Agent == next.Agent && (oldest == "" || r.Expires.Before(m.runs[oldest].Expires)) {
+				oldest = id
+			}
+		}
+		if oldest == "" {
+			return &TooManyRunsError{Limit: maxHeldRuns, Bytes: maxHeldBytes}
+		}
+		delete(m.runs, oldest)
+	}
+}
+
+// TooManyRunsError is a run that does not fit in what a process holds,
+// even once runs past their time and the agent's own older runs are gone.
+type TooManyRunsError struct {
+	Limit int
+	Bytes int64
+}
 
 func (e *TooManyRunsError) Error() string {
-	return fmt.Sprintf("this server holds %d runs' frames, the most it may; end some (frame clear) or let their time to live pass: %v", e.Limit, store.ErrLimit)
+	return fmt.Sprintf("the frames held here are full (at most %d runs and %d bytes in all; each agent's own runs, at most %s, make room for its new ones); let time to live pass, or end runs (frame clear): %v", e.Limit, e.Bytes, maxAgentReport, store.ErrLimit)
 }
 
 func (e *TooManyRunsError) Unwrap() error { return store.ErrLimit }
@@ -222,6 +282,9 @@ func (d dirBackend) update(run string, now time.Time, fn func(*Run) (*Run, error
 	if err != nil {
 		return err
 	}
+	if err := d.makeRoom(path, int64(len(data)), now); err != nil {
+		return err
+	}
 	tmp, err := os.CreateTemp(d.dir, "tmp-*")
 	if err != nil {
 		return err
@@ -240,6 +303,79 @@ func (d dirBackend) update(run string, now time.Time, fn func(*Run) (*Run, error
 		return err
 	}
 	return nil
+}
+
+// Bounds of the runs kept on disk (a command run by itself, no server):
+// the directory's files, and their size, rounded up to whole blocks as
+// the disk counts them.
+var (
+	maxDiskRuns        = 1024
+	maxDiskBytes int64 = 256 << 20
+)
+
+// diskBlock is the unit a file's size is counted in: a file of one byte
+// still takes a block.
+const diskBlock = 4096
+
+func onDisk(n int64) int64 { return (n + diskBlock - 1) / diskBlock * diskBlock }
+
+// makeRoom lets path take a file of size bytes within the disk bounds,
+// removing the runs past their time first (called under the lock, the
+// only writer). The count reads the directory's names and sizes, not the
+// files; a run's own file is counted once.
+func (d dirBackend) makeRoom(path string, size int64, now time.Time) error {
+	count := func() (int, int64) {
+		es, err := os.ReadDir(d.dir)
+		if err != nil {
+			return 0, 0
+		}
+		runs, bytes := 1, onDisk(size)
+		for _, e := range es {
+			if !strings.HasSuffix(e.Name(), ".json") || filepath.Join(d.dir, e.Name()) == path {
+				continue
+			}
+			runs++
+			if info, err := e.Info(); err == nil {
+				bytes += onDisk(info.Size())
+			}
+		}
+		return runs, bytes
+	}
+	if runs, bytes := count(); runs <= maxDiskRuns && bytes <= maxDiskBytes {
+		return nil
+	}
+	d.removeExpired(now)
+	if runs, bytes := count(); runs > maxDiskRuns || bytes > maxDiskBytes {
+		return &TooManyRunsError{Limit: maxDiskRuns, Bytes: maxDiskBytes}
+	}
+	return nil
+}
+
+// removeExpired removes the runs past their time; the caller holds the
+// lock.
+func (d dirBackend) removeExpired(now time.Time) int {
+	es, err := os.ReadDir(d.dir)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range es {
+		if !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		path := filepath.Join(d.dir, e.Name())
+		data, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		var r Run
+		if json.Unmarshal(data, &r) != nil || !now.Before(r.Expires) {
+			if os.Remove(path) == nil {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // drop removes a run's file.

@@ -51,6 +51,11 @@ const ReservedPath = ".aiwg/frame/"
 // the run never ends explicitly.
 const DefaultTTL = 24 * time.Hour
 
+// MaxTTL is the longest a frame may be kept after its last write: a run
+// is one task's, and a longer time to live would only let runs no one
+// ends hold memory and disk.
+const MaxTTL = 7 * 24 * time.Hour
+
 // Trailers of a promoted value's commit.
 const (
 	TrailerRun = "Frame-Run"
@@ -213,6 +218,9 @@ func (f *Frames) Set(ctx context.Context, run, key string, value []byte, o Optio
 	ttl := o.TTL
 	if ttl <= 0 {
 		ttl = DefaultTTL
+	}
+	if ttl > MaxTTL {
+		return errkind.Errorf(ErrInvalid, "a frame's time to live of %s; the most is %s (a run is one task's)", ttl, MaxTTL)
 	}
 	max := f.st.TierLimits().MaxFrameBytes
 	now := time.Now()

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/frame"
@@ -284,5 +285,19 @@ func TestReservedUnderAnySpelling(t *testing.T) {
 		if rule, _ := frame.ValidateFile(p, nil); rule != "" {
 			t.Errorf("%s: rule %q", p, rule)
 		}
+	}
+}
+
+// TestFrameTTLIsBounded: a frame's time to live has a ceiling, so that no
+// run holds memory or disk for years.
+func TestFrameTTLIsBounded(t *testing.T) {
+	st := storetest.New(t)
+	fr := st.Frames()
+	ctx := context.Background()
+	if err := fr.Set(ctx, "r", "k", []byte("1"), frame.Options{Agent: "a", TTL: 87600 * time.Hour}); !errors.Is(err, frame.ErrInvalid) {
+		t.Fatalf("ttl of ten years: %v", err)
+	}
+	if err := fr.Set(ctx, "r", "k", []byte("1"), frame.Options{Agent: "a", TTL: frame.MaxTTL}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -21,6 +21,43 @@ import (
 type memBackend struct {
 	mu   sync.Mutex
 	runs map[string]*Run
+	// What the runs take (memBytes), kept up to date by put and del so
+	// that a set never walks every run: by run, in all, and by agent.
+	size       map[string]int64
+	total      int64
+	agentRuns  map[string]int
+	agentBytes map[string]int64
+}
+
+// put holds r as run, keeping the counts.
+func (m *memBackend) put(run string, r *Run) {
+	m.del(run)
+	if m.size == nil {
+		m.size, m.agentRuns, m.agentBytes = map[string]int64{}, map[string]int{}, map[string]int64{}
+	}
+	n := memBytes(r)
+	m.runs[run], m.size[run] = r, n
+	m.total += n
+	m.agentRuns[r.Agent]++
+	m.agentBytes[r.Agent] += n
+}
+
+// del drops run, keeping the counts.
+func (m *memBackend) del(run string) {
+	r, ok := m.runs[run]
+	if !ok {
+		return
+	}
+	n := m.size[run]
+	delete(m.runs, run)
+	delete(m.size, run)
+	m.total -= n
+	if m.agentRuns[r.Agent]--; m.agentRuns[r.Agent] <= 0 {
+		delete(m.agentRuns, r.Agent)
+		delete(m.agentBytes, r.Agent)
+	} else {
+		m.agentBytes[r.Agent] -= n
+	}
 }
 
 var holders = struct {
@@ -72,7 +109,7 @@ func copyRun(r *Run) *Run {
 func (m *memBackend) live(run string, now time.Time) *Run {
 	r := m.runs[run]
 	if r != nil && !now.Before(r.Expires) {
-		delete(m.runs, run)
+		m.del(run)
 		return nil
 	}
 	return r
@@ -90,13 +127,13 @@ func (m *memBackend) update(run string, now time.Time, fn func(*Run) (*Run, erro
 		return err
 	}
 	if next == nil {
-		delete(m.runs, run)
+		m.del(run)
 		return nil
 	}
 	if err := m.makeRoom(run, next, now); err != nil {
 		return err
 	}
-	m.runs[run] = next
+	m.put(run, next)
 	return nil
 }
 
@@ -124,18 +161,16 @@ func memBytes(r *Run) int64 {
 // first, then the same agent's least recently set runs (its own scratch
 // values, never another agent's). What does not fit then is refused.
 func (m *memBackend) makeRoom(run string, next *Run, now time.Time) error {
+	n := memBytes(next)
 	fits := func() (bool, bool) {
-		runs, agentRuns := 1, 1
-		bytes, agentBytes := memBytes(next), memBytes(next)
-		for id, r := range m.runs {
-			if id == run {
-				continue
-			}
-			runs++
-			bytes += memBytes(r)
-			if r.Agent == next.Agent {
-				agentRuns++
-				agentBytes += memBytes(r)
+		runs, bytes := len(m.runs)+1, m.total+n
+		agentRuns, agentBytes := m.agentRuns[next.Agent]+1, m.agentBytes[next.Agent]+n
+		if old, ok := m.runs[run]; ok { // replaced: counted once
+			runs--
+			bytes -= m.size[run]
+			if old.Agent == next.Agent {
+				agentRuns--
+				agentBytes -= m.size[run]
 			}
 		}
 		return runs <= maxHeldRuns && bytes <= maxHeldBytes, agentRuns <= maxAgentRuns && agentBytes <= maxAgentBytes
@@ -162,7 +197,7 @@ func (m *memBackend) makeRoom(run string, next *Run, now time.Time) error {
 		if oldest == "" {
 			return &TooManyRunsError{Limit: maxHeldRuns, Bytes: maxHeldBytes}
 		}
-		delete(m.runs, oldest)
+		m.del(oldest)
 	}
 }
 
@@ -191,7 +226,7 @@ func (m *memBackend) load(run string, now time.Time) (*Run, error) {
 func (m *memBackend) remove(run string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	delete(m.runs, run)
+	m.del(run)
 	return nil
 }
 

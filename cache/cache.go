@@ -427,7 +427,7 @@ func (c *Cache) entries(prefix string) ([]file, error) {
 }
 
 // evict removes the least recently used entries until the cache is
-// within its bound, never keep (the entry just written). While the
+// an eighth under its bound, never keep (the entry just written). While the
 // writer (its agent's tag) holds more than its share, only its own
 // entries go. It reads the directory's names, sizes and times, never the
 // entries (an expired entry, never read, ages like any other; prune
@@ -447,11 +447,14 @@ func (c *Cache) evict(keep, tag string) (int64, error) {
 		}
 	}
 	sort.Slice(es, func(i, j int) bool { return es[i].used.Before(es[j].used) })
+	// Down to a low-water mark an eighth under the bound, so that a cache
+	// at its bound lists its directory once per many writes, not at each.
+	target := c.max - c.max/8
 	gone := make([]bool, len(es))
-	for progress := true; used > c.max && progress; {
+	for progress := true; used > target && progress; {
 		progress = false
 		for i, f := range es {
-			if used <= c.max {
+			if used <= target {
 				break
 			}
 			if gone[i] || f.path == keep || (f.tag != tag && mine > c.share()) {

@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"errors"
+	"io/fs"
 
 	"github.com/aiwg/aiwg-state/checkpoint"
 	"github.com/aiwg/aiwg-state/policy"
 	"github.com/aiwg/aiwg-state/rlm"
+	"github.com/aiwg/aiwg-state/store"
 )
 
 // RLM state is documents too (states/<id>/state.json, the variables under
@@ -85,4 +87,29 @@ func (s *session) readableCheckpoints(ctx context.Context, cks []checkpoint.Chec
 func isProfileRefusal(err error) bool {
 	var pe *policy.ProfileError
 	return errors.As(err, &pe)
+}
+
+// mayReadStateDoc is nil when the read's agent may read the state
+// document and every shard it mounts (a read shows them inlined).
+func (s *session) mayReadStateDoc(ctx context.Context, name string) error {
+	if s.readAgent() == "" {
+		return nil
+	}
+	d := s.store.StateDocument(name)
+	if err := s.mayRead(ctx, d.Path()); err != nil {
+		return err
+	}
+	doc, err := d.Load(ctx, s.readOptions())
+	if errors.Is(err, store.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
+		return nil // none yet: a read shows the default shape
+	}
+	if err != nil {
+		return err // unreadable: refused, as a read of it cannot be judged
+	}
+	for _, f := range doc.Files() {
+		if err := s.mayRead(ctx, f); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -6,7 +6,8 @@ import (
 )
 
 // TestStateReadsMeetTheProfileCLI: var get/ls, state show/status/export/ls
-// and checkpoint ls/show by a sandboxed agent meet documents.read.
+// checkpoint ls/show and state-doc get by a sandboxed agent meet
+// documents.read.
 func TestStateReadsMeetTheProfileCLI(t *testing.T) {
 	s := newStore(t)
 	mustCLI(t, s, "", "state", "init", "--prompt", "do x", "--agent", "admin")
@@ -14,6 +15,7 @@ func TestStateReadsMeetTheProfileCLI(t *testing.T) {
 	id = id[strings.Index(id, "state-") : strings.Index(id, "state-")+14]
 	mustCLI(t, s, "", "var", "set", "apikey", `"SECRETVAR"`, "--state", id, "--agent", "admin")
 	mustCLI(t, s, "", "checkpoint", "create", "c1", "--state", id, "--agent", "admin")
+	mustCLI(t, s, "", "state-doc", "set", "GOALS.SECRET-GOAL", `{"title": "SECRETVAR"}`, "--agent", "admin")
 	mustCLI(t, s, sandboxPolicyCLI, "policy", "set", "-", "--agent", "admin")
 	t.Setenv("AIWG_AGENT", "scraper-1")
 	for _, args := range [][]string{
@@ -22,6 +24,7 @@ func TestStateReadsMeetTheProfileCLI(t *testing.T) {
 		{"state", "status", id},
 		{"state", "export", id},
 		{"checkpoint", "show", "c1", "--state", id},
+		{"state-doc", "get"},
 	} {
 		if out, errOut, code := runCLI(t, s, "", args...); code != exitDomain || !strings.Contains(errOut, "documents.read") || strings.Contains(out, "SECRETVAR") {
 			t.Errorf("%v: exit %d %q %q", args, code, out, errOut)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -317,7 +318,7 @@ func (d dirBackend) update(run string, now time.Time, fn func(*Run) (*Run, error
 	if err != nil {
 		return err
 	}
-	if err := d.makeRoom(path, int64(len(data)), now); err != nil {
+	if err := d.makeRoom(path, next.Agent, int64(len(data)), cur == nil, now); err != nil {
 		return err
 	}
 	tmp, err := os.CreateTemp(d.dir, "tmp-*")
@@ -346,6 +347,7 @@ func (d dirBackend) update(run string, now time.Time, fn func(*Run) (*Run, error
 var (
 	maxDiskRuns        = 1024
 	maxDiskBytes int64 = 256 << 20
+	maxDiskAgentRuns   = 64
 )
 
 // diskBlock is the unit a file's size is counted in: a file of one byte
@@ -354,11 +356,14 @@ const diskBlock = 4096
 
 func onDisk(n int64) int64 { return (n + diskBlock - 1) / diskBlock * diskBlock }
 
-// makeRoom lets path take a file of size bytes within the disk bounds,
-// removing the runs past their time first (called under the lock, the
-// only writer). The count reads the directory's names and sizes, not the
-// files; a run's own file is counted once.
-func (d dirBackend) makeRoom(path string, size int64, now time.Time) error {
+// makeRoom lets path (agent's run) take a file of size bytes within the
+// disk bounds (called under the lock, the only writer): runs past their
+// time go first, then agent's own least recently set runs, never another
+// agent's. The bounds are counted from the directory's names and sizes;
+// whose runs are whose is read (from each file's first bytes) only when a
+// new run would pass a bound, or the directory holds more runs than one
+// agent may.
+func (d dirBackend) makeRoom(path, agent string, size int64, isNew bool, now time.Time) error {
 	count := func() (int, int64) {
 		es, err := os.ReadDir(d.dir)
 		if err != nil {
@@ -376,14 +381,91 @@ func (d dirBackend) makeRoom(path string, size int64, now time.Time) error {
 		}
 		return runs, bytes
 	}
-	if runs, bytes := count(); runs <= maxDiskRuns && bytes <= maxDiskBytes {
+	runs, bytes := count()
+	fits := runs <= maxDiskRuns && bytes <= maxDiskBytes
+	if fits && (!isNew || runs <= maxDiskAgentRuns) {
 		return nil
 	}
 	d.removeExpired(now)
-	if runs, bytes := count(); runs > maxDiskRuns || bytes > maxDiskBytes {
-		return &TooManyRunsError{Limit: maxDiskRuns, Bytes: maxDiskBytes}
+	for {
+		runs, bytes = count()
+		own := d.runsOf(agent, path)
+		if runs <= maxDiskRuns && bytes <= maxDiskBytes && (!isNew || len(own)+1 <= maxDiskAgentRuns) {
+			return nil
+		}
+		if len(own) == 0 {
+			return &TooManyRunsError{Limit: maxDiskRuns, Bytes: maxDiskBytes}
+		}
+		oldest := own[0]
+		for _, h := range own[1:] {
+			if h.expires.Before(oldest.expires) {
+				oldest = h
+			}
+		}
+		if err := d.drop(oldest.path); err != nil {
+			return err
+		}
 	}
-	return nil
+}
+
+type runHead struct {
+	path    string
+	expires time.Time
+}
+
+// runsOf lists agent's runs on disk but the one at except, reading each
+// file's first bytes only (a Run's fields come in order: run, agent,
+// expires, values).
+func (d dirBackend) runsOf(agent, except string) []runHead {
+	es, err := os.ReadDir(d.dir)
+	if err != nil {
+		return nil
+	}
+	var out []runHead
+	for _, e := range es {
+		path := filepath.Join(d.dir, e.Name())
+		if !strings.HasSuffix(e.Name(), ".json") || path == except {
+			continue
+		}
+		if a, exp, ok := readHead(path); ok && a == agent {
+			out = append(out, runHead{path: path, expires: exp})
+		}
+	}
+	return out
+}
+
+// readHead reads a run file's agent and expiry from its first bytes.
+func readHead(path string) (agent string, expires time.Time, ok bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", time.Time{}, false
+	}
+	defer f.Close()
+	dec := json.NewDecoder(io.LimitReader(f, 4096))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return "", time.Time{}, false
+	}
+	var haveAgent, haveExpires bool
+	for !(haveAgent && haveExpires) {
+		k, err := dec.Token()
+		if err != nil {
+			return "", time.Time{}, false
+		}
+		switch k {
+		case "agent":
+			haveAgent = dec.Decode(&agent) == nil
+		case "expires":
+			haveExpires = dec.Decode(&expires) == nil
+		case "run":
+			var s string
+			if dec.Decode(&s) != nil {
+				return "", time.Time{}, false
+			}
+		default:
+			return "", time.Time{}, false
+		}
+	}
+	return agent, expires, true
 }
 
 // removeExpired removes the runs past their time; the caller holds the

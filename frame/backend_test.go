@@ -138,37 +138,51 @@ func TestOneAgentCannotLockOthersOut(t *testing.T) {
 }
 
 // TestDiskRunsAreBounded: the runs kept on disk are bounded in number and
-// in size as the disk counts it (whole blocks); runs past their time make
-// room for new ones.
+// in size as the disk counts it (whole blocks); runs past their time, then
+// the agent's own older runs, make room for new ones, never another's.
 func TestDiskRunsAreBounded(t *testing.T) {
-	defer func(n int, b int64) { maxDiskRuns, maxDiskBytes = n, b }(maxDiskRuns, maxDiskBytes)
-	maxDiskRuns, maxDiskBytes = 3, 1<<20
+	defer func(n, a int, b int64) { maxDiskRuns, maxDiskAgentRuns, maxDiskBytes = n, a, b }(maxDiskRuns, maxDiskAgentRuns, maxDiskBytes)
+	maxDiskRuns, maxDiskAgentRuns, maxDiskBytes = 3, 2, 1<<20
 	d := dirBackend{dir: t.TempDir()}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	start := func(id string, ttl time.Duration) error {
+	start := func(agent, id string, ttl time.Duration) error {
 		return d.update(id, now, func(*Run) (*Run, error) {
-			return &Run{ID: id, Agent: "a", Expires: now.Add(ttl), Values: map[string]json.RawMessage{"k": json.RawMessage("1")}}, nil
+			return &Run{ID: id, Agent: agent, Expires: now.Add(ttl), Values: map[string]json.RawMessage{"k": json.RawMessage("1")}}, nil
 		})
 	}
 	for _, id := range []string{"a", "b", "c"} {
-		if err := start(id, time.Minute); err != nil {
+		if err := start("agent-"+id, id, time.Minute); err != nil {
 			t.Fatal(err)
 		}
 	}
 	var tm *TooManyRunsError
-	if err := start("d", time.Minute); !errors.As(err, &tm) {
-		t.Fatalf("a fourth run on disk: %v", err)
+	if err := start("agent-d", "d", time.Minute); !errors.As(err, &tm) {
+		t.Fatalf("a fourth agent's run on a full disk: %v", err)
 	}
-	if err := start("a", time.Hour); err != nil {
+	if err := start("agent-a", "a", time.Hour); err != nil {
 		t.Fatalf("renewing a run: %v", err)
 	}
 	now = now.Add(2 * time.Minute)
-	if err := start("d", time.Minute); err != nil {
+	if err := start("agent-d", "d", time.Minute); err != nil {
 		t.Fatalf("once b and c passed their time: %v", err)
 	}
+	// An agent past its own share displaces its own oldest run.
+	if err := start("agent-a", "a2", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Second)
+	if err := start("agent-a", "a3", 2*time.Hour); err != nil {
+		t.Fatalf("a third run of one agent: %v", err)
+	}
+	if r, _ := d.load("a", now); r != nil {
+		t.Error("agent-a's oldest run was kept")
+	}
+	if r, _ := d.load("d", now); r == nil {
+		t.Error("another agent's run was displaced")
+	}
 	// 3 one-byte runs count as 3 blocks, not 3 bytes.
-	maxDiskRuns, maxDiskBytes = 100, 2*diskBlock
-	if err := start("e", time.Minute); !errors.As(err, &tm) {
+	maxDiskRuns, maxDiskAgentRuns, maxDiskBytes = 100, 100, 2*diskBlock
+	if err := start("agent-e", "e", time.Minute); !errors.As(err, &tm) {
 		t.Fatalf("a third block: %v", err)
 	}
 }

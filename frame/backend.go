@@ -345,9 +345,9 @@ func (d dirBackend) update(run string, now time.Time, fn func(*Run) (*Run, error
 // the directory's files, and their size, rounded up to whole blocks as
 // the disk counts them.
 var (
-	maxDiskRuns        = 1024
-	maxDiskBytes int64 = 256 << 20
-	maxDiskAgentRuns   = 64
+	maxDiskRuns            = 1024
+	maxDiskBytes     int64 = 256 << 20
+	maxDiskAgentRuns       = 64
 )
 
 // diskBlock is the unit a file's size is counted in: a file of one byte

@@ -6,12 +6,17 @@
 // clone, so each clone has its own (and the server's hook refuses a
 // commit that carries one under the path the tier reserves).
 //
-// Each entry is one file named by its key's hash, written whole to a
-// temporary file and renamed into place, so a reader in any process sees
-// an entry as one write left it, never a torn one. Writers take a lock
-// (flock) to keep the cache's size within limits.max_cache_bytes: past
-// it, the least recently used entries are evicted (a read marks an entry
-// used). Readers take no lock.
+// Each agent has a cache of its own: an entry is one file named by the
+// hash of its agent and key (prefixed by a tag of the agent's), so no
+// agent reads, replaces or removes another's entry. It is written whole
+// to a temporary file and renamed into place, so a reader in any process
+// sees an entry as one write left it, never a torn one. Writers take a
+// lock (flock) to keep the cache's size within limits.max_cache_bytes,
+// counted as the disk counts it (each file in whole blocks): past it, the
+// least recently used entries are evicted (a read marks an entry used),
+// found by the directory's names, sizes and times alone, never by reading
+// every entry. An agent holding more than its share (a quarter of the
+// bound) evicts only its own entries. Readers take no lock.
 package cache
 
 import (
@@ -58,6 +63,8 @@ var (
 // Entry describes one cache entry.
 type Entry struct {
 	Key string `json:"key"`
+	// Agent is whose cache the entry is in ("": a caller that names none).
+	Agent string `json:"agent,omitempty"`
 	// Expires is zero for an entry without a time to live.
 	Expires time.Time `json:"expires,omitzero"`
 	Set     time.Time `json:"set"`
@@ -124,10 +131,31 @@ func checkKey(key string) error {
 	return nil
 }
 
-func (c *Cache) file(key string) string {
-	sum := sha256.Sum256([]byte(key))
-	return filepath.Join(c.dir, hex.EncodeToString(sum[:]))
+// file is the entry of agent's key: the agent's tag, then the hash of
+// both, so that the directory's names say whose each entry is.
+func (c *Cache) file(agent, key string) string {
+	sum := sha256.Sum256([]byte(agent + "\x00" + key))
+	return filepath.Join(c.dir, agentTag(agent)+"-"+hex.EncodeToString(sum[:]))
 }
+
+// agentTag names an agent's entries in the directory.
+func agentTag(agent string) string {
+	sum := sha256.Sum256([]byte("agent\x00" + agent))
+	return hex.EncodeToString(sum[:4])
+}
+
+// blockSize is the unit an entry's file is counted in: the disk gives a
+// file of one byte a whole block (and an inode), so a bound counted in
+// keys' and values' bytes alone would let a cache of tiny entries take a
+// thousand times its bound.
+const blockSize = 4096
+
+// onDisk is what a file of n bytes takes on disk, as the bound counts it.
+func onDisk(n int64) int64 { return (n/blockSize + 1) * blockSize }
+
+// share is the part of the bound an agent may hold and still evict other
+// agents' entries: past it, its writes evict its own.
+func (c *Cache) share() int64 { return c.max / 4 }
 
 func (c *Cache) allowed(ctx context.Context, agent string, size int64) error {
 	if c.check == nil {
@@ -168,43 +196,49 @@ func (c *Cache) Set(ctx context.Context, key string, value []byte, o Options) er
 	if err := c.allowed(ctx, o.Agent, int64(len(value))); err != nil {
 		return err
 	}
-	if size > c.max {
-		return &LimitError{Key: key, Size: size, Limit: c.max}
+	if o.TTL > MaxTTL {
+		return errkind.Errorf(ErrInvalid, "a cache entry's time to live of %s; the most is %s", o.TTL, MaxTTL)
 	}
 	now := c.now()
-	e := Entry{Key: key, Set: now, Size: size}
+	e := Entry{Key: key, Agent: o.Agent, Set: now, Size: size}
 	if o.TTL > 0 {
 		e.Expires = now.Add(o.TTL)
+	}
+	data := encode(e, value)
+	if cost := onDisk(int64(len(data))); cost > c.max {
+		return &LimitError{Key: key, Size: cost, Limit: c.max}
 	}
 	l, err := c.lock()
 	if err != nil {
 		return err
 	}
 	defer l.unlock()
-	path := c.file(key)
+	path := c.file(o.Agent, key)
 	var old int64
-	if data, err := os.ReadFile(path); err == nil {
-		if oe, _, ok := decode(data); ok {
-			old = oe.Size
-		}
+	if info, err := os.Stat(path); err == nil {
+		old = onDisk(info.Size())
 	}
 	// Counted before the write, which a count afresh would see already.
 	used, err := c.usage(l)
 	if err != nil {
 		return err
 	}
-	if err := c.writeFile(path, encode(e, value)); err != nil {
+	if err := c.writeFile(path, data); err != nil {
 		return err
 	}
-	used += size - old
+	used += onDisk(int64(len(data))) - old
 	if used > c.max {
-		used, err = c.evict(path)
+		used, err = c.evict(path, agentTag(o.Agent))
 		if err != nil {
 			return err
 		}
 	}
 	return c.setUsage(l, used)
 }
+
+// MaxTTL is the longest time to live a cache entry may have: a cache
+// holds what is worth keeping warm, not what must last.
+const MaxTTL = 30 * 24 * time.Hour
 
 // writeFile writes data to a temporary file and renames it to path: a
 // reader sees the old entry or the new one, whole.
@@ -238,7 +272,7 @@ func (c *Cache) Get(ctx context.Context, key string, o Options) ([]byte, Entry, 
 	if err := c.allowed(ctx, o.Agent, 0); err != nil {
 		return nil, Entry{}, err
 	}
-	path := c.file(key)
+	path := c.file(o.Agent, key)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, Entry{}, errkind.Errorf(ErrNotFound, "no cache entry %q", key)
@@ -248,7 +282,7 @@ func (c *Cache) Get(ctx context.Context, key string, o Options) ([]byte, Entry, 
 	}
 	e, value, ok := decode(data)
 	now := c.now()
-	if !ok || e.Key != key || e.expired(now) {
+	if !ok || e.Key != key || e.Agent != o.Agent || e.expired(now) {
 		return nil, Entry{}, errkind.Errorf(ErrNotFound, "no cache entry %q (expired, or evicted)", key)
 	}
 	_ = os.Chtimes(path, now, now) // used: a lost race with a removal is harmless
@@ -268,8 +302,8 @@ func (c *Cache) Remove(ctx context.Context, key string, o Options) (bool, error)
 		return false, err
 	}
 	defer l.unlock()
-	path := c.file(key)
-	data, err := os.ReadFile(path)
+	path := c.file(o.Agent, key)
+	info, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
@@ -279,10 +313,8 @@ func (c *Cache) Remove(ctx context.Context, key string, o Options) (bool, error)
 	if err := os.Remove(path); err != nil {
 		return false, err
 	}
-	if e, _, ok := decode(data); ok {
-		if used, err := c.usage(l); err == nil {
-			_ = c.setUsage(l, max(used-e.Size, 0))
-		}
+	if used, err := c.usage(l); err == nil {
+		_ = c.setUsage(l, max(used-onDisk(info.Size()), 0))
 	}
 	return true, nil
 }
@@ -305,37 +337,37 @@ func (c *Cache) Prune(ctx context.Context) (PruneResult, error) {
 	defer l.unlock()
 	var res PruneResult
 	now := c.now()
-	es, err := c.entries()
+	es, err := c.entries("")
 	if err != nil {
 		return res, err
 	}
 	for _, f := range es {
 		if f.ok && !f.e.expired(now) {
 			res.Entries++
-			res.Bytes += f.e.Size
+			res.Bytes += f.disk
 			continue
 		}
 		if os.Remove(f.path) == nil {
 			res.Removed++
-			res.Freed += f.e.Size
+			res.Freed += f.disk
 		}
 	}
 	return res, c.setUsage(l, res.Bytes)
 }
 
-// List is the cache's live entries, by key.
+// List is the agent's live entries, by key.
 func (c *Cache) List(ctx context.Context, o Options) ([]Entry, error) {
 	if err := c.allowed(ctx, o.Agent, 0); err != nil {
 		return nil, err
 	}
-	es, err := c.entries()
+	es, err := c.entries(agentTag(o.Agent) + "-")
 	if err != nil {
 		return nil, err
 	}
 	now := c.now()
 	out := []Entry{}
 	for _, f := range es {
-		if f.ok && !f.e.expired(now) {
+		if f.ok && !f.e.expired(now) && f.e.Agent == o.Agent {
 			out = append(out, f.e)
 		}
 	}
@@ -347,12 +379,14 @@ type file struct {
 	path string
 	e    Entry
 	used time.Time
+	disk int64 // the file's size on disk, as the bound counts it
 	ok   bool
 }
 
-// entries reads every entry file (temporary files of a crashed writer
-// older than a minute count as damaged, to be removed).
-func (c *Cache) entries() ([]file, error) {
+// entries reads every entry file whose name starts with prefix ("": all;
+// temporary files of a crashed writer older than a minute count as
+// damaged, to be removed).
+func (c *Cache) entries(prefix string) ([]file, error) {
 	des, err := os.ReadDir(c.dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -365,6 +399,9 @@ func (c *Cache) entries() ([]file, error) {
 	for _, de := range des {
 		name := de.Name()
 		if name == "lock" {
+			continue
+		}
+		if !strings.HasPrefix(name, prefix) {
 			continue
 		}
 		path := filepath.Join(c.dir, name)
@@ -383,46 +420,96 @@ func (c *Cache) entries() ([]file, error) {
 			continue
 		}
 		e, _, ok := decode(data)
-		ok = ok && filepath.Base(c.file(e.Key)) == name
-		out = append(out, file{path: path, e: e, used: info.ModTime(), ok: ok})
+		ok = ok && filepath.Base(c.file(e.Agent, e.Key)) == name
+		out = append(out, file{path: path, e: e, used: info.ModTime(), disk: onDisk(info.Size()), ok: ok})
 	}
 	return out, nil
 }
 
-// evict removes expired entries, then the least recently used, until the
-// cache is within its bound; keep (the entry just written) goes last. It
-// returns the size left. The lock is held.
-func (c *Cache) evict(keep string) (int64, error) {
-	es, err := c.entries()
+// evict removes the least recently used entries until the cache is
+// an eighth under its bound, never keep (the entry just written). While the
+// writer (its agent's tag) holds more than its share, only its own
+// entries go. It reads the directory's names, sizes and times, never the
+// entries (an expired entry, never read, ages like any other; prune
+// removes it). It returns the size left. The lock is held.
+func (c *Cache) evict(keep, tag string) (int64, error) {
+	es, err := c.stats()
 	if err != nil {
 		return 0, err
 	}
-	now := c.now()
-	var used int64
-	live := es[:0]
+	// mine is the writer's entries but the one just written, which stays
+	// (it fits the bound alone: Set refused it otherwise).
+	var used, mine int64
 	for _, f := range es {
-		if !f.ok || f.e.expired(now) {
-			os.Remove(f.path)
-			continue
+		used += f.disk
+		if f.tag == tag && f.path != keep {
+			mine += f.disk
 		}
-		used += f.e.Size
-		live = append(live, f)
 	}
-	sort.Slice(live, func(i, j int) bool {
-		if (live[i].path == keep) != (live[j].path == keep) {
-			return live[j].path == keep
-		}
-		return live[i].used.Before(live[j].used)
-	})
-	for _, f := range live {
-		if used <= c.max {
-			break
-		}
-		if err := os.Remove(f.path); err == nil || errors.Is(err, fs.ErrNotExist) {
-			used -= f.e.Size
+	sort.Slice(es, func(i, j int) bool { return es[i].used.Before(es[j].used) })
+	// Down to a low-water mark an eighth under the bound, so that a cache
+	// at its bound lists its directory once per many writes, not at each.
+	target := c.max - c.max/8
+	gone := make([]bool, len(es))
+	for progress := true; used > target && progress; {
+		progress = false
+		for i, f := range es {
+			if used <= target {
+				break
+			}
+			if gone[i] || f.path == keep || (f.tag != tag && mine > c.share()) {
+				continue
+			}
+			if err := os.Remove(f.path); err == nil || errors.Is(err, fs.ErrNotExist) {
+				gone[i], progress = true, true
+				used -= f.disk
+				if f.tag == tag {
+					mine -= f.disk
+				}
+			}
 		}
 	}
 	return used, nil
+}
+
+type stat struct {
+	path, tag string
+	used      time.Time
+	disk      int64
+}
+
+// stats lists the entry files by name, size and time, reading none of
+// them; a crashed writer's temporary file older than a minute is removed.
+func (c *Cache) stats() ([]stat, error) {
+	des, err := os.ReadDir(c.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	now := c.now()
+	var out []stat
+	for _, de := range des {
+		name := de.Name()
+		if name == "lock" {
+			continue
+		}
+		info, err := de.Info()
+		if err != nil {
+			continue
+		}
+		path := filepath.Join(c.dir, name)
+		if strings.HasPrefix(name, "tmp-") {
+			if now.Sub(info.ModTime()) > time.Minute {
+				os.Remove(path)
+			}
+			continue
+		}
+		tag, _, _ := strings.Cut(name, "-")
+		out = append(out, stat{path: path, tag: tag, used: info.ModTime(), disk: onDisk(info.Size())})
+	}
+	return out, nil
 }
 
 // lock takes the cache's writers' lock. The lock file holds the writers'
@@ -459,15 +546,13 @@ func (c *Cache) usage(l *lockFile) (int64, error) {
 			return v, nil
 		}
 	}
-	es, err := c.entries()
+	es, err := c.stats()
 	if err != nil {
 		return 0, err
 	}
 	var n int64
 	for _, f := range es {
-		if f.ok {
-			n += f.e.Size
-		}
+		n += f.disk
 	}
 	return n, nil
 }

@@ -105,18 +105,19 @@ func TestTTL(t *testing.T) {
 }
 
 // TestLRUEviction: past its bound the cache drops the entries least
-// recently used, a read counting as a use, never the one just written.
+// recently used, a read counting as a use, never the one just written,
+// down to an eighth under the bound.
 func TestLRUEviction(t *testing.T) {
-	c := New(t.TempDir(), 50) // room for four 12-byte entries
+	c := New(t.TempDir(), 4*blockSize) // room for four small entries
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	c.now = func() time.Time { now = now.Add(time.Second); return now }
 	set := func(k string) {
 		t.Helper()
-		if err := c.Set(ctx, k, []byte(`"vvvvvvvv"`), Options{}); err != nil { // 2+10 bytes
+		if err := c.Set(ctx, k, []byte(`"vvvvvvvv"`), Options{}); err != nil {
 			t.Fatal(err)
 		}
 		// The file's time is what eviction reads: give it the fake clock's.
-		os.Chtimes(c.file(k), now, now)
+		os.Chtimes(c.file("", k), now, now)
 	}
 	for _, k := range []string{"k1", "k2", "k3", "k4"} {
 		set(k)
@@ -127,16 +128,79 @@ func TestLRUEviction(t *testing.T) {
 	set("k5")
 	have := map[string]bool{}
 	es, _ := c.List(ctx, Options{})
-	var total int64
 	for _, e := range es {
 		have[e.Key] = true
-		total += e.Size
 	}
-	if have["k2"] || !have["k1"] || !have["k5"] || len(es) != 4 || total > 50 {
+	// Down to an eighth under the bound: the two least recently used go.
+	if have["k2"] || have["k3"] || !have["k1"] || !have["k4"] || !have["k5"] || len(es) != 3 {
 		t.Fatalf("after eviction: %+v", es)
 	}
-	if u := usageOf(t, c); u != total {
-		t.Fatalf("usage %d, entries %d", u, total)
+	if u := usageOf(t, c); u != 3*blockSize {
+		t.Fatalf("usage %d, want three blocks", u)
+	}
+}
+
+// TestBoundCountsTheDisk: an entry counts as the disk holds it, in whole
+// blocks, so that tiny entries cannot take a thousand times the bound;
+// the count matches what prune finds.
+func TestBoundCountsTheDisk(t *testing.T) {
+	dir := t.TempDir()
+	c := New(dir, 64*blockSize)
+	for i := range 500 {
+		if err := c.Set(ctx, fmt.Sprint(i), []byte("1"), Options{Agent: "alice"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	des, _ := os.ReadDir(dir)
+	if len(des) > 64+1 { // the entries, and the lock
+		t.Fatalf("%d files under a bound of 64 blocks", len(des))
+	}
+	res, err := c.Prune(ctx)
+	if err != nil || res.Bytes > 64*blockSize || res.Bytes != usageOf(t, c) {
+		t.Fatalf("prune %+v %v, usage %d", res, err, usageOf(t, c))
+	}
+	if err := c.Set(ctx, "k", []byte("1"), Options{TTL: MaxTTL + time.Hour}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("a ttl past the most: %v", err)
+	}
+}
+
+// TestAgentsHaveTheirOwnCache: an agent reads, replaces and removes only
+// its own entries; one agent's flood evicts its own entries once it holds
+// more than its share, never all of another's.
+func TestAgentsHaveTheirOwnCache(t *testing.T) {
+	c := New(t.TempDir(), 40*blockSize)
+	alice, bob := Options{Agent: "alice"}, Options{Agent: "bob"}
+	if err := c.Set(ctx, "monitors/cooldown", []byte(`"2026-11-26T12:00:00Z"`), alice); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Get(ctx, "monitors/cooldown", bob); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("bob reads alice's entry: %v", err)
+	}
+	if err := c.Set(ctx, "monitors/cooldown", []byte(`"1970-01-01T00:00:00Z"`), bob); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := c.Remove(ctx, "monitors/cooldown", Options{Agent: "carol"}); ok {
+		t.Fatal("carol removed an entry")
+	}
+	if v, _, err := c.Get(ctx, "monitors/cooldown", alice); err != nil || string(v) != `"2026-11-26T12:00:00Z"` {
+		t.Fatalf("alice's entry after bob's set: %s %v", v, err)
+	}
+	if es, _ := c.List(ctx, bob); len(es) != 1 || es[0].Agent != "bob" {
+		t.Fatalf("bob's list: %+v", es)
+	}
+	for i := range 5 {
+		c.Set(ctx, fmt.Sprint("a", i), []byte("1"), alice)
+	}
+	for i := range 500 {
+		if err := c.Set(ctx, fmt.Sprint("flood-", i), []byte("1"), bob); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if es, _ := c.List(ctx, alice); len(es) != 6 {
+		t.Fatalf("bob's flood evicted alice's entries: %d left", len(es))
+	}
+	if u := usageOf(t, c); u > 40*blockSize {
+		t.Fatalf("usage %d past the bound", u)
 	}
 }
 
@@ -231,6 +295,7 @@ func TestConcurrentProcesses(t *testing.T) {
 			t.Errorf("%s: %v", e.Key, err)
 		}
 	}
+	total = diskOf(t, c) // the bound counts the disk
 	if total > 64<<10 {
 		t.Errorf("the cache holds %d bytes, past its bound", total)
 	}
@@ -241,6 +306,20 @@ func TestConcurrentProcesses(t *testing.T) {
 	if len(left) != 0 {
 		t.Errorf("temporary files left: %v", left)
 	}
+}
+
+// diskOf is the entries' size as the bound counts it.
+func diskOf(t *testing.T, c *Cache) int64 {
+	t.Helper()
+	st, err := c.stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for _, f := range st {
+		n += f.disk
+	}
+	return n
 }
 
 // usageOf is the writers' count of the cache's size.
@@ -281,11 +360,7 @@ func TestConcurrentGoroutines(t *testing.T) {
 		}(w)
 	}
 	wg.Wait()
-	es, _ := c.List(ctx, Options{})
-	var total int64
-	for _, e := range es {
-		total += e.Size
-	}
+	total := diskOf(t, c)
 	if u := usageOf(t, c); u != total || total > 32<<10 {
 		t.Errorf("usage %d, entries %d, bound %d", u, total, 32<<10)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -21,6 +22,43 @@ import (
 type memBackend struct {
 	mu   sync.Mutex
 	runs map[string]*Run
+	// What the runs take (memBytes), kept up to date by put and del so
+	// that a set never walks every run: by run, in all, and by agent.
+	size       map[string]int64
+	total      int64
+	agentRuns  map[string]int
+	agentBytes map[string]int64
+}
+
+// put holds r as run, keeping the counts.
+func (m *memBackend) put(run string, r *Run) {
+	m.del(run)
+	if m.size == nil {
+		m.size, m.agentRuns, m.agentBytes = map[string]int64{}, map[string]int{}, map[string]int64{}
+	}
+	n := memBytes(r)
+	m.runs[run], m.size[run] = r, n
+	m.total += n
+	m.agentRuns[r.Agent]++
+	m.agentBytes[r.Agent] += n
+}
+
+// del drops run, keeping the counts.
+func (m *memBackend) del(run string) {
+	r, ok := m.runs[run]
+	if !ok {
+		return
+	}
+	n := m.size[run]
+	delete(m.runs, run)
+	delete(m.size, run)
+	m.total -= n
+	if m.agentRuns[r.Agent]--; m.agentRuns[r.Agent] <= 0 {
+		delete(m.agentRuns, r.Agent)
+		delete(m.agentBytes, r.Agent)
+	} else {
+		m.agentBytes[r.Agent] -= n
+	}
 }
 
 var holders = struct {
@@ -72,7 +110,7 @@ func copyRun(r *Run) *Run {
 func (m *memBackend) live(run string, now time.Time) *Run {
 	r := m.runs[run]
 	if r != nil && !now.Before(r.Expires) {
-		delete(m.runs, run)
+		m.del(run)
 		return nil
 	}
 	return r
@@ -90,31 +128,89 @@ func (m *memBackend) update(run string, now time.Time, fn func(*Run) (*Run, erro
 		return err
 	}
 	if next == nil {
-		delete(m.runs, run)
+		m.del(run)
 		return nil
 	}
-	if cur == nil && len(m.runs) >= maxHeldRuns {
-		// Agents must not grow a server's memory without bound, one
-		// capped run at a time: runs past their time go first.
-		for id := range m.runs {
-			m.live(id, now)
-		}
-		if len(m.runs) >= maxHeldRuns {
-			return &TooManyRunsError{Limit: maxHeldRuns}
-		}
+	if err := m.makeRoom(run, next, now); err != nil {
+		return err
 	}
-	m.runs[run] = next
+	m.put(run, next)
 	return nil
 }
 
-// maxHeldRuns bounds the runs a process holds in memory at once.
-var maxHeldRuns = 4096
+// Bounds of the runs a process holds in memory: in all, and per agent, so
+// that no agent grows a server's memory without bound one capped run at a
+// time, nor fills it so that others cannot start one.
+var (
+	maxHeldRuns          = 4096
+	maxHeldBytes   int64 = 256 << 20
+	maxAgentRuns         = 64
+	maxAgentBytes  int64 = 32 << 20
+	runOverhead    int64 = 512 // a Run, its map and its id, as memory counts them
+	keyOverhead    int64 = 64  // a map entry and its slices' headers
+	maxAgentReport       = "64 runs and 32 MiB"
+)
 
-// TooManyRunsError is a new run in a process that holds as many as it may.
-type TooManyRunsError struct{ Limit int }
+// memBytes is what a run takes in memory: its keys and values and what
+// holding them costs, not only Bytes (a run of many tiny keys costs more
+// than their length).
+func memBytes(r *Run) int64 {
+	return r.Bytes() + runOverhead + int64(len(r.ID)+len(r.Agent)) + keyOverhead*int64(len(r.Values))
+}
+
+// makeRoom lets run hold next within the bounds: runs past their time go
+// first, then the same agent's least recently set runs (its own scratch
+// values, never another agent's). What does not fit then is refused.
+func (m *memBackend) makeRoom(run string, next *Run, now time.Time) error {
+	n := memBytes(next)
+	fits := func() (bool, bool) {
+		runs, bytes := len(m.runs)+1, m.total+n
+		agentRuns, agentBytes := m.agentRuns[next.Agent]+1, m.agentBytes[next.Agent]+n
+		if old, ok := m.runs[run]; ok { // replaced: counted once
+			runs--
+			bytes -= m.size[run]
+			if old.Agent == next.Agent {
+				agentRuns--
+				agentBytes -= m.size[run]
+			}
+		}
+		return runs <= maxHeldRuns && bytes <= maxHeldBytes, agentRuns <= maxAgentRuns && agentBytes <= maxAgentBytes
+	}
+	all, own := fits()
+	if all && own {
+		return nil
+	}
+	for id := range m.runs {
+		m.live(id, now)
+	}
+	for {
+		if all, own = fits(); all && own {
+			return nil
+		}
+		// The agent's oldest other run (the soonest to expire: the
+		// least recently set, as a set renews the time to live).
+		oldest := ""
+		for id, r := range m.runs {
+			if id != run && r.Agent == next.Agent && (oldest == "" || r.Expires.Before(m.runs[oldest].Expires)) {
+				oldest = id
+			}
+		}
+		if oldest == "" {
+			return &TooManyRunsError{Limit: maxHeldRuns, Bytes: maxHeldBytes}
+		}
+		m.del(oldest)
+	}
+}
+
+// TooManyRunsError is a run that does not fit in what a process holds,
+// even once runs past their time and the agent's own older runs are gone.
+type TooManyRunsError struct {
+	Limit int
+	Bytes int64
+}
 
 func (e *TooManyRunsError) Error() string {
-	return fmt.Sprintf("this server holds %d runs' frames, the most it may; end some (frame clear) or let their time to live pass: %v", e.Limit, store.ErrLimit)
+	return fmt.Sprintf("the frames held here are full (at most %d runs and %d bytes in all; each agent's own runs, at most %s, make room for its new ones); let time to live pass, or end runs (frame clear): %v", e.Limit, e.Bytes, maxAgentReport, store.ErrLimit)
 }
 
 func (e *TooManyRunsError) Unwrap() error { return store.ErrLimit }
@@ -131,7 +227,7 @@ func (m *memBackend) load(run string, now time.Time) (*Run, error) {
 func (m *memBackend) remove(run string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	delete(m.runs, run)
+	m.del(run)
 	return nil
 }
 
@@ -222,6 +318,9 @@ func (d dirBackend) update(run string, now time.Time, fn func(*Run) (*Run, error
 	if err != nil {
 		return err
 	}
+	if err := d.makeRoom(path, next.Agent, int64(len(data)), cur == nil, now); err != nil {
+		return err
+	}
 	tmp, err := os.CreateTemp(d.dir, "tmp-*")
 	if err != nil {
 		return err
@@ -240,6 +339,160 @@ func (d dirBackend) update(run string, now time.Time, fn func(*Run) (*Run, error
 		return err
 	}
 	return nil
+}
+
+// Bounds of the runs kept on disk (a command run by itself, no server):
+// the directory's files, and their size, rounded up to whole blocks as
+// the disk counts them.
+var (
+	maxDiskRuns            = 1024
+	maxDiskBytes     int64 = 256 << 20
+	maxDiskAgentRuns       = 64
+)
+
+// diskBlock is the unit a file's size is counted in: a file of one byte
+// still takes a block.
+const diskBlock = 4096
+
+func onDisk(n int64) int64 { return (n + diskBlock - 1) / diskBlock * diskBlock }
+
+// makeRoom lets path (agent's run) take a file of size bytes within the
+// disk bounds (called under the lock, the only writer): runs past their
+// time go first, then agent's own least recently set runs, never another
+// agent's. The bounds are counted from the directory's names and sizes;
+// whose runs are whose is read (from each file's first bytes) only when a
+// new run would pass a bound, or the directory holds more runs than one
+// agent may.
+func (d dirBackend) makeRoom(path, agent string, size int64, isNew bool, now time.Time) error {
+	count := func() (int, int64) {
+		es, err := os.ReadDir(d.dir)
+		if err != nil {
+			return 0, 0
+		}
+		runs, bytes := 1, onDisk(size)
+		for _, e := range es {
+			if !strings.HasSuffix(e.Name(), ".json") || filepath.Join(d.dir, e.Name()) == path {
+				continue
+			}
+			runs++
+			if info, err := e.Info(); err == nil {
+				bytes += onDisk(info.Size())
+			}
+		}
+		return runs, bytes
+	}
+	runs, bytes := count()
+	fits := runs <= maxDiskRuns && bytes <= maxDiskBytes
+	if fits && (!isNew || runs <= maxDiskAgentRuns) {
+		return nil
+	}
+	d.removeExpired(now)
+	for {
+		runs, bytes = count()
+		own := d.runsOf(agent, path)
+		if runs <= maxDiskRuns && bytes <= maxDiskBytes && (!isNew || len(own)+1 <= maxDiskAgentRuns) {
+			return nil
+		}
+		if len(own) == 0 {
+			return &TooManyRunsError{Limit: maxDiskRuns, Bytes: maxDiskBytes}
+		}
+		oldest := own[0]
+		for _, h := range own[1:] {
+			if h.expires.Before(oldest.expires) {
+				oldest = h
+			}
+		}
+		if err := d.drop(oldest.path); err != nil {
+			return err
+		}
+	}
+}
+
+type runHead struct {
+	path    string
+	expires time.Time
+}
+
+// runsOf lists agent's runs on disk but the one at except, reading each
+// file's first bytes only (a Run's fields come in order: run, agent,
+// expires, values).
+func (d dirBackend) runsOf(agent, except string) []runHead {
+	es, err := os.ReadDir(d.dir)
+	if err != nil {
+		return nil
+	}
+	var out []runHead
+	for _, e := range es {
+		path := filepath.Join(d.dir, e.Name())
+		if !strings.HasSuffix(e.Name(), ".json") || path == except {
+			continue
+		}
+		if a, exp, ok := readHead(path); ok && a == agent {
+			out = append(out, runHead{path: path, expires: exp})
+		}
+	}
+	return out
+}
+
+// readHead reads a run file's agent and expiry from its first bytes.
+func readHead(path string) (agent string, expires time.Time, ok bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", time.Time{}, false
+	}
+	defer f.Close()
+	dec := json.NewDecoder(io.LimitReader(f, 4096))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return "", time.Time{}, false
+	}
+	var haveAgent, haveExpires bool
+	for !(haveAgent && haveExpires) {
+		k, err := dec.Token()
+		if err != nil {
+			return "", time.Time{}, false
+		}
+		switch k {
+		case "agent":
+			haveAgent = dec.Decode(&agent) == nil
+		case "expires":
+			haveExpires = dec.Decode(&expires) == nil
+		case "run":
+			var s string
+			if dec.Decode(&s) != nil {
+				return "", time.Time{}, false
+			}
+		default:
+			return "", time.Time{}, false
+		}
+	}
+	return agent, expires, true
+}
+
+// removeExpired removes the runs past their time; the caller holds the
+// lock.
+func (d dirBackend) removeExpired(now time.Time) int {
+	es, err := os.ReadDir(d.dir)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range es {
+		if !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		path := filepath.Join(d.dir, e.Name())
+		data, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		var r Run
+		if json.Unmarshal(data, &r) != nil || !now.Before(r.Expires) {
+			if os.Remove(path) == nil {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // drop removes a run's file.

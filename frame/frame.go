@@ -26,6 +26,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/aiwg/aiwg-state/internal/errkind"
@@ -48,6 +50,11 @@ const ReservedPath = ".aiwg/frame/"
 // DefaultTTL is how long a run's frame is kept after its last write when
 // the run never ends explicitly.
 const DefaultTTL = 24 * time.Hour
+
+// MaxTTL is the longest a frame may be kept after its last write: a run
+// is one task's, and a longer time to live would only let runs no one
+// ends hold memory and disk.
+const MaxTTL = 7 * 24 * time.Hour
 
 // Trailers of a promoted value's commit.
 const (
@@ -212,6 +219,9 @@ func (f *Frames) Set(ctx context.Context, run, key string, value []byte, o Optio
 	if ttl <= 0 {
 		ttl = DefaultTTL
 	}
+	if ttl > MaxTTL {
+		return errkind.Errorf(ErrInvalid, "a frame's time to live of %s; the most is %s (a run is one task's)", ttl, MaxTTL)
+	}
 	max := f.st.TierLimits().MaxFrameBytes
 	now := time.Now()
 	return f.b.update(run, now, func(r *Run) (*Run, error) {
@@ -350,8 +360,21 @@ func ValidateFile(path string, _ []byte) (rule, detail string) {
 // ReservedPath; the one check guards both).
 const cacheReserved = ".aiwg/cache/"
 
+// reserved reports whether path is, or is under, a path the disposable
+// tiers reserve, compared as a checkout could see it: after Unicode NFKC
+// (a fullwidth letter is its ASCII one) and case folding, as the store
+// folds names it must keep apart. .aiwg/Frame/x.json would be .aiwg/frame
+// on a case-insensitive checkout; a plain file named .aiwg/frame would
+// stand where the tier's directory is. It is the one check of both the
+// in-process guard and the server's hook.
 func reserved(path string) bool {
-	return strings.HasPrefix(path, ReservedPath) || strings.HasPrefix(path, cacheReserved)
+	fold := strings.ToLower(norm.NFKC.String(path))
+	for _, dir := range []string{ReservedPath, cacheReserved} {
+		if strings.HasPrefix(fold, dir) || fold == strings.TrimSuffix(dir, "/") {
+			return true
+		}
+	}
+	return false
 }
 
 // ErrReserved: a write of a file the disposable tiers reserve.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/frame"
@@ -269,4 +270,34 @@ func TestMergeOfAHandMadeCommit(t *testing.T) {
 		t.Fatal("a refused merge moved the branch")
 	}
 	storetest.Fsck(t, st)
+}
+
+// TestReservedUnderAnySpelling: the one check of the guard and the hook
+// folds case and NFKC, and takes a file standing where a tier's directory
+// is; a name that only starts alike is not reserved.
+func TestReservedUnderAnySpelling(t *testing.T) {
+	for _, p := range []string{".aiwg/frame/r.json", ".aiwg/Frame/r.json", ".AIWG/CACHE/k", ".aiwg/ｆrame/x.json", ".aiwg/frame", ".aiwg/Cache"} {
+		if rule, _ := frame.ValidateFile(p, nil); rule != frame.RuleReserved {
+			t.Errorf("%s: rule %q", p, rule)
+		}
+	}
+	for _, p := range []string{".aiwg/frames.json", ".aiwg/cached/x.json", "frame/x.json", "agents/a/.aiwg/frame/x.json"} {
+		if rule, _ := frame.ValidateFile(p, nil); rule != "" {
+			t.Errorf("%s: rule %q", p, rule)
+		}
+	}
+}
+
+// TestFrameTTLIsBounded: a frame's time to live has a ceiling, so that no
+// run holds memory or disk for years.
+func TestFrameTTLIsBounded(t *testing.T) {
+	st := storetest.New(t)
+	fr := st.Frames()
+	ctx := context.Background()
+	if err := fr.Set(ctx, "r", "k", []byte("1"), frame.Options{Agent: "a", TTL: 87600 * time.Hour}); !errors.Is(err, frame.ErrInvalid) {
+		t.Fatalf("ttl of ten years: %v", err)
+	}
+	if err := fr.Set(ctx, "r", "k", []byte("1"), frame.Options{Agent: "a", TTL: frame.MaxTTL}); err != nil {
+		t.Fatal(err)
+	}
 }

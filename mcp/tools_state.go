@@ -228,6 +228,9 @@ func (s *Server) addRLMTools() {
 	add(s, "state_show", "An RLM state's header: prompt, session, tree, parent, children, completion status, final answer.", readOnly,
 		func(ctx context.Context, c *call, in StateIn) (any, string, error) {
 			info, err := s.st.States().Get(ctx, in.ID, in.options())
+			if err == nil {
+				err = s.mayRead(ctx, c, rlm.HeaderPath(info.StateID))
+			}
 			if err != nil {
 				return nil, "", err
 			}
@@ -236,6 +239,9 @@ func (s *Server) addRLMTools() {
 	add(s, "state_status", "Whether an RLM state is complete, and its final answer. Returns {state_id, completion_status, final}.", readOnly,
 		func(ctx context.Context, c *call, in StateIn) (any, string, error) {
 			info, err := s.st.States().Get(ctx, in.ID, in.options())
+			if err == nil {
+				err = s.mayRead(ctx, c, rlm.HeaderPath(info.StateID))
+			}
 			if err != nil {
 				return nil, "", err
 			}
@@ -248,6 +254,9 @@ func (s *Server) addRLMTools() {
 	add(s, "var_get", "Read an RLM state variable, resolved through the state's own, temporary, tree, session and global scopes. Returns {name, value, type} (with meta: the whole variable).", readOnly,
 		func(ctx context.Context, c *call, in VarGetIn) (any, string, error) {
 			v, err := s.st.States().Var(ctx, in.State, in.Name, rlm.GetOptions{ReadOptions: in.options(), Scope: rlm.Scope(in.Scope)})
+			if err == nil {
+				err = s.mayReadVar(ctx, c, v)
+			}
 			if err != nil {
 				return nil, "", err
 			}
@@ -269,6 +278,9 @@ func (s *Server) addRLMTools() {
 	add(s, "var_ls", "List an RLM state's variables. Returns {variables: [...]}.", readOnly,
 		func(ctx context.Context, c *call, in VarLsIn) (any, string, error) {
 			vs, err := s.st.States().Vars(ctx, in.State, rlm.Scope(in.Scope), in.options())
+			if err == nil {
+				vs, err = s.readableVars(ctx, c, vs)
+			}
 			if err != nil {
 				return nil, "", err
 			}
@@ -289,6 +301,9 @@ func (s *Server) addRLMTools() {
 	add(s, "checkpoint_ls", "List an RLM state's checkpoints. Returns {checkpoints: [...]}.", readOnly,
 		func(ctx context.Context, c *call, in CheckpointLsIn) (any, string, error) {
 			cks, err := s.st.States().Checkpoints(ctx, in.State, store.ReadOptions{})
+			if err == nil {
+				cks, err = s.readableCheckpoints(ctx, c, cks)
+			}
 			if err != nil {
 				return nil, "", err
 			}

@@ -105,7 +105,10 @@ func (s *Server) mayRead(ctx context.Context, c *call, file string) error {
 // directory: its name tells no content).
 func (s *Server) readable(ctx context.Context, c *call, es []store.Entry) []store.Entry {
 	pr, err := sandbox.ProfileOf(ctx, s.st.Store, c.agent)
-	if err != nil || pr == nil {
+	if err != nil {
+		return nil // the profile cannot be read: show nothing, never all
+	}
+	if pr == nil {
 		return es
 	}
 	out := es[:0:0]
@@ -121,7 +124,10 @@ func (s *Server) readable(ctx context.Context, c *call, es []store.Entry) []stor
 // of a rename).
 func (s *Server) readableDiff(ctx context.Context, c *call, files []store.FileDiff) []store.FileDiff {
 	pr, err := sandbox.ProfileOf(ctx, s.st.Store, c.agent)
-	if err != nil || pr == nil {
+	if err != nil {
+		return []store.FileDiff{} // the profile cannot be read: show nothing
+	}
+	if pr == nil {
 		return files
 	}
 	out := []store.FileDiff{}
@@ -136,7 +142,10 @@ func (s *Server) readableDiff(ctx context.Context, c *call, files []store.FileDi
 // readableRecords keeps the memory records of namespaces the agent may use.
 func (s *Server) readableRecords(ctx context.Context, c *call, recs []memory.Record) []memory.Record {
 	pr, err := sandbox.ProfileOf(ctx, s.st.Store, c.agent)
-	if err != nil || pr == nil {
+	if err != nil {
+		return nil // the profile cannot be read: show nothing
+	}
+	if pr == nil {
 		return recs
 	}
 	out := recs[:0:0]

@@ -321,6 +321,17 @@ func tierOf(file string) (tier, name string) {
 	return TierDocuments, ""
 }
 
+// isControlFile reports whether file is one of the store's own settings:
+// the access policy, the manifest and everything else under .aiwg/ (a
+// document's time to live and a table's declaration are judged as their
+// tier's before this), and .gitattributes, which names the merge drivers.
+// A preset's documents.write "**" means the agent's documents, never
+// these: a sandboxed agent that could write the policy could lift its
+// own sandbox.
+func isControlFile(file string) bool {
+	return strings.HasPrefix(file, ".aiwg/") || file == ".gitattributes"
+}
+
 func matchAny(pats []string, name string) bool {
 	for _, p := range pats {
 		if ok, _ := path.Match(p, name); ok {
@@ -388,6 +399,8 @@ func (pr *Profile) check(agent, file, access string) error {
 		rule = TierDocuments + "." + access
 		if access == "read" {
 			ok = pr.matchDoc(agent, file, pr.read, pr.readAgent)
+		} else if pr.preset && isControlFile(file) {
+			return pr.deny(agent, rule, access, file, "a preset profile never writes the store's own settings (.aiwg/, .gitattributes): declare a profile that names them")
 		} else {
 			ok = pr.matchDoc(agent, file, pr.write, pr.writeAgent)
 		}

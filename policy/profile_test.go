@@ -178,3 +178,34 @@ func TestExplain(t *testing.T) {
 		t.Errorf("no policy: %+v", e)
 	}
 }
+
+// TestPresetsNeverWriteSettings: a preset's documents.write "**" leaves
+// out the store's own settings, so that rules broad enough to let an agent
+// write .aiwg/policy.json do not let a preset-sandboxed agent lift its
+// sandbox; a declared profile that names them may.
+func TestPresetsNeverWriteSettings(t *testing.T) {
+	for _, name := range PresetNames {
+		p, err := Parse([]byte(`{"default": "allow", "rules": [], "sandbox": [{"agents": ["a"], "profile": "` + name + `"}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{".aiwg/policy.json", ".aiwg/store.json", ".aiwg/zz/x.json", ".gitattributes"} {
+			var pe *ProfileError
+			if err := p.Check("a", f); !errors.As(err, &pe) || pe.Rule != "documents.write" {
+				t.Errorf("%s writes %s: %v", name, f, err)
+			}
+		}
+		if name != "minimal" {
+			if err := p.Check("a", "plan.json"); err != nil {
+				t.Errorf("%s: plan.json: %v", name, err)
+			}
+		}
+	}
+	p, err := Parse([]byte(`{"default": "allow", "rules": [], "profiles": {"ops": {"documents": {"write": ["**"]}}}, "sandbox": [{"agents": ["a"], "profile": "ops"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Check("a", ".aiwg/policy.json"); err != nil {
+		t.Errorf("a declared profile naming **: %v", err)
+	}
+}

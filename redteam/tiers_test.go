@@ -120,3 +120,30 @@ func TestDisposableTiersAreNeverPushed(t *testing.T) {
 		}
 	}
 }
+
+// TestReservedTierPathsUnderAnySpelling: the hook refuses the disposable
+// tiers' paths as a checkout could see them: another case, a fullwidth
+// letter, and a plain file standing where the tier's directory is; the
+// in-process guard, the same check, refuses them too.
+func TestReservedTierPathsUnderAnySpelling(t *testing.T) {
+	s := newServer(t, "")
+	variants := map[string]string{
+		".aiwg/Frame/x.json":   "{}\n",
+		".aiwg/FRAME/y.json":   "{}\n",
+		".aiwg/ｆrame/x.json":   "{}\n",
+		".AIWG/cache/deadbeef": "{}\n",
+		".aiwg/frame":          "not json\n",
+	}
+	for transport, url := range s.urls("conductor") {
+		for p, body := range variants {
+			t.Run(transport+"/"+p, func(t *testing.T) {
+				work := cloneAs(t, url)
+				commitFilesAs(t, work, "conductor", map[string]string{p: body})
+				refused(t, s, work, url, "HEAD:refs/heads/main", "rule tier")
+			})
+		}
+	}
+	if out := git(t, s.Dir, "fsck", "--strict"); strings.Contains(out, "error") {
+		t.Fatal(out)
+	}
+}

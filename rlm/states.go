@@ -881,6 +881,7 @@ func (s *States) lookupVar(root plumbing.Hash, h *Header, name string, only Scop
 			continue
 		}
 		v.Metadata.Scope = sd.Scope
+		v.file = file
 		return v, file, nil
 	}
 	where := "any scope"
@@ -928,6 +929,7 @@ func (s *States) visible(root plumbing.Hash, h *Header, only Scope, now time.Tim
 			}
 			seen[name] = true
 			v.Metadata.Scope = sd.Scope
+			v.file = file
 			out = append(out, visibleVar{v: v, file: file, size: int64(len(data))})
 		}
 	}

@@ -285,7 +285,13 @@ type Variable struct {
 	UpdatedAt   string  `json:"updated_at,omitempty"`
 	AccessCount *int64  `json:"access_count,omitempty"`
 	Metadata    VarMeta `json:"metadata"`
+
+	file string // the store path it was read from, for read checks
 }
+
+// File is the store path the variable was read from ("" for one not read
+// from the store): what a sandbox profile's documents.read judges.
+func (v *Variable) File() string { return v.file }
 
 // VarMeta is a variable's metadata. ValueType and DataBytes describe a
 // value kept in a .data file (type file_content): the type the content has,

@@ -32,10 +32,14 @@ func (s *Store) checkPolicy(tx *repo.Tx, wo WriteOptions, changes []Change) erro
 	if errors.Is(err, policy.ErrInvalid) {
 		return s.checkPolicyRepair(tx, wo, err)
 	}
-	if err != nil || p == nil {
+	if err != nil {
 		return err
 	}
 	agent := s.Agent(wo.Agent) // as commit names the author
+	pr, err := s.profileInForce(tx, agent)
+	if err != nil || (p == nil && pr == nil) {
+		return err
+	}
 	paths := tx.Changed()
 	if len(wo.mergeParents) > 0 {
 		if paths, err = s.mergeTxWrites(tx, wo.mergeParents); err != nil {
@@ -43,11 +47,44 @@ func (s *Store) checkPolicy(tx *repo.Tx, wo WriteOptions, changes []Change) erro
 		}
 	}
 	for _, path := range paths {
-		if err := p.Check(agent, path); err != nil {
+		if p != nil {
+			if err := p.Check(agent, path); err != nil {
+				return err
+			}
+		}
+		if err := pr.CheckWrite(agent, path); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// profileInForce is the sandbox profile the policy in force (that of the
+// default branch, PolicyHead) gives agent, when a write to tx's branch
+// must meet it besides its branch's own policy: as the server's hook
+// judges every push by its default branch, else a branch made from a
+// commit older than the policy, or than the agent's profile, would take
+// any write. The rules stay those of the branch written, so the policy
+// itself is still changed only as the policy in force there allows. Nil
+// on the default branch itself (its policy is the branch's), and when the
+// default branch has no commit (the branch's own policy judges alone).
+func (s *Store) profileInForce(tx *repo.Tx, agent string) (*policy.Profile, error) {
+	head, err := s.PolicyHead()
+	if errors.Is(err, ErrNoPolicyHead) || (err == nil && (head.IsZero() || head == tx.Parent())) {
+		return nil, nil
+	}
+	var def *policy.Policy
+	if err == nil {
+		def, err = s.PolicyAt(head)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the access policy in force: %w", err)
+	}
+	if def == nil {
+		return nil, nil
+	}
+	pr, _ := def.ProfileOf(agent)
+	return pr, nil
 }
 
 // checkPolicyRepair judges a write while the policy in force is broken
@@ -68,7 +105,14 @@ func (s *Store) checkPolicyRepair(tx *repo.Tx, wo WriteOptions, broken error) er
 	if err != nil {
 		return err
 	}
-	return last.Check(s.Agent(wo.Agent), policy.Path)
+	if err := last.Check(s.Agent(wo.Agent), policy.Path); err != nil {
+		return err
+	}
+	pr, err := s.profileInForce(tx, s.Agent(wo.Agent))
+	if err != nil {
+		return err
+	}
+	return pr.CheckWrite(s.Agent(wo.Agent), policy.Path)
 }
 
 // lastValidPolicy is the policy of the newest commit on commit's
@@ -202,4 +246,87 @@ func (s *Store) SetPolicy(ctx context.Context, data []byte, wo WriteOptions) (*M
 		rec.Add(op, policy.Path, "")
 		return nil
 	})
+}
+
+// ErrNoPolicyHead: the default branch has no commit while the store has
+// other branches, so the policy in force cannot be read; what depends on
+// an agent's profile is refused (fail closed) rather than judged by none.
+var ErrNoPolicyHead = fmt.Errorf("%w: the default branch has no commit, so the access policy in force cannot be read", ErrDenied)
+
+// PolicyHead is the commit whose access policy is in force for the whole
+// store: the head of the branch HEAD names (read afresh, never the branch
+// a command opened with -b, nor a revision it reads), or of main while
+// HEAD's branch has no commit, as the server's hook takes its default
+// branch. Zero when the store has no commit on any branch (no policy can
+// be in force); ErrNoPolicyHead when the default branch has none but other
+// branches do. Judging sandbox profiles by it is what keeps an agent from
+// escaping its profile with -b, --at, or a branch made from an old commit.
+func (s *Store) PolicyHead() (plumbing.Hash, error) {
+	h, err := s.repo.Ref("HEAD")
+	if err == nil {
+		return h, nil
+	}
+	if !errors.Is(err, repo.ErrNotFound) {
+		return plumbing.ZeroHash, err
+	}
+	if h, err := s.repo.Ref("refs/heads/main"); err == nil {
+		return h, nil
+	} else if !errors.Is(err, repo.ErrNotFound) {
+		return plumbing.ZeroHash, err
+	}
+	heads, _, err := s.repo.Refs("refs/heads/")
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if len(heads) > 0 {
+		return plumbing.ZeroHash, ErrNoPolicyHead
+	}
+	return plumbing.ZeroHash, nil
+}
+
+// PolicyInForce is the access policy at PolicyHead: nil when there is
+// none.
+func (s *Store) PolicyInForce() (*policy.Policy, plumbing.Hash, error) {
+	h, err := s.PolicyHead()
+	if err != nil || h.IsZero() {
+		return nil, h, err
+	}
+	p, err := s.PolicyAt(h)
+	return p, h, err
+}
+
+// MayMoveHead is nil when agent may point HEAD at branch. Moving HEAD
+// moves the policy in force for every later command (see PolicyHead), so
+// when branch's head holds another policy than the one in force, the agent
+// needs the right to change the policy: to write .aiwg/policy.json under
+// the policy in force, its sandbox profile included.
+func (s *Store) MayMoveHead(agent, branch string) error {
+	cur, curHead, err := s.PolicyInForce()
+	if err != nil && !errors.Is(err, ErrNoPolicyHead) {
+		return err
+	}
+	if cur == nil && err == nil {
+		return nil // no policy in force: nothing to escape
+	}
+	target, err := s.repo.Ref(branchRef(branch))
+	if err != nil {
+		return nil // the move itself says why not
+	}
+	if target == curHead {
+		return nil
+	}
+	if cur != nil && !curHead.IsZero() {
+		a, aerr := s.repo.ReadFileAt(s.TreeOf(curHead), policy.Path)
+		b, berr := s.repo.ReadFileAt(s.TreeOf(target), policy.Path)
+		if aerr == nil && berr == nil && string(a) == string(b) {
+			return nil
+		}
+	}
+	if cur == nil {
+		return ErrNoPolicyHead
+	}
+	if err := cur.Check(agent, policy.Path); err != nil {
+		return fmt.Errorf("moving HEAD to %s would change the access policy in force: %w", branch, err)
+	}
+	return nil
 }

@@ -7,13 +7,15 @@ const (
 	DefaultMaxCacheBytes = 64 << 20 // the cache, on each machine
 )
 
-// TierLimits are the manifest's limits on the default branch, with the
+// TierLimits are the manifest's limits on the default branch (that of
+// the policy in force, PolicyHead: never the branch a command opened, or
+// an agent could pick an old manifest's looser limits), with the
 // disposable tiers' defaults filled in: what a frame or the cache is held
 // to. A store whose manifest cannot be read is held to the defaults.
 func (s *Store) TierLimits() Limits {
 	m := Manifest{Limits: defaultLimits}
-	if root, err := s.Tree(ReadOptions{}); err == nil {
-		if mm, err := s.manifestAt(root); err == nil {
+	if head, err := s.PolicyHead(); err == nil && !head.IsZero() {
+		if mm, err := s.manifestAt(s.TreeOf(head)); err == nil {
 			m = mm
 		}
 	}

@@ -124,6 +124,9 @@ type checkpointLsOptions struct {
 
 func runCheckpointLs(ctx context.Context, s *session, opts checkpointLsOptions) error {
 	cks, err := s.store.States().Checkpoints(ctx, opts.State, store.ReadOptions{})
+	if err == nil {
+		cks, err = s.readableCheckpoints(ctx, cks)
+	}
 	if err != nil {
 		return err
 	}
@@ -148,6 +151,9 @@ func runCheckpointShow(ctx context.Context, s *session, opts checkpointShowOptio
 	}
 	c, err := s.store.States().Checkpoint(ctx, opts.State, a[0], store.ReadOptions{})
 	if err != nil {
+		return err
+	}
+	if err := s.mayReadState(ctx, c.State); err != nil {
 		return err
 	}
 	out := map[string]any{"checkpoint_id": c.ID, "name": c.Name, "state_id": c.State, "description": c.Description,

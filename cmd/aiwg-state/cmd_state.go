@@ -222,6 +222,9 @@ func runStateLs(ctx context.Context, s *session) error {
 		return err
 	}
 	sts, err := s.store.States().List(ctx, s.readOptions())
+	if err == nil {
+		sts, err = s.readableStates(ctx, sts)
+	}
 	if err != nil {
 		return err
 	}
@@ -289,6 +292,26 @@ func runStateExport(ctx context.Context, s *session, opts stateExportOptions) er
 	}
 	if opts.Page < 1 {
 		return usagef("--page %d: pages count from 1 (the newest)", opts.Page)
+	}
+	if s.readAgent() != "" {
+		// An export holds the header and every variable the state sees:
+		// all of them must be readable.
+		info, err := s.store.States().Get(ctx, stateArg(s, a), s.readOptions())
+		if err != nil {
+			return err
+		}
+		if err := s.mayReadState(ctx, info.StateID); err != nil {
+			return err
+		}
+		vs, err := s.store.States().Vars(ctx, info.StateID, "", s.readOptions())
+		if err != nil {
+			return err
+		}
+		for i := range vs {
+			if err := s.mayReadVar(ctx, &vs[i]); err != nil {
+				return err
+			}
+		}
 	}
 	out, err := s.store.States().Export(ctx, stateArg(s, a), rlm.ExportOptions{ReadOptions: s.readOptions(), Page: opts.Page})
 	if err != nil {

@@ -557,6 +557,9 @@ func runStateDocGet(ctx context.Context, s *session, opts stateDocGetOptions) er
 	if err != nil {
 		return err
 	}
+	if err := s.mayReadStateDoc(ctx, opts.Doc); err != nil {
+		return err
+	}
 	v, err := s.store.StateDocument(opts.Doc).Get(ctx, p, s.readOptions(), opts.NoResolve)
 	if err != nil {
 		return err

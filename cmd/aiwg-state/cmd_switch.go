@@ -24,6 +24,13 @@ func runSwitch(ctx context.Context, s *session) error {
 	if err != nil {
 		return err
 	}
+	// HEAD's branch holds the policy in force for every later command: an
+	// agent that names itself moves it only where it may change the policy.
+	if agent := s.readAgent(); agent != "" {
+		if err := s.store.MayMoveHead(agent, a[0]); err != nil {
+			return err
+		}
+	}
 	if err := s.store.Switch(ctx, a[0]); err != nil {
 		return err
 	}

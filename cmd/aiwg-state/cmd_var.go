@@ -145,6 +145,9 @@ func runVarGet(ctx context.Context, s *session, opts varGetOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := s.mayReadVar(ctx, v); err != nil {
+		return err
+	}
 	if opts.Meta || s.json {
 		if !opts.Meta {
 			return printJSON(s.out, map[string]any{"name": v.Name, "value": v.Value, "type": v.Type})
@@ -206,6 +209,9 @@ func runVarLs(ctx context.Context, s *session, opts varLsOptions) error {
 		return err
 	}
 	vs, err := s.store.States().Vars(ctx, opts.State, rlm.Scope(opts.Scope), s.readOptions())
+	if err == nil {
+		vs, err = s.readableVars(ctx, vs)
+	}
 	if err != nil {
 		return err
 	}

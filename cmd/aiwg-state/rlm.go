@@ -110,5 +110,12 @@ func stateOfArg(s *session) (*rlm.StateInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.store.States().Get(s.c.Context, stateArg(s, a), s.readOptions())
+	info, err := s.store.States().Get(s.c.Context, stateArg(s, a), s.readOptions())
+	if err != nil {
+		return nil, err
+	}
+	if err := s.mayReadState(s.c.Context, info.StateID); err != nil {
+		return nil, err
+	}
+	return info, nil
 }

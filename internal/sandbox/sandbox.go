@@ -1,12 +1,13 @@
 // Package sandbox finds the sandbox profile an agent works under: the one
-// the access policy at the head of the store's branch gives it. The
+// the access policy in force gives it, that of the store's default branch
+// (store.PolicyHead), whatever branch or revision a command opens or
+// reads: a profile an agent could leave with -b or --at bounds nothing. The
 // disposable tiers (frame, cache) and the read checks ask it, on every
 // call, so the parsed policy is kept while the head stays.
 package sandbox
 
 import (
 	"context"
-	"errors"
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -22,15 +23,16 @@ var memo struct {
 	pol  *policy.Policy
 }
 
-// Policy is the access policy at the head of st's branch; nil when the
-// store has none (or no commit yet).
+// Policy is the access policy in force (at store.PolicyHead); nil when
+// the store has none (or no commit yet). It fails (ErrNoPolicyHead, or the
+// broken policy's error) when that policy cannot be read.
 func Policy(ctx context.Context, st *store.Store) (*policy.Policy, error) {
-	head, err := st.Resolve("", "")
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil // a branch without a commit has no policy
-	}
+	head, err := st.PolicyHead()
 	if err != nil {
 		return nil, err
+	}
+	if head.IsZero() {
+		return nil, nil // no commit at all: no policy
 	}
 	memo.Lock()
 	if memo.dir == st.Dir() && memo.head == head {
@@ -49,9 +51,10 @@ func Policy(ctx context.Context, st *store.Store) (*policy.Policy, error) {
 	return p, nil
 }
 
-// ProfileOf is agent's profile at the head of st's branch: nil when the
+// ProfileOf is agent's profile under the policy in force: nil when the
 // agent has none, or is "" (a caller that names no agent: a Go program
-// acting for itself).
+// acting for itself). An agent that names itself is refused when the
+// policy in force cannot be read, never let through with no profile.
 func ProfileOf(ctx context.Context, st *store.Store, agent string) (*policy.Profile, error) {
 	if agent == "" {
 		return nil, nil

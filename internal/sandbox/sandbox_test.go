@@ -45,3 +45,25 @@ func TestProfileFollowsTheHead(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestProfileIsTheDefaultBranchs: a store opened on another branch (-b, a
+// served command's branch) or on none that exists still answers with the
+// profile of the default branch's policy.
+func TestProfileIsTheDefaultBranchs(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.New(t)
+	if _, err := st.SetPolicy(ctx, []byte(`{"default": "allow", "rules": [], "sandbox": [{"agents": ["a"], "profile": "minimal"}]}`), store.WriteOptions{Agent: "admin"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []string{"nosuch", "main"} {
+		other, err := store.Open(ctx, st.Dir(), store.Options{Branch: b})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pr, err := sandbox.ProfileOf(ctx, other, "a")
+		other.Close()
+		if err != nil || pr == nil || pr.Name() != "minimal" {
+			t.Errorf("opened on %s: %v %v", b, pr, err)
+		}
+	}
+}

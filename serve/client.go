@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sync"
 	"syscall"
 )
@@ -23,6 +24,31 @@ var ErrDeclined = errors.New("declined by the server")
 // back. The command may have run, in part or whole, so it must not simply
 // be run again.
 var ErrLost = errors.New("lost the server before the command finished")
+
+// SocketName is the server's socket in the store's git directory.
+const SocketName = "aiwg/serve.sock"
+
+// ForwardProcess runs this process's command line (args, os.Args) through
+// the server of store, with this process's working directory wd,
+// environment and standard streams, and returns its exit code. Errors
+// wrapping ErrNoServer or ErrDeclined mean nothing ran: the caller runs
+// the command itself. aiwg-state-client and aiwg-state both send their
+// command lines through it.
+func ForwardProcess(ctx context.Context, args []string, wd, store string) (int, error) {
+	return Forward(ctx, filepath.Join(store, filepath.FromSlash(SocketName)), Request{
+		Args:     args,
+		Dir:      wd,
+		Env:      os.Environ(),
+		Target:   store,
+		Umask:    Umask(), // the server runs only a client's of its own umask
+		Terminal: isTerminal(os.Stdout),
+	}, os.Stdin, os.Stdout, os.Stderr)
+}
+
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
 
 // Forward sends req to the server listening on socket, relays stdin when
 // the command asks for it, writes the command's output to stdout and

@@ -6,6 +6,8 @@
 //	floor/inproc W goroutines doing temp file + rename (the floor for in-process writers)
 //	served       aiwg-state-client set, a process per write, through aiwg-state serve
 //	cli          aiwg-state set, a process per write
+//	cli/served   aiwg-state set, a process per write, with aiwg-state serve
+//	             running on the store (each process sends its write there)
 //	api          W goroutines on one open Store (Store.Set)
 //	plumbing     the same mutation scripted with git plumbing, a script per write
 //	             (rev-parse, read-tree, hash-object, update-index, write-tree,
@@ -45,7 +47,7 @@ import (
 
 const docs = 1000
 
-var allModes = []string{"floor/proc", "floor/inproc", "served", "cli", "api", "plumbing"}
+var allModes = []string{"floor/proc", "floor/inproc", "served", "cli", "cli/served", "api", "plumbing"}
 
 func main() {
 	// A child asked to do one floor write: the process-per-write floor.
@@ -152,7 +154,7 @@ func main() {
 					floorIn = med
 				}
 				vs := ""
-				if floorProc > 0 && (m == "served" || m == "cli" || m == "plumbing") {
+				if floorProc > 0 && (m == "served" || m == "cli" || m == "cli/served" || m == "plumbing") {
 					vs = fmt.Sprintf("  %.2fx floor/proc", med/floorProc)
 				}
 				if floorIn > 0 && m == "api" {
@@ -229,6 +231,8 @@ type targetSet struct {
 	cliDir   string
 	srvDir   string
 	server   *exec.Cmd
+	cliSrv   string    // the store of cli/served
+	cliSrvd  *exec.Cmd // its server
 	gitDir   string
 	seq      atomic.Int64
 }
@@ -250,6 +254,11 @@ func (b *bench) setup(ctx context.Context, sync bool, modes []string) *targetSet
 			t.srvDir = st.Dir()
 			st.Close()
 			t.server = startServer(b.bin, t.srvDir)
+		case "cli/served":
+			st := seedStore(ctx, filepath.Join(b.work, "cliserved-"+label), sync)
+			t.cliSrv = st.Dir()
+			st.Close()
+			t.cliSrvd = startServer(b.bin, t.cliSrv)
 		case "plumbing":
 			st := seedStore(ctx, filepath.Join(b.work, "git-"+label), sync)
 			t.gitDir = st.Dir()
@@ -260,9 +269,11 @@ func (b *bench) setup(ctx context.Context, sync bool, modes []string) *targetSet
 }
 
 func (t *targetSet) close() {
-	if t.server != nil {
-		t.server.Process.Signal(os.Interrupt)
-		t.server.Wait()
+	for _, srv := range []*exec.Cmd{t.server, t.cliSrvd} {
+		if srv != nil {
+			srv.Process.Signal(os.Interrupt)
+			srv.Wait()
+		}
 	}
 	if t.api != nil {
 		t.api.Close()
@@ -295,10 +306,13 @@ func (t *targetSet) run(ctx context.Context, mode string, w int, d time.Duration
 			_, err := t.api.Set(ctx, docPath(writer), "status.value", []byte(strconv.FormatInt(v, 10)), store.WriteOptions{Agent: fmt.Sprintf("w%d", writer)})
 			return time.Since(t0), err
 		}
-	case "cli", "served":
+	case "cli", "served", "cli/served":
 		bin, dir := t.b.bin, t.cliDir
-		if mode == "served" {
+		switch mode {
+		case "served":
 			bin, dir = t.b.client, t.srvDir
+		case "cli/served":
+			dir = t.cliSrv
 		}
 		write = func(writer int, v int64) (time.Duration, error) {
 			args := []string{"set", docPath(writer), "status.value", strconv.FormatInt(v, 10), "--store", dir, "--agent", fmt.Sprintf("w%d", writer)}

@@ -57,18 +57,11 @@ func run(args []string) int {
 // nothing ran there: no store, no server, or a command the server leaves
 // to its client.
 func forward(args []string, wd string) (code int, ran bool) {
-	if store := findStore(args[1:], wd); store != "" {
+	if store := storedir.ForArgs(args[1:], wd); store != "" {
 		// No signal handling: a client killed by Ctrl-C dies of it, as
 		// aiwg-state would, and the connection's end cancels the
 		// command on the server.
-		code, err := serve.Forward(context.Background(), filepath.Join(store, "aiwg", "serve.sock"), serve.Request{
-			Args:     args,
-			Dir:      wd,
-			Env:      os.Environ(),
-			Target:   store,
-			Umask:    serve.Umask(), // the server runs only a client's of its own umask
-			Terminal: isTerminal(os.Stdout),
-		}, os.Stdin, os.Stdout, os.Stderr)
+		code, err := serve.ForwardProcess(context.Background(), args, wd, store)
 		switch {
 		case err == nil:
 			return code, true
@@ -79,41 +72,6 @@ func forward(args []string, wd string) (code int, ran bool) {
 		}
 	}
 	return 0, false
-}
-
-// findStore finds the store as aiwg-state does: --store, then
-// $AIWG_STATE_STORE, then the nearest .aiwg/state.git. "" when there is
-// none: aiwg-state then says so.
-func findStore(args []string, wd string) string {
-	dir := ""
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			break
-		}
-		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if !strings.HasPrefix(a, "-") || name != "store" {
-			continue
-		}
-		if !hasValue {
-			if i+1 >= len(args) {
-				return ""
-			}
-			i++
-			value = args[i]
-		}
-		dir = value
-	}
-	if dir == "" {
-		dir = os.Getenv("AIWG_STATE_STORE")
-	}
-	if dir != "" {
-		if !filepath.IsAbs(dir) {
-			dir = filepath.Join(wd, dir)
-		}
-		return storedir.Resolve(dir)
-	}
-	return storedir.Find(wd)
 }
 
 // findCLI finds aiwg-state beside this program (go install puts both in
@@ -169,9 +127,4 @@ func jsonString(s string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
-}
-
-func isTerminal(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/aiwg/aiwg-state/internal/storedir"
+	"github.com/aiwg/aiwg-state/serve"
 	"github.com/urfave/cli/v2"
 )
 
@@ -28,7 +31,46 @@ func main() {
 		debug.SetGCPercent(200)
 	}
 	growStack()
+	if code, ran := forward(os.Args); ran {
+		os.Exit(code)
+	}
 	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
+}
+
+// forward runs the command line through the store's server when one
+// runs (aiwg-state serve), as aiwg-state-client does: the server keeps
+// the store open, and writes of many processes to one branch are
+// committed there as a group, where processes that each wrote their own
+// commit would take the branch's lock in turn. ran is false when nothing
+// ran there: no store, no server, a command the server leaves to its
+// client, or AIWG_STATE_NO_SERVE set; this process then runs it.
+func forward(args []string) (code int, ran bool) {
+	if os.Getenv("AIWG_STATE_NO_SERVE") != "" {
+		return 0, false
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return 0, false
+	}
+	store := storedir.ForArgs(args[1:], wd)
+	if store == "" {
+		return 0, false
+	}
+	if _, err := os.Lstat(socketPath(store)); err != nil {
+		return 0, false // the usual case, at the cost of one stat
+	}
+	code, err = serve.ForwardProcess(context.Background(), args, wd, store)
+	switch {
+	case err == nil:
+		return code, true
+	case errors.Is(err, serve.ErrNoServer), errors.Is(err, serve.ErrDeclined):
+		return 0, false
+	case errors.Is(err, serve.ErrLost):
+		fmt.Fprintf(os.Stderr, "aiwg-state: %v; the command may have run in part or whole (see aiwg-state log)\n", err)
+	default:
+		fmt.Fprintf(os.Stderr, "aiwg-state: %v\n", err)
+	}
+	return exitUnexpected, true
 }
 
 // growStack grows the main goroutine's stack once, while it is shallow,

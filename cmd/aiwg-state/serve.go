@@ -24,7 +24,9 @@ import (
 
 // socketPath is where a store's server listens, inside its git directory:
 // the client finds it where it finds the store.
-func socketPath(store string) string { return filepath.Join(store, "aiwg", "serve.sock") }
+func socketPath(store string) string {
+	return filepath.Join(store, filepath.FromSlash(serve.SocketName))
+}
 
 // served reports whether a server runs command name for a client: one
 // whose only dealings with its process are the working directory, the

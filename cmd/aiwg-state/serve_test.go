@@ -555,3 +555,34 @@ func TestServedPanicEndsTheCommandNotTheServer(t *testing.T) {
 		t.Errorf("%d stores pooled after the next command, want 1", n)
 	}
 }
+
+// TestCLIForwardsToARunningServer: with a server running, aiwg-state
+// itself sends its command line there (so many processes' writes are
+// committed as a group), with the same output and exit code; what the
+// server leaves to its client, and AIWG_STATE_NO_SERVE, run in the
+// process.
+func TestCLIForwardsToARunningServer(t *testing.T) {
+	dir, store := project(t)
+	server := startServer(t, bin, store)
+	if r := execIn(t, bin, dir, "", nil, "set", "plan.json", "forwarded", "1", "--agent", "cli"); r.code != 0 {
+		t.Fatalf("set: %+v", r)
+	}
+	if !server.said(t, "ran set plan.json forwarded 1 --agent cli:") {
+		t.Fatalf("the server did not run the CLI's set: %s", server.log.String())
+	}
+	if r := execIn(t, bin, dir, "", nil, "get", "plan.json", "nosuchkey"); r.code != exitDomain {
+		t.Errorf("a forwarded failure: %+v", r)
+	}
+	if r := execIn(t, bin, dir, "", []string{"AIWG_STATE_NO_SERVE=1"}, "set", "plan.json", "local", "2", "--agent", "cli"); r.code != 0 {
+		t.Fatalf("set in the process: %+v", r)
+	}
+	if strings.Contains(server.log.String(), "ran set plan.json local") {
+		t.Errorf("AIWG_STATE_NO_SERVE went to the server: %s", server.log.String())
+	}
+	if r := execIn(t, bin, dir, "", nil, "serve", "--status"); r.code != 0 || !server.said(t, "declined serve --status") {
+		t.Errorf("serve --status is the process's own: %+v\n%s", r, server.log.String())
+	}
+	if out := gitOut(t, store, "log", "--format=%an %s", "main"); !strings.Contains(out, "cli create plan.json#forwarded") || !strings.Contains(out, "cli create plan.json#local") {
+		t.Errorf("history:\n%s", out)
+	}
+}

@@ -8,6 +8,7 @@ package storedir
 import (
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Default is where a store lives under a project.
@@ -56,4 +57,39 @@ func Find(dir string) string {
 		}
 		dir = parent
 	}
+}
+
+// ForArgs is the store a command line names, found as aiwg-state finds
+// it: --store, then $AIWG_STATE_STORE, then the nearest store in wd or
+// its parents; "" when there is none (aiwg-state then says so).
+func ForArgs(args []string, wd string) string {
+	dir := ""
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			break
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || name != "store" {
+			continue
+		}
+		if !hasValue {
+			if i+1 >= len(args) {
+				return ""
+			}
+			i++
+			value = args[i]
+		}
+		dir = value
+	}
+	if dir == "" {
+		dir = os.Getenv("AIWG_STATE_STORE")
+	}
+	if dir != "" {
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(wd, dir)
+		}
+		return Resolve(dir)
+	}
+	return Find(wd)
 }

@@ -265,3 +265,89 @@ func TestConflictRecordLoop(t *testing.T) {
 	storetest.Fsck(t, b)
 	fsckServer(t, srv.dir)
 }
+
+// An agent's shard depends on its id and the number of shards only:
+// agents joining move no one, and a fifth shard takes about a fifth.
+func TestShardOfIsStable(t *testing.T) {
+	before := map[string]int{}
+	counts := make([]int, 4)
+	for i := 0; i < 1000; i++ {
+		id := fmt.Sprintf("agent-%d", i)
+		before[id] = remote.ShardOf(id, 4)
+		counts[before[id]]++
+	}
+	for k, n := range counts {
+		if n < 200 || n > 300 {
+			t.Errorf("shard %d of 4 holds %d of 1000 agents", k, n)
+		}
+	}
+	moved := 0
+	for id, k := range before {
+		switch k5 := remote.ShardOf(id, 5); {
+		case k5 == k:
+		case k5 == 4:
+			moved++
+		default:
+			t.Fatalf("%s moved from shard %d to %d, not to the new one", id, k, k5)
+		}
+	}
+	if moved < 150 || moved > 250 {
+		t.Fatalf("a fifth shard took %d of 1000 agents", moved)
+	}
+	for _, bad := range []string{"", "1", "4/4", "-1/2", "a/b", "01/2", "1/2/3"} {
+		if _, _, err := remote.ParseShard(bad); err == nil {
+			t.Errorf("ParseShard(%q) accepted", bad)
+		}
+	}
+	if k, n, err := remote.ParseShard("3/8"); k != 3 || n != 8 || err != nil {
+		t.Fatalf("ParseShard(3/8) = %d, %d, %v", k, n, err)
+	}
+}
+
+// Shards integrate their agents into integration/K, and a top-level pass
+// merges the shards into main, whose first-parent history is a line of
+// integration merges.
+func TestShardedIntegration(t *testing.T) {
+	ctx := context.Background()
+	srv := newSwarmServer(t)
+	ids := []string{"a0", "a1", "a2", "a3", "a4"}
+	for _, id := range ids {
+		st := srv.agent(t, id)
+		set(t, st, id, "agents/"+id+"/s.json", "n", "1")
+		sync(t, st, id, remote.SyncOptions{})
+	}
+	shards := map[int]int{}
+	for k := 0; k < 2; k++ {
+		res := srv.integrate(t, remote.IntegrateOptions{Shard: k, Shards: 2})
+		if res.Into != remote.ShardFor(k) {
+			t.Fatalf("shard %d went into %s", k, res.Into)
+		}
+		for _, am := range res.Agents {
+			if remote.ShardOf(am.Agent, 2) != k {
+				t.Fatalf("shard %d merged %s", k, am.Agent)
+			}
+			shards[k]++
+		}
+	}
+	if shards[0]+shards[1] != len(ids) {
+		t.Fatalf("shards merged %v", shards)
+	}
+	main0, _ := srv.coord.Repo().Ref("refs/remotes/origin/main")
+	res := srv.integrate(t, remote.IntegrateOptions{From: "integration/"})
+	if len(res.Agents) != 2 || len(res.Conflicted()) != 0 {
+		t.Fatalf("top-level pass: %+v", res)
+	}
+	for _, id := range ids {
+		if _, err := srv.coord.Get(ctx, "agents/"+id+"/s.json", "", store.ReadOptions{Branch: "origin/main"}); err != nil {
+			t.Fatalf("%s not on main: %v", id, err)
+		}
+	}
+	line := storetest.Git(t, srv.coord, "log", "--first-parent", "--format=%s", main0.String()+"..origin/main")
+	for _, s := range strings.Split(strings.TrimSpace(line), "\n") {
+		if !strings.HasPrefix(s, "merge origin/integration/") {
+			t.Fatalf("main's first-parent history:\n%s", line)
+		}
+	}
+	storetest.Fsck(t, srv.coord)
+	fsckServer(t, srv.dir)
+}

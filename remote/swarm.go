@@ -325,7 +325,8 @@ type IntegrateOptions struct {
 	// integration/K for shard K).
 	Into string
 	// From is the prefix of the branches merged (default "agents/"); a
-	// top-level pass over shards takes "integration/".
+	// top-level pass over shards takes "integration/", and merges each
+	// shard with a commit, never a fast-forward.
 	From string
 	// Shard, with Shards > 1, integrates only the agents ShardOf assigns
 	// to shard Shard (0 ≤ Shard < Shards), into integration/<Shard>, and
@@ -506,6 +507,10 @@ func (w *Swarm) Integrate(ctx context.Context, remote string, io IntegrateOption
 			// onto, so log and blame on main keep crediting its authors.
 			mo := io.Merge
 			mo.FirstParent = true
+			// Shards merge into main with a commit each, even where main
+			// could fast-forward: main's first-parent history stays a line
+			// of integration merges.
+			mo.NoFF = mo.NoFF || from == "refs/heads/integration/"
 			head, _ := w.s.Repo().Ref(into)
 			m, err := w.mergeInto(ctx, remoteRef(remote, name), into, mo)
 			if m != nil {

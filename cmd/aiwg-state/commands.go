@@ -69,6 +69,7 @@ func remoteCommands() []*cli.Command {
 		newIntegrateCommand(),
 		hooksCommand(),
 		policyCommand(),
+		newDoctorCommand(),
 	}
 }
 

@@ -27,6 +27,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -35,6 +36,7 @@ import (
 	"hash/fnv"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -52,26 +54,32 @@ import (
 	"github.com/aiwg/aiwg-state/merge"
 	"github.com/aiwg/aiwg-state/merge/jsonmerge"
 	"github.com/aiwg/aiwg-state/remote"
+	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/store"
 )
 
 var (
-	flagAgents    = flag.String("agents", "4,16,64", "swarm sizes, comma-separated")
-	flagMutations = flag.Int("mutations", 50, "mutations per agent")
-	flagSync      = flag.Int("sync", 10, "an agent syncs every this many mutations")
-	flagThink     = flag.Duration("think", 0, "an agent's pause before each mutation (a model's thinking)")
-	flagInterval  = flag.Duration("interval", 200*time.Millisecond, "the integrator's pause after a pass with nothing moved")
-	flagShards    = flag.Int("shards", 0, "integrate in this many shards (0: one integrator)")
-	flagBaseline  = flag.Bool("baseline", true, "also run plain git agents (pull --rebase, push)")
-	flagBaseTime  = flag.Duration("baseline-time", 30*time.Second, "how long the plain git agents run at most")
-	flagTimeout   = flag.Duration("timeout", 15*time.Minute, "give up a run after this long")
-	flagKeep      = flag.Bool("keep", false, "keep the repositories (their directory is printed)")
+	flagAgents     = flag.String("agents", "4,16,64", "swarm sizes, comma-separated")
+	flagMutations  = flag.Int("mutations", 50, "mutations per agent")
+	flagSync       = flag.Int("sync", 10, "an agent syncs every this many mutations")
+	flagThink      = flag.Duration("think", 0, "an agent's pause before each mutation (a model's thinking)")
+	flagInterval   = flag.Duration("interval", 200*time.Millisecond, "the integrator's pause after a pass with nothing moved")
+	flagShards     = flag.Int("shards", 0, "integrate in this many shards (0: one integrator)")
+	flagBaseline   = flag.Bool("baseline", true, "also run plain git agents (pull --rebase, push)")
+	flagBaseTime   = flag.Duration("baseline-time", 30*time.Second, "how long the plain git agents run at most")
+	flagTimeout    = flag.Duration("timeout", 15*time.Minute, "give up a run after this long")
+	flagIntegrator = flag.String("integrator", "", "run as the integrator of this coordinator store (the program starts itself so)")
+	flagKeep       = flag.Bool("keep", false, "keep the repositories (their directory is printed)")
 )
 
 const board = "shared/board.json"
 
 func main() {
 	flag.Parse()
+	if *flagIntegrator != "" {
+		runIntegrator(*flagIntegrator)
+		return
+	}
 	var sizes []int
 	for _, s := range strings.Split(*flagAgents, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -125,6 +133,7 @@ type result struct {
 	passes            []pass
 	fullPass          pass
 	serverCPU         time.Duration
+	integratorCPU     time.Duration
 	clientCPU         time.Duration
 	health            *hooks.ServerHealth
 	lost              []string
@@ -251,53 +260,50 @@ func runSwarm(ctx context.Context, dir, bin string, n int) *result {
 			}
 		}()
 	}
-	// The integrator: passes until every agent is done and a pass finds
-	// nothing moved.
-	integrate := func() (int, error) {
-		moved := 0
-		if *flagShards > 1 {
-			for k := 0; k < *flagShards; k++ {
-				res, err := coord.Swarm().Integrate(ctx, "", remote.IntegrateOptions{Shard: k, Shards: *flagShards, Merge: merge.MergeOptions{Write: wo}})
-				if err != nil {
-					return moved, err
-				}
-				moved += len(res.Agents)
+	// The integrator runs in a process of its own, as a coordinator
+	// would (among the agents' goroutines it would get a 65th of this
+	// process): passes until every agent is done and a pass finds nothing
+	// moved.
+	exe, err := os.Executable()
+	check(err)
+	icmd := exec.CommandContext(ctx, exe, "-integrator", coord.Repo().Dir(), "-interval", flagInterval.String(), "-shards", strconv.Itoa(*flagShards))
+	icmd.Stderr = os.Stderr
+	lines, err := icmd.StdoutPipe()
+	check(err)
+	check(icmd.Start())
+	agentsDone := make(chan struct{})
+	go func() { wg.Wait(); close(agentsDone) }()
+	sc := bufio.NewScanner(lines)
+	idleAfter := 0
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) == 3 && f[0] == "pass" {
+			moved, _ := strconv.Atoi(f[1])
+			ns, _ := strconv.ParseInt(f[2], 10, 64)
+			if moved > 0 {
+				r.passes = append(r.passes, pass{moved, time.Duration(ns)})
+				continue
 			}
-			res, err := coord.Swarm().Integrate(ctx, "", remote.IntegrateOptions{From: "integration/", Merge: merge.MergeOptions{Write: wo}})
-			if err != nil {
-				return moved, err
+			select {
+			case <-agentsDone:
+				idleAfter++
+			default:
 			}
-			if moved == 0 {
-				moved = len(res.Agents)
+			if idleAfter == 2 { // a whole pass began after the agents ended
+				break
 			}
-			return moved, nil
-		}
-		res, err := coord.Swarm().Integrate(ctx, "", remote.IntegrateOptions{Merge: merge.MergeOptions{Write: wo}})
-		if err == nil && len(res.Conflicted()) > 0 {
-			err = fmt.Errorf("not integrated: %v", res.Conflicted())
-		}
-		return len(res.Agents), err
-	}
-	for ctx.Err() == nil {
-		all := finished.Load() == int64(n)
-		t := time.Now()
-		moved, err := integrate()
-		took := time.Since(t)
-		if err != nil {
-			fail("integrate: %v", err)
-		}
-		if moved > 0 {
-			r.passes = append(r.passes, pass{moved, took})
-		} else if all {
-			break
-		} else {
-			time.Sleep(*flagInterval)
+		} else if len(f) > 0 && f[0] == "error" {
+			fail("integrate: %s", strings.Join(f[1:], " "))
 		}
 	}
+	before := selfCPU()
+	icmd.Process.Signal(syscall.SIGTERM)
+	icmd.Wait()
+	r.integratorCPU = selfCPU() - before
 	wg.Wait()
 	r.wall = time.Since(start)
 	r.serverCPU = procCPU(daemonPID) - cpu0
-	r.clientCPU = selfCPU() - client0
+	r.clientCPU = selfCPU() - client0 - r.integratorCPU
 
 	// One pass over N moved branches: each agent writes once more and
 	// syncs, then one pass merges them all.
@@ -316,7 +322,7 @@ func runSwarm(ctx context.Context, dir, bin string, n int) *result {
 	}
 	wg.Wait()
 	t := time.Now()
-	moved, err := integrate()
+	moved, err := integratePass(ctx, coord, wo)
 	r.fullPass = pass{moved, time.Since(t)}
 	if err != nil {
 		fail("integrate: %v", err)
@@ -325,17 +331,24 @@ func runSwarm(ctx context.Context, dir, bin string, n int) *result {
 	// A sync with nothing new on main: what a sync costs on its own, the
 	// part that must not grow with the swarm. (One sync first brings the
 	// last pass.)
+	idle := make([]float64, len(agents))
 	for round := 0; round < 2; round++ {
-		for _, a := range agents {
-			before := a.counter.FetchDown.Load()
-			if _, err := a.st.Swarm().Sync(ctx, "", remote.SyncOptions{Merge: merge.MergeOptions{Write: store.WriteOptions{Agent: a.id}}}); err != nil {
-				fail("%s idle sync: %v", a.id, err)
-			}
-			if round == 1 {
-				r.idleFetch = append(r.idleFetch, float64(a.counter.FetchDown.Load()-before))
-			}
+		for i, a := range agents {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				before := a.counter.FetchDown.Load()
+				if _, err := a.st.Swarm().Sync(ctx, "", remote.SyncOptions{Merge: merge.MergeOptions{Write: store.WriteOptions{Agent: a.id}}}); err != nil {
+					fail("%s idle sync: %v", a.id, err)
+				}
+				idle[i] = float64(a.counter.FetchDown.Load() - before)
+			}()
 		}
+		wg.Wait()
 	}
+	r.idleFetch = idle
 
 	for _, a := range agents {
 		r.mutations += a.done
@@ -408,10 +421,11 @@ func (a *agent) sync(ctx context.Context) error {
 			a.syncs = append(a.syncs, time.Since(t))
 			return nil
 		}
-		if !errors.Is(err, store.ErrStale) || attempt == 5 {
+		if !errors.Is(err, store.ErrStale) && !errors.Is(err, repo.ErrRemote) || attempt == 5 {
 			return err
 		}
 		a.retries++
+		time.Sleep(time.Duration(attempt+1) * 100 * time.Millisecond)
 	}
 }
 
@@ -487,12 +501,12 @@ func verify(ctx context.Context, coord *aiwgstate.Store, agents []*agent) []stri
 func (r *result) print() {
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.0f ms", float64(d)/1e6) }
 	fmt.Printf("== %d agents (setup %s: server, policy, %d clones)\n", r.agents, r.setup.Round(time.Millisecond), r.agents)
-	fmt.Printf("  wall %s, %d mutations, %.1f mutations/s; CPU: server %.1f s, clients %.1f s (%.1f ms server CPU per mutation)\n",
-		r.wall.Round(time.Millisecond), r.mutations, float64(r.mutations)/r.wall.Seconds(), r.serverCPU.Seconds(), r.clientCPU.Seconds(),
+	fmt.Printf("  wall %s, %d mutations, %.1f mutations/s; CPU: server %.1f s, agents %.1f s, integrator %.1f s (%.1f ms server CPU per mutation)\n",
+		r.wall.Round(time.Millisecond), r.mutations, float64(r.mutations)/r.wall.Seconds(), r.serverCPU.Seconds(), r.clientCPU.Seconds(), r.integratorCPU.Seconds(),
 		float64(r.serverCPU)/1e6/float64(max(r.mutations, 1)))
 	slices.Sort(r.syncs)
 	if len(r.syncs) > 0 {
-		fmt.Printf("  sync: %d, p50 %s, p99 %s, max %s; %d lost races retried\n", len(r.syncs), ms(pct(r.syncs, 50)), ms(pct(r.syncs, 99)), ms(r.syncs[len(r.syncs)-1]), r.syncRetries)
+		fmt.Printf("  sync: %d, p50 %s, p99 %s, max %s; %d retried (a lost race or the server unreachable)\n", len(r.syncs), ms(pct(r.syncs, 50)), ms(pct(r.syncs, 99)), ms(r.syncs[len(r.syncs)-1]), r.syncRetries)
 	}
 	slices.Sort(r.fetchPerSync)
 	slices.Sort(r.pushAdvPerSync)
@@ -598,5 +612,58 @@ func selfCPU() time.Duration {
 func run(name string, args ...string) {
 	if out, err := exec.Command(name, args...).CombinedOutput(); err != nil {
 		check(fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, out))
+	}
+}
+
+// integratePass is one pass of the coordinator: over the shards and then
+// the top level with -shards, else one.
+func integratePass(ctx context.Context, coord *aiwgstate.Store, wo store.WriteOptions) (int, error) {
+	moved := 0
+	if *flagShards > 1 {
+		for k := 0; k < *flagShards; k++ {
+			res, err := coord.Swarm().Integrate(ctx, "", remote.IntegrateOptions{Shard: k, Shards: *flagShards, Merge: merge.MergeOptions{Write: wo}})
+			if err != nil {
+				return moved, err
+			}
+			moved += len(res.Agents)
+		}
+		res, err := coord.Swarm().Integrate(ctx, "", remote.IntegrateOptions{From: "integration/", Merge: merge.MergeOptions{Write: wo}})
+		if err != nil {
+			return moved, err
+		}
+		if moved == 0 {
+			moved = len(res.Agents)
+		}
+		return moved, nil
+	}
+	res, err := coord.Swarm().Integrate(ctx, "", remote.IntegrateOptions{Merge: merge.MergeOptions{Write: wo}})
+	if err == nil && len(res.Conflicted()) > 0 {
+		err = fmt.Errorf("not integrated: %v", res.Conflicted())
+	}
+	return len(res.Agents), err
+}
+
+// runIntegrator is the integrator's process: passes, each reported on
+// standard output ("pass MOVED NANOSECONDS"), until it is signalled.
+func runIntegrator(dir string) {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	coord, err := aiwgstate.Open(ctx, dir, store.Options{NoSync: true})
+	check(err)
+	defer coord.Close()
+	wo := store.WriteOptions{Agent: "conductor"}
+	for ctx.Err() == nil {
+		t := time.Now()
+		moved, err := integratePass(ctx, coord, wo)
+		if err != nil && ctx.Err() == nil {
+			fmt.Printf("error %s\n", strings.ReplaceAll(err.Error(), "\n", " "))
+		}
+		fmt.Printf("pass %d %d\n", moved, time.Since(t).Nanoseconds())
+		if moved == 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(*flagInterval):
+			}
+		}
 	}
 }

@@ -52,8 +52,10 @@ func StartDaemonProcess(root string) (base string, pid int, stop func(), err err
 		}
 		port := l.Addr().(*net.TCPAddr).Port
 		l.Close()
+		// No limit on connections (git's default is 32): a swarm's
+		// benchmark opens one per agent at once.
 		cmd := exec.Command("git", "daemon", "--enable=receive-pack", "--export-all", "--reuseaddr",
-			"--informative-errors", "--base-path="+root, "--listen=127.0.0.1", fmt.Sprintf("--port=%d", port), root)
+			"--informative-errors", "--max-connections=0", "--base-path="+root, "--listen=127.0.0.1", fmt.Sprintf("--port=%d", port), root)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		// Its stderr stays closed: the readiness probe alone makes it complain.
 		cmd.Stdout, cmd.Stderr = nil, nil

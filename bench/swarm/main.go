@@ -34,6 +34,7 @@ import (
 	"flag"
 	"fmt"
 	"hash/fnv"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -240,12 +241,18 @@ func runSwarm(ctx context.Context, dir, bin string, n int) *result {
 		go func() {
 			defer wg.Done()
 			defer finished.Add(1)
+			// Agents that think do not think in step: each starts at a
+			// random point of its first round and thinks 0.5 to 1.5 times
+			// -think, so their syncs spread as real agents' do.
+			if *flagThink > 0 {
+				time.Sleep(time.Duration(rand.Int64N(int64(*flagThink) * int64(*flagSync))))
+			}
 			for i := 0; i < *flagMutations; i++ {
 				if ctx.Err() != nil {
 					return
 				}
 				if *flagThink > 0 {
-					time.Sleep(*flagThink)
+					time.Sleep(*flagThink/2 + time.Duration(rand.Int64N(int64(*flagThink))))
 				}
 				if err := a.mutate(ctx); err != nil {
 					fail("%s mutation %d: %v", a.id, i, err)

@@ -46,9 +46,10 @@ type RecordedConflict struct {
 	Agent json.RawMessage `json:"agent,omitempty"`
 }
 
-// RecordPath is the file holding the conflict record of an agent branch
-// (agents/<id>/<name>), or "" for a branch outside agents/ (an
-// integration shard's, whose record sits under its own name).
+// RecordPath is the file holding the conflict record of a branch:
+// ConflictDir/<id>/<name>.json for an agent's agents/<id>/<name>, and
+// ConflictDir/<branch>.json for another (a shard's integration/K, whose
+// merge into main a top-level pass records).
 func RecordPath(branch string) string {
 	rest := strings.TrimPrefix(shortBranch(branch), AgentBranchPrefix)
 	if rest == "" || strings.HasPrefix(rest, "/") {

@@ -368,6 +368,9 @@ type IntegrateResult struct {
 	Unmoved  int               `json:"unmoved"`
 	Pushed   []repo.PushResult `json:"pushed,omitempty"`
 	Attempts int               `json:"attempts"`
+	// RecordError says why the conflict records could not be written
+	// (the policy refused them); the merges went ahead.
+	RecordError string `json:"record_error,omitempty"`
 }
 
 // Conflicted lists the agents whose branches could not be merged cleanly.
@@ -530,8 +533,14 @@ func (w *Swarm) Integrate(ctx context.Context, remote string, io IntegrateOption
 			}
 			res.Agents = append(res.Agents, am)
 		}
+		// A record the store refuses (a policy that keeps the integrator
+		// out of ConflictDir) does not hold up the merges: it is reported.
+		res.RecordError = ""
 		if err := w.writeRecords(ctx, into, records, io.Merge.Write); err != nil {
-			return res, err
+			if !errors.Is(err, store.ErrDenied) {
+				return res, err
+			}
+			res.RecordError = err.Error()
 		}
 		if io.NoPush {
 			return res, nil

@@ -63,7 +63,7 @@ var (
 	flagAgents     = flag.String("agents", "4,16,64", "swarm sizes, comma-separated")
 	flagMutations  = flag.Int("mutations", 50, "mutations per agent")
 	flagSync       = flag.Int("sync", 10, "an agent syncs every this many mutations")
-	flagThink      = flag.Duration("think", 0, "an agent's pause before each mutation (a model's thinking)")
+	flagThink      = flag.Duration("think", 0, "an agent's pause before each mutation, a model's thinking (each a random 0.5-1.5 times this)")
 	flagInterval   = flag.Duration("interval", 200*time.Millisecond, "the integrator's pause after a pass with nothing moved")
 	flagShards     = flag.Int("shards", 0, "integrate in this many shards (0: one integrator)")
 	flagBaseline   = flag.Bool("baseline", true, "also run plain git agents (pull --rebase, push)")

@@ -149,6 +149,9 @@ func integratePass(ctx context.Context, s *session, remoteName string, io remote
 			fmt.Fprintf(s.out, "%s\t%s: %s, %d file(s)\n", am.Agent, am.Branch, am.Status, len(am.Files))
 		}
 	}
+	if res.RecordError != "" {
+		fmt.Fprintf(s.out, "conflict records not written: %s\n", res.RecordError)
+	}
 	if len(res.Agents) == 0 {
 		fmt.Fprintf(s.out, "nothing moved (%d branch(es) as last integrated)\n", res.Unmoved)
 		return err

@@ -248,6 +248,24 @@ func (w *Swarm) Sync(ctx context.Context, remote string, so SyncOptions) (*SyncR
 		return nil, fmt.Errorf("%w: sync resolves with ours or theirs, not %q", store.ErrUsage, so.Resolve)
 	}
 	res := &SyncResult{Branch: shortBranch(ref)}
+	if so.Resolve != "" {
+		// A sync that stopped on conflicts left its merge in progress:
+		// settle that one first.
+		busy, err := w.s.HasConflicts(ref)
+		if err != nil {
+			return res, err
+		}
+		if busy {
+			m, n, err := w.settle(ctx, ref, so)
+			res.Resolved += n
+			if m != nil {
+				res.Merged = append(res.Merged, m)
+			}
+			if err != nil {
+				return res, err
+			}
+		}
+	}
 	for res.Attempts < maxPushAttempts {
 		res.Attempts++
 		ups, err := w.s.Repo().Fetch(ctx, remote, repo.FetchOptions{Refspecs: narrowRefspecs(remote, ref, upstream), NoTags: true, MissingOK: true})

@@ -71,6 +71,8 @@ var (
 	flagTimeout    = flag.Duration("timeout", 15*time.Minute, "give up a run after this long")
 	flagIntegrator = flag.String("integrator", "", "run as the integrator of this coordinator store (the program starts itself so)")
 	flagKeep       = flag.Bool("keep", false, "keep the repositories (their directory is printed)")
+	flagFullPass   = flag.Bool("fullpass", true, "after the run, have every agent write and sync once more and time one pass over them all")
+	flagIdleAgents = flag.Int("idle-agents", 0, "measure a sync with nothing new on this many agents (0: all)")
 )
 
 const board = "shared/board.json"
@@ -107,6 +109,7 @@ func main() {
 		ctx, cancel := context.WithTimeout(context.Background(), *flagTimeout)
 		r := runSwarm(ctx, filepath.Join(work, fmt.Sprintf("swarm-%d", n)), bin, n)
 		cancel()
+		fmt.Println("  after the extra syncs and the checks:")
 		r.print()
 		if *flagBaseline {
 			runBaseline(filepath.Join(work, fmt.Sprintf("plain-%d", n)), n).print()
@@ -312,9 +315,15 @@ func runSwarm(ctx context.Context, dir, bin string, n int) *result {
 	r.serverCPU = procCPU(daemonPID) - cpu0
 	r.clientCPU = selfCPU() - client0 - r.integratorCPU
 
+	r.collect(agents)
+	r.print()
+
 	// One pass over N moved branches: each agent writes once more and
 	// syncs, then one pass merges them all.
 	for _, a := range agents {
+		if !*flagFullPass {
+			break
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -328,19 +337,25 @@ func runSwarm(ctx context.Context, dir, bin string, n int) *result {
 		}()
 	}
 	wg.Wait()
-	t := time.Now()
-	moved, err := integratePass(ctx, coord, wo)
-	r.fullPass = pass{moved, time.Since(t)}
-	if err != nil {
-		fail("integrate: %v", err)
+	if *flagFullPass {
+		t := time.Now()
+		moved, err := integratePass(ctx, coord, wo)
+		r.fullPass = pass{moved, time.Since(t)}
+		if err != nil {
+			fail("integrate: %v", err)
+		}
 	}
 
 	// A sync with nothing new on main: what a sync costs on its own, the
 	// part that must not grow with the swarm. (One sync first brings the
 	// last pass.)
-	idle := make([]float64, len(agents))
+	sample := agents
+	if k := *flagIdleAgents; k > 0 && k < len(agents) {
+		sample = agents[:k]
+	}
+	idle := make([]float64, len(sample))
 	for round := 0; round < 2; round++ {
-		for i, a := range agents {
+		for i, a := range sample {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -357,15 +372,7 @@ func runSwarm(ctx context.Context, dir, bin string, n int) *result {
 	}
 	r.idleFetch = idle
 
-	for _, a := range agents {
-		r.mutations += a.done
-		r.syncs = append(r.syncs, a.syncs...)
-		r.syncRetries += a.retries
-		if len(a.syncs) > 0 {
-			r.fetchPerSync = append(r.fetchPerSync, float64(a.counter.FetchDown.Load())/float64(len(a.syncs)))
-			r.pushAdvPerSync = append(r.pushAdvPerSync, float64(a.counter.PushDown.Load())/float64(len(a.syncs)))
-		}
-	}
+	r.collect(agents)
 	r.lost = verify(ctx, coord, agents)
 	r.health, err = hooks.Doctor(ctx, server)
 	check(err)
@@ -503,6 +510,20 @@ func verify(ctx context.Context, coord *aiwgstate.Store, agents []*agent) []stri
 		lost = append(lost[:10], fmt.Sprintf("... %d more", len(lost)-10))
 	}
 	return lost
+}
+
+// collect gathers the agents' figures (again after the extra syncs).
+func (r *result) collect(agents []*agent) {
+	r.mutations, r.syncs, r.syncRetries, r.fetchPerSync, r.pushAdvPerSync = 0, nil, 0, nil, nil
+	for _, a := range agents {
+		r.mutations += a.done
+		r.syncs = append(r.syncs, a.syncs...)
+		r.syncRetries += a.retries
+		if len(a.syncs) > 0 {
+			r.fetchPerSync = append(r.fetchPerSync, float64(a.counter.FetchDown.Load())/float64(len(a.syncs)))
+			r.pushAdvPerSync = append(r.pushAdvPerSync, float64(a.counter.PushDown.Load())/float64(len(a.syncs)))
+		}
+	}
 }
 
 func (r *result) print() {

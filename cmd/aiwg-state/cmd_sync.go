@@ -26,7 +26,8 @@ When the integrator could not merge the branch, the upstream holds its
 conflict record (the keys, the upstream's value and the agent's): sync
 shows it. --resolve ours keeps the agent's values at the keys the merge
 of the upstream conflicts on, --resolve theirs takes the upstream's; either
-completes that merge and pushes, so the next integration takes the branch.
+completes that merge (or the one a sync that stopped left in progress) and
+pushes, so the next integration takes the branch.
 
 Examples:
    aiwg-state sync

@@ -72,7 +72,6 @@ func TestSwarmLoopOverHookedServer(t *testing.T) {
 	if code != 4 || !strings.Contains(out, "not integrated into main: agents/"+loser+"/main") || !strings.Contains(out, "shared/plan.json owner") {
 		t.Fatalf("sync over the record: exit %d\n%s", code, out)
 	}
-	mustCLI(t, stores[loser], "", "merge", "--abort")
 	out = mustCLI(t, stores[loser], "", "sync", "--agent", loser, "--resolve", "theirs")
 	if !strings.Contains(out, "resolved 1 conflict(s) with theirs") {
 		t.Fatalf("sync --resolve theirs:\n%s", out)

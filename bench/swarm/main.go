@@ -40,6 +40,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -70,6 +71,7 @@ var (
 	flagBaseTime   = flag.Duration("baseline-time", 30*time.Second, "how long the plain git agents run at most")
 	flagTimeout    = flag.Duration("timeout", 15*time.Minute, "give up a run after this long")
 	flagIntegrator = flag.String("integrator", "", "run as the integrator of this coordinator store (the program starts itself so)")
+	flagProfile    = flag.String("integrator-profile", "", "write the integrator's CPU profile to this file")
 	flagKeep       = flag.Bool("keep", false, "keep the repositories (their directory is printed)")
 	flagFullPass   = flag.Bool("fullpass", true, "after the run, have every agent write and sync once more and time one pass over them all")
 	flagIdleAgents = flag.Int("idle-agents", 0, "measure a sync with nothing new on this many agents (0: all)")
@@ -276,7 +278,7 @@ func runSwarm(ctx context.Context, dir, bin string, n int) *result {
 	// moved.
 	exe, err := os.Executable()
 	check(err)
-	icmd := exec.CommandContext(ctx, exe, "-integrator", coord.Repo().Dir(), "-interval", flagInterval.String(), "-shards", strconv.Itoa(*flagShards))
+	icmd := exec.CommandContext(ctx, exe, "-integrator", coord.Repo().Dir(), "-interval", flagInterval.String(), "-shards", strconv.Itoa(*flagShards), "-integrator-profile", *flagProfile)
 	icmd.Stderr = os.Stderr
 	lines, err := icmd.StdoutPipe()
 	check(err)
@@ -676,6 +678,12 @@ func integratePass(ctx context.Context, coord *aiwgstate.Store, wo store.WriteOp
 func runIntegrator(dir string) {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
+	if *flagProfile != "" {
+		f, err := os.Create(*flagProfile)
+		check(err)
+		check(pprof.StartCPUProfile(f))
+		defer pprof.StopCPUProfile()
+	}
 	coord, err := aiwgstate.Open(ctx, dir, store.Options{NoSync: true})
 	check(err)
 	defer coord.Close()

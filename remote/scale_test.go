@@ -16,7 +16,9 @@ import (
 	"github.com/aiwg/aiwg-state/internal/storetest"
 	"github.com/aiwg/aiwg-state/merge"
 	"github.com/aiwg/aiwg-state/remote"
+	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/store"
+	"github.com/aiwg/aiwg-state/verbiage"
 )
 
 // swarmServer is a bare server with a main pushed by a coordinator store,
@@ -348,4 +350,31 @@ func TestShardedIntegration(t *testing.T) {
 	}
 	storetest.Fsck(t, srv.coord)
 	fsckServer(t, srv.dir)
+}
+
+// Names that end up in refspecs and paths are refused before anything
+// runs: a branch git would read as two refs or a pattern, a remote name
+// that would climb out of the git directory, an unknown resolution.
+func TestSwarmRefusesBadNames(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.New(t)
+	w := st.Swarm()
+	if _, err := w.FetchBranches(ctx, "origin", "main:refs/heads/evil"); !errors.Is(err, verbiage.ErrInvalidName) {
+		t.Errorf("fetch main:refs/heads/evil: %v", err)
+	}
+	if _, err := w.FetchBranches(ctx, "origin", "agents/*"); !errors.Is(err, verbiage.ErrInvalidName) {
+		t.Errorf("fetch agents/*: %v", err)
+	}
+	if _, err := w.Sync(ctx, "", remote.SyncOptions{Upstream: "main:x"}); !errors.Is(err, verbiage.ErrInvalidName) {
+		t.Errorf("sync --upstream main:x: %v", err)
+	}
+	if _, err := w.Sync(ctx, "", remote.SyncOptions{Resolve: "mine"}); !errors.Is(err, store.ErrUsage) {
+		t.Errorf("sync --resolve mine: %v", err)
+	}
+	if _, err := w.Integrate(ctx, "../../x", remote.IntegrateOptions{}); !errors.Is(err, repo.ErrInvalidName) {
+		t.Errorf("integrate ../../x: %v", err)
+	}
+	if _, err := w.Integrate(ctx, "", remote.IntegrateOptions{Shard: 3, Shards: 2}); !errors.Is(err, store.ErrUsage) {
+		t.Errorf("integrate --shard 3/2: %v", err)
+	}
 }

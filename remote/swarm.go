@@ -427,6 +427,10 @@ func (w *Swarm) Integrate(ctx context.Context, remote string, io IntegrateOption
 	if err := checkBranches(io.Into, io.Upstream, strings.TrimSuffix(io.From, "/")); err != nil {
 		return nil, err
 	}
+	// The remote's name is part of the path integrated.json is kept at.
+	if err := repo.CheckRemoteName(remote); err != nil {
+		return nil, err
+	}
 	sharded := io.Shards > 1
 	into := "refs/heads/main"
 	switch {

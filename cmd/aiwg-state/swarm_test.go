@@ -38,7 +38,13 @@ func doctor(t *testing.T, server string) (map[string]any, int) {
 // syncs, an incremental integrate, a conflict recorded, shown and settled,
 // pushes kept as packs, and doctor's account of the server.
 func TestSwarmLoopOverHookedServer(t *testing.T) {
-	server, url, coordinator := team(t, gitserver.Daemon)
+	for name, serve := range map[string]func(testing.TB, string) string{"daemon": gitserver.Daemon, "http": gitserver.HTTP} {
+		t.Run(name, func(t *testing.T) { swarmLoop(t, serve) })
+	}
+}
+
+func swarmLoop(t *testing.T, serve func(testing.TB, string) string) {
+	server, url, coordinator := team(t, serve)
 	mustCLI(t, coordinator, sharedPolicy, "policy", "set", "-", "--agent", "conductor")
 	mustCLI(t, coordinator, "", "push")
 	if got := strings.TrimSpace(gitOut(t, server, "config", "receive.unpackLimit")); got != "1" {

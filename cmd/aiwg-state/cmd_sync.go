@@ -16,8 +16,8 @@ func newSyncCommand() *cli.Command {
 		Usage:     "fetch, merge the upstream branch into the agent's branch, push: one command for an agent's loop",
 		ArgsUsage: "[REMOTE]",
 		Description: `Fetches the branch and the upstream branch (default main) only, no other
-agent's branch and no tag, so a sync costs the same in a swarm of 4 or
-of 1,000. Merges the remote's copy of the branch (another process of the
+agent's branch and no tag: beyond what main gained, a sync costs the same
+in a swarm of 4 or of 1,000. Merges the remote's copy of the branch (another process of the
 same agent may have pushed) and the upstream into the branch with the
 strategies, then pushes it alone; a lost push race starts over (bounded).
 Conflicts stop it with exit 4, persisted for resolve.
@@ -87,7 +87,7 @@ func runSync(ctx context.Context, s *session, opts syncOptions) error {
 		case merge.MergeUpToDate:
 		case merge.MergeConflicts:
 			// Nothing merged yet: what is left is the news.
-			fmt.Fprintf(s.out, "merge %s into %s: %d conflict(s) left (aiwg-state conflicts; resolve, then merge --continue)\n", m.From, m.Into, len(m.Conflicts))
+			fmt.Fprintf(s.out, "merge %s into %s: %d conflict(s) left (aiwg-state conflicts; resolve, then merge --continue; or sync --resolve ours|theirs)\n", m.From, m.Into, len(m.Conflicts))
 			printConflicts(s, m.Conflicts)
 		default:
 			fmt.Fprintf(s.out, "merged %s into %s: %s, %d file(s)\n", m.From, m.Into, m.Status, len(m.Files))

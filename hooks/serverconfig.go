@@ -8,15 +8,32 @@ import (
 )
 
 // serverConfig is the git configuration Install sets on the server's
-// repository, so that git itself refuses malformed objects in a push
-// before the hook runs: trees out of order or naming an entry twice,
-// commits with two authors, bad identities or dates (receive-pack then
-// checks every object as git fsck --strict does: its warnings are
-// errors), and tree entries with modes git does not write (an fsck
-// notice, made an error).
+// repository.
+//
+// So that git itself refuses malformed objects in a push before the hook
+// runs: trees out of order or naming an entry twice, commits with two
+// authors, bad identities or dates (receive-pack then checks every object
+// as git fsck --strict does: its warnings are errors), and tree entries
+// with modes git does not write (an fsck notice, made an error).
+//
+// So that many pushers do not bury it in loose objects: every push stays
+// the pack it arrived as (an unpack limit of 1: git unpacks a push of
+// fewer objects than the limit into one file per object, 100 by default,
+// which is every push of a swarm's agents), and receive-pack runs git gc
+// --auto after each push, in the background, which repacks once
+// gc.autoPackLimit packs have gathered (or gc.auto loose objects, from
+// anything else). And so that an agent may clone partially (clone
+// --filter=blob:none).
 var serverConfig = [][2]string{
 	{"receive.fsckObjects", "true"},
 	{"receive.fsck.badFilemode", "error"},
+	{"receive.unpackLimit", "1"},
+	{"transfer.unpackLimit", "1"},
+	{"receive.autogc", "true"},
+	{"gc.auto", "6700"},
+	{"gc.autoPackLimit", "50"},
+	{"gc.autoDetach", "true"},
+	{"uploadpack.allowFilter", "true"},
 }
 
 // configureServer sets serverConfig in the repository at gitDir.

@@ -5,6 +5,15 @@
 // the resolver strategies, and conflicts persist as data, never as
 // markers.
 //
+// At scale: an agent's sync fetches main and its own branch only (the
+// server advertises just those, protocol v2 ref prefixes) and pushes its
+// branch alone; integrate reads one ref advertisement and fetches and
+// merges only the branches that moved since its last pass; a branch that
+// conflicts gets a conflict record in the branch integrated into
+// (ConflictDir), which the agent's next sync shows and can settle; and
+// large swarms integrate in shards (ShardOf, a jump consistent hash of the
+// agent id) into integration/K, merged into main by a top-level pass.
+//
 // Where each part is:
 //
 //   - The Go API is the handle Swarm (aiwgstate.Store.Swarm): Pull,

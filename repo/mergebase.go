@@ -90,11 +90,11 @@ func (r *Repo) paintDown(one plumbing.Hash, twos []plumbing.Hash) ([]plumbing.Ha
 	flags := map[plumbing.Hash]uint8{}
 	q := &commitQueue{}
 	push := func(h plumbing.Hash) error {
-		c, err := r.ReadCommit(h)
+		_, when, err := r.links(h)
 		if err != nil {
 			return err
 		}
-		heap.Push(q, queued{h, c.Committer.When.UnixNano()})
+		heap.Push(q, queued{h, when})
 		return nil
 	}
 	flags[one] |= paintOne
@@ -128,11 +128,11 @@ func (r *Repo) paintDown(one plumbing.Hash, twos []plumbing.Hash) ([]plumbing.Ha
 			}
 			f |= paintStale
 		}
-		c, err := r.ReadCommit(it.hash)
+		parents, _, err := r.links(it.hash)
 		if err != nil {
 			return nil, err
 		}
-		for _, p := range c.Parents {
+		for _, p := range parents {
 			if flags[p]&f == f {
 				continue
 			}
@@ -185,11 +185,11 @@ func (r *Repo) reaches(from, target plumbing.Hash) (bool, error) {
 	for len(stack) > 0 {
 		h := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		c, err := r.ReadCommit(h)
+		parents, _, err := r.links(h)
 		if err != nil {
 			return false, err
 		}
-		for _, p := range c.Parents {
+		for _, p := range parents {
 			if p == target {
 				return true, nil
 			}

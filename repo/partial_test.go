@@ -132,3 +132,43 @@ func BenchmarkReadCommitShallowCheck(b *testing.B) {
 		})
 	}
 }
+
+// Merge-base walks keep commits' links in a cache of their own; the
+// shallow boundary still cuts them where it is now, not where it was when
+// a walk first read the commit.
+func TestWalksFollowTheShallowBoundary(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "s.git")
+	gitDo(t, ".", "", "init", "-q", "--bare", dir)
+	tree := gitDo(t, dir, "", "mktree")
+	c1 := gitDo(t, dir, "", "commit-tree", tree, "-m", "one")
+	c2 := gitDo(t, dir, "", "commit-tree", tree, "-p", c1, "-m", "two")
+	c3 := gitDo(t, dir, "", "commit-tree", tree, "-p", c2, "-m", "three")
+	r, err := Open(context.Background(), dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	reaches := func() bool {
+		t.Helper()
+		ok, err := r.IsAncestor(plumbing.NewHash(c1), plumbing.NewHash(c3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if !reaches() {
+		t.Fatal("c1 is not an ancestor of c3 before the boundary")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "shallow"), []byte(c2+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.forgetShallow()
+	if reaches() {
+		t.Fatal("a walk crossed the shallow boundary")
+	}
+	os.Remove(filepath.Join(dir, "shallow"))
+	r.forgetShallow()
+	if !reaches() {
+		t.Fatal("c1 is not an ancestor of c3 once the boundary is gone")
+	}
+}

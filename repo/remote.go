@@ -176,9 +176,16 @@ type RefUpdate struct {
 type FetchOptions struct {
 	// Refspecs replace the remote's configured ones when set.
 	Refspecs []string
-	// NoTags fetches no tags; by default every tag of the remote comes
-	// along (checkpoints are tags).
+	// NoTags fetches no tags, not even those git would follow to the
+	// commits fetched (--no-tags): the remote then advertises only the
+	// refs the refspecs name (protocol v2 ref prefixes), which keeps an
+	// agent's fetch independent of how many refs the server holds. By
+	// default every tag of the remote comes along (checkpoints are tags).
 	NoTags bool
+	// MissingOK drops, rather than fails on, a refspec naming one exact
+	// remote ref the remote does not have (an agent's branch before its
+	// first push, main on an empty server).
+	MissingOK bool
 	// Prune drops remote-tracking refs whose branch is gone.
 	Prune bool
 	// Deepen, in a shallow clone, fetches that many more commits of
@@ -201,7 +208,9 @@ func (r *Repo) Fetch(ctx context.Context, remote string, opts FetchOptions) ([]R
 	// Not --quiet: it also hides why a ref was rejected ("would clobber
 	// existing tag"), leaving only git's exit status to report.
 	args := []string{"fetch", "--no-progress"}
-	if !opts.NoTags {
+	if opts.NoTags {
+		args = append(args, "--no-tags")
+	} else {
 		args = append(args, "--tags")
 	}
 	if opts.Prune {
@@ -237,8 +246,23 @@ func (r *Repo) Fetch(ctx context.Context, remote string, opts FetchOptions) ([]R
 			refspecs = []string{"+refs/heads/*:refs/remotes/" + remote + "/*"}
 		}
 	}
-	args = append(args, refspecs...)
-	_, err = r.gitRemote(ctx, rawURL, args...)
+	for {
+		_, err = r.gitRemote(ctx, rawURL, append(args[:len(args):len(args)], refspecs...)...)
+		if err == nil || !opts.MissingOK {
+			break
+		}
+		// git names the first remote ref it could not find; drop that
+		// refspec and fetch the rest (one round trip per missing ref,
+		// which only a first sync or an empty server meets).
+		left := dropMissing(refspecs, err)
+		if len(left) == len(refspecs) {
+			break
+		}
+		if refspecs = left; len(refspecs) == 0 {
+			err = nil
+			break
+		}
+	}
 	r.forgetShallow() // a fetch may deepen a shallow clone, or make one
 	if err != nil {
 		return nil, err

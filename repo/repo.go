@@ -72,6 +72,8 @@ type Repo struct {
 	mu    sync.Mutex // guards objs, cache and lastTrees
 	objs  *objReader
 	cache *lru
+	// walkLinks: the parents and times history walks read (commitlinks.go).
+	walkLinks commitLinks
 	// lastTrees holds the encoded trees of this process's last commit:
 	// the next commit's delta bases, which the cache keeps only decoded
 	// (re-encoding a 1,000-entry directory is 40 KB a commit). Only the

@@ -145,6 +145,37 @@ func (s *Store) commitWrites(c *repo.Commit) ([]string, error) {
 	return s.mergeWrites(c.Parents, paths, func(path string) (string, error) { return s.entryAt(c.Tree, path) })
 }
 
+// broughtWrites is commitWrites for a commit checked against p: a merge
+// whose every changed path p lets its author write, none of them the
+// policy itself, is judged on those paths as they are, without the merge
+// bases that tell which of them the merge took from its parents (they
+// would only remove paths from a list p allows already). A swarm's sync
+// brings hundreds of merges; finding each one's bases walks history.
+func (s *Store) broughtWrites(c *repo.Commit, p *policy.Policy) ([]string, error) {
+	if len(c.Parents) < 2 || p == nil {
+		return s.commitWrites(c)
+	}
+	var paths []string
+	seen := map[string]bool{}
+	for _, parent := range c.Parents {
+		files, err := s.repo.DiffTrees(s.TreeOf(parent), c.Tree)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			if seen[f.Path] {
+				continue
+			}
+			if f.Path == policy.Path || p.Check(c.Author.Name, f.Path) != nil {
+				return s.commitWrites(c)
+			}
+			seen[f.Path] = true
+			paths = append(paths, f.Path)
+		}
+	}
+	return paths, nil
+}
+
 // broughtCommits lists the commits theirs reaches and ours does not, as
 // git rev-list theirs --not ours does: both sides are walked together,
 // newest commit first, a commit reached from ours marking its ancestors as
@@ -310,7 +341,7 @@ func (s *Store) CheckBrought(ours, theirs plumbing.Hash) error {
 				p = vp
 			}
 		}
-		paths, err := s.commitWrites(c)
+		paths, err := s.broughtWrites(c, p)
 		if err != nil {
 			return err
 		}

@@ -34,7 +34,12 @@ agent. A HEAD that names a branch with no commit (git init --bare names
 master) is pointed at main, the branch a store pushes.
 
 It also sets receive.fsckObjects=true in the repository, so git itself
-refuses malformed objects. A push's check runs for at most 5 minutes, or
+refuses malformed objects, and readies it for many pushers: pushes stay
+the packs they arrive as (receive.unpackLimit and transfer.unpackLimit 1,
+where git would unpack each small push into loose objects), git gc --auto
+runs after pushes (receive.autogc, gc.auto, gc.autoPackLimit) and partial
+clones are allowed (uploadpack.allowFilter). aiwg-state doctor --server
+reports how the repository stands. A push's check runs for at most 5 minutes, or
 what the repository's git config aiwg.hookTimeout says ("10m", "90s");
 out of time, the push is refused.
 

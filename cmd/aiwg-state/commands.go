@@ -72,6 +72,7 @@ func remoteCommands() []*cli.Command {
 		newIntegrateCommand(),
 		hooksCommand(),
 		policyCommand(),
+		newDoctorCommand(),
 	}
 }
 

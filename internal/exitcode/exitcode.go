@@ -86,6 +86,7 @@ var table = []struct {
 	{store.ErrDenied, Domain, "denied"},
 	{store.ErrSigningKey, Domain, "signing_key"}, // a signing key that cannot sign
 	{hooks.ErrRefused, Domain, "refused"},
+	{hooks.ErrUnhealthy, Domain, "unhealthy"},
 	{trajectory.ErrInvalid, Domain, "invalid_trajectory"},
 	{store.ErrLimit, Domain, "limit"},
 	{store.ErrNotNumber, Domain, "not_number"},

@@ -34,23 +34,33 @@ func Daemon(tb testing.TB, root string) string {
 
 // StartDaemon is Daemon for programs without a testing.TB.
 func StartDaemon(root string) (base string, stop func(), err error) {
+	base, _, stop, err = StartDaemonProcess(root)
+	return base, stop, err
+}
+
+// StartDaemonProcess is StartDaemon that also returns the daemon's process
+// id: a benchmark reads the server's CPU time from it (its children, one
+// per connection, are counted in its own once they end).
+func StartDaemonProcess(root string) (base string, pid int, stop func(), err error) {
 	var lastErr error
 	// A free port is found by listening on :0 and closing; another process
 	// may take it before git daemon binds, so try a few times.
 	for attempt := 0; attempt < 5; attempt++ {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			return "", nil, err
+			return "", 0, nil, err
 		}
 		port := l.Addr().(*net.TCPAddr).Port
 		l.Close()
+		// No limit on connections (git's default is 32): a swarm's
+		// benchmark opens one per agent at once.
 		cmd := exec.Command("git", "daemon", "--enable=receive-pack", "--export-all", "--reuseaddr",
-			"--informative-errors", "--base-path="+root, "--listen=127.0.0.1", fmt.Sprintf("--port=%d", port), root)
+			"--informative-errors", "--max-connections=0", "--base-path="+root, "--listen=127.0.0.1", fmt.Sprintf("--port=%d", port), root)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		// Its stderr stays closed: the readiness probe alone makes it complain.
 		cmd.Stdout, cmd.Stderr = nil, nil
 		if err := cmd.Start(); err != nil {
-			return "", nil, err
+			return "", 0, nil, err
 		}
 		done := make(chan struct{})
 		go func() { cmd.Wait(); close(done) }()
@@ -78,7 +88,7 @@ func StartDaemon(root string) (base string, stop func(), err error) {
 			}
 			if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
 				c.Close()
-				return "git://" + addr + "/", stop, nil
+				return "git://" + addr + "/", cmd.Process.Pid, stop, nil
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
@@ -87,7 +97,7 @@ func StartDaemon(root string) (base string, stop func(), err error) {
 			lastErr = fmt.Errorf("git daemon on port %d did not start", port)
 		}
 	}
-	return "", nil, lastErr
+	return "", 0, nil, lastErr
 }
 
 // HTTP serves root with `git http-backend` (smart HTTP, pushes allowed) and

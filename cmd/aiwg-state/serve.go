@@ -38,13 +38,13 @@ func socketPath(store string) string {
 // verify-commit with the caller's keys; quickstart; serve itself.
 func served(name string) bool {
 	switch name {
-	case "get", "cat", "ls", "set", "put", "del", "rm", "mv", "apply",
+	case "get", "cat", "ls", "set", "put", "incr", "del", "rm", "mv", "apply",
 		"log", "blame", "diff", "show", "reindex", "bisect",
 		"branch", "switch", "merge", "conflicts", "resolve",
 		"config",
 		"state", "var", "final", "checkpoint", "rollback",
 		"goal", "event", "latest", "request", "item", "project", "doc", "state-doc",
-		"traj", "lease", "memory", "queue", "schema", "strategy",
+		"traj", "lease", "memory", "queue", "schema", "strategy", "snapshot",
 		"frame", "cache":
 		return true
 	}

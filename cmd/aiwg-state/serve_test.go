@@ -166,11 +166,13 @@ func TestServedCommandsMatchTheCLI(t *testing.T) {
 		{"set", "a.json", "x", "1", "--expect", "HEAD~1", "--json"},
 		{"set", "a.json", "x", "1", "--no-such-flag"},
 		{"apply", "nosuch.jsonl"},
+		{"incr", "a.json", "s"},
 		{"get", "a.json", "--at", "HEAD~9"},
 		{"nosuchcommand"},
 		{"log", "-n", "-1"},
 	} {
-		direct := execIn(t, bin, work, "", env, args...)
+		// (aiwg-state itself would send it to the server too.)
+		direct := execIn(t, bin, work, "", append(env, "AIWG_STATE_NO_SERVE=1"), args...)
 		client := execIn(t, clientBin, work, "", env, args...)
 		if client != direct {
 			t.Errorf("%v:\nthrough the server: %+v\ndirect:             %+v", args, client, direct)
@@ -334,6 +336,9 @@ func TestServedWritersLoseNothing(t *testing.T) {
 			for i := 0; i < each; i++ {
 				cmd := exec.Command(program, "set", "shared.json", fmt.Sprintf("w%d", w), fmt.Sprint(i), "--no-sync", "--agent", fmt.Sprintf("w%d", w))
 				cmd.Dir = dir
+				// aiwg-state writes in its own process, beside the
+				// server's writes, rather than sending them there.
+				cmd.Env = append(os.Environ(), "AIWG_STATE_NO_SERVE=1")
 				if out, err := cmd.CombinedOutput(); err != nil {
 					errs <- fmt.Sprintf("writer %d: %v: %s", w, err, out)
 				}

@@ -43,6 +43,10 @@ Flags (aiwg-state-sql's):
    --agent NAME      exec: the commit's author
    --expect REV      exec: the revision the branch must be at (exit 6)
    --store DIR       the store (default: the nearest .aiwg/state.git)
+   --timeout D       the longest a statement runs (default 10s; exit 3)
+
+A query's answer holds at most 256 MB and 1,000,000 rows, and one sql
+exec statement writes or removes at most 1,000 rows (exit 3 past them).
 
 Examples:
    aiwg-state sql 'SELECT agent, count(*) FROM mutations GROUP BY agent'

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/sqlstate"
 	"github.com/aiwg/aiwg-state/store"
 )
@@ -260,4 +262,40 @@ func TestCommonTableExpressions(t *testing.T) {
 	}
 	same(t, "inserted", query(t, db, `SELECT title FROM notes`, store.ReadOptions{}), []string{"const", "const"})
 	fsck(t, st)
+}
+
+// TestVerify: an index built step by step verifies; one edited by a
+// process that can write the git directory does not, and the tables
+// edited are named.
+func TestVerify(t *testing.T) {
+	ctx := context.Background()
+	st, wo := withNotes(t)
+	db := sqlstate.Open(st.Store, sqlstate.Options{})
+	if _, err := db.Exec(ctx, `INSERT INTO notes(id, title) VALUES ('n1', 'a'), ('n2', 'b')`, wo); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		if _, err := st.Set(ctx, "public/p.json", "n", []byte(fmt.Sprint(i)), wo); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Update(ctx, store.ReadOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.Verify(ctx, store.ReadOptions{}); err != nil {
+		t.Fatalf("an honest index: %v", err)
+	}
+	files, _ := filepath.Glob(filepath.Join(st.Dir(), "aiwg", "sql", "branch-*.db"))
+	fdb, err := sql.Open("sqlite", files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fdb.Close()
+	if _, err := fdb.Exec(`UPDATE notes SET title = 'forged' WHERE id = 'n1'; UPDATE mutations SET agent = 'admin', signature = 'good' WHERE agent = 'bob'`); err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.Verify(ctx, store.ReadOptions{})
+	if !errors.Is(err, repo.ErrCorrupt) || !strings.Contains(err.Error(), "mutations, notes") {
+		t.Fatalf("a forged index: %v", err)
+	}
 }

@@ -47,7 +47,7 @@ func main() {
 
 const usage = `usage: aiwg-state sql QUERY [--at REV] [--branch B] [--json|--csv|--table] [--store DIR]
        aiwg-state sql exec STATEMENT [--agent NAME] [--branch B] [--expect REV] [--json] [--store DIR]
-       aiwg-state sql index [--rebuild] [--json] [--store DIR]
+       aiwg-state sql index [--rebuild|--verify] [--json] [--store DIR]
        aiwg-state table create NAME --schema FILE [--agent NAME] [--store DIR]
        aiwg-state table ls [--json] [--store DIR]
 
@@ -71,6 +71,7 @@ Flags:
 type options struct {
 	store, at, branch, agent, expect, schema   string
 	json, csv, table, rebuild, noSync, version bool
+	verify                                     bool
 	timeout                                    time.Duration
 }
 
@@ -89,6 +90,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.BoolVar(&o.csv, "csv", false, "print CSV with a header line")
 	fs.BoolVar(&o.table, "table", false, "print aligned columns with a header (the default)")
 	fs.BoolVar(&o.rebuild, "rebuild", false, "index: delete the index and build it again")
+	fs.BoolVar(&o.verify, "verify", false, "index: build the index again in memory and compare (exit 3 if the file was edited)")
 	fs.BoolVar(&o.noSync, "no-sync", false, "skip fsync: faster, but a machine crash may lose the last writes")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.DurationVar(&o.timeout, "timeout", sqlstate.DefaultTimeout, "the longest a statement runs (a query's or exec's; exit 3 past it)")
@@ -229,6 +231,17 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			if err := db.Remove(); err != nil {
 				return fail(stderr, err)
 			}
+		}
+		if o.verify {
+			s, err := db.Verify(ctx, store.ReadOptions{Branch: o.branch})
+			if err != nil {
+				return fail(stderr, err)
+			}
+			if o.json {
+				return fail(stderr, printJSON(stdout, map[string]any{"commit": s.Commit, "verified": true}))
+			}
+			fmt.Fprintf(stdout, "index at %s verified: it holds what the store does\n", short(s.Commit))
+			return 0
 		}
 		s, err := db.Update(ctx, store.ReadOptions{Branch: o.branch})
 		if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -8,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	_ "modernc.org/sqlite"
 )
 
 // bin is the directory aiwg-state and aiwg-state-sql are built into, as
@@ -231,5 +234,31 @@ func TestLimitsExitCodes(t *testing.T) {
 	spam := "INSERT INTO notes(title) WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1001) SELECT 'spam' || x FROM c"
 	if _, errs, code := cli(t, dir, "sql", "exec", spam); code != 3 || !strings.Contains(errs, "more than 1000 rows") {
 		t.Fatalf("1001 rows: exit %d %q", code, errs)
+	}
+}
+
+// TestIndexVerify: sql index --verify passes on an honest index and is
+// exit 3 on one edited behind the store's back.
+func TestIndexVerify(t *testing.T) {
+	dir := t.TempDir()
+	ok(t, dir, "init")
+	ok(t, dir, "put", "a.json", `{"x":1}`, "--agent", "evil")
+	if out := ok(t, dir, "sql", "index", "--verify"); !strings.Contains(out, "verified") {
+		t.Fatalf("verify: %q", out)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, ".aiwg", "state.git", "aiwg", "sql", "branch-*.db"))
+	if len(files) != 1 {
+		t.Fatalf("index files: %v", files)
+	}
+	db, err := sql.Open("sqlite", files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`UPDATE mutations SET agent = 'admin', signature = 'good' WHERE agent = 'evil'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, errs, code := cli(t, dir, "sql", "index", "--verify"); code != 3 || !strings.Contains(errs, "differs from the store in mutations") {
+		t.Fatalf("verify of a forged index: exit %d %q", code, errs)
 	}
 }

@@ -18,7 +18,7 @@ func newSQLCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "sql",
 		Usage:     "query the store with SQL (read-only tables that mirror it), and write agent tables with sql exec",
-		ArgsUsage: "QUERY [--at REV] [--json|--csv|--table] | exec STATEMENT | index [--rebuild]",
+		ArgsUsage: "QUERY [--at REV] [--json|--csv|--table] | exec STATEMENT | index [--rebuild|--verify]",
 		Description: `Runs aiwg-state-sql (beside this program or on $PATH). SQLite is a
 query index derived from the store at a revision, kept in the store's git
 directory (aiwg/sql/, safe to delete), built on first use and brought up
@@ -53,7 +53,8 @@ Examples:
    aiwg-state sql "SELECT * FROM memory WHERE kind='fact' AND payload->>'$.topic'='auth'"
    aiwg-state sql 'SELECT count(*) FROM documents' --at HEAD~100 --json
    aiwg-state sql exec "INSERT INTO notes(title, priority) VALUES ('rotate keys', 2)"
-   aiwg-state sql index --rebuild`,
+   aiwg-state sql index --rebuild
+   aiwg-state sql index --verify    # rebuild in memory, compare with the file`,
 		SkipFlagParsing: true,
 		Action:          handOverToSQL("sql"),
 	}

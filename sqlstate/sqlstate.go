@@ -54,8 +54,10 @@ type Options struct {
 	// DefaultMaxBytes); past it the query fails with store.ErrLimit.
 	MaxBytes int64
 	// MaxRowsWritten bounds the rows one sql exec statement writes and
-	// removes (0: DefaultMaxRowsWritten); past it the statement is
-	// refused with store.ErrLimit and nothing is committed.
+	// removes (0: the store's limits.max_sql_rows_written, else
+	// DefaultMaxRowsWritten; the store's limit bounds any other value);
+	// past it the statement is refused with store.ErrLimit and nothing is
+	// committed.
 	MaxRowsWritten int
 }
 
@@ -771,12 +773,20 @@ func (d *DB) execOnce(ctx context.Context, stmt string, wo store.WriteOptions) (
 		res.Table = n
 	}
 	sc := tables[res.Table]
+	// The store's own limit (limits.max_sql_rows_written in its manifest)
+	// bounds whatever the caller asks for.
 	maxRows := d.opts.MaxRowsWritten
-	if maxRows <= 0 {
+	storeMax := d.st.TierLimits().MaxSQLRowsWritten
+	switch {
+	case maxRows <= 0 && storeMax > 0:
+		maxRows = storeMax
+	case maxRows <= 0:
 		maxRows = DefaultMaxRowsWritten
+	case storeMax > 0:
+		maxRows = min(maxRows, storeMax)
 	}
 	tooMany := func() error {
-		return fmt.Errorf("%w: the statement changes more than %d rows of %s; one commit records at most %d (split it with WHERE or LIMIT)", store.ErrLimit, maxRows, res.Table, maxRows)
+		return fmt.Errorf("%w: the statement changes more than %d rows of %s; one commit records at most %d (split it with WHERE or LIMIT; limits.max_sql_rows_written)", store.ErrLimit, maxRows, res.Table, maxRows)
 	}
 	var n int
 	if err := tx.QueryRowContext(ctx, `SELECT count(DISTINCT coalesce(old_id, '') || '/' || coalesce(new_rowid, '')) FROM temp.aiwg_changes WHERE tbl = ?`, res.Table).Scan(&n); err != nil {

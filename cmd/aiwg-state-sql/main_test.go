@@ -235,6 +235,15 @@ func TestLimitsExitCodes(t *testing.T) {
 	if _, errs, code := cli(t, dir, "sql", "exec", spam); code != 3 || !strings.Contains(errs, "more than 1000 rows") {
 		t.Fatalf("1001 rows: exit %d %q", code, errs)
 	}
+	// The store's manifest lowers it for every caller.
+	ok(t, dir, "config", "limits.max_sql_rows_written", "2")
+	if _, errs, code := cli(t, dir, "sql", "exec", "INSERT INTO notes(title) VALUES ('a'), ('b'), ('c')"); code != 3 || !strings.Contains(errs, "more than 2 rows") {
+		t.Fatalf("3 rows past the store's 2: exit %d %q", code, errs)
+	}
+	ok(t, dir, "sql", "exec", "INSERT INTO notes(title) VALUES ('a'), ('b')")
+	if _, _, code := cli(t, dir, "config", "limits.max_sql_rows_written", "-1"); code == 0 {
+		t.Fatal("a negative limit was stored")
+	}
 }
 
 // TestIndexVerify: sql index --verify passes on an honest index and is

@@ -84,9 +84,9 @@ func TestExecHoldsNoIndexLock(t *testing.T) {
 func TestExecWritesItsOwnCopy(t *testing.T) {
 	st, _ := withNotes(t)
 	db := sqlstate.Open(st.Store, sqlstate.Options{})
-	_, err := db.Exec(context.Background(), `INSERT INTO idx.notes(id, title) VALUES ('x', 'y')`, store.WriteOptions{Agent: "evil"})
+	_, err := db.Exec(context.Background(), `INSERT INTO aiwg_index.notes(id, title) VALUES ('x', 'y')`, store.WriteOptions{Agent: "evil"})
 	if !isRefused(err, sqlstate.RefusedNotAllowed) {
-		t.Fatalf("write to idx.notes: %v", err)
+		t.Fatalf("write to aiwg_index.notes: %v", err)
 	}
 }
 
@@ -117,6 +117,21 @@ func TestStorePathSyntax(t *testing.T) {
 			}
 			db := sqlstate.Open(st.Store, sqlstate.Options{})
 			same(t, "documents", query(t, db, `SELECT count(DISTINCT path) FROM documents WHERE path = 'a.json'`, store.ReadOptions{}), []string{"1"})
+			// sql exec, --at and verify attach the file: the same path.
+			wo := store.WriteOptions{Agent: "a"}
+			if _, err := db.CreateTable(ctx, "notes", []byte(notesSchema), wo); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.Exec(ctx, `INSERT INTO notes(id, title) VALUES ('n1', 'x')`, wo); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := st.Put(ctx, "b.json", []byte(`{"x":2}`), wo); err != nil {
+				t.Fatal(err)
+			}
+			same(t, "--at", query(t, db, `SELECT count(DISTINCT path) FROM documents WHERE path = 'b.json'`, store.ReadOptions{At: "HEAD~1"}), []string{"0"})
+			if _, err := db.Verify(ctx, store.ReadOptions{}); err != nil {
+				t.Fatal(err)
+			}
 			files, _ := filepath.Glob(filepath.Join(st.Dir(), "aiwg", "sql", "branch-*.db"))
 			if len(files) != 1 {
 				t.Fatalf("index files in the git directory: %v", files)

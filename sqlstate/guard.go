@@ -142,7 +142,7 @@ func (g *guard) authorize(action sqlite.AuthorizerActionCode, arg1, arg2, dbName
 		}
 		if dbName != "main" {
 			// sql exec writes its own copy of the table (main); the
-			// shared index (idx) follows the store only.
+			// shared index (aiwg_index) follows the store only.
 			return g.refuse(refused(RefusedNotAllowed, "table %s.%s: write agent tables by their own name", dbName, arg1))
 		}
 		g.saw = true

@@ -344,7 +344,7 @@ func (d *DB) past(ctx context.Context, branch string, commit plumbing.Hash) (*sq
 			return nil, commit, Stats{}, err
 		}
 		fdb.Close()
-		if _, err := db.ExecContext(ctx, `ATTACH DATABASE ? AS branch`, d.indexPath(branch)); err != nil {
+		if _, err := db.ExecContext(ctx, `ATTACH DATABASE ? AS branch`, fileURI(d.indexPath(branch))); err != nil {
 			db.Close()
 			return nil, commit, Stats{}, err
 		}
@@ -683,7 +683,7 @@ func (d *DB) execOnce(ctx context.Context, stmt string, wo store.WriteOptions) (
 		return nil, head, err
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, `ATTACH DATABASE ? AS idx`, d.indexPath(branch)); err != nil {
+	if _, err := conn.ExecContext(ctx, `ATTACH DATABASE ? AS aiwg_index`, fileURI(d.indexPath(branch))); err != nil {
 		return nil, head, busy(err)
 	}
 	tx, err := conn.BeginTx(ctx, nil)
@@ -694,7 +694,7 @@ func (d *DB) execOnce(ctx context.Context, stmt string, wo store.WriteOptions) (
 	// The head is the one the attached index mirrors in this read
 	// transaction (another process may have brought it further since).
 	var commit string
-	if err := tx.QueryRowContext(ctx, `SELECT value FROM idx.meta WHERE key = 'commit'`).Scan(&commit); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT value FROM aiwg_index.meta WHERE key = 'commit'`).Scan(&commit); err != nil {
 		return nil, head, busy(err)
 	}
 	head = plumbing.NewHash(commit)
@@ -709,7 +709,7 @@ func (d *DB) execOnce(ctx context.Context, stmt string, wo store.WriteOptions) (
 		if _, err := tx.ExecContext(ctx, sc.ddl(name)); err != nil {
 			return nil, head, err
 		}
-		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`INSERT INTO main.%q SELECT * FROM idx.%q`, name, name)); err != nil {
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`INSERT INTO main.%q SELECT * FROM aiwg_index.%q`, name, name)); err != nil {
 			return nil, head, err
 		}
 	}

@@ -40,7 +40,7 @@ func (d *DB) Verify(ctx context.Context, ro store.ReadOptions) (Stats, error) {
 		return st, err
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, `ATTACH DATABASE ? AS f`, d.indexPath(branch)); err != nil {
+	if _, err := conn.ExecContext(ctx, `ATTACH DATABASE ? AS f`, fileURI(d.indexPath(branch))); err != nil {
 		return st, busy(err)
 	}
 	if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {

@@ -69,7 +69,8 @@ const (
 )
 
 // ErrBusy: the index file stayed locked by another process's update past
-// SQLite's busy timeout. It is also store.ErrLocked (exit 5): try again.
+// SQLite's busy timeout. The error returned wraps it and store.ErrLocked
+// (exit 5): try again.
 var ErrBusy = errors.New("the SQL index is busy: another process is updating it; try again")
 
 // busy makes SQLite's "database is locked" ErrBusy.
@@ -392,7 +393,7 @@ func (d *DB) removeFile(branch string) {
 func (d *DB) Update(ctx context.Context, ro store.ReadOptions) (Stats, error) {
 	db, _, st, err := d.index(ctx, ro)
 	if err != nil {
-		return st, err
+		return st, busy(err)
 	}
 	return st, db.Close()
 }

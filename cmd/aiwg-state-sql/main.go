@@ -268,7 +268,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		case o.json:
 			return fail(stderr, printJSON(stdout, map[string]any{"commit": res.Commit, "columns": res.Columns, "rows": jsonRows(res.Rows)}))
 		case o.csv:
-			return fail(stderr, printCSV(stdout, res))
+			return fail(stderr, printCSV(stdout, res, isTerminal(stdout)))
 		}
 		return fail(stderr, printTable(stdout, res))
 	}
@@ -325,15 +325,27 @@ func printJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-func printCSV(w io.Writer, res *sqlstate.Result) error {
+// printCSV writes res as CSV; on a terminal (safe), values are escaped as
+// a table's are, since a person reads them there.
+func printCSV(w io.Writer, res *sqlstate.Result, safe bool) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(res.Columns); err != nil {
+	head := res.Columns
+	if safe {
+		head = make([]string, len(res.Columns))
+		for i, c := range res.Columns {
+			head[i] = terminalSafe(c)
+		}
+	}
+	if err := cw.Write(head); err != nil {
 		return err
 	}
 	for _, r := range res.Rows {
 		rec := make([]string, len(r))
 		for i, v := range r {
 			rec[i] = cell(v)
+			if safe {
+				rec[i] = terminalSafe(rec[i])
+			}
 		}
 		if err := cw.Write(rec); err != nil {
 			return err
@@ -358,6 +370,16 @@ func printTable(w io.Writer, res *sqlstate.Result) error {
 		fmt.Fprintln(tw, strings.Join(rec, "\t"))
 	}
 	return tw.Flush()
+}
+
+// isTerminal tells whether w is a terminal (a character device).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 // terminalSafe is a value fit for a terminal, on one line: a value's own

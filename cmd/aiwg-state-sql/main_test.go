@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	_ "modernc.org/sqlite"
+
+	"github.com/aiwg/aiwg-state/sqlstate"
 )
 
 // bin is the directory aiwg-state and aiwg-state-sql are built into, as
@@ -269,5 +271,24 @@ func TestIndexVerify(t *testing.T) {
 	}
 	if _, errs, code := cli(t, dir, "sql", "index", "--verify"); code != 3 || !strings.Contains(errs, "differs from the store in mutations") {
 		t.Fatalf("verify of a forged index: exit %d %q", code, errs)
+	}
+}
+
+// TestCSVOnATerminal: CSV meant for a person's terminal is escaped as a
+// table is; CSV into a file or a pipe is the values as they are.
+func TestCSVOnATerminal(t *testing.T) {
+	res := &sqlstate.Result{Columns: []string{"note"}, Rows: [][]any{{"ok\x1b[2K\rforged"}}}
+	var safe, raw strings.Builder
+	if err := printCSV(&safe, res, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := printCSV(&raw, res, false); err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(safe.String(), "\x1b\r") || !strings.Contains(safe.String(), `\x1b[2K\x0dforged`) {
+		t.Fatalf("terminal CSV: %q", safe.String())
+	}
+	if !strings.Contains(raw.String(), "\x1b[2K\rforged") {
+		t.Fatalf("piped CSV: %q", raw.String())
 	}
 }

@@ -314,3 +314,39 @@ func TestVerify(t *testing.T) {
 		t.Fatalf("a forged index: %v", err)
 	}
 }
+
+// TestIndexBusy: while another process holds the index file's write lock
+// past the busy timeout, a query that must update the index fails with
+// ErrBusy, store.ErrLocked (exit 5), not an unexpected error.
+func TestIndexBusy(t *testing.T) {
+	ctx := context.Background()
+	st := fixture(t)
+	db := sqlstate.Open(st.Store, sqlstate.Options{})
+	if _, err := db.Update(ctx, store.ReadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	defer sqlstate.SetBusyTimeout(200 * time.Millisecond)()
+	files, _ := filepath.Glob(filepath.Join(st.Dir(), "aiwg", "sql", "branch-*.db"))
+	other, err := sql.Open("sqlite", files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	conn, err := other.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Set(ctx, "public/p.json", "a", []byte("1"), store.WriteOptions{Agent: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.Query(ctx, `SELECT count(*) FROM documents`, store.ReadOptions{})
+	if !errors.Is(err, sqlstate.ErrBusy) || !errors.Is(err, store.ErrLocked) {
+		t.Fatalf("query of a locked index: %v", err)
+	}
+	conn.ExecContext(ctx, "ROLLBACK")
+	same(t, "after", query(t, db, `SELECT count(DISTINCT path) FROM documents WHERE path = 'public/p.json'`, store.ReadOptions{}), []string{"1"})
+}

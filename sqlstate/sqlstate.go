@@ -219,8 +219,13 @@ func (d *DB) openFile(branch string) (*sql.DB, error) {
 	// The path is escaped as a file: URI: SQLite cuts a filename at # and
 	// decodes %XX, and the driver cuts it at ?, so a store at
 	// /x/app.db#v2 must not open /x/app.db.
-	return sql.Open("sqlite", fileURI(d.indexPath(branch))+"?_pragma=busy_timeout(30000)&_pragma=journal_mode(WAL)&_pragma=synchronous(OFF)&_pragma=cache_size(-65536)&_txlock=immediate")
+	return sql.Open("sqlite", fileURI(d.indexPath(branch))+fmt.Sprintf("?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(OFF)&_pragma=cache_size(-65536)&_txlock=immediate", busyTimeout.Milliseconds()))
 }
+
+// busyTimeout is how long a process waits for another's update of the
+// index file (a full build of a large store's takes seconds) before the
+// index is reported busy (ErrBusy).
+var busyTimeout = 30 * time.Second
 
 // fileURI is path as a file: URI, every character SQLite or the driver
 // would read as syntax escaped.

@@ -14,9 +14,16 @@
 //   - Agent tables (tables.go): a table declared in the store
 //     (.aiwg/tables/NAME.json) keeps each row as a document,
 //     tables/NAME/ROWID.json, so rows are versioned, merged and blamed as
-//     every document is. Exec runs INSERT, UPDATE or DELETE against the
-//     index inside a transaction it always rolls back, and records the
-//     rows the statement changed as one commit.
+//     every document is. Exec runs INSERT, UPDATE or DELETE in a private
+//     in-memory database (the agent tables it may write copied, the
+//     branch's index attached for reading, so no statement holds the
+//     shared file's write lock), and records the rows the statement
+//     changed as one commit, an UPDATE's changed columns merged into each
+//     row's file.
+//   - Limits (Options): a statement's deadline, an answer's rows and
+//     bytes, the rows one Exec writes. Verify rebuilds the index in
+//     memory and compares: the file is as trustworthy as the git
+//     directory's permissions.
 //   - What may run (guard.go, lex.go): SQLite's authorizer judges every
 //     table, function, pragma and write a statement compiles to, denying
 //     what it does not know; queries also run with query_only. The lexer

@@ -20,6 +20,7 @@ type guard struct {
 	err         error                                // the first refusal
 	saw         bool                                 // an action a statement of its mode does was seen
 	written     map[string]bool                      // agent tables the statement writes
+	real        map[string]bool                      // every table, view and virtual table module, lower case
 }
 
 // captureTrigger prefixes the temporary triggers through which sql exec
@@ -106,6 +107,12 @@ func (g *guard) authorize(action sqlite.AuthorizerActionCode, arg1, arg2, dbName
 			}
 			return sqlite.AuthorizerOK
 		}
+		if arg2 == "" && g.real != nil && !g.real[table] && !strings.HasPrefix(table, "pragma_") && !strings.HasPrefix(table, "sqlite_") {
+			// A common table expression of the statement, none of whose
+			// columns is read (SELECT 1 FROM c): SQLite names it with no
+			// column. Its own sources were judged where it is defined.
+			return sqlite.AuthorizerOK
+		}
 		return g.refuse(refused(RefusedUnknown, "table %s is neither one that mirrors the store nor a declared agent table", arg1))
 	case sqlite.AuthPragma:
 		name := strings.ToLower(arg1)
@@ -132,6 +139,11 @@ func (g *guard) authorize(action sqlite.AuthorizerActionCode, arg1, arg2, dbName
 		}
 		if g.mayWrite != nil && !g.mayWrite(table) {
 			return g.notAllowed(table, true)
+		}
+		if dbName != "main" {
+			// sql exec writes its own copy of the table (main); the
+			// shared index (aiwg_index) follows the store only.
+			return g.refuse(refused(RefusedNotAllowed, "table %s.%s: write agent tables by their own name", dbName, arg1))
 		}
 		g.saw = true
 		if g.written == nil {

@@ -251,6 +251,10 @@ func createSchema(ctx context.Context, tx *sql.Tx, meta map[string]string) error
 		names = append(names, n)
 	}
 	rows.Close()
+	if len(names) > 0 && meta["version"] == "" {
+		// Not a file an index made: never drop another program's tables.
+		return fmt.Errorf("%w: the index file holds tables (%s...) but no index's version; it is not ours: move it away", store.ErrDenied, names[0])
+	}
 	for _, n := range names {
 		if _, err := tx.ExecContext(ctx, fmt.Sprintf("DROP TABLE %q", n)); err != nil {
 			return err

@@ -8,11 +8,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -43,6 +45,68 @@ type Options struct {
 	// refuses is reported with (a sandbox profile's, naming its rule);
 	// nil: a *RefusedError of kind not_allowed.
 	Refuse func(table string, write bool) error
+	// Timeout bounds how long the caller's statement runs, a query's or
+	// sql exec's (0: DefaultTimeout; negative: no limit); past it the
+	// statement is interrupted and fails with store.ErrLimit. Bringing
+	// the index up to date is not counted: it is the store's work.
+	Timeout time.Duration
+	// MaxBytes bounds a query's whole answer, its values' bytes (0:
+	// DefaultMaxBytes); past it the query fails with store.ErrLimit.
+	MaxBytes int64
+	// MaxRowsWritten bounds the rows one sql exec statement writes and
+	// removes (0: the store's limits.max_sql_rows_written, else
+	// DefaultMaxRowsWritten; the store's limit bounds any other value);
+	// past it the statement is refused with store.ErrLimit and nothing is
+	// committed.
+	MaxRowsWritten int
+}
+
+// Defaults of Options' limits.
+const (
+	DefaultTimeout        = 10 * time.Second
+	DefaultMaxBytes       = 256 << 20
+	DefaultMaxRowsWritten = 1000
+)
+
+// ErrBusy: the index file stayed locked by another process's update past
+// SQLite's busy timeout. The error returned wraps it and store.ErrLocked
+// (exit 5): try again.
+var ErrBusy = errors.New("the SQL index is busy: another process is updating it; try again")
+
+// busy makes SQLite's "database is locked" ErrBusy.
+func busy(err error) error {
+	if err == nil || errors.Is(err, ErrBusy) {
+		return err
+	}
+	if s := err.Error(); strings.Contains(s, "SQLITE_BUSY") || strings.Contains(s, "database is locked") {
+		return fmt.Errorf("%w (%w)", ErrBusy, store.ErrLocked)
+	}
+	return err
+}
+
+// statementContext is ctx with the statement's deadline.
+func (d *DB) statementContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	t := d.opts.Timeout
+	if t == 0 {
+		t = DefaultTimeout
+	}
+	if t < 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, t)
+}
+
+// timedOut is err, or a limit error when the statement's own deadline
+// (not the caller's context) ended it.
+func (d *DB) timedOut(ctx, sctx context.Context, err error) error {
+	if err == nil || ctx.Err() != nil || !errors.Is(sctx.Err(), context.DeadlineExceeded) {
+		return err
+	}
+	t := d.opts.Timeout
+	if t == 0 {
+		t = DefaultTimeout
+	}
+	return fmt.Errorf("%w: the statement ran past its time limit of %s (--timeout)", store.ErrLimit, t)
 }
 
 // ProfileOptions are the options that hold agent to its sandbox profile
@@ -151,8 +215,26 @@ func (d *DB) openFile(branch string) (*sql.DB, error) {
 	// wrong answer. WAL lets queries read while another process updates.
 	// A 64 MB page cache at most: an index of 100,000 commits is about
 	// 28 MB, and a smaller cache made its build wait on reads.
-	dsn := "file:" + d.indexPath(branch) + "?_pragma=busy_timeout(30000)&_pragma=journal_mode(WAL)&_pragma=synchronous(OFF)&_pragma=cache_size(-65536)&_txlock=immediate"
-	return sql.Open("sqlite", dsn)
+	//
+	// The path is escaped as a file: URI: SQLite cuts a filename at # and
+	// decodes %XX, and the driver cuts it at ?, so a store at
+	// /x/app.db#v2 must not open /x/app.db.
+	return sql.Open("sqlite", fileURI(d.indexPath(branch))+fmt.Sprintf("?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(OFF)&_pragma=cache_size(-65536)&_txlock=immediate", busyTimeout.Milliseconds()))
+}
+
+// busyTimeout is how long a process waits for another's update of the
+// index file (a full build of a large store's takes seconds) before the
+// index is reported busy (ErrBusy).
+var busyTimeout = 30 * time.Second
+
+// fileURI is path as a file: URI, every character SQLite or the driver
+// would read as syntax escaped.
+func fileURI(path string) string {
+	path = filepath.ToSlash(path)
+	if !strings.HasPrefix(path, "/") {
+		path = "/" + path // a Windows drive letter: file:/C:/...
+	}
+	return (&url.URL{Scheme: "file", OmitHost: true, Path: path}).String()
 }
 
 // openMemory is an index of its own, for a revision other than a branch's
@@ -268,7 +350,7 @@ func (d *DB) past(ctx context.Context, branch string, commit plumbing.Hash) (*sq
 			return nil, commit, Stats{}, err
 		}
 		fdb.Close()
-		if _, err := db.ExecContext(ctx, `ATTACH DATABASE ? AS branch`, d.indexPath(branch)); err != nil {
+		if _, err := db.ExecContext(ctx, `ATTACH DATABASE ? AS branch`, fileURI(d.indexPath(branch))); err != nil {
 			db.Close()
 			return nil, commit, Stats{}, err
 		}
@@ -316,7 +398,7 @@ func (d *DB) removeFile(branch string) {
 func (d *DB) Update(ctx context.Context, ro store.ReadOptions) (Stats, error) {
 	db, _, st, err := d.index(ctx, ro)
 	if err != nil {
-		return st, err
+		return st, busy(err)
 	}
 	return st, db.Close()
 }
@@ -333,9 +415,14 @@ func (d *DB) Query(ctx context.Context, query string, ro store.ReadOptions, args
 	}
 	db, _, _, err := d.index(ctx, ro)
 	if err != nil {
-		return nil, err
+		return nil, busy(err)
 	}
 	defer db.Close()
+	res, err := d.query(ctx, db, query, args)
+	return res, busy(err)
+}
+
+func (d *DB) query(ctx context.Context, db *sql.DB, query string, args []any) (*Result, error) {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return nil, err
@@ -362,13 +449,18 @@ func (d *DB) Query(ctx context.Context, query string, ro store.ReadOptions, args
 		return nil, err
 	}
 	g := d.newGuard(tables, false)
+	if g.real, err = realNames(ctx, conn); err != nil {
+		return nil, err
+	}
 	if err := guardConn(conn, g); err != nil {
 		return nil, err
 	}
 	// The transaction's end is ours, not the caller's statement's.
 	defer setAuthorizer(conn, nil)
-	if err := d.collect(ctx, conn, g, res, query, args); err != nil {
-		return nil, err
+	sctx, cancel := d.statementContext(ctx)
+	defer cancel()
+	if err := d.collect(sctx, conn, g, res, query, args); err != nil {
+		return nil, d.timedOut(ctx, sctx, err)
 	}
 	if !g.saw && g.err == nil {
 		return nil, refused(RefusedStatement, "aiwg-state sql runs SELECT (and schema-reading pragmas)")
@@ -390,6 +482,11 @@ func (d *DB) collect(ctx context.Context, conn *sql.Conn, g *guard, res *Result,
 	if res.Columns, err = rows.Columns(); err != nil {
 		return err
 	}
+	maxBytes := d.opts.MaxBytes
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxBytes
+	}
+	var size int64
 	for rows.Next() {
 		if len(res.Rows) == maxRows {
 			return fmt.Errorf("%w: the answer has more than %d rows (LIMIT it, or aggregate)", store.ErrLimit, maxRows)
@@ -402,12 +499,63 @@ func (d *DB) collect(ctx context.Context, conn *sql.Conn, g *guard, res *Result,
 		if err := rows.Scan(ptrs...); err != nil {
 			return err
 		}
+		for _, v := range vals {
+			switch x := v.(type) {
+			case string:
+				size += int64(len(x))
+			case []byte:
+				size += int64(len(x))
+			default:
+				size += 8
+			}
+		}
+		if size > maxBytes {
+			return fmt.Errorf("%w: the answer holds more than %d bytes (LIMIT it, or select less)", store.ErrLimit, maxBytes)
+		}
 		res.Rows = append(res.Rows, vals)
 	}
 	if err := rows.Err(); err != nil {
 		return d.fail(g, err)
 	}
 	return nil
+}
+
+// realNames are the tables and views of every database of conn, and the
+// virtual table modules SQLite knows, lower case: what a statement's
+// name may be when it is not a common table expression's.
+func realNames(ctx context.Context, conn *sql.Conn) (map[string]bool, error) {
+	rows, err := conn.QueryContext(ctx, `SELECT name FROM pragma_database_list`)
+	if err != nil {
+		return nil, err
+	}
+	var dbs []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		dbs = append(dbs, n)
+	}
+	rows.Close()
+	q := `SELECT lower(name) FROM pragma_module_list`
+	for _, db := range dbs {
+		q += fmt.Sprintf(` UNION SELECT lower(name) FROM %q.sqlite_schema`, db)
+	}
+	rows, err = conn.QueryContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
+		}
+		out[n] = true
+	}
+	return out, rows.Err()
 }
 
 func (d *DB) newGuard(tables map[string]*Schema, write bool) *guard {
@@ -517,7 +665,21 @@ type pendingRow struct {
 }
 
 func (d *DB) execOnce(ctx context.Context, stmt string, wo store.WriteOptions) (*ExecResult, plumbing.Hash, error) {
-	db, head, _, err := d.index(ctx, store.ReadOptions{Branch: wo.Branch})
+	branch := wo.Branch
+	if branch == "" {
+		branch = d.st.Branch()
+	}
+	fdb, head, _, err := d.index(ctx, store.ReadOptions{Branch: branch})
+	if err != nil {
+		return nil, head, busy(err)
+	}
+	fdb.Close()
+	// The statement runs in a database of its own, in memory: the agent
+	// tables it may write are copied there, and the branch's index is
+	// attached for everything else it reads. So a statement, however long
+	// it computes, holds no write lock on the shared index file (a read
+	// transaction in WAL mode blocks no one's update).
+	db, err := openMemory()
 	if err != nil {
 		return nil, head, err
 	}
@@ -527,39 +689,76 @@ func (d *DB) execOnce(ctx context.Context, stmt string, wo store.WriteOptions) (
 		return nil, head, err
 	}
 	defer conn.Close()
-	tables, err := loadSchemas(ctx, conn)
-	if err != nil {
-		return nil, head, err
+	if _, err := conn.ExecContext(ctx, `ATTACH DATABASE ? AS aiwg_index`, fileURI(d.indexPath(branch))); err != nil {
+		return nil, head, busy(err)
 	}
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, head, err
 	}
 	defer tx.Rollback() // always: the index changes only by following the store
-	if _, err := tx.ExecContext(ctx, `CREATE TEMP TABLE aiwg_changes(tbl TEXT, old_id TEXT, new_rowid INTEGER)`); err != nil {
+	// The head is the one the attached index mirrors in this read
+	// transaction (another process may have brought it further since).
+	var commit string
+	if err := tx.QueryRowContext(ctx, `SELECT value FROM aiwg_index.meta WHERE key = 'commit'`).Scan(&commit); err != nil {
+		return nil, head, busy(err)
+	}
+	head = plumbing.NewHash(commit)
+	tables, err := loadSchemas(ctx, tx)
+	if err != nil {
 		return nil, head, err
 	}
-	for name := range tables {
-		for _, t := range []struct{ ev, old, new string }{
-			{"INSERT", "NULL", "new.rowid"}, {"UPDATE", "old.id", "new.rowid"}, {"DELETE", "old.id", "NULL"},
+	for name, sc := range tables {
+		if d.opts.MayWrite != nil && !d.opts.MayWrite(name) {
+			continue // read from the index; a write to it is refused
+		}
+		if _, err := tx.ExecContext(ctx, sc.ddl(name)); err != nil {
+			return nil, head, err
+		}
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`INSERT INTO main.%q SELECT * FROM aiwg_index.%q`, name, name)); err != nil {
+			return nil, head, err
+		}
+	}
+	// Which columns an UPDATE changed, so that a row's file keeps what
+	// the statement did not touch.
+	if _, err := tx.ExecContext(ctx, `CREATE TEMP TABLE aiwg_changes(tbl TEXT, old_id TEXT, new_rowid INTEGER, changed TEXT)`); err != nil {
+		return nil, head, err
+	}
+	for name, sc := range tables {
+		if d.opts.MayWrite != nil && !d.opts.MayWrite(name) {
+			continue
+		}
+		var flags []string
+		for _, c := range sc.Columns {
+			flags = append(flags, fmt.Sprintf("old.%q IS NOT new.%q", c.Name, c.Name))
+		}
+		for _, t := range []struct{ ev, old, new, changed string }{
+			{"INSERT", "NULL", "new.rowid", "NULL"},
+			{"UPDATE", "old.id", "new.rowid", "json_array(" + strings.Join(flags, ", ") + ")"},
+			{"DELETE", "old.id", "NULL", "NULL"},
 		} {
-			q := fmt.Sprintf(`CREATE TEMP TRIGGER %q AFTER %s ON main.%q BEGIN INSERT INTO temp.aiwg_changes VALUES (%q, %s, %s); END`,
-				captureTrigger+name+"_"+strings.ToLower(t.ev), t.ev, name, name, t.old, t.new)
+			q := fmt.Sprintf(`CREATE TEMP TRIGGER %q AFTER %s ON main.%q BEGIN INSERT INTO temp.aiwg_changes VALUES (%q, %s, %s, %s); END`,
+				captureTrigger+name+"_"+strings.ToLower(t.ev), t.ev, name, name, t.old, t.new, t.changed)
 			if _, err := tx.ExecContext(ctx, q); err != nil {
 				return nil, head, err
 			}
 		}
 	}
 	g := d.newGuard(tables, true)
+	if g.real, err = realNames(ctx, conn); err != nil {
+		return nil, head, err
+	}
 	if err := guardConn(conn, g); err != nil {
 		return nil, head, err
 	}
-	_, execErr := tx.ExecContext(ctx, stmt)
+	sctx, cancel := d.statementContext(ctx)
+	_, execErr := tx.ExecContext(sctx, stmt)
+	cancel()
 	if err := setAuthorizer(conn, nil); err != nil {
 		return nil, head, err
 	}
 	if execErr != nil {
-		return nil, head, d.fail(g, execErr)
+		return nil, head, d.timedOut(ctx, sctx, d.fail(g, execErr))
 	}
 	if g.err != nil {
 		return nil, head, g.err
@@ -580,45 +779,97 @@ func (d *DB) execOnce(ctx context.Context, stmt string, wo store.WriteOptions) (
 		res.Table = n
 	}
 	sc := tables[res.Table]
-	type change struct {
-		old   sql.NullString
-		rowid sql.NullInt64
+	// The store's own limit (limits.max_sql_rows_written in its manifest)
+	// bounds whatever the caller asks for.
+	maxRows := d.opts.MaxRowsWritten
+	storeMax := d.st.TierLimits().MaxSQLRowsWritten
+	switch {
+	case maxRows <= 0 && storeMax > 0:
+		maxRows = storeMax
+	case maxRows <= 0:
+		maxRows = DefaultMaxRowsWritten
+	case storeMax > 0:
+		maxRows = min(maxRows, storeMax)
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT old_id, new_rowid FROM temp.aiwg_changes WHERE tbl = ?`, res.Table)
+	tooMany := func() error {
+		return fmt.Errorf("%w: the statement changes more than %d rows of %s; one commit records at most %d (split it with WHERE or LIMIT; limits.max_sql_rows_written)", store.ErrLimit, maxRows, res.Table, maxRows)
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(DISTINCT coalesce(old_id, '') || '/' || coalesce(new_rowid, '')) FROM temp.aiwg_changes WHERE tbl = ?`, res.Table).Scan(&n); err != nil {
+		return nil, head, err
+	}
+	if n > maxRows {
+		return nil, head, tooMany()
+	}
+	// A row's changes, by its rowid after the statement: whether it was
+	// inserted (its file is its columns), else the id it had and the
+	// columns the statement changed (its file is the one it had, those
+	// columns replaced).
+	type change struct {
+		inserted bool
+		old      string
+		changed  []bool
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT old_id, new_rowid, changed FROM temp.aiwg_changes WHERE tbl = ? ORDER BY rowid`, res.Table)
 	if err != nil {
 		return nil, head, err
 	}
-	var changes []change
+	written := map[string][]byte{}
+	removed := map[string]bool{}
+	byRow := map[int64]*change{}
+	var order []int64
 	for rows.Next() {
-		var c change
-		if err := rows.Scan(&c.old, &c.rowid); err != nil {
+		var old, changed sql.NullString
+		var rowid sql.NullInt64
+		if err := rows.Scan(&old, &rowid, &changed); err != nil {
 			rows.Close()
 			return nil, head, err
 		}
-		changes = append(changes, c)
+		if old.Valid {
+			removed[old.String] = true
+		}
+		if !rowid.Valid {
+			continue
+		}
+		c := byRow[rowid.Int64]
+		if c == nil {
+			c = &change{changed: make([]bool, len(sc.Columns))}
+			byRow[rowid.Int64] = c
+			order = append(order, rowid.Int64)
+		}
+		if !old.Valid {
+			c.inserted = true
+			continue
+		}
+		if c.old == "" {
+			c.old = old.String
+		}
+		var flags []int
+		if err := json.Unmarshal([]byte(changed.String), &flags); err != nil || len(flags) != len(c.changed) {
+			rows.Close()
+			return nil, head, fmt.Errorf("sql exec: the changed columns of a row: %q", changed.String)
+		}
+		for i, f := range flags {
+			c.changed[i] = c.changed[i] || f != 0
+		}
 	}
 	rows.Close()
-	written := map[string][]byte{}
-	removed := map[string]bool{}
-	seenRow := map[int64]bool{}
+	if err := rows.Err(); err != nil {
+		return nil, head, err
+	}
 	cols := `"id"`
 	for _, c := range sc.Columns {
 		cols += fmt.Sprintf(", %q", c.Name)
 	}
-	for _, c := range changes {
-		if c.old.Valid {
-			removed[c.old.String] = true
-		}
-		if !c.rowid.Valid || seenRow[c.rowid.Int64] {
-			continue
-		}
-		seenRow[c.rowid.Int64] = true
+	headTree := d.st.TreeOf(head)
+	for _, rowid := range order {
+		c := byRow[rowid]
 		vals := make([]any, len(sc.Columns)+1)
 		ptrs := make([]any, len(vals))
 		for i := range vals {
 			ptrs[i] = &vals[i]
 		}
-		err := tx.QueryRowContext(ctx, fmt.Sprintf("SELECT %s FROM main.%q WHERE rowid = ?", cols, res.Table), c.rowid.Int64).Scan(ptrs...)
+		err := tx.QueryRowContext(ctx, fmt.Sprintf("SELECT %s FROM main.%q WHERE rowid = ?", cols, res.Table), rowid).Scan(ptrs...)
 		if errors.Is(err, sql.ErrNoRows) {
 			continue // written, then deleted by the same statement's upsert
 		}
@@ -647,14 +898,28 @@ func (d *DB) execOnce(ctx context.Context, stmt string, wo store.WriteOptions) (
 		if !errors.Is(err, sql.ErrNoRows) {
 			return nil, head, err
 		}
-		data, err := sc.rowDocument(vals[1:])
+		var data []byte
+		if c.inserted || c.old == "" {
+			data, err = sc.rowDocument(vals[1:])
+		} else {
+			data, err = d.updatedRow(headTree, res.Table, c.old, sc, vals[1:], c.changed)
+		}
 		if err != nil {
+			if errors.Is(err, store.ErrDenied) {
+				return nil, head, err
+			}
 			return nil, head, fmt.Errorf("%w: row %s: %v", store.ErrUsage, id, err)
 		}
 		written[id] = data
+		if len(written)+len(removed) > 2*maxRows {
+			return nil, head, tooMany()
+		}
 	}
 	for id := range written {
 		delete(removed, id)
+	}
+	if len(written)+len(removed) > maxRows {
+		return nil, head, tooMany()
 	}
 	for id := range written {
 		res.Written = append(res.Written, id)
@@ -668,6 +933,42 @@ func (d *DB) execOnce(ctx context.Context, stmt string, wo store.WriteOptions) (
 	sort.Strings(res.Removed)
 	sort.Slice(res.pending, func(i, j int) bool { return res.pending[i].id < res.pending[j].id })
 	return res, head, nil
+}
+
+// updatedRow is the file of a row an UPDATE changed: the one it has at
+// the head (the row's id before the statement), with the columns the
+// statement changed replaced and every other key kept as it is, a key
+// that is no column and a value of a type the index could not hold
+// included. A row whose file is not a JSON object is refused.
+func (d *DB) updatedRow(root plumbing.Hash, table, oldID string, sc *Schema, vals []any, changed []bool) ([]byte, error) {
+	path := RowPath(table, oldID)
+	cur, err := d.st.Repo().ReadFileAt(root, path)
+	if errors.Is(err, repo.ErrNotFound) {
+		return sc.rowDocument(vals)
+	}
+	if err != nil {
+		return nil, err
+	}
+	doc, err := objects.Decode(cur)
+	obj, ok := doc.(map[string]any)
+	if err != nil || !ok {
+		return nil, fmt.Errorf("%w: row %s: its file %s is not a JSON object (see index_problems); write it with put", store.ErrDenied, oldID, path)
+	}
+	for i, c := range sc.Columns {
+		if !changed[i] {
+			continue
+		}
+		v, err := columnJSON(c, vals[i])
+		if err != nil {
+			return nil, err
+		}
+		if v == nil {
+			delete(obj, c.Name)
+		} else {
+			obj[c.Name] = v
+		}
+	}
+	return objects.Encode(obj)
 }
 
 // commitRows records res's rows as one commit on the head the statement

@@ -616,6 +616,9 @@ func TestRowsMerge(t *testing.T) {
 		t.Fatal(err)
 	}
 	same(t, "merged", query(t, db, `SELECT title, priority, note FROM tasks`, store.ReadOptions{}), []string{"ship it|7|from side"})
+	if _, err := db.Verify(ctx, store.ReadOptions{}); err != nil {
+		t.Fatalf("verify after a merge: %v", err)
+	}
 	if out, err := exec.Command("git", "--git-dir", st.Dir(), "fsck", "--strict").CombinedOutput(); err != nil {
 		t.Fatalf("git fsck --strict: %v\n%s", err, out)
 	}

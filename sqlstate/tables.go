@@ -201,47 +201,57 @@ func toSQL(typ string, v any) (any, error) {
 func (s *Schema) rowDocument(vals []any) ([]byte, error) {
 	obj := map[string]any{}
 	for i, c := range s.Columns {
-		v := vals[i]
-		if v == nil {
-			continue
+		jv, err := columnJSON(c, vals[i])
+		if err != nil {
+			return nil, err
 		}
-		var jv any
-		switch c.Type {
-		case TypeText:
-			jv = fmt.Sprint(asString(v))
-		case TypeInteger:
-			i, ok := v.(int64)
-			if !ok {
-				return nil, fmt.Errorf("column %s: %v is not an integer", c.Name, v)
-			}
-			jv = json.Number(strconv.FormatInt(i, 10))
-		case TypeReal:
-			var f float64
-			switch x := v.(type) {
-			case float64:
-				f = x
-			case int64:
-				f = float64(x)
-			default:
-				return nil, fmt.Errorf("column %s: %v is not a number", c.Name, v)
-			}
-			if math.IsInf(f, 0) || math.IsNaN(f) {
-				return nil, fmt.Errorf("column %s: %v is no JSON number", c.Name, f)
-			}
-			jv = json.Number(strconv.FormatFloat(f, 'g', -1, 64))
-		case TypeBoolean:
-			i, _ := v.(int64)
-			jv = i != 0
-		case TypeJSON:
-			d, err := objects.Decode([]byte(asString(v)))
-			if err != nil {
-				return nil, fmt.Errorf("column %s: %w", c.Name, err)
-			}
-			jv = d
+		if jv != nil {
+			obj[c.Name] = jv
 		}
-		obj[c.Name] = jv
 	}
 	return objects.Encode(obj)
+}
+
+// columnJSON is a column's SQL value as the JSON its row's file holds
+// (nil for NULL: the key is left out).
+func columnJSON(c Column, v any) (any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	switch c.Type {
+	case TypeText:
+		return fmt.Sprint(asString(v)), nil
+	case TypeInteger:
+		i, ok := v.(int64)
+		if !ok {
+			return nil, fmt.Errorf("column %s: %v is not an integer", c.Name, v)
+		}
+		return json.Number(strconv.FormatInt(i, 10)), nil
+	case TypeReal:
+		var f float64
+		switch x := v.(type) {
+		case float64:
+			f = x
+		case int64:
+			f = float64(x)
+		default:
+			return nil, fmt.Errorf("column %s: %v is not a number", c.Name, v)
+		}
+		if math.IsInf(f, 0) || math.IsNaN(f) {
+			return nil, fmt.Errorf("column %s: %v is no JSON number", c.Name, f)
+		}
+		return json.Number(strconv.FormatFloat(f, 'g', -1, 64)), nil
+	case TypeBoolean:
+		i, _ := v.(int64)
+		return i != 0, nil
+	case TypeJSON:
+		d, err := objects.Decode([]byte(asString(v)))
+		if err != nil {
+			return nil, fmt.Errorf("column %s: %w", c.Name, err)
+		}
+		return d, nil
+	}
+	return nil, fmt.Errorf("column %s: type %s", c.Name, c.Type)
 }
 
 func asString(v any) string {

@@ -103,7 +103,7 @@ func CheckManifest(data []byte) error {
 			return fmt.Errorf("%s must be %s", te.Field, jsonKindOf(te.Type))
 		}
 		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-			return fmt.Errorf("no setting %s (the settings are limits.max_document_bytes, limits.max_frame_bytes, limits.max_cache_bytes, sync, verbiage.documents, rlm.on_complete and trajectories.retention_days)", name)
+			return fmt.Errorf("no setting %s (the settings are limits.max_document_bytes, limits.max_frame_bytes, limits.max_cache_bytes, limits.max_sql_rows_written, sync, verbiage.documents, rlm.on_complete and trajectories.retention_days)", name)
 		}
 		return fmt.Errorf("%s: %w", ManifestPath, err)
 	}
@@ -115,6 +115,9 @@ func CheckManifest(data []byte) error {
 	}
 	if m.Limits.MaxFrameBytes < 0 || m.Limits.MaxCacheBytes < 0 {
 		return errors.New("limits.max_frame_bytes and limits.max_cache_bytes must be positive numbers of bytes (or absent)")
+	}
+	if m.Limits.MaxSQLRowsWritten < 0 {
+		return errors.New("limits.max_sql_rows_written must be a positive number of rows (or absent)")
 	}
 	if _, err := ruledPatterns(data); err != nil {
 		return err

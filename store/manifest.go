@@ -76,6 +76,10 @@ type Limits struct {
 	// versioned (see tierlimits.go). 0: the defaults.
 	MaxFrameBytes int64 `json:"max_frame_bytes,omitempty"`
 	MaxCacheBytes int64 `json:"max_cache_bytes,omitempty"`
+	// MaxSQLRowsWritten bounds the rows one aiwg-state sql exec statement
+	// writes and removes, so one statement is not a commit of a million
+	// files on every clone. 0: the SQL default (1,000).
+	MaxSQLRowsWritten int `json:"max_sql_rows_written,omitempty"`
 }
 
 // DefaultLimits are written by Init and used when a manifest says nothing.

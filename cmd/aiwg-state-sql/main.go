@@ -30,6 +30,7 @@ import (
 	"strings"
 	"syscall"
 	"text/tabwriter"
+	"time"
 	"unicode/utf8"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
@@ -46,7 +47,7 @@ func main() {
 
 const usage = `usage: aiwg-state sql QUERY [--at REV] [--branch B] [--json|--csv|--table] [--store DIR]
        aiwg-state sql exec STATEMENT [--agent NAME] [--branch B] [--expect REV] [--json] [--store DIR]
-       aiwg-state sql index [--rebuild] [--json] [--store DIR]
+       aiwg-state sql index [--rebuild|--verify] [--json] [--store DIR]
        aiwg-state table create NAME --schema FILE [--agent NAME] [--store DIR]
        aiwg-state table ls [--json] [--store DIR]
 
@@ -60,7 +61,9 @@ Agent tables are declared with table create; their rows are documents
 (tables/NAME/ROWID.json), and sql exec runs one INSERT, UPDATE or DELETE
 on one of them as one commit. DDL, ATTACH, pragmas other than the
 schema-reading ones, load_extension and more than one statement are
-refused (exit 3). docs/sql.md has every table's columns.
+refused (exit 3). A statement runs 10 s at most (--timeout), an answer
+holds 256 MB at most and one exec writes 1,000 rows at most (exit 3).
+docs/sql.md has every table's columns.
 
 Flags:
 `
@@ -68,6 +71,8 @@ Flags:
 type options struct {
 	store, at, branch, agent, expect, schema   string
 	json, csv, table, rebuild, noSync, version bool
+	verify                                     bool
+	timeout                                    time.Duration
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -85,8 +90,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.BoolVar(&o.csv, "csv", false, "print CSV with a header line")
 	fs.BoolVar(&o.table, "table", false, "print aligned columns with a header (the default)")
 	fs.BoolVar(&o.rebuild, "rebuild", false, "index: delete the index and build it again")
+	fs.BoolVar(&o.verify, "verify", false, "index: build the index again in memory and compare (exit 3 if the file was edited)")
 	fs.BoolVar(&o.noSync, "no-sync", false, "skip fsync: faster, but a machine crash may lose the last writes")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	fs.DurationVar(&o.timeout, "timeout", sqlstate.DefaultTimeout, "the longest a statement runs (a query's or exec's; exit 3 past it)")
 	// Flags may come after the arguments, as aiwg-state's do.
 	var pos []string
 	for {
@@ -143,6 +150,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return fail(stderr, err)
 	}
+	if o.timeout <= 0 {
+		return fail(stderr, usageError("--timeout is a positive duration (10s, 2m)"))
+	}
+	opts.Timeout = o.timeout
 	db := sqlstate.Open(st.Store, opts)
 	wo := store.WriteOptions{Agent: agent, Branch: o.branch}
 	if o.expect != "" {
@@ -221,6 +232,17 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 				return fail(stderr, err)
 			}
 		}
+		if o.verify {
+			s, err := db.Verify(ctx, store.ReadOptions{Branch: o.branch})
+			if err != nil {
+				return fail(stderr, err)
+			}
+			if o.json {
+				return fail(stderr, printJSON(stdout, map[string]any{"commit": s.Commit, "verified": true}))
+			}
+			fmt.Fprintf(stdout, "index at %s verified: it holds what the store does\n", short(s.Commit))
+			return 0
+		}
 		s, err := db.Update(ctx, store.ReadOptions{Branch: o.branch})
 		if err != nil {
 			return fail(stderr, err)
@@ -246,7 +268,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		case o.json:
 			return fail(stderr, printJSON(stdout, map[string]any{"commit": res.Commit, "columns": res.Columns, "rows": jsonRows(res.Rows)}))
 		case o.csv:
-			return fail(stderr, printCSV(stdout, res))
+			return fail(stderr, printCSV(stdout, res, isTerminal(stdout)))
 		}
 		return fail(stderr, printTable(stdout, res))
 	}
@@ -303,15 +325,27 @@ func printJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-func printCSV(w io.Writer, res *sqlstate.Result) error {
+// printCSV writes res as CSV; on a terminal (safe), values are escaped as
+// a table's are, since a person reads them there.
+func printCSV(w io.Writer, res *sqlstate.Result, safe bool) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(res.Columns); err != nil {
+	head := res.Columns
+	if safe {
+		head = make([]string, len(res.Columns))
+		for i, c := range res.Columns {
+			head[i] = terminalSafe(c)
+		}
+	}
+	if err := cw.Write(head); err != nil {
 		return err
 	}
 	for _, r := range res.Rows {
 		rec := make([]string, len(r))
 		for i, v := range r {
 			rec[i] = cell(v)
+			if safe {
+				rec[i] = terminalSafe(rec[i])
+			}
 		}
 		if err := cw.Write(rec); err != nil {
 			return err
@@ -323,17 +357,73 @@ func printCSV(w io.Writer, res *sqlstate.Result) error {
 
 func printTable(w io.Writer, res *sqlstate.Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(res.Columns, "\t"))
+	head := make([]string, len(res.Columns))
+	for i, c := range res.Columns {
+		head[i] = terminalSafe(c)
+	}
+	fmt.Fprintln(tw, strings.Join(head, "\t"))
 	for _, r := range res.Rows {
 		rec := make([]string, len(r))
 		for i, v := range r {
-			// One line per row: a value's own line breaks and tabs
-			// would break the columns.
-			rec[i] = strings.NewReplacer("\n", `\n`, "\t", `\t`).Replace(cell(v))
+			rec[i] = terminalSafe(cell(v))
 		}
 		fmt.Fprintln(tw, strings.Join(rec, "\t"))
 	}
 	return tw.Flush()
+}
+
+// isTerminal tells whether w is a terminal (a character device).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// terminalSafe is a value fit for a terminal, on one line: a value's own
+// line breaks and tabs would break the columns, and control characters
+// (C0, DEL, C1) and bidirectional overrides would let text an agent wrote
+// move the cursor, erase lines or reorder what a person reads. Each is
+// shown escaped, as \n, \t, \x1b or \u202e.
+func terminalSafe(s string) string {
+	clean := true
+	for _, r := range s {
+		if unsafeRune(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case unsafeRune(r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func unsafeRune(r rune) bool {
+	switch {
+	case r < 0x20, r >= 0x7f && r <= 0x9f:
+		return true
+	case r == 0x061c, r == 0x200e, r == 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+		return true // bidirectional marks, embeddings, overrides and isolates
+	}
+	return false
 }
 
 // storeDir is the store named, else the nearest.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -8,6 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	_ "modernc.org/sqlite"
+
+	"github.com/aiwg/aiwg-state/sqlstate"
 )
 
 // bin is the directory aiwg-state and aiwg-state-sql are built into, as
@@ -168,5 +173,122 @@ func TestSQLiteStaysOut(t *testing.T) {
 	}
 	if strings.Contains(string(out), "modernc.org/sqlite") {
 		t.Fatal("a program other than aiwg-state-sql links modernc.org/sqlite")
+	}
+}
+
+// TestHostileOutput: text an agent wrote cannot drive the terminal of
+// the person who reads a table: control characters and bidirectional
+// overrides are shown escaped, never written raw.
+func TestHostileOutput(t *testing.T) {
+	dir := t.TempDir()
+	ok(t, dir, "init")
+	ok(t, dir, "put", "public/t.json", `{"note":"ok\u001b[1A\u001b[2K\rplan.json approved\u009b2J\u202eevil\u007f"}`, "--agent", "evil")
+	out := ok(t, dir, "sql", `SELECT path, value->>'$' AS note FROM documents WHERE key = 'note'`)
+	for _, raw := range []string{"\x1b", "\r", "\u009b", "\u202e", "\x7f"} {
+		if strings.Contains(out, raw) {
+			t.Fatalf("raw %q in the table: %q", raw, out)
+		}
+	}
+	for _, esc := range []string{`\x1b[1A`, `\x0d`, `\u009b`, `\u202e`, `\x7f`} {
+		if !strings.Contains(out, esc) {
+			t.Fatalf("%s missing from the table: %q", esc, out)
+		}
+	}
+	// Column names too.
+	if out := ok(t, dir, "sql", "SELECT 1 AS \"a\x1b[2Jb\""); strings.Contains(out, "\x1b") {
+		t.Fatalf("raw ESC in a column name: %q", out)
+	}
+}
+
+func TestTerminalSafe(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain text, é 日本": "plain text, é 日本",
+		"a\nb\tc":          `a\nb\tc`,
+		"\x1b[31mred":      `\x1b[31mred`,
+		"\u0085\u009b":     `\u0085\u009b`,
+		"\u2066x\u2069":    `\u2066x\u2069`,
+		"\x00\x7f":         `\x00\x7f`,
+	} {
+		if got := terminalSafe(in); got != want {
+			t.Errorf("terminalSafe(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestLimitsExitCodes: a statement past its deadline or its row cap is
+// exit 3, with a message that says which limit.
+func TestLimitsExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	ok(t, dir, "init")
+	schema := filepath.Join(dir, "s.json")
+	os.WriteFile(schema, []byte(`{"columns":[{"name":"title","type":"text"}]}`), 0o644)
+	ok(t, dir, "table", "create", "notes", "--schema", schema)
+	endless := "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c WHERE x < 0"
+	if _, errs, code := cli(t, dir, "sql", endless, "--timeout", "300ms"); code != 3 || !strings.Contains(errs, "time limit of 300ms") {
+		t.Fatalf("endless query: exit %d %q", code, errs)
+	}
+	if _, errs, code := cli(t, dir, "sql", "exec", "INSERT INTO notes(title) SELECT 't' FROM ("+endless+")", "--timeout", "300ms"); code != 3 || !strings.Contains(errs, "time limit") {
+		t.Fatalf("endless exec: exit %d %q", code, errs)
+	}
+	if _, _, code := cli(t, dir, "sql", "SELECT 1", "--timeout", "0s"); code != 2 {
+		t.Fatalf("--timeout 0: exit %d", code)
+	}
+	spam := "INSERT INTO notes(title) WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1001) SELECT 'spam' || x FROM c"
+	if _, errs, code := cli(t, dir, "sql", "exec", spam); code != 3 || !strings.Contains(errs, "more than 1000 rows") {
+		t.Fatalf("1001 rows: exit %d %q", code, errs)
+	}
+	// The store's manifest lowers it for every caller.
+	ok(t, dir, "config", "limits.max_sql_rows_written", "2")
+	if _, errs, code := cli(t, dir, "sql", "exec", "INSERT INTO notes(title) VALUES ('a'), ('b'), ('c')"); code != 3 || !strings.Contains(errs, "more than 2 rows") {
+		t.Fatalf("3 rows past the store's 2: exit %d %q", code, errs)
+	}
+	ok(t, dir, "sql", "exec", "INSERT INTO notes(title) VALUES ('a'), ('b')")
+	if _, _, code := cli(t, dir, "config", "limits.max_sql_rows_written", "-1"); code == 0 {
+		t.Fatal("a negative limit was stored")
+	}
+}
+
+// TestIndexVerify: sql index --verify passes on an honest index and is
+// exit 3 on one edited behind the store's back.
+func TestIndexVerify(t *testing.T) {
+	dir := t.TempDir()
+	ok(t, dir, "init")
+	ok(t, dir, "put", "a.json", `{"x":1}`, "--agent", "evil")
+	if out := ok(t, dir, "sql", "index", "--verify"); !strings.Contains(out, "verified") {
+		t.Fatalf("verify: %q", out)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, ".aiwg", "state.git", "aiwg", "sql", "branch-*.db"))
+	if len(files) != 1 {
+		t.Fatalf("index files: %v", files)
+	}
+	db, err := sql.Open("sqlite", files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`UPDATE mutations SET agent = 'admin', signature = 'good' WHERE agent = 'evil'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, errs, code := cli(t, dir, "sql", "index", "--verify"); code != 3 || !strings.Contains(errs, "differs from the store in mutations") {
+		t.Fatalf("verify of a forged index: exit %d %q", code, errs)
+	}
+}
+
+// TestCSVOnATerminal: CSV meant for a person's terminal is escaped as a
+// table is; CSV into a file or a pipe is the values as they are.
+func TestCSVOnATerminal(t *testing.T) {
+	res := &sqlstate.Result{Columns: []string{"note"}, Rows: [][]any{{"ok\x1b[2K\rforged"}}}
+	var safe, raw strings.Builder
+	if err := printCSV(&safe, res, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := printCSV(&raw, res, false); err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(safe.String(), "\x1b\r") || !strings.Contains(safe.String(), `\x1b[2K\x0dforged`) {
+		t.Fatalf("terminal CSV: %q", safe.String())
+	}
+	if !strings.Contains(raw.String(), "\x1b[2K\rforged") {
+		t.Fatalf("piped CSV: %q", raw.String())
 	}
 }

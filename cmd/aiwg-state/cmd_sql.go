@@ -18,7 +18,7 @@ func newSQLCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "sql",
 		Usage:     "query the store with SQL (read-only tables that mirror it), and write agent tables with sql exec",
-		ArgsUsage: "QUERY [--at REV] [--json|--csv|--table] | exec STATEMENT | index [--rebuild]",
+		ArgsUsage: "QUERY [--at REV] [--json|--csv|--table] | exec STATEMENT | index [--rebuild|--verify]",
 		Description: `Runs aiwg-state-sql (beside this program or on $PATH). SQLite is a
 query index derived from the store at a revision, kept in the store's git
 directory (aiwg/sql/, safe to delete), built on first use and brought up
@@ -43,13 +43,18 @@ Flags (aiwg-state-sql's):
    --agent NAME      exec: the commit's author
    --expect REV      exec: the revision the branch must be at (exit 6)
    --store DIR       the store (default: the nearest .aiwg/state.git)
+   --timeout D       the longest a statement runs (default 10s; exit 3)
+
+A query's answer holds at most 256 MB and 1,000,000 rows, and one sql
+exec statement writes or removes at most 1,000 rows (exit 3 past them).
 
 Examples:
    aiwg-state sql 'SELECT agent, count(*) FROM mutations GROUP BY agent'
    aiwg-state sql "SELECT * FROM memory WHERE kind='fact' AND payload->>'$.topic'='auth'"
    aiwg-state sql 'SELECT count(*) FROM documents' --at HEAD~100 --json
    aiwg-state sql exec "INSERT INTO notes(title, priority) VALUES ('rotate keys', 2)"
-   aiwg-state sql index --rebuild`,
+   aiwg-state sql index --rebuild
+   aiwg-state sql index --verify    # rebuild in memory, compare with the file`,
 		SkipFlagParsing: true,
 		Action:          handOverToSQL("sql"),
 	}

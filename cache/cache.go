@@ -39,6 +39,7 @@ import (
 
 	"github.com/aiwg/aiwg-state/internal/errkind"
 	"github.com/aiwg/aiwg-state/internal/sandbox"
+	"github.com/aiwg/aiwg-state/internal/sysfile"
 	"github.com/aiwg/aiwg-state/objects"
 	"github.com/aiwg/aiwg-state/store"
 )
@@ -243,24 +244,7 @@ const MaxTTL = 30 * 24 * time.Hour
 // writeFile writes data to a temporary file and renames it to path: a
 // reader sees the old entry or the new one, whole.
 func (c *Cache) writeFile(path string, data []byte) error {
-	tmp, err := os.CreateTemp(c.dir, "tmp-*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
+	return sysfile.Replace(c.dir, path, data)
 }
 
 // Get is the value under key, and its entry. A read marks the entry used

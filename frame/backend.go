@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/aiwg/aiwg-state/internal/sysfile"
 	"github.com/aiwg/aiwg-state/store"
 )
 
@@ -321,24 +322,7 @@ func (d dirBackend) update(run string, now time.Time, fn func(*Run) (*Run, error
 	if err := d.makeRoom(path, next.Agent, int64(len(data)), cur == nil, now); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(d.dir, "tmp-*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
+	return sysfile.Replace(d.dir, path, data)
 }
 
 // Bounds of the runs kept on disk (a command run by itself, no server):

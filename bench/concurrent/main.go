@@ -45,7 +45,7 @@ import (
 	"github.com/aiwg/aiwg-state/store"
 )
 
-const docs = 1000
+const docs = benchutil.Docs
 
 var allModes = []string{"floor/proc", "floor/inproc", "served", "cli", "cli/served", "api", "plumbing"}
 
@@ -447,24 +447,12 @@ func startServer(bin, store string) *exec.Cmd {
 	panic("the server did not start")
 }
 
-func docPath(i int) string { return fmt.Sprintf("docs/doc-%04d.json", i%docs) }
-
-func docBody(i int) string {
-	return fmt.Sprintf("{\n  \"id\": \"doc-%04d\",\n  \"owner\": \"agent-%d\",\n  \"status\": {\n    \"updated_at\": \"2026-11-22T00:00:00Z\",\n    \"value\": %d\n  },\n  \"tags\": [\n    \"alpha\",\n    \"beta\"\n  ]\n}\n", i, i%7, i)
-}
-
-// seedStore creates a store holding the documents in one commit.
-func seedStore(ctx context.Context, dir string, sync bool) *aiwgstate.Store {
-	st, err := aiwgstate.Init(ctx, dir, store.InitOptions{Options: store.Options{NoSync: !sync}})
-	check(err)
-	ops := make([]store.Op, docs)
-	for i := range ops {
-		ops[i] = store.Op{Op: "put", File: docPath(i), Value: []byte(docBody(i))}
-	}
-	_, err = st.Apply(ctx, ops, store.WriteOptions{Agent: "seed"})
-	check(err)
-	return st
-}
+// The store both benchmarks write to.
+var (
+	docPath   = benchutil.DocPath
+	docBody   = benchutil.DocBody
+	seedStore = benchutil.SeedStore
+)
 
 // seedFloor writes the documents as plain files, for the floor to replace.
 func seedFloor(work, label string) string {

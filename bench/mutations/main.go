@@ -34,12 +34,11 @@ import (
 	"strings"
 	"time"
 
-	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/bench/internal/benchutil"
 	"github.com/aiwg/aiwg-state/store"
 )
 
-const docs = 1000
+const docs = benchutil.Docs
 
 // interleave is the block of floor writes and in-process mutations taken
 // in turn.
@@ -205,24 +204,12 @@ func commits(store string) int {
 	return n
 }
 
-func docPath(i int) string { return fmt.Sprintf("docs/doc-%04d.json", i) }
-
-func docBody(i int) string {
-	return fmt.Sprintf("{\n  \"id\": \"doc-%04d\",\n  \"owner\": \"agent-%d\",\n  \"status\": {\n    \"updated_at\": \"2026-11-22T00:00:00Z\",\n    \"value\": %d\n  },\n  \"tags\": [\n    \"alpha\",\n    \"beta\"\n  ]\n}\n", i, i%7, i)
-}
-
-// seedStore creates a store holding the documents in one commit.
-func seedStore(ctx context.Context, dir string, sync bool) *aiwgstate.Store {
-	st, err := aiwgstate.Init(ctx, dir, store.InitOptions{Options: store.Options{NoSync: !sync}})
-	check(err)
-	ops := make([]store.Op, docs)
-	for i := range ops {
-		ops[i] = store.Op{Op: "put", File: docPath(i), Value: []byte(docBody(i))}
-	}
-	_, err = st.Apply(ctx, ops, store.WriteOptions{Agent: "seed"})
-	check(err)
-	return st
-}
+// The store both benchmarks write to.
+var (
+	docPath   = benchutil.DocPath
+	docBody   = benchutil.DocBody
+	seedStore = benchutil.SeedStore
+)
 
 // seedFloor writes the documents as plain files, for the floor to replace.
 func seedFloor(work string, sync bool) string {

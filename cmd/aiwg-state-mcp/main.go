@@ -79,7 +79,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	tokenFor := ""
 	if len(args) > 0 && args[0] == "token" {
 		if len(args) < 2 || strings.HasPrefix(args[1], "-") {
-			return fail(stderr, usageError("token needs an AGENT: aiwg-state mcp token AGENT"))
+			return fail(stderr, exitcode.UsageError("token needs an AGENT: aiwg-state mcp token AGENT"))
 		}
 		tokenFor, args = args[1], args[2:]
 	}
@@ -90,7 +90,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		return exitcode.Usage
 	}
 	if fs.NArg() > 0 {
-		return fail(stderr, usageError(fmt.Sprintf("unexpected argument %q (aiwg-state mcp --help)", fs.Arg(0))))
+		return fail(stderr, exitcode.UsageError(fmt.Sprintf("unexpected argument %q (aiwg-state mcp --help)", fs.Arg(0))))
 	}
 	if o.version {
 		fmt.Fprintln(os.Stdout, version())
@@ -107,7 +107,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		return fail(stderr, addToken(o.tokens, tokenFor, os.Stdout))
 	}
 	if o.http != "" && !o.allowRemote && !mcp.Loopback(o.http) {
-		return fail(stderr, usageError(fmt.Sprintf("--http %s is not a loopback address: anyone who reaches it could try tokens; pass --allow-remote to serve it anyway (behind TLS)", o.http)))
+		return fail(stderr, exitcode.UsageError(fmt.Sprintf("--http %s is not a loopback address: anyone who reaches it could try tokens; pass --allow-remote to serve it anyway (behind TLS)", o.http)))
 	}
 	st, err := aiwgstate.Open(ctx, dir, store.Options{NoSync: o.noSync})
 	if err != nil {
@@ -126,7 +126,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		return 0
 	}
 	if o.agent != "" {
-		return fail(stderr, usageError("--agent is for stdio: over HTTP each client's token names its agent"))
+		return fail(stderr, exitcode.UsageError("--agent is for stdio: over HTTP each client's token names its agent"))
 	}
 	tokens, err := mcp.ReadTokens(o.tokens)
 	if err != nil {
@@ -165,7 +165,7 @@ func addToken(path, agent string, out io.Writer) error {
 		return err
 	}
 	if _, err := mcp.ParseTokens(append(existing, line...)); err != nil {
-		return usageError(err.Error())
+		return exitcode.UsageError(err.Error())
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
@@ -182,23 +182,8 @@ func addToken(path, agent string, out io.Writer) error {
 	return nil
 }
 
-type usageError string
-
-func (e usageError) Error() string { return string(e) }
-
 // fail reports err as aiwg-state does, and returns its exit code.
-func fail(w io.Writer, err error) int {
-	if err == nil {
-		return 0
-	}
-	code, _ := exitcode.Of(err)
-	var ue usageError
-	if errors.As(err, &ue) {
-		code = exitcode.Usage
-	}
-	fmt.Fprintln(w, "aiwg-state mcp: "+strings.Join(strings.Fields(err.Error()), " "))
-	return code
-}
+func fail(w io.Writer, err error) int { return exitcode.Report(w, "aiwg-state mcp", err) }
 
 func version() string {
 	bi, ok := debug.ReadBuildInfo()

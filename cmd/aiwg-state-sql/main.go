@@ -114,7 +114,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 0
 	}
 	if len(pos) == 0 || pos[0] != "sql" && pos[0] != "table" {
-		return fail(stderr, usageError("aiwg-state sql QUERY, aiwg-state sql exec STATEMENT or aiwg-state table create NAME (aiwg-state sql --help)"))
+		return fail(stderr, exitcode.UsageError("aiwg-state sql QUERY, aiwg-state sql exec STATEMENT or aiwg-state table create NAME (aiwg-state sql --help)"))
 	}
 	n := 0
 	for _, b := range []bool{o.json, o.csv, o.table} {
@@ -123,7 +123,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	}
 	if n > 1 {
-		return fail(stderr, usageError("one of --json, --csv and --table"))
+		return fail(stderr, exitcode.UsageError("one of --json, --csv and --table"))
 	}
 	dir, err := storeDir(o.store)
 	if err != nil {
@@ -151,7 +151,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return fail(stderr, err)
 	}
 	if o.timeout <= 0 {
-		return fail(stderr, usageError("--timeout is a positive duration (10s, 2m)"))
+		return fail(stderr, exitcode.UsageError("--timeout is a positive duration (10s, 2m)"))
 	}
 	opts.Timeout = o.timeout
 	db := sqlstate.Open(st.Store, opts)
@@ -163,7 +163,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	switch {
 	case cmd == "table" && len(rest) == 2 && rest[0] == "create":
 		if o.schema == "" {
-			return fail(stderr, usageError("table create NAME --schema FILE"))
+			return fail(stderr, exitcode.UsageError("table create NAME --schema FILE"))
 		}
 		var data []byte
 		if o.schema == "-" {
@@ -272,7 +272,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		return fail(stderr, printTable(stdout, res))
 	}
-	return fail(stderr, usageError(fmt.Sprintf("unexpected arguments %q (aiwg-state sql --help)", pos)))
+	return fail(stderr, exitcode.UsageError(fmt.Sprintf("unexpected arguments %q (aiwg-state sql --help)", pos)))
 }
 
 func nonNil(s []string) []string {
@@ -438,23 +438,8 @@ func storeDir(named string) (string, error) {
 	return store.FindStore(wd)
 }
 
-type usageError string
-
-func (e usageError) Error() string { return string(e) }
-
 // fail reports err as aiwg-state does, and returns its exit code.
-func fail(w io.Writer, err error) int {
-	if err == nil {
-		return 0
-	}
-	code, _ := exitcode.Of(err)
-	var ue usageError
-	if errors.As(err, &ue) {
-		code = exitcode.Usage
-	}
-	fmt.Fprintln(w, "aiwg-state sql: "+strings.Join(strings.Fields(err.Error()), " "))
-	return code
-}
+func fail(w io.Writer, err error) int { return exitcode.Report(w, "aiwg-state sql", err) }
 
 func version() string {
 	v := "(devel)"

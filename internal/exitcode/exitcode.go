@@ -6,7 +6,10 @@ package exitcode
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
+	"strings"
 	"time"
 
 	"github.com/aiwg/aiwg-state/cache"
@@ -175,4 +178,25 @@ func Details(err error) map[string]any {
 		}
 	}
 	return details
+}
+
+// UsageError is a command line that does not read (exit 2), in the
+// programs beside aiwg-state that parse their own flags.
+type UsageError string
+
+func (e UsageError) Error() string { return string(e) }
+
+// Report prints err as aiwg-state does, one line after the program's
+// name, and returns its exit code (0 for no error).
+func Report(w io.Writer, program string, err error) int {
+	if err == nil {
+		return OK
+	}
+	code, _ := Of(err)
+	var ue UsageError
+	if errors.As(err, &ue) {
+		code = Usage
+	}
+	fmt.Fprintln(w, program+": "+strings.Join(strings.Fields(err.Error()), " "))
+	return code
 }

@@ -118,3 +118,24 @@ func open(path string, mode int, perm uint32) (int, error) {
 		}
 	}
 }
+
+// Replace writes data to a new temporary file in dir and renames it over
+// path, so a reader sees the old file or the new one, whole, never part
+// of either. (Without fsync: the disposable tiers' files, not a commit's.)
+func Replace(dir, path string, data []byte) error {
+	tmp, err := os.CreateTemp(dir, "tmp-*")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(data)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
+}

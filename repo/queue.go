@@ -11,15 +11,15 @@ import (
 	"time"
 )
 
-// The lock queue. Writers of one ref in several processes used to take
-// its <ref>.lock by polling: try, sleep with jittered backoff, try again,
-// looking for a dead holder on every try. Whoever happened to try just
-// after a release got the lock, so under load some writers waited many
-// turns while others came and went, and one could time out (ErrLocked)
-// although the writers ahead of it were making progress.
+// The lock queue. Writers of one ref in several processes line up for its
+// <ref>.lock, first come first served. Taken by polling (try, sleep with
+// backoff, try again), the lock goes to whoever happens to try just after
+// a release: under load some writers wait many turns while others come
+// and go, and one can time out (ErrLocked) although the writers ahead of
+// it are making progress.
 //
-// Now writers line up first, first come first served, and only the head
-// of the line tries <ref>.lock, which it normally finds free. The line is
+// So writers line up first, and only the head of the line tries
+// <ref>.lock, which it normally finds free. The line is
 // a file beside the Repo's lock files (aiwg/locks/queue-<hash of the
 // lock's path>) to which each writer appends a record naming a node: a
 // byte range of that file the writer holds an open-file-description lock

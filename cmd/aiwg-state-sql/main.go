@@ -35,6 +35,7 @@ import (
 
 	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/internal/exitcode"
+	"github.com/aiwg/aiwg-state/internal/termtext"
 	"github.com/aiwg/aiwg-state/sqlstate"
 	"github.com/aiwg/aiwg-state/store"
 )
@@ -333,7 +334,7 @@ func printCSV(w io.Writer, res *sqlstate.Result, safe bool) error {
 	if safe {
 		head = make([]string, len(res.Columns))
 		for i, c := range res.Columns {
-			head[i] = terminalSafe(c)
+			head[i] = termtext.Safe(c)
 		}
 	}
 	if err := cw.Write(head); err != nil {
@@ -344,7 +345,7 @@ func printCSV(w io.Writer, res *sqlstate.Result, safe bool) error {
 		for i, v := range r {
 			rec[i] = cell(v)
 			if safe {
-				rec[i] = terminalSafe(rec[i])
+				rec[i] = termtext.Safe(rec[i])
 			}
 		}
 		if err := cw.Write(rec); err != nil {
@@ -359,13 +360,13 @@ func printTable(w io.Writer, res *sqlstate.Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	head := make([]string, len(res.Columns))
 	for i, c := range res.Columns {
-		head[i] = terminalSafe(c)
+		head[i] = termtext.Safe(c)
 	}
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
 	for _, r := range res.Rows {
 		rec := make([]string, len(r))
 		for i, v := range r {
-			rec[i] = terminalSafe(cell(v))
+			rec[i] = termtext.Safe(cell(v))
 		}
 		fmt.Fprintln(tw, strings.Join(rec, "\t"))
 	}
@@ -380,50 +381,6 @@ func isTerminal(w io.Writer) bool {
 	}
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
-
-// terminalSafe is a value fit for a terminal, on one line: a value's own
-// line breaks and tabs would break the columns, and control characters
-// (C0, DEL, C1) and bidirectional overrides would let text an agent wrote
-// move the cursor, erase lines or reorder what a person reads. Each is
-// shown escaped, as \n, \t, \x1b or \u202e.
-func terminalSafe(s string) string {
-	clean := true
-	for _, r := range s {
-		if unsafeRune(r) {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case unsafeRune(r):
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-func unsafeRune(r rune) bool {
-	switch {
-	case r < 0x20, r >= 0x7f && r <= 0x9f:
-		return true
-	case r == 0x061c, r == 0x200e, r == 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
-		return true // bidirectional marks, embeddings, overrides and isolates
-	}
-	return false
 }
 
 // storeDir is the store named, else the nearest.

@@ -200,21 +200,6 @@ func TestHostileOutput(t *testing.T) {
 	}
 }
 
-func TestTerminalSafe(t *testing.T) {
-	for in, want := range map[string]string{
-		"plain text, é 日本": "plain text, é 日本",
-		"a\nb\tc":          `a\nb\tc`,
-		"\x1b[31mred":      `\x1b[31mred`,
-		"\u0085\u009b":     `\u0085\u009b`,
-		"\u2066x\u2069":    `\u2066x\u2069`,
-		"\x00\x7f":         `\x00\x7f`,
-	} {
-		if got := terminalSafe(in); got != want {
-			t.Errorf("terminalSafe(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // TestLimitsExitCodes: a statement past its deadline or its row cap is
 // exit 3, with a message that says which limit.
 func TestLimitsExitCodes(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/aiwg/aiwg-state/internal/termtext"
 	"github.com/aiwg/aiwg-state/store"
 )
 
@@ -78,7 +79,7 @@ func runBlame(ctx context.Context, s *session, opts blameOptions) error {
 		defer s.page()()
 		width := len(fmt.Sprint(len(lines)))
 		for _, l := range lines {
-			fmt.Fprintf(s.out, "%s (%s %s%s %*d) %s\n", boundaryMark(s, l.Commit, l.ShallowBoundary), s.paint(colorAgent, agentColumn(l.Agent)), stamp(l.Time), sigColumn(l.Signature), width, l.Line, l.Text)
+			fmt.Fprintf(s.out, "%s (%s %s%s %*d) %s\n", boundaryMark(s, l.Commit, l.ShallowBoundary), s.paint(colorAgent, agentColumn(l.Agent)), stamp(l.Time), sigColumn(l.Signature), width, l.Line, termtext.Safe(l.Text))
 		}
 		return nil
 	}
@@ -103,7 +104,7 @@ func runBlame(ctx context.Context, s *session, opts blameOptions) error {
 		if path == "" {
 			path = "(root)"
 		}
-		fmt.Fprintf(s.out, "%s  %s  %s%s  %s  %s = %s\n", boundaryMark(s, e.Commit, e.ShallowBoundary), stamp(e.Time), s.paint(colorAgent, agentColumn(e.Agent)), sigColumn(e.Signature), s.paint(colorDim, dashIfEmpty(e.MutationID)), path, e.Value)
+		fmt.Fprintf(s.out, "%s  %s  %s%s  %s  %s = %s\n", boundaryMark(s, e.Commit, e.ShallowBoundary), stamp(e.Time), s.paint(colorAgent, agentColumn(e.Agent)), sigColumn(e.Signature), s.paint(colorDim, dashIfEmpty(e.MutationID)), termtext.Safe(path), termtext.Safe(string(e.Value)))
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/aiwg/aiwg-state/internal/termtext"
 	"github.com/aiwg/aiwg-state/store"
 )
 
@@ -76,9 +77,9 @@ func runShow(ctx context.Context, s *session, opts showOptions) error {
 	if v := m.Signature; v != nil {
 		fmt.Fprintf(s.out, "signature %s\n", signatureLine(v))
 	}
-	fmt.Fprintf(s.out, "\n    %s\n\n", m.Subject)
+	fmt.Fprintf(s.out, "\n    %s\n\n", termtext.Safe(m.Subject))
 	for _, t := range m.Trailers {
-		fmt.Fprintf(s.out, "    %s: %s\n", t.Key, t.Value)
+		fmt.Fprintf(s.out, "    %s: %s\n", termtext.Safe(t.Key), termtext.Safe(t.Value))
 	}
 	fmt.Fprintln(s.out)
 	return writeDiffs(s, diffs, "text")

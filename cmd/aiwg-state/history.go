@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/aiwg/aiwg-state/internal/termtext"
 	"github.com/aiwg/aiwg-state/internal/when"
 	"github.com/aiwg/aiwg-state/objects/jsondiff"
 	"github.com/aiwg/aiwg-state/store"
@@ -126,7 +127,7 @@ func printMutationLine(s *session, m *store.Mutation) {
 	if m.ShallowBoundary {
 		what += "  (shallow boundary)"
 	}
-	fmt.Fprintf(s.out, "%s  %s  %s%s  %s  %s\n", s.paint(colorCommit, shortHash(m.Commit)), m.Time.UTC().Format("2006-01-02 15:04:05"), s.paint(colorAgent, agentColumn(m.Agent)), sigColumn(m.Signature), s.paint(colorDim, id), what)
+	fmt.Fprintf(s.out, "%s  %s  %s%s  %s  %s\n", s.paint(colorCommit, shortHash(m.Commit)), m.Time.UTC().Format("2006-01-02 15:04:05"), s.paint(colorAgent, agentColumn(m.Agent)), sigColumn(m.Signature), s.paint(colorDim, id), termtext.Safe(what))
 	if m.ShallowBoundary {
 		s.noteShallow(m.Commit)
 	}

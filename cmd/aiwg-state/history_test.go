@@ -316,3 +316,21 @@ func TestWatchCommand(t *testing.T) {
 		t.Errorf("watch interrupted: %v, want exit 0", err)
 	}
 }
+
+// TestAgentTextIsInertOnATerminal: a subject an agent wrote with terminal
+// controls (erase the line, move up, reorder text) is shown escaped by
+// log and show, not obeyed, while git keeps it as written.
+func TestAgentTextIsInertOnATerminal(t *testing.T) {
+	s := newStore(t)
+	subject := "harmless\x1b[1A\x1b[2K\rapproved by security \u202eexe.txt"
+	mustCLI(t, s, "", "set", "a.json", "k", "1", "--agent", "mallory", "-m", subject)
+	for _, args := range [][]string{{"log"}, {"show"}} {
+		out := mustCLI(t, s, "", args...)
+		if strings.ContainsAny(out, "\x1b\r\u202e") || !strings.Contains(out, `harmless\x1b[1A\x1b[2K`) || !strings.Contains(out, `security \u202eexe.txt`) {
+			t.Errorf("%v:\n%q", args, out)
+		}
+	}
+	if got := gitOut(t, s, "log", "-1", "--format=%B"); !strings.Contains(got, "\x1b[2K") {
+		t.Errorf("the commit lost its subject as written: %q", got)
+	}
+}

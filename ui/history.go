@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -313,7 +314,16 @@ type mutationData struct {
 	Files    []fileChanges
 	Back     string
 	SigError string
+	// A commit of many files shows filesPerPage of them a page: From is
+	// the first shown (0-based), Total all of them, Prev and Next the
+	// links to the pages beside ("" at either end).
+	From, Total int
+	Prev, Next  string
 }
+
+// filesPerPage bounds the files a mutation page diffs, so an import of
+// thousands of files is a few pages rather than one of megabytes.
+const filesPerPage = 100
 
 func (a *app) mutation(r *http.Request) (string, *view, error) {
 	ctx := r.Context()
@@ -334,7 +344,22 @@ func (a *app) mutation(r *http.Request) (string, *view, error) {
 		return "", nil, err
 	}
 	if diff != nil {
-		d.Files = withRows(diff.Files)
+		from, _ := strconv.Atoi(r.URL.Query().Get("files"))
+		if from < 0 || from >= len(diff.Files) {
+			from = 0
+		}
+		to := min(from+filesPerPage, len(diff.Files))
+		d.From, d.Total = from, len(diff.Files)
+		d.Files = withRows(diff.Files[from:to])
+		page := func(at int) string {
+			return link("/mutation/"+m.Commit, "branch", r.URL.Query().Get("branch"), "from", r.URL.Query().Get("from"), "files", strconv.Itoa(at))
+		}
+		if from > 0 {
+			d.Prev = page(max(0, from-filesPerPage))
+		}
+		if to < len(diff.Files) {
+			d.Next = page(to)
+		}
 	}
 	return "mutation", &view{Title: "Mutation " + shortHash(m.Commit), Nav: "history", Branch: branch, Data: d}, nil
 }

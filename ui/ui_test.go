@@ -3,6 +3,7 @@ package ui_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -455,5 +456,47 @@ func TestOverviewManyBranches(t *testing.T) {
 	}
 	if _, body = get(t, h, "/?branches=all"); strings.Count(body, `<tr data-branch="agents/`) != 60 {
 		t.Errorf("?branches=all lists %d agent branches", strings.Count(body, `<tr data-branch="agents/`))
+	}
+}
+
+// TestMutationPagesItsFiles: a commit of many files is shown a page of
+// files at a time, every file on one of the pages.
+func TestMutationPagesItsFiles(t *testing.T) {
+	st := storetest.New(t)
+	var ops []store.Op
+	for i := 0; i < 150; i++ {
+		ops = append(ops, store.Op{Op: "put", File: fmt.Sprintf("import/f%03d.json", i), Value: []byte(fmt.Sprintf(`{"n":%d}`, i))})
+	}
+	m, err := st.Apply(context.Background(), ops, store.WriteOptions{Agent: "importer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := ui.New(st, ui.Options{})
+	seen := map[string]bool{}
+	next := "/mutation/" + m.Commit
+	for pages := 0; next != ""; pages++ {
+		if pages > 2 {
+			t.Fatal("the pages do not end")
+		}
+		code, body := get(t, h, next)
+		if code != 200 {
+			t.Fatalf("%s: %d", next, code)
+		}
+		for i := 0; i < 150; i++ {
+			if strings.Contains(body, fmt.Sprintf("import/f%03d.json", i)) {
+				seen[fmt.Sprint(i)] = true
+			}
+		}
+		next = ""
+		if i := strings.Index(body, `id="next-files"`); i >= 0 {
+			href := body[strings.LastIndex(body[:i], `href="`)+6:]
+			next = strings.ReplaceAll(href[:strings.Index(href, `"`)], "&amp;", "&")
+		}
+	}
+	if len(seen) != 150 {
+		t.Errorf("the pages showed %d of the 150 files", len(seen))
+	}
+	if _, body := get(t, h, "/mutation/"+m.Commit); !strings.Contains(body, "Files 1–100 of 150") {
+		t.Errorf("the first page does not say which files it shows")
 	}
 }

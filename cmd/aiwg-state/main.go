@@ -177,7 +177,9 @@ Exit codes: 0 ok, 1 unexpected, 2 invalid key/path/value or usage,
 5 lock failure or lease held, 6 concurrent update (--expect mismatch).
 
 Environment: AIWG_STATE_STORE (the store), AIWG_AGENT (the agent),
-NO_COLOR, AIWG_PAGER (else GIT_PAGER, PAGER; default less -FRX).
+NO_COLOR, AIWG_PAGER (else GIT_PAGER, PAGER; default less -FRX),
+AIWG_STATE_NO_SERVE (run here even when aiwg-state serve runs: by
+default a command goes to the store's server when one runs).
 Completion: source <(aiwg-state completion bash), or zsh, fish.`
 
 // commandGroups build the commands, in the order help lists them.

@@ -513,6 +513,10 @@ func (ix *Index) catchUp(ctx context.Context, v *view, want []plumbing.Hash) err
 	if len(todo) > 1 && ix.repo.IsPartial() {
 		ix.prefetch(ctx, todo)
 	}
+	if len(todo) >= releaseEvery {
+		// Many commits made elsewhere (a push by plain git): as Rebuild.
+		defer ix.repo.LimitCache(rebuildCacheBytes)()
+	}
 	const batch = 2048
 	var recs []*record
 	flush := func() error {
@@ -577,7 +581,14 @@ func (ix *Index) fold() error {
 	}()); err != nil {
 		return err
 	}
-	if err := ix.writeFile(ix.snapshotPath(), buildSnapshot(gen, v.all())); err != nil {
+	b := newSnapBuilder(int(v.size()))
+	if v.snap != nil {
+		v.snap.each(b.add)
+	}
+	for _, c := range v.tail {
+		b.add(c)
+	}
+	if err := ix.writeFile(ix.snapshotPath(), b.finish(gen)); err != nil {
 		return err
 	}
 	for _, e := range names {

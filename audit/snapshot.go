@@ -226,20 +226,29 @@ func (s *snapshot) findMutation(id string) []int32 {
 	return out
 }
 
-// load decodes every commit of the snapshot, for folding into a new one.
-func (s *snapshot) load() []*commit {
-	out := make([]*commit, s.n)
-	for i := range out {
+// each hands every commit of the snapshot to fn in order, decoded into
+// one reused value (fn must not keep it), so a fold streams the snapshot
+// into the next instead of decoding it whole.
+func (s *snapshot) each(fn func(*commit)) {
+	type mut struct{ num, id uint32 }
+	muts := make([]mut, s.nmut)
+	for i := range muts {
+		muts[i] = mut{s.u32(s.mut + 8*i + 4), s.u32(s.mut + 8*i)}
+	}
+	sort.Slice(muts, func(a, b int) bool { return muts[a].num < muts[b].num })
+	c := &commit{}
+	for i := 0; i < s.n; i++ {
 		n := int32(i)
-		c := &commit{hash: s.hash(n), parents: s.parents(n), time: s.time(n), depth: s.depth(n), jump: s.jump(n)}
+		*c = commit{hash: s.hash(n), parents: s.parents(n), time: s.time(n), depth: s.depth(n), jump: s.jump(n)}
 		c.files, c.exact, c.deep = s.forward(n)
-		out[i] = c
+		for len(muts) > 0 && muts[0].num < uint32(i) {
+			muts = muts[1:]
+		}
+		if len(muts) > 0 && muts[0].num == uint32(i) {
+			c.mutID = "mut-" + leftPad(strconv.FormatUint(uint64(muts[0].id), 16))
+		}
+		fn(c)
 	}
-	for i := 0; i < s.nmut; i++ {
-		num := s.u32(s.mut + 8*i + 4)
-		out[num].mutID = "mut-" + leftPad(strconv.FormatUint(uint64(s.u32(s.mut+8*i)), 16))
-	}
-	return out
 }
 
 func leftPad(h string) string {
@@ -247,16 +256,6 @@ func leftPad(h string) string {
 		h = "0" + h
 	}
 	return h
-}
-
-// buildSnapshot writes every commit (numbered in topological order) into
-// the snapshot form.
-func buildSnapshot(gen uint64, commits []*commit) []byte {
-	b := newSnapBuilder(len(commits))
-	for _, c := range commits {
-		b.add(c)
-	}
-	return b.finish(gen)
 }
 
 // snapBuilder builds a snapshot one commit at a time, so that a full

@@ -220,7 +220,7 @@ func indexBuild(bin, storeDir string, n, runs int) {
 		slices.Sort(wall)
 		slices.Sort(cpu)
 		slices.Sort(rss)
-		fmt.Printf("%-9d %-40s wall %s (%s–%s), CPU %s (%s–%s), peak RSS %d MB (%d–%d)\n", n, what,
+		fmt.Printf("%-9d %-40s wall %s (%s–%s), CPU %s (%s–%s), peak RSS %d MiB (%d–%d)\n", n, what,
 			round(wall[len(wall)/2]), round(wall[0]), round(wall[len(wall)-1]),
 			round(cpu[len(cpu)/2]), round(cpu[0]), round(cpu[len(cpu)-1]),
 			rss[len(rss)/2]>>10, rss[0]>>10, rss[len(rss)-1]>>10)

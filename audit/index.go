@@ -478,7 +478,7 @@ func (ix *Index) records(ctx context.Context, todo []plumbing.Hash, emit func(*r
 				ix.Progress(i, len(todo))
 			}
 		}
-		if i%releaseEvery == 0 {
+		if i > 0 && i%releaseEvery == 0 {
 			// The walk and the records touch every page of the packs
 			// once; holding them all would make a long history's
 			// pass as large as its packs.

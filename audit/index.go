@@ -149,12 +149,22 @@ func (ix *Index) Add(c *repo.Commit) error {
 
 // recordOf computes what a commit changed against its first parent.
 func (ix *Index) recordOf(c *repo.Commit) (*record, error) {
+	return ix.recordAgainst(c, plumbing.ZeroHash, plumbing.ZeroHash)
+}
+
+// recordAgainst is recordOf for a caller that may know the first parent's
+// tree already (prevTree is the tree of commit prev): a walk in
+// topological order mostly meets a commit right after its parent, and
+// reading the parent again would cost a commit read per commit.
+func (ix *Index) recordAgainst(c *repo.Commit, prev, prevTree plumbing.Hash) (*record, error) {
 	r := &record{hash: c.Hash, parents: c.Parents, time: c.Committer.When.Unix()}
 	if id := c.Trailers().Get("Mutation-Id"); id != "" {
 		r.mutID = id
 	}
 	var base plumbing.Hash
-	if len(c.Parents) > 0 {
+	if len(c.Parents) > 0 && !prev.IsZero() && c.Parents[0] == prev {
+		base = prevTree
+	} else if len(c.Parents) > 0 {
 		p, err := ix.repo.ReadCommit(c.Parents[0])
 		if err != nil && !errors.Is(err, repo.ErrNotFound) && (!errors.Is(err, repo.ErrObjectMissing) || ix.repo.IsPartial()) {
 			return nil, err // a parent git lacks is a root, as in catchUp
@@ -304,7 +314,13 @@ func (ix *Index) view(ctx context.Context, tips ...plumbing.Hash) (*view, error)
 
 // prefetch brings, in a partial clone, the documents the records of todo
 // will compare, in one fetch rather than one per document.
-func (ix *Index) prefetch(ctx context.Context, todo []*repo.Commit) {
+func (ix *Index) prefetch(ctx context.Context, hashes []plumbing.Hash) {
+	todo := make([]*repo.Commit, 0, len(hashes))
+	for _, h := range hashes {
+		if c, err := ix.repo.ReadCommit(h); err == nil {
+			todo = append(todo, c)
+		}
+	}
 	// The trees first, for a clone that left them out too (tree:0): a
 	// fetch of a root tree brings its subtrees.
 	trees := make([]plumbing.Hash, 0, len(todo))
@@ -387,21 +403,42 @@ func (ix *Index) snapshotExists() bool {
 	return err == nil
 }
 
-// catchUp indexes the commits reachable from want that the index lacks,
-// walking parents only until it meets indexed commits.
-func (ix *Index) catchUp(ctx context.Context, v *view, want []plumbing.Hash) error {
+// unindexed lists the commits reachable from want that the index lacks,
+// parents before children, walking parents only until it meets indexed
+// commits. It keeps hashes only (the commits are read again as they are
+// indexed), so a walk over a long history costs tens of bytes a commit;
+// and the order lets each record be numbered as it comes instead of
+// waiting in pending for its parents.
+func (ix *Index) unindexed(v *view, want []plumbing.Hash) ([]plumbing.Hash, error) {
+	type frame struct {
+		h    plumbing.Hash
+		done bool // its parents are listed: list it
+	}
 	seen := map[plumbing.Hash]bool{}
-	var todo []*repo.Commit
-	stack := append([]plumbing.Hash(nil), want...)
+	var order []plumbing.Hash
+	stack := make([]frame, 0, len(want))
+	for i := len(want) - 1; i >= 0; i-- {
+		stack = append(stack, frame{h: want[i]})
+	}
 	for len(stack) > 0 {
-		h := stack[len(stack)-1]
+		f := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
+		if f.done {
+			order = append(order, f.h)
+			continue
+		}
+		h := f.h
 		if seen[h] || v.knows(h) || v.absent[h] {
 			continue
 		}
 		seen[h] = true
+		if len(seen)%releaseEvery == 0 {
+			ix.repo.ReleaseMapped() // as records does
+		}
 		if r := v.pending[h]; r != nil {
-			stack = append(stack, r.parents...)
+			for _, p := range r.parents {
+				stack = append(stack, frame{h: p})
+			}
 			continue
 		}
 		c, err := ix.repo.ReadCommit(h)
@@ -413,13 +450,72 @@ func (ix *Index) catchUp(ctx context.Context, v *view, want []plumbing.Hash) err
 			continue
 		}
 		if err != nil {
+			return nil, err
+		}
+		stack = append(stack, frame{h: h, done: true})
+		// First parent on top, so the first-parent chain comes out in one
+		// run and each commit mostly follows its first parent.
+		for i := len(c.Parents) - 1; i >= 0; i-- {
+			if p := c.Parents[i]; !seen[p] {
+				stack = append(stack, frame{h: p})
+			}
+		}
+	}
+	return order, nil
+}
+
+// records computes the record of each commit of todo in turn (in
+// unindexed's order), handing them to emit, with progress and
+// cancellation.
+func (ix *Index) records(ctx context.Context, todo []plumbing.Hash, emit func(*record) error) error {
+	var prev, prevTree plumbing.Hash
+	for i, h := range todo {
+		if i%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if ix.Progress != nil {
+				ix.Progress(i, len(todo))
+			}
+		}
+		if i > 0 && i%releaseEvery == 0 {
+			// The walk and the records touch every page of the packs
+			// once; holding them all would make a long history's
+			// pass as large as its packs.
+			ix.repo.ReleaseMapped()
+		}
+		c, err := ix.repo.ReadCommit(h)
+		if err != nil {
 			return err
 		}
-		todo = append(todo, c)
-		stack = append(stack, c.Parents...)
+		r, err := ix.recordAgainst(c, prev, prevTree)
+		if err != nil {
+			return err
+		}
+		prev, prevTree = c.Hash, c.Tree
+		if err := emit(r); err != nil {
+			return err
+		}
+	}
+	if ix.Progress != nil && len(todo) > 0 {
+		ix.Progress(len(todo), len(todo))
+	}
+	return nil
+}
+
+// catchUp indexes the commits reachable from want that the index lacks,
+// walking parents only until it meets indexed commits.
+func (ix *Index) catchUp(ctx context.Context, v *view, want []plumbing.Hash) error {
+	todo, err := ix.unindexed(v, want)
+	if err != nil {
+		return err
 	}
 	if len(todo) > 1 && ix.repo.IsPartial() {
 		ix.prefetch(ctx, todo)
+	}
+	if len(todo) >= releaseEvery {
+		// Many commits made elsewhere (a push by plain git): as Rebuild.
+		defer ix.repo.LimitCache(rebuildCacheBytes)()
 	}
 	const batch = 2048
 	var recs []*record
@@ -431,31 +527,18 @@ func (ix *Index) catchUp(ctx context.Context, v *view, want []plumbing.Hash) err
 		recs = recs[:0]
 		return nil
 	}
-	for i, c := range todo {
-		if i%256 == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if ix.Progress != nil {
-				ix.Progress(i, len(todo))
-			}
-		}
-		r, err := ix.recordOf(c)
-		if err != nil {
-			return err
-		}
+	err = ix.records(ctx, todo, func(r *record) error {
 		recs = append(recs, r)
 		if len(recs) == batch {
-			if err := flush(); err != nil {
-				return err
-			}
+			return flush()
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if err := flush(); err != nil {
 		return err
-	}
-	if ix.Progress != nil && len(todo) > 0 {
-		ix.Progress(len(todo), len(todo))
 	}
 	v.add(nil)
 	return nil
@@ -498,7 +581,14 @@ func (ix *Index) fold() error {
 	}()); err != nil {
 		return err
 	}
-	if err := ix.writeFile(ix.snapshotPath(), buildSnapshot(gen, v.all())); err != nil {
+	b := newSnapBuilder(int(v.size()))
+	if v.snap != nil {
+		v.snap.each(b.add)
+	}
+	for _, c := range v.tail {
+		b.add(c)
+	}
+	if err := ix.writeFile(ix.snapshotPath(), b.finish(gen)); err != nil {
 		return err
 	}
 	for _, e := range names {
@@ -534,32 +624,102 @@ func (ix *Index) writeFile(path string, data []byte) error {
 }
 
 // Rebuild throws the index away and indexes every commit reachable from
-// tips (usually every branch and tag), reporting progress.
+// tips (usually every branch and tag), reporting progress. It streams:
+// each commit's record goes straight into the new snapshot's compact form
+// (no log, no view), so its memory is the snapshot's size plus a hash per
+// commit, not every commit's strings. Commits that writers index while it
+// runs land in a log the new snapshot supersedes; a query indexes them
+// again.
 func (ix *Index) Rebuild(ctx context.Context, tips []plumbing.Hash) (int, error) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	ix.v = nil
+	if err := ix.checkShallow(); err != nil {
+		return 0, err
+	}
+	// Each tree and document is read about once: a small cache holds the
+	// parent's trees, which is all the walk reuses.
+	defer ix.repo.LimitCache(rebuildCacheBytes)()
+	v := newView(nil) // empty: only its absent set is used
+	todo, err := ix.unindexed(v, tips)
+	if err != nil {
+		return 0, err
+	}
+	if len(todo) > 1 && ix.repo.IsPartial() {
+		ix.prefetch(ctx, todo)
+	}
+	b := newSnapBuilder(len(todo))
+	num := make(map[plumbing.Hash]int32, len(todo))
+	depth := make([]int32, 0, len(todo))
+	jump := make([]int32, 0, len(todo))
+	c := &commit{}
+	err = ix.records(ctx, todo, func(r *record) error {
+		n := int32(len(depth))
+		*c = commit{hash: r.hash, time: r.time, mutID: r.mutID, files: r.files, exact: r.keys, deep: r.deep, parents: c.parents[:0]}
+		for _, p := range r.parents {
+			pn, ok := num[p]
+			if !ok {
+				pn = -1 // absent: unindexed lists parents first
+			}
+			c.parents = append(c.parents, pn)
+		}
+		// As view.number: a jump pointer skips as far as its parent's
+		// jump's jump when the two hops are the same length.
+		if fp := c.firstParent(); fp >= 0 {
+			c.depth = depth[fp] + 1
+			jp := jump[fp]
+			if depth[fp]-depth[jp] == depth[jp]-depth[jump[jp]] {
+				c.jump = jump[jp]
+			} else {
+				c.jump = fp
+			}
+		} else {
+			c.depth, c.jump = 0, n
+		}
+		depth = append(depth, c.depth)
+		jump = append(jump, c.jump)
+		num[r.hash] = n
+		b.add(c)
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	n := len(depth)
+	num, depth, jump, todo = nil, nil, nil, nil
+
 	unlock, err := ix.lock()
 	if err != nil {
 		return 0, err
 	}
+	defer unlock()
+	gen := ix.currentGen()
 	names, _ := os.ReadDir(ix.dir)
 	for _, e := range names {
-		if e.Name() == "snapshot" || strings.HasPrefix(e.Name(), "log.") {
+		if g, ok := strings.CutPrefix(e.Name(), "log."); ok {
+			if n, err := strconv.ParseUint(g, 10, 64); err == nil && n > gen {
+				gen = n
+			}
+		}
+	}
+	gen++
+	if err := ix.writeFile(ix.snapshotPath(), b.finish(gen)); err != nil {
+		return 0, err
+	}
+	for _, e := range names {
+		if strings.HasPrefix(e.Name(), "log.") {
 			os.Remove(filepath.Join(ix.dir, e.Name()))
 		}
 	}
-	unlock()
-	ix.v = newView(nil)
-	if err := ix.catchUp(ctx, ix.v, tips); err != nil {
-		return 0, err
-	}
-	n := len(ix.v.tail)
-	if err := ix.fold(); err != nil {
-		return 0, err
-	}
-	ix.v = nil
 	return n, nil
 }
+
+// releaseEvery is how many commits an indexing pass reads between
+// releases of the packs' mapped pages.
+const releaseEvery = 4096
+
+// rebuildCacheBytes bounds the object cache during Rebuild.
+const rebuildCacheBytes = 1 << 20
 
 // Stats describe the index for `reindex --json` and troubleshooting.
 type Stats struct {

@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -225,20 +226,29 @@ func (s *snapshot) findMutation(id string) []int32 {
 	return out
 }
 
-// load decodes every commit of the snapshot, for folding into a new one.
-func (s *snapshot) load() []*commit {
-	out := make([]*commit, s.n)
-	for i := range out {
+// each hands every commit of the snapshot to fn in order, decoded into
+// one reused value (fn must not keep it), so a fold streams the snapshot
+// into the next instead of decoding it whole.
+func (s *snapshot) each(fn func(*commit)) {
+	type mut struct{ num, id uint32 }
+	muts := make([]mut, s.nmut)
+	for i := range muts {
+		muts[i] = mut{s.u32(s.mut + 8*i + 4), s.u32(s.mut + 8*i)}
+	}
+	sort.Slice(muts, func(a, b int) bool { return muts[a].num < muts[b].num })
+	c := &commit{}
+	for i := 0; i < s.n; i++ {
 		n := int32(i)
-		c := &commit{hash: s.hash(n), parents: s.parents(n), time: s.time(n), depth: s.depth(n), jump: s.jump(n)}
+		*c = commit{hash: s.hash(n), parents: s.parents(n), time: s.time(n), depth: s.depth(n), jump: s.jump(n)}
 		c.files, c.exact, c.deep = s.forward(n)
-		out[i] = c
+		for len(muts) > 0 && muts[0].num < uint32(i) {
+			muts = muts[1:]
+		}
+		if len(muts) > 0 && muts[0].num == uint32(i) {
+			c.mutID = "mut-" + leftPad(strconv.FormatUint(uint64(muts[0].id), 16))
+		}
+		fn(c)
 	}
-	for i := 0; i < s.nmut; i++ {
-		num := s.u32(s.mut + 8*i + 4)
-		out[num].mutID = "mut-" + leftPad(strconv.FormatUint(uint64(s.u32(s.mut+8*i)), 16))
-	}
-	return out
 }
 
 func leftPad(h string) string {
@@ -248,104 +258,143 @@ func leftPad(h string) string {
 	return h
 }
 
-// buildSnapshot writes every commit (numbered in topological order) into
-// the snapshot form.
-func buildSnapshot(gen uint64, commits []*commit) []byte {
-	// Postings.
-	type lists struct{ sub, exact, deep []int32 }
-	post := map[string]*lists{}
-	get := func(k string) *lists {
-		l := post[k]
-		if l == nil {
-			l = &lists{}
-			post[k] = l
-		}
-		return l
-	}
-	add := func(l *[]int32, n int32) {
-		if len(*l) == 0 || (*l)[len(*l)-1] != n {
-			*l = append(*l, n)
-		}
-	}
-	for i, c := range commits {
-		n := int32(i)
-		for _, f := range c.files {
-			add(&get(fileKey(f)).sub, n)
-		}
-		for _, k := range c.exact {
-			add(&get(k).exact, n)
-			for _, p := range keyPrefixBytes(k) {
-				add(&get(k[:p]).sub, n)
-			}
-		}
-		for _, k := range c.deep {
-			add(&get(k).deep, n)
-		}
-	}
-	keys := make([]string, 0, len(post))
-	for k := range post {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	keyID := make(map[string]uint32, len(keys))
-	for i, k := range keys {
-		keyID[k] = uint32(i)
-	}
+// snapBuilder builds a snapshot one commit at a time, so that a full
+// rebuild streams: what it keeps per commit is the snapshot's own compact
+// form (48 bytes of commit table and the forward key ids), never the
+// commit's strings. Keys are interned as they come, with provisional ids
+// in order of first sight, and renumbered in sorted order by finish.
+type snapBuilder struct {
+	keyID            map[string]uint32
+	keys             []string
+	post             [][3][]int32 // by provisional id: sub, exact, deep
+	commitsB, extraB []byte
+	fwdB             []uint32 // provisional key ids
+	muts             []mutEntry
+	n                int32
+}
 
-	var commitsB, hashB, extraB, fwdB, dictB, strsB, postsB, mutB []byte
+type mutEntry struct{ id, num uint32 }
+
+// newSnapBuilder sizes the commit table for n commits up front: growing
+// it by doubling would hold two copies at once.
+func newSnapBuilder(n int) *snapBuilder {
+	return &snapBuilder{keyID: map[string]uint32{}, commitsB: make([]byte, 0, n*commitSize)}
+}
+
+func (b *snapBuilder) id(k string) uint32 {
+	if id, ok := b.keyID[k]; ok {
+		return id
+	}
+	id := uint32(len(b.keys))
+	k = strings.Clone(k) // the caller's string may pin a whole record
+	b.keyID[k] = id
+	b.keys = append(b.keys, k)
+	b.post = append(b.post, [3][]int32{})
+	return id
+}
+
+func (b *snapBuilder) post1(id uint32, kind int, n int32) {
+	l := b.post[id][kind]
+	if len(l) == 0 || l[len(l)-1] != n {
+		b.post[id][kind] = append(l, n)
+	}
+}
+
+// add appends the next commit; its parents, depth and jump are numbers of
+// commits added before it.
+func (b *snapBuilder) add(c *commit) {
+	n := b.n
+	b.n++
 	le := binary.LittleEndian
-	type mutEntry struct{ id, num uint32 }
-	var muts []mutEntry
-	hashes := make([]int, len(commits))
-	for i, c := range commits {
-		hashes[i] = i
-		commitsB = append(commitsB, c.hash[:]...)
-		fp := c.firstParent()
-		if len(c.parents) == 0 {
-			fp = rootMark
+	b.commitsB = append(b.commitsB, c.hash[:]...)
+	fp := c.firstParent()
+	if len(c.parents) == 0 {
+		fp = rootMark
+	}
+	b.commitsB = le.AppendUint32(b.commitsB, uint32(fp))
+	b.commitsB = le.AppendUint32(b.commitsB, uint32(c.jump))
+	b.commitsB = le.AppendUint32(b.commitsB, uint32(c.depth))
+	if len(c.parents) > 1 {
+		b.commitsB = le.AppendUint32(b.commitsB, uint32(len(b.extraB)))
+		b.extraB = le.AppendUint32(b.extraB, uint32(len(c.parents)))
+		for _, p := range c.parents {
+			b.extraB = le.AppendUint32(b.extraB, uint32(p))
 		}
-		commitsB = le.AppendUint32(commitsB, uint32(fp))
-		commitsB = le.AppendUint32(commitsB, uint32(c.jump))
-		commitsB = le.AppendUint32(commitsB, uint32(c.depth))
-		if len(c.parents) > 1 {
-			commitsB = le.AppendUint32(commitsB, uint32(len(extraB)))
-			extraB = le.AppendUint32(extraB, uint32(len(c.parents)))
-			for _, p := range c.parents {
-				extraB = le.AppendUint32(extraB, uint32(p))
-			}
-		} else {
-			commitsB = le.AppendUint32(commitsB, noExtra)
-		}
-		commitsB = le.AppendUint32(commitsB, uint32(len(fwdB)))
-		fwdB = le.AppendUint32(fwdB, uint32(len(c.files)))
-		fwdB = le.AppendUint32(fwdB, uint32(len(c.exact)))
-		fwdB = le.AppendUint32(fwdB, uint32(len(c.deep)))
-		for _, f := range c.files {
-			fwdB = le.AppendUint32(fwdB, keyID[fileKey(f)])
-		}
-		for _, list := range [][]string{c.exact, c.deep} {
-			for _, k := range list {
-				fwdB = le.AppendUint32(fwdB, keyID[k])
-			}
-		}
-		commitsB = le.AppendUint64(commitsB, uint64(c.time))
-		if v, ok := mutNumber(c.mutID); ok {
-			muts = append(muts, mutEntry{v, uint32(i)})
+	} else {
+		b.commitsB = le.AppendUint32(b.commitsB, noExtra)
+	}
+	b.commitsB = le.AppendUint32(b.commitsB, uint32(4*len(b.fwdB)))
+	b.commitsB = le.AppendUint64(b.commitsB, uint64(c.time))
+	b.fwdB = append(b.fwdB, uint32(len(c.files)), uint32(len(c.exact)), uint32(len(c.deep)))
+	for _, f := range c.files {
+		id := b.id(fileKey(f))
+		b.post1(id, 0, n)
+		b.fwdB = append(b.fwdB, id)
+	}
+	for _, k := range c.exact {
+		id := b.id(k)
+		b.post1(id, 1, n)
+		b.fwdB = append(b.fwdB, id)
+		for _, p := range keyPrefixBytes(k) {
+			b.post1(b.id(k[:p]), 0, n)
 		}
 	}
-	sort.Slice(hashes, func(a, b int) bool {
-		return bytes.Compare(commits[hashes[a]].hash[:], commits[hashes[b]].hash[:]) < 0
-	})
+	for _, k := range c.deep {
+		id := b.id(k)
+		b.post1(id, 2, n)
+		b.fwdB = append(b.fwdB, id)
+	}
+	if v, ok := mutNumber(c.mutID); ok {
+		b.muts = append(b.muts, mutEntry{v, uint32(n)})
+	}
+}
+
+// finish renumbers the keys in sorted order and lays the sections out.
+func (b *snapBuilder) finish(gen uint64) []byte {
+	le := binary.LittleEndian
+	order := make([]uint32, len(b.keys)) // sorted position -> provisional id
+	for i := range order {
+		order[i] = uint32(i)
+	}
+	sort.Slice(order, func(i, j int) bool { return b.keys[order[i]] < b.keys[order[j]] })
+	remap := make([]uint32, len(b.keys)) // provisional id -> sorted position
+	for i, id := range order {
+		remap[id] = uint32(i)
+	}
+	fwdB := make([]byte, 0, 4*len(b.fwdB))
+	for i := 0; i < len(b.fwdB); {
+		cnt := int(b.fwdB[i] + b.fwdB[i+1] + b.fwdB[i+2])
+		fwdB = le.AppendUint32(fwdB, b.fwdB[i])
+		fwdB = le.AppendUint32(fwdB, b.fwdB[i+1])
+		fwdB = le.AppendUint32(fwdB, b.fwdB[i+2])
+		for _, id := range b.fwdB[i+3 : i+3+cnt] {
+			fwdB = le.AppendUint32(fwdB, remap[id])
+		}
+		i += 3 + cnt
+	}
+	b.fwdB = nil
+
+	n := int(b.n)
+	hashes := make([]int32, n)
+	for i := range hashes {
+		hashes[i] = int32(i)
+	}
+	hashAt := func(i int32) []byte { return b.commitsB[int(i)*commitSize : int(i)*commitSize+20] }
+	sort.Slice(hashes, func(x, y int) bool { return bytes.Compare(hashAt(hashes[x]), hashAt(hashes[y])) < 0 })
+	hashB := make([]byte, 0, n*hashIdxSize)
 	for _, i := range hashes {
-		hashB = append(hashB, commits[i].hash[:]...)
+		hashB = append(hashB, hashAt(i)...)
 		hashB = le.AppendUint32(hashB, uint32(i))
 	}
-	for _, k := range keys {
-		l := post[k]
+	hashes = nil
+
+	var dictB, strsB, postsB, mutB []byte
+	for _, id := range order {
+		k := b.keys[id]
 		dictB = le.AppendUint32(dictB, uint32(len(strsB)))
 		dictB = le.AppendUint32(dictB, uint32(len(k)))
 		strsB = append(strsB, k...)
-		for _, list := range [][]int32{l.sub, l.exact, l.deep} {
+		for _, list := range b.post[id] {
 			dictB = le.AppendUint32(dictB, uint32(len(postsB)/4))
 			dictB = le.AppendUint32(dictB, uint32(len(list)))
 			for _, n := range list {
@@ -353,6 +402,7 @@ func buildSnapshot(gen uint64, commits []*commit) []byte {
 			}
 		}
 	}
+	muts := b.muts
 	sort.Slice(muts, func(a, b int) bool {
 		if muts[a].id != muts[b].id {
 			return muts[a].id < muts[b].id
@@ -364,14 +414,19 @@ func buildSnapshot(gen uint64, commits []*commit) []byte {
 		mutB = le.AppendUint32(mutB, m.num)
 	}
 
-	out := make([]byte, snapHeaderSize)
+	secs := [][]byte{b.commitsB, hashB, b.extraB, fwdB, dictB, strsB, postsB, mutB}
+	size := snapHeaderSize
+	for _, sec := range secs {
+		size += len(sec)
+	}
+	out := make([]byte, snapHeaderSize, size)
 	copy(out, snapMagic)
 	le.PutUint32(out[12:], snapVersion)
 	le.PutUint64(out[16:], gen)
-	le.PutUint32(out[24:], uint32(len(commits)))
-	le.PutUint32(out[28:], uint32(len(keys)))
+	le.PutUint32(out[24:], uint32(n))
+	le.PutUint32(out[28:], uint32(len(b.keys)))
 	le.PutUint32(out[32:], uint32(len(muts)))
-	for i, sec := range [][]byte{commitsB, hashB, extraB, fwdB, dictB, strsB, postsB, mutB} {
+	for i, sec := range secs {
 		le.PutUint64(out[40+8*i:], uint64(len(out)))
 		out = append(out, sec...)
 	}

@@ -273,12 +273,3 @@ func (v *view) number(r *record) {
 		v.tailMut[r.mutID] = append(v.tailMut[r.mutID], n)
 	}
 }
-
-// all returns every numbered commit, for folding into a snapshot.
-func (v *view) all() []*commit {
-	var out []*commit
-	if v.snap != nil {
-		out = v.snap.load()
-	}
-	return append(out, v.tail...)
-}

@@ -409,6 +409,11 @@ func (c *lru) put(k plumbing.Hash, v any) {
 		c.items[k] = c.ll.PushFront(&lruEntry{k, v, size})
 		c.bytes += size
 	}
+	c.trim()
+}
+
+// trim evicts the oldest entries until the cache is within its bounds.
+func (c *lru) trim() {
 	// The newest entry stays, whatever it weighs: it is about to be read.
 	for c.ll.Len() > 1 && (c.ll.Len() > c.max || c.bytes > c.maxBytes) {
 		old := c.ll.Back()
@@ -436,4 +441,41 @@ func sizeOf(v any) int64 {
 		return overhead + 512 + int64(len(v.Message))
 	}
 	return overhead
+}
+
+// LimitCache lowers the memory bounds of the object cache and of the
+// delta-base cache to maxBytes each (it never raises them) until the
+// returned function restores them. A pass that reads each object about
+// once, as a full reindex does, gains nothing from large caches and would
+// otherwise fill them with objects it never reads again.
+func (r *Repo) LimitCache(maxBytes int64) (restore func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	caches := []*lru{r.cache, r.objs.bases}
+	old := make([]int64, len(caches))
+	for i, c := range caches {
+		old[i] = c.maxBytes
+		if maxBytes < c.maxBytes {
+			c.maxBytes = maxBytes
+			c.trim()
+		}
+	}
+	return func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		for i, c := range caches {
+			c.maxBytes = old[i]
+		}
+	}
+}
+
+// ReleaseMapped tells the kernel this process is done with the pages of
+// the packs and indexes it has mapped. They stay in the page cache (a
+// later read faults them back in cheaply), but stop counting in this
+// process's resident memory: a pass over the whole history touches every
+// page of every pack once, and would otherwise hold them all.
+func (r *Repo) ReleaseMapped() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.objs.releaseMapped()
 }

@@ -15,13 +15,15 @@
 // for a busy variable (changed ~N/1000 times, chosen at random per commit)
 // and a rare one (changed exactly 10 times at either size), with git's
 // commit-graph written with Bloom filters (--changed-paths). The index is
-// built first with `aiwg-state reindex` (timed: the one-time cost on a
-// history written by plain git). A smaller run goes through our own write
-// path (Store.Set, index maintained by the after-commit hook) and reports
-// the hook's share of a write.
+// built first with `aiwg-state reindex`: the one-time cost on a history
+// written by plain git, timed (wall, CPU, peak memory) interleaved with
+// git's commit-graph write from scratch. A smaller run goes through our
+// own write path (Store.Set, index maintained by the after-commit hook)
+// and reports the hook's share of a write.
 //
 //	go run ./bench/audit                    # 10k and 100k, 2,000 own writes
 //	go run ./bench/audit -sizes 10000 -runs 5
+//	go run ./bench/audit -sizes 1000000 -runs 3 -own 0   # a million commits: the build takes minutes
 package main
 
 import (
@@ -33,8 +35,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -52,6 +56,7 @@ func main() {
 	runs := flag.Int("runs", 7, "timed runs per command (median reported)")
 	own := flag.Int("own", 2000, "mutations through our own write path")
 	keep := flag.Bool("keep", false, "keep the stores (their directory is printed)")
+	indexRuns := flag.Int("index-runs", 3, "interleaved runs of git commit-graph write and aiwg-state reindex per size")
 	flag.Parse()
 	work, err := os.MkdirTemp("", "aiwg-audit-bench-")
 	check(err)
@@ -72,17 +77,14 @@ func main() {
 		t0 := time.Now()
 		busyChanges := fastImport(storeDir, n)
 		build := time.Since(t0)
-		t0 = time.Now()
-		git(storeDir, "commit-graph", "write", "--reachable", "--changed-paths")
-		graph := time.Since(t0)
-		t0 = time.Now()
-		run(bin, "reindex", "--store", storeDir)
-		reindex := time.Since(t0)
-		fmt.Printf("%-9d (fast-import %s, commit-graph %s, aiwg-state reindex %s)\n", n, round(build), round(graph), round(reindex))
+		fmt.Printf("%-9d (fast-import %s)\n", n, round(build))
+		indexBuild(bin, storeDir, n, *indexRuns)
 		compare(bin, storeDir, n, "busy", "variables/v0042.json", busyChanges, *runs)
 		compare(bin, storeDir, n, "rare", "variables/rare.json", 10, *runs)
 	}
-	ownWritePath(bin, work, *own, *runs)
+	if *own > 0 {
+		ownWritePath(bin, work, *own, *runs)
+	}
 }
 
 func compare(bin, storeDir string, n int, label, file string, changes, runs int) {
@@ -178,6 +180,53 @@ func ownWritePath(bin, work string, n, runs int) {
 		variables, n, round(benchutil.Median(writes)), round(benchutil.Median(hooks)))
 	total := variables + n + 1
 	compare(bin, dir, total, "own", "variables/v0042.json", 10+1, runs)
+}
+
+// indexBuild times git's commit-graph write (from scratch, Bloom filters
+// included) and our reindex, interleaved: wall time, CPU (user+system) and
+// peak resident memory, medians with ranges.
+func indexBuild(bin, storeDir string, n, runs int) {
+	type sample struct {
+		wall, cpu time.Duration
+		rss       int64
+	}
+	measure := func(name string, args ...string) sample {
+		cmd := exec.Command(name, args...)
+		t0 := time.Now()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+			os.Exit(1)
+		}
+		ps := cmd.ProcessState
+		rss := int64(0)
+		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+			rss = int64(ru.Maxrss) // KiB on Linux
+		}
+		return sample{time.Since(t0), ps.UserTime() + ps.SystemTime(), rss}
+	}
+	var g, o []sample
+	for i := 0; i < runs; i++ {
+		os.Remove(filepath.Join(storeDir, "objects", "info", "commit-graph"))
+		os.RemoveAll(filepath.Join(storeDir, "objects", "info", "commit-graphs"))
+		g = append(g, measure("git", "--git-dir", storeDir, "commit-graph", "write", "--reachable", "--changed-paths"))
+		o = append(o, measure(bin, "reindex", "--store", storeDir))
+	}
+	row := func(what string, ss []sample) {
+		var wall, cpu []time.Duration
+		var rss []int64
+		for _, s := range ss {
+			wall, cpu, rss = append(wall, s.wall), append(cpu, s.cpu), append(rss, s.rss)
+		}
+		slices.Sort(wall)
+		slices.Sort(cpu)
+		slices.Sort(rss)
+		fmt.Printf("%-9d %-40s wall %s (%s–%s), CPU %s (%s–%s), peak RSS %d MiB (%d–%d)\n", n, what,
+			round(wall[len(wall)/2]), round(wall[0]), round(wall[len(wall)-1]),
+			round(cpu[len(cpu)/2]), round(cpu[0]), round(cpu[len(cpu)-1]),
+			rss[len(rss)/2]>>10, rss[0]>>10, rss[len(rss)-1]>>10)
+	}
+	row("git commit-graph write --changed-paths", g)
+	row("aiwg-state reindex", o)
 }
 
 func median(runs int, fn func()) time.Duration {

@@ -250,7 +250,7 @@ func TestIncrementalAndAt(t *testing.T) {
 	same(t, "commits then", query(t, db, `SELECT count(DISTINCT commit_id) FROM mutations`, at), []string{wantN})
 	same(t, "HEAD~4", query(t, db, `SELECT count(*) FROM mutations WHERE agent='dave'`, store.ReadOptions{At: "HEAD~4"}), []string{"0"})
 
-	// Past a merge, the past revision's history is read, not copied from
+	// Past a merge, the past revision's history is read, not taken from
 	// the branch's index: a merge made with plain git of HEAD~2 into HEAD.
 	tree := strings.TrimSpace(git(t, st, "rev-parse", "HEAD^{tree}"))
 	merge := strings.TrimSpace(git(t, st, "commit-tree", tree, "-p", "HEAD", "-p", "HEAD~2", "-m", "merge"))

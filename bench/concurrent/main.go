@@ -53,7 +53,7 @@ func main() {
 	// A child asked to do one floor write: the process-per-write floor.
 	if len(os.Args) == 5 && os.Args[1] == "-floor-write" {
 		i, _ := strconv.Atoi(os.Args[3])
-		floorWrite(os.Args[2], i, os.Args[4] == "sync")
+		benchutil.FloorWrite(os.Args[2], i, os.Args[4] == "sync")
 		return
 	}
 	writersFlag := flag.String("writers", "1,16,64", "writer counts, comma-separated")
@@ -240,7 +240,7 @@ type targetSet struct {
 func (b *bench) setup(ctx context.Context, sync bool, modes []string) *targetSet {
 	label := map[bool]string{false: "nosync", true: "sync"}[sync]
 	t := &targetSet{b: b, sync: sync}
-	t.floorDir = seedFloor(b.work, label)
+	t.floorDir = benchutil.SeedFloor(filepath.Join(b.work, "floor-"+label, "docs"))
 	for _, m := range modes {
 		switch m {
 		case "api":
@@ -297,7 +297,7 @@ func (t *targetSet) run(ctx context.Context, mode string, w int, d time.Duration
 	case "floor/inproc":
 		write = func(writer int, _ int64) (time.Duration, error) {
 			t0 := time.Now()
-			floorWrite(t.floorDir, writer, t.sync)
+			benchutil.FloorWrite(t.floorDir, writer, t.sync)
 			return time.Since(t0), nil
 		}
 	case "api":
@@ -453,38 +453,6 @@ var (
 	docBody   = benchutil.DocBody
 	seedStore = benchutil.SeedStore
 )
-
-// seedFloor writes the documents as plain files, for the floor to replace.
-func seedFloor(work, label string) string {
-	dir := filepath.Join(work, "floor-"+label, "docs")
-	check(os.MkdirAll(dir, 0o755))
-	for i := 0; i < docs; i++ {
-		check(os.WriteFile(filepath.Join(dir, fmt.Sprintf("doc-%04d.json", i)), []byte(docBody(i)), 0o644))
-	}
-	return dir
-}
-
-// floorWrite replaces one document without versioning it: a temp file
-// renamed over it, with the file and its directory flushed under fsync.
-func floorWrite(dir string, i int, sync bool) {
-	body := []byte(docBody(i % docs))
-	dst := filepath.Join(dir, fmt.Sprintf("doc-%04d.json", i%docs))
-	f, err := os.CreateTemp(dir, ".tmp-")
-	check(err)
-	_, err = f.Write(body)
-	check(err)
-	if sync {
-		check(f.Sync())
-	}
-	check(f.Close())
-	check(os.Rename(f.Name(), dst))
-	if sync {
-		d, err := os.Open(dir)
-		check(err)
-		check(d.Sync())
-		d.Close()
-	}
-}
 
 func check(err error) {
 	if err != nil {

@@ -67,7 +67,7 @@ func main() {
 
 	for _, sync := range []bool{false, true} {
 		label := map[bool]string{false: "no fsync", true: "fsync"}[sync]
-		floorDir := seedFloor(work, sync)
+		floorDir := benchutil.SeedFloor(filepath.Join(work, fmt.Sprintf("floor-%v", sync), "docs"))
 		st := seedStore(ctx, filepath.Join(work, "api-"+label), sync)
 		var m1 runtime.MemStats
 		floor := make([]time.Duration, 0, *n)
@@ -95,7 +95,9 @@ func main() {
 			// Set would otherwise run during the next floor write.
 			if i%interleave == 0 {
 				for j := i; j < min(i+interleave, *n); j++ {
-					floor = append(floor, floorWrite(floorDir, j, sync))
+					t0 := time.Now()
+					benchutil.FloorWrite(floorDir, j, sync)
+					floor = append(floor, time.Since(t0))
 				}
 				for j := i; j < min(i+interleave, *n); j++ {
 					minimum = append(minimum, fm.mutate(j))
@@ -210,40 +212,6 @@ var (
 	docBody   = benchutil.DocBody
 	seedStore = benchutil.SeedStore
 )
-
-// seedFloor writes the documents as plain files, for the floor to replace.
-func seedFloor(work string, sync bool) string {
-	dir := filepath.Join(work, fmt.Sprintf("floor-%v", sync), "docs")
-	check(os.MkdirAll(dir, 0o755))
-	for i := 0; i < docs; i++ {
-		check(os.WriteFile(filepath.Join(dir, fmt.Sprintf("doc-%04d.json", i)), []byte(docBody(i)), 0o644))
-	}
-	return dir
-}
-
-// floorWrite replaces one document without versioning it: a temp file
-// renamed over it, with the file and its directory flushed under fsync.
-func floorWrite(dir string, i int, sync bool) time.Duration {
-	body := []byte(docBody(i % docs))
-	t0 := time.Now()
-	dst := filepath.Join(dir, fmt.Sprintf("doc-%04d.json", i%docs))
-	f, err := os.CreateTemp(dir, ".tmp-")
-	check(err)
-	_, err = f.Write(body)
-	check(err)
-	if sync {
-		check(f.Sync())
-	}
-	check(f.Close())
-	check(os.Rename(f.Name(), dst))
-	if sync {
-		d, err := os.Open(dir)
-		check(err)
-		check(d.Sync())
-		d.Close()
-	}
-	return time.Since(t0)
-}
 
 // plumber scripts one mutation as a git user would without aiwg-state:
 // rev-parse, hash-object, update-index on a scratch index, write-tree,

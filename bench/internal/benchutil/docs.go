@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
 	"github.com/aiwg/aiwg-state/store"
@@ -38,4 +39,43 @@ func SeedStore(ctx context.Context, dir string, sync bool) *aiwgstate.Store {
 		os.Exit(1)
 	}
 	return st
+}
+
+// SeedFloor writes the Docs documents as plain files in dir, for
+// FloorWrite to replace: the floor a versioned write is measured against.
+func SeedFloor(dir string) string {
+	must(os.MkdirAll(dir, 0o755))
+	for i := 0; i < Docs; i++ {
+		must(os.WriteFile(filepath.Join(dir, fmt.Sprintf("doc-%04d.json", i)), []byte(DocBody(i)), 0o644))
+	}
+	return dir
+}
+
+// FloorWrite replaces document i of a SeedFloor directory without
+// versioning it: a temp file renamed over it, with the file and its
+// directory flushed under fsync.
+func FloorWrite(dir string, i int, sync bool) {
+	dst := filepath.Join(dir, fmt.Sprintf("doc-%04d.json", i%Docs))
+	f, err := os.CreateTemp(dir, ".tmp-")
+	must(err)
+	_, err = f.Write([]byte(DocBody(i % Docs)))
+	must(err)
+	if sync {
+		must(f.Sync())
+	}
+	must(f.Close())
+	must(os.Rename(f.Name(), dst))
+	if sync {
+		d, err := os.Open(dir)
+		must(err)
+		must(d.Sync())
+		d.Close()
+	}
+}
+
+func must(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 }

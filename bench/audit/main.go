@@ -94,7 +94,7 @@ func compare(bin, storeDir string, n int, label, file string, changes, runs int)
 		gs := "-"
 		ratio := "-"
 		if theirs != nil {
-			g = median(runs, func() { git(storeDir, theirs...) })
+			g = median(runs, func() { benchutil.Git(storeDir, theirs...) })
 			gs = round(g)
 			ratio = fmt.Sprintf("%.2f", float64(o)/float64(g))
 		}
@@ -102,7 +102,7 @@ func compare(bin, storeDir string, n int, label, file string, changes, runs int)
 	}
 	// Both must list the same commits.
 	ours := strings.Count(run(bin, "log", file, "--store", storeDir), "\n")
-	theirs := strings.Count(git(storeDir, "log", "--first-parent", "--format=%H", "--", file), "\n")
+	theirs := strings.Count(benchutil.Git(storeDir, "log", "--first-parent", "--format=%H", "--", file), "\n")
 	if ours != theirs {
 		fmt.Fprintf(os.Stderr, "log %s: aiwg-state lists %d commits, git %d\n", file, ours, theirs)
 		os.Exit(1)
@@ -174,8 +174,8 @@ func ownWritePath(bin, work string, n, runs int) {
 	}
 	st.Close()
 	scratch.Close()
-	git(dir, "gc", "-q")
-	git(dir, "commit-graph", "write", "--reachable", "--changed-paths")
+	benchutil.Git(dir, "gc", "-q")
+	benchutil.Git(dir, "commit-graph", "write", "--reachable", "--changed-paths")
 	fmt.Printf("\nown write path: %d variables seeded, then %d Store.Set: median write %s, of which the index hook %s\n",
 		variables, n, round(benchutil.Median(writes)), round(benchutil.Median(hooks)))
 	total := variables + n + 1
@@ -244,15 +244,6 @@ func run(bin string, args ...string) string {
 	out, err := exec.Command(bin, args...).Output()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "aiwg-state %s: %v\n", strings.Join(args, " "), err)
-		os.Exit(1)
-	}
-	return string(out)
-}
-
-func git(storeDir string, args ...string) string {
-	out, err := exec.Command("git", append([]string{"--git-dir", storeDir}, args...)...).Output()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "git %s: %v\n", strings.Join(args, " "), err)
 		os.Exit(1)
 	}
 	return string(out)

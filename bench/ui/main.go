@@ -23,7 +23,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -64,7 +63,7 @@ func main() {
 	t0 := time.Now()
 	benchutil.FastImport(dir, *commits, variables)
 	build := time.Since(t0)
-	gitRun(dir, "commit-graph", "write", "--reachable", "--changed-paths")
+	benchutil.Git(dir, "commit-graph", "write", "--reachable", "--changed-paths")
 	st, err := aiwgstate.Open(ctx, dir, store.Options{NoSync: true})
 	check(err)
 	defer st.Close()
@@ -194,16 +193,7 @@ func populate(ctx context.Context, st *aiwgstate.Store) (state, traj, deep strin
 }
 
 func firstCommit(dir string) string {
-	return strings.TrimSpace(gitRun(dir, "rev-list", "--max-parents=0", "main"))
-}
-
-func gitRun(dir string, args ...string) string {
-	out, err := exec.Command("git", append([]string{"--git-dir", dir}, args...)...).Output()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "git %s: %v\n", strings.Join(args, " "), err)
-		os.Exit(1)
-	}
-	return string(out)
+	return strings.TrimSpace(benchutil.Git(dir, "rev-list", "--max-parents=0", "main"))
 }
 
 func round(d time.Duration) string {

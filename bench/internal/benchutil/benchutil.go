@@ -44,3 +44,14 @@ func Median(ds []time.Duration) time.Duration {
 	slices.Sort(s)
 	return s[len(s)/2]
 }
+
+// Git runs git on the repository at gitDir and returns its output; when
+// git fails it says so and ends the program.
+func Git(gitDir string, args ...string) string {
+	out, err := exec.Command("git", append([]string{"--git-dir", gitDir}, args...)...).Output()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "git %s: %v\n", strings.Join(args, " "), err)
+		os.Exit(1)
+	}
+	return string(out)
+}

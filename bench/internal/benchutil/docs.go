@@ -44,9 +44,9 @@ func SeedStore(ctx context.Context, dir string, sync bool) *aiwgstate.Store {
 // SeedFloor writes the Docs documents as plain files in dir, for
 // FloorWrite to replace: the floor a versioned write is measured against.
 func SeedFloor(dir string) string {
-	must(os.MkdirAll(dir, 0o755))
+	check(os.MkdirAll(dir, 0o755))
 	for i := 0; i < Docs; i++ {
-		must(os.WriteFile(filepath.Join(dir, fmt.Sprintf("doc-%04d.json", i)), []byte(DocBody(i)), 0o644))
+		check(os.WriteFile(filepath.Join(dir, fmt.Sprintf("doc-%04d.json", i)), []byte(DocBody(i)), 0o644))
 	}
 	return dir
 }
@@ -57,25 +57,18 @@ func SeedFloor(dir string) string {
 func FloorWrite(dir string, i int, sync bool) {
 	dst := filepath.Join(dir, fmt.Sprintf("doc-%04d.json", i%Docs))
 	f, err := os.CreateTemp(dir, ".tmp-")
-	must(err)
+	check(err)
 	_, err = f.Write([]byte(DocBody(i % Docs)))
-	must(err)
+	check(err)
 	if sync {
-		must(f.Sync())
+		check(f.Sync())
 	}
-	must(f.Close())
-	must(os.Rename(f.Name(), dst))
+	check(f.Close())
+	check(os.Rename(f.Name(), dst))
 	if sync {
 		d, err := os.Open(dir)
-		must(err)
-		must(d.Sync())
+		check(err)
+		check(d.Sync())
 		d.Close()
-	}
-}
-
-func must(err error) {
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
 	}
 }

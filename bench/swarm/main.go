@@ -136,14 +136,18 @@ type result struct {
 	fetchPerSync      []float64 // bytes, one figure per agent
 	pushAdvPerSync    []float64
 	idleFetch         []float64 // bytes of a sync with nothing new, per agent
-	passes            []pass
-	fullPass          pass
-	serverCPU         time.Duration
-	integratorCPU     time.Duration
-	clientCPU         time.Duration
-	health            *hooks.ServerHealth
-	lost              []string
-	errs              []string
+	// perBrought is, for each agent that synced after the last pass, all it
+	// fetched in the run divided by the mutations of the other agents (all
+	// of which it then holds): the model's β, whatever pace main kept.
+	perBrought    []float64
+	passes        []pass
+	fullPass      pass
+	serverCPU     time.Duration
+	integratorCPU time.Duration
+	clientCPU     time.Duration
+	health        *hooks.ServerHealth
+	lost          []string
+	errs          []string
 }
 
 type pass struct {
@@ -375,6 +379,11 @@ func runSwarm(ctx context.Context, dir, bin string, n int) *result {
 	r.idleFetch = idle
 
 	r.collect(agents)
+	for _, a := range sample {
+		if others := r.mutations - a.done; others > 0 {
+			r.perBrought = append(r.perBrought, float64(a.counter.FetchDown.Load())/float64(others))
+		}
+	}
 	r.lost = verify(ctx, coord, agents)
 	r.health, err = hooks.Doctor(ctx, server)
 	check(err)
@@ -547,6 +556,11 @@ func (r *result) print() {
 	slices.Sort(r.idleFetch)
 	if len(r.idleFetch) > 0 {
 		fmt.Printf("  a sync with nothing new on main: fetch %.0f bytes (range %.0f-%.0f)\n", r.idleFetch[len(r.idleFetch)/2], r.idleFetch[0], r.idleFetch[len(r.idleFetch)-1])
+	}
+	slices.Sort(r.perBrought)
+	if len(r.perBrought) > 0 {
+		fmt.Printf("  fetched over the run per mutation of the other agents (%d agents that synced after the last pass): %.0f bytes (range %.0f-%.0f)\n",
+			len(r.perBrought), r.perBrought[len(r.perBrought)/2], r.perBrought[0], r.perBrought[len(r.perBrought)-1])
 	}
 	var took []time.Duration
 	movedSum := 0

@@ -3,8 +3,9 @@
 //
 // It keeps an index beside the repository (under <gitdir>/aiwg/index),
 // outside the versioned tree: for every commit, the files it changed
-// against its first parent and, inside JSON documents, the key paths whose
-// value changed. The index is two kinds of file:
+// against its first parent (with their new blobs, so reading a document's
+// version at any commit costs no tree reads) and, inside JSON documents,
+// the key paths whose value changed. The index is two kinds of file:
 //
 //   - log.<gen>: append-only records, one per commit, each framed by a magic
 //     number, a length and a CRC-32. Writers append under an flock on the

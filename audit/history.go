@@ -412,18 +412,13 @@ func (q *query) doc(c plumbing.Hash, file string) (docVal, error) {
 		return d, nil
 	}
 	var d docVal
-	cm, err := q.ix.repo.ReadCommit(c)
+	blob, err := q.blobAt(c, file)
 	if err != nil {
 		return d, err
 	}
-	e, err := q.ix.repo.Lookup(cm.Tree, file)
-	switch {
-	case errors.Is(err, repo.ErrNotFound) || (err == nil && e.IsDir()):
-	case err != nil:
-		return d, err
-	default:
-		d.blob = e.Hash
-		data, err := q.ix.repo.ReadBlob(e.Hash)
+	if !blob.IsZero() {
+		d.blob = blob
+		data, err := q.ix.repo.ReadBlob(blob)
 		if err != nil {
 			return d, err
 		}
@@ -434,10 +429,39 @@ func (q *query) doc(c plumbing.Hash, file string) (docVal, error) {
 	return d, nil
 }
 
+// blobAt is the blob of file at commit c (zero when there is none, or
+// it is a directory): from the index when it knows c and the blobs of the
+// commits that changed the file, else from c's trees. The index spares a
+// read of every tree on the path, which for a file in a directory of
+// thousands is most of what reading one version costs.
+func (q *query) blobAt(c plumbing.Hash, file string) (plumbing.Hash, error) {
+	if q.v != nil {
+		if n, ok := q.v.find(c); ok {
+			if h, ok := q.v.blobAt(n, file); ok {
+				return h, nil
+			}
+		}
+	}
+	cm, err := q.ix.repo.ReadCommit(c)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	e, err := q.ix.repo.Lookup(cm.Tree, file)
+	switch {
+	case errors.Is(err, repo.ErrNotFound) || (err == nil && e.IsDir()):
+		return plumbing.ZeroHash, nil
+	case err != nil:
+		return plumbing.ZeroHash, err
+	}
+	return e.Hash, nil
+}
+
 // ValueAt returns the value of a key of a file at a commit (ok false when
 // the file or the key does not exist there, or the file is not JSON).
+// Called from a Log callback (or after a query), it reads the document's
+// version through the index that query loaded.
 func (ix *Index) ValueAt(c plumbing.Hash, file string, key verbiage.Path) (any, bool, error) {
-	q := &query{ix: ix, docs: map[docAt]docVal{}}
+	q := &query{ix: ix, v: ix.v, docs: map[docAt]docVal{}}
 	d, err := q.doc(c, file)
 	if err != nil {
 		return nil, false, err

@@ -177,8 +177,10 @@ func (ix *Index) recordAgainst(c *repo.Commit, prev, prevTree plumbing.Hash) (*r
 	if err != nil {
 		return nil, err
 	}
+	r.blobs = make([]plumbing.Hash, 0, len(changes))
 	for _, ch := range changes {
 		r.files = append(r.files, ch.Path)
+		r.blobs = append(r.blobs, ch.New)
 		if !strings.HasSuffix(ch.Path, ".json") {
 			r.keys = append(r.keys, fileKey(ch.Path))
 			r.deep = append(r.deep, fileKey(ch.Path))
@@ -655,7 +657,7 @@ func (ix *Index) Rebuild(ctx context.Context, tips []plumbing.Hash) (int, error)
 	c := &commit{}
 	err = ix.records(ctx, todo, func(r *record) error {
 		n := int32(len(depth))
-		*c = commit{hash: r.hash, time: r.time, mutID: r.mutID, files: r.files, exact: r.keys, deep: r.deep, parents: c.parents[:0]}
+		*c = commit{hash: r.hash, time: r.time, mutID: r.mutID, files: r.files, blobs: r.blobs, exact: r.keys, deep: r.deep, parents: c.parents[:0]}
 		for _, p := range r.parents {
 			pn, ok := num[p]
 			if !ok {

@@ -18,8 +18,13 @@ type record struct {
 	time    int64
 	mutID   string
 	files   []string
-	keys    []string
-	deep    []string // the keys that changed keys below them too
+	// blobs are the files' blobs in this commit, in files' order (zero:
+	// the file is gone), so a query reads a document's version without
+	// walking the commit's trees. nil when unknown: records written before
+	// they were kept.
+	blobs []plumbing.Hash
+	keys  []string
+	deep  []string // the keys that changed keys below them too
 }
 
 // frameMagic starts every log record, so a reader that meets a torn record
@@ -60,6 +65,13 @@ func (r *record) payload() []byte {
 		b = binary.AppendUvarint(b, uint64(len(list)))
 		for _, k := range list {
 			b = appendString(b, k)
+		}
+	}
+	// The blobs come last, so a reader of the format without them takes
+	// the record for a torn one and indexes its commit again.
+	if len(r.blobs) == len(r.files) {
+		for _, h := range r.blobs {
+			b = append(b, h[:]...)
 		}
 	}
 	return b
@@ -138,6 +150,12 @@ func decodeRecord(p []byte) (*record, error) {
 		}
 		for i := uint64(0); i < nk; i++ {
 			*list = append(*list, d.string())
+		}
+	}
+	if d.err == nil && len(d.b) > 0 && len(d.b) == 20*len(r.files) {
+		r.blobs = make([]plumbing.Hash, len(r.files))
+		for i := range r.blobs {
+			r.blobs[i] = d.hash()
 		}
 	}
 	if d.err != nil || len(d.b) != 0 {

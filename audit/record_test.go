@@ -2,6 +2,7 @@ package audit
 
 import (
 	"bytes"
+	"slices"
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -12,7 +13,8 @@ func sampleRecords() []*record {
 		{hash: plumbing.NewHash("1111111111111111111111111111111111111111"), time: 1700000000, mutID: "mut-0123abcd",
 			files: []string{"a.json"}, keys: []string{keyOf("a.json", nil)}, deep: []string{keyOf("a.json", nil)}},
 		{hash: plumbing.NewHash("2222222222222222222222222222222222222222"), parents: []plumbing.Hash{plumbing.NewHash("1111111111111111111111111111111111111111")},
-			time: -5, files: []string{"a.json", "b.txt"}, keys: []string{keyOf("a.json", nil) + "\x01x"}},
+			time: -5, files: []string{"a.json", "b.txt"}, keys: []string{keyOf("a.json", nil) + "\x01x"},
+			blobs: []plumbing.Hash{plumbing.NewHash("3333333333333333333333333333333333333333"), plumbing.ZeroHash}},
 	}
 }
 
@@ -52,6 +54,11 @@ func TestTornLogRecords(t *testing.T) {
 	if back[1].time != -5 || back[0].mutID != "mut-0123abcd" || len(back[1].files) != 2 || back[1].parents[0] != recs[0].hash {
 		t.Fatalf("round trip: %+v", back[1])
 	}
+	// A record without blobs (the format before them) reads as one whose
+	// blobs are unknown; one with them gets them back in files' order.
+	if back[0].blobs != nil || len(back[1].blobs) != 2 || back[1].blobs[0] != recs[1].blobs[0] || !back[1].blobs[1].IsZero() {
+		t.Fatalf("blobs round trip: %v, %v", back[0].blobs, back[1].blobs)
+	}
 }
 
 func FuzzReadFrames(f *testing.F) {
@@ -65,7 +72,7 @@ func FuzzReadFrames(f *testing.F) {
 		for _, r := range readFrames(data) {
 			// Whatever was read re-encodes to a frame that reads back the same.
 			again := readFrames(r.appendFrame(nil))
-			if len(again) != 1 || again[0].hash != r.hash || len(again[0].keys) != len(r.keys) {
+			if len(again) != 1 || again[0].hash != r.hash || len(again[0].keys) != len(r.keys) || !slices.Equal(again[0].blobs, r.blobs) {
 				t.Fatalf("record does not round-trip")
 			}
 		}

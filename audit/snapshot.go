@@ -19,11 +19,12 @@ type commit struct {
 	parents []int32 // -1: a parent git does not have (shallow history)
 	time    int64
 	mutID   string
-	files   []string // files whose blob changed
-	exact   []string // exact changed keys (see keyOf)
-	deep    []string // those of them that changed keys below them too
-	depth   int32    // along first parents; a root is 0
-	jump    int32    // a first-parent ancestor for O(log n) level queries
+	files   []string        // files whose blob changed
+	blobs   []plumbing.Hash // their new blobs (zero: removed); nil: unknown
+	exact   []string        // exact changed keys (see keyOf)
+	deep    []string        // those of them that changed keys below them too
+	depth   int32           // along first parents; a root is 0
+	jump    int32           // a first-parent ancestor for O(log n) level queries
 }
 
 func (c *commit) firstParent() int32 {
@@ -42,7 +43,8 @@ func (c *commit) firstParent() int32 {
 //	extra    per merge: count[4] parents[4]... (a commit's extra is 0xffffffff when it has
 //	         at most one parent); num -1 is a missing parent
 //	fwd      per commit: nfiles[4] nexact[4] ndeep[4] then key ids of the files' roots,
-//	         of the exact keys and of the deep ones
+//	         of the exact keys and of the deep ones; when nfiles has its top bit
+//	         (hasBlobs) set, the files' new blobs follow, 20 bytes each (version 3)
 //	dict     nkeys x {str[4] len[4] sub[4] nsub[4] exact[4] nexact[4] deep[4] ndeep[4]},
 //	         sorted by key; sub, exact and deep index posts (in u32 units)
 //	strs     key bytes, then mutation ids
@@ -52,12 +54,13 @@ const (
 	// The first format ("AIWGIX01") had a CRC-32C; such a snapshot reads
 	// as corrupt and is replaced (see tryLoad).
 	snapMagic      = "AIWGIX02"
-	snapVersion    = 2
+	snapVersion    = 3 // 2: no blobs in fwd, still read
 	snapHeaderSize = 8 + 4 + 4 + 8 + 4*4 + 8*8
 	commitSize     = 48
 	hashIdxSize    = 24
 	dictSize       = 32
 	noExtra        = 0xffffffff
+	hasBlobs       = 1 << 31
 	rootMark       = -2 // the first parent of a root (-1 is a missing parent)
 )
 
@@ -78,7 +81,7 @@ func parseSnapshot(data []byte) (*snapshot, error) {
 	if crc32.ChecksumIEEE(data[12:]) != binary.LittleEndian.Uint32(data[8:]) {
 		return nil, errCorrupt
 	}
-	if binary.LittleEndian.Uint32(data[12:]) != snapVersion {
+	if v := binary.LittleEndian.Uint32(data[12:]); v != snapVersion && v != 2 {
 		return nil, errCorrupt
 	}
 	s := &snapshot{data: data, gen: binary.LittleEndian.Uint64(data[16:])}
@@ -189,7 +192,7 @@ func (s *snapshot) postings(id int, kind int) []int32 {
 // forward returns the files, the exact keys and the deep keys of a commit.
 func (s *snapshot) forward(num int32) (files, exact, deep []string) {
 	o := s.fwd + int(binary.LittleEndian.Uint32(s.commitAt(num)[36:]))
-	nf, ne, nd := int(s.u32(o)), int(s.u32(o+4)), int(s.u32(o+8))
+	nf, ne, nd := int(s.u32(o)&^hasBlobs), int(s.u32(o+4)), int(s.u32(o+8))
 	for i := 0; i < nf+ne+nd; i++ {
 		k := s.keyString(int(s.u32(o + 12 + 4*i)))
 		switch {
@@ -202,6 +205,27 @@ func (s *snapshot) forward(num int32) (files, exact, deep []string) {
 		}
 	}
 	return files, exact, deep
+}
+
+// blobs returns the new blobs of the files forward lists, in its order;
+// nil when the snapshot does not know them (written before they were
+// kept).
+func (s *snapshot) blobs(num int32) []plumbing.Hash {
+	o := s.fwd + int(binary.LittleEndian.Uint32(s.commitAt(num)[36:]))
+	nf := s.u32(o)
+	if nf&hasBlobs == 0 {
+		return nil
+	}
+	nf &^= hasBlobs
+	o += 4 * (3 + int(nf) + int(s.u32(o+4)) + int(s.u32(o+8)))
+	if o < 0 || o+20*int(nf) > len(s.data) {
+		return nil // not what a builder writes: the trees answer
+	}
+	out := make([]plumbing.Hash, nf)
+	for i := range out {
+		copy(out[i][:], s.data[o+20*i:])
+	}
+	return out
 }
 
 func mutNumber(id string) (uint32, bool) {
@@ -241,6 +265,7 @@ func (s *snapshot) each(fn func(*commit)) {
 		n := int32(i)
 		*c = commit{hash: s.hash(n), parents: s.parents(n), time: s.time(n), depth: s.depth(n), jump: s.jump(n)}
 		c.files, c.exact, c.deep = s.forward(n)
+		c.blobs = s.blobs(n)
 		for len(muts) > 0 && muts[0].num < uint32(i) {
 			muts = muts[1:]
 		}
@@ -325,7 +350,12 @@ func (b *snapBuilder) add(c *commit) {
 	}
 	b.commitsB = le.AppendUint32(b.commitsB, uint32(4*len(b.fwdB)))
 	b.commitsB = le.AppendUint64(b.commitsB, uint64(c.time))
-	b.fwdB = append(b.fwdB, uint32(len(c.files)), uint32(len(c.exact)), uint32(len(c.deep)))
+	nf := uint32(len(c.files))
+	withBlobs := len(c.blobs) == len(c.files) && c.blobs != nil
+	if withBlobs {
+		nf |= hasBlobs
+	}
+	b.fwdB = append(b.fwdB, nf, uint32(len(c.exact)), uint32(len(c.deep)))
 	for _, f := range c.files {
 		id := b.id(fileKey(f))
 		b.post1(id, 0, n)
@@ -343,6 +373,15 @@ func (b *snapBuilder) add(c *commit) {
 		id := b.id(k)
 		b.post1(id, 2, n)
 		b.fwdB = append(b.fwdB, id)
+	}
+	if withBlobs {
+		// As five words each, copied through finish's renumbering as
+		// they are.
+		for _, h := range c.blobs {
+			for w := 0; w < 20; w += 4 {
+				b.fwdB = append(b.fwdB, binary.LittleEndian.Uint32(h[w:]))
+			}
+		}
 	}
 	if v, ok := mutNumber(c.mutID); ok {
 		b.muts = append(b.muts, mutEntry{v, uint32(n)})
@@ -363,7 +402,9 @@ func (b *snapBuilder) finish(gen uint64) []byte {
 	}
 	fwdB := make([]byte, 0, 4*len(b.fwdB))
 	for i := 0; i < len(b.fwdB); {
-		cnt := int(b.fwdB[i] + b.fwdB[i+1] + b.fwdB[i+2])
+		withBlobs := b.fwdB[i]&hasBlobs != 0
+		nf := b.fwdB[i] &^ hasBlobs
+		cnt := int(nf + b.fwdB[i+1] + b.fwdB[i+2])
 		fwdB = le.AppendUint32(fwdB, b.fwdB[i])
 		fwdB = le.AppendUint32(fwdB, b.fwdB[i+1])
 		fwdB = le.AppendUint32(fwdB, b.fwdB[i+2])
@@ -371,6 +412,12 @@ func (b *snapBuilder) finish(gen uint64) []byte {
 			fwdB = le.AppendUint32(fwdB, remap[id])
 		}
 		i += 3 + cnt
+		if withBlobs {
+			for _, w := range b.fwdB[i : i+5*int(nf)] {
+				fwdB = le.AppendUint32(fwdB, w)
+			}
+			i += 5 * int(nf)
+		}
 	}
 	b.fwdB = nil
 

@@ -24,6 +24,10 @@ type view struct {
 	// parents git does not have (a shallow clone), taken as roots.
 	pending map[plumbing.Hash]*record
 	absent  map[plumbing.Hash]bool
+
+	// changesOf caches, by file, the commits that changed its blob (see
+	// blobAt); number empties it.
+	changesOf map[string][]int32
 }
 
 func newView(snap *snapshot) *view {
@@ -112,6 +116,54 @@ func (v *view) forward(n int32) (files, exact, deep []string) {
 	}
 	c := v.t(n)
 	return c.files, c.exact, c.deep
+}
+
+// blobs is what forward's files are in commit n: their new blobs, nil
+// when the index does not know them.
+func (v *view) blobs(n int32) []plumbing.Hash {
+	if n < v.n0 {
+		return v.snap.blobs(n)
+	}
+	return v.t(n).blobs
+}
+
+// blobAt is the blob of file in commit n, read from the index: the blob
+// recorded by the newest commit on n's first-parent chain that changed
+// the file (none: the file is not there, zero), as the file is the same
+// in every commit between. ok is false when the index does not know
+// that commit's blobs; the caller reads the trees.
+func (v *view) blobAt(n int32, file string) (plumbing.Hash, bool) {
+	cands, ok := v.changesOf[file]
+	if !ok {
+		if v.changesOf == nil {
+			v.changesOf = map[string][]int32{}
+		}
+		cands = v.postings(fileKey(file), listSub)
+		v.changesOf[file] = cands
+	}
+	i := sort.Search(len(cands), func(i int) bool { return cands[i] > n }) - 1
+	for ; i >= 0; i-- {
+		if v.onChain(cands[i], n) {
+			break
+		}
+	}
+	if i < 0 {
+		return plumbing.ZeroHash, true
+	}
+	x := cands[i]
+	blobs := v.blobs(x)
+	if blobs == nil {
+		return plumbing.ZeroHash, false
+	}
+	files, _, _ := v.forward(x)
+	for j, f := range files {
+		if f == file && j < len(blobs) {
+			return blobs[j], true
+		}
+	}
+	// Listed under a key of the file, not as a file: an index that
+	// disagrees with itself. The trees answer.
+	return plumbing.ZeroHash, false
 }
 
 // Kinds of posting list.
@@ -231,7 +283,7 @@ func (v *view) missing() []plumbing.Hash {
 
 func (v *view) number(r *record) {
 	n := v.size()
-	c := &commit{hash: r.hash, time: r.time, mutID: r.mutID, files: r.files, exact: r.keys, deep: r.deep}
+	c := &commit{hash: r.hash, time: r.time, mutID: r.mutID, files: r.files, blobs: r.blobs, exact: r.keys, deep: r.deep}
 	for _, p := range r.parents {
 		pn, ok := v.find(p)
 		if !ok {
@@ -252,6 +304,7 @@ func (v *view) number(r *record) {
 	}
 	v.tail = append(v.tail, c)
 	v.byHash[r.hash] = n
+	clear(v.changesOf)
 	add := func(m map[string][]int32, k string) {
 		if l := m[k]; len(l) == 0 || l[len(l)-1] != n {
 			m[k] = append(l, n)

@@ -5,9 +5,10 @@
 // included). On each store it times, as separate processes:
 //
 //	aiwg-state log FILE          vs  git log --format=%H -- FILE
-//	aiwg-state log FILE#value    (the keyed log, old -> new values)
+//	aiwg-state log FILE#value    vs  git log -p -- FILE (the keyed log, old -> new values)
 //	aiwg-state blame FILE        vs  git blame FILE
 //
+// each pair interleaved, with medians, ranges and peak resident memory.
 // and, through the Go API on a store kept open, log and blame again (the
 // index's own cost, without process start-up and go-git's set-up of the
 // pack index, which grows with the number of objects).
@@ -24,6 +25,7 @@
 //	go run ./bench/audit                    # 10k and 100k, 2,000 own writes
 //	go run ./bench/audit -sizes 10000 -runs 5
 //	go run ./bench/audit -sizes 1000000 -runs 3 -own 0   # a million commits: the build takes minutes
+//	go run ./bench/audit -sizes 1000000 -own 0 -store DIR/fi-1000000.git -index-runs 1   # again on a kept store
 package main
 
 import (
@@ -57,6 +59,7 @@ func main() {
 	own := flag.Int("own", 2000, "mutations through our own write path")
 	keep := flag.Bool("keep", false, "keep the stores (their directory is printed)")
 	indexRuns := flag.Int("index-runs", 3, "interleaved runs of git commit-graph write and aiwg-state reindex per size")
+	reuse := flag.String("store", "", "measure this store, kept by an earlier -keep run of the one size given, instead of building one (with -index-runs 0, its index must be this build's)")
 	flag.Parse()
 	work, err := os.MkdirTemp("", "aiwg-audit-bench-")
 	check(err)
@@ -69,18 +72,29 @@ func main() {
 	benchutil.BuildCLI(bin)
 	fmt.Printf("machine: %s/%s, %d CPUs, %s; %d variables in one directory; medians of %d runs (process start included)\n\n",
 		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), benchutil.GitVersion(), variables, *runs)
-	fmt.Printf("%-9s %-40s %12s %12s %8s\n", "commits", "query", "aiwg-state", "git", "ours/git")
+	fmt.Printf("%-9s %-40s %22s %22s %8s\n", "commits", "query", "aiwg-state", "git", "ours/git")
 	for _, s := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		check(err)
 		storeDir := filepath.Join(work, fmt.Sprintf("fi-%d.git", n))
-		t0 := time.Now()
-		busyChanges := fastImport(storeDir, n)
-		build := time.Since(t0)
-		fmt.Printf("%-9d (fast-import %s)\n", n, round(build))
+		var busyChanges int
+		if *reuse != "" {
+			storeDir = *reuse
+			busyChanges = strings.Count(benchutil.Git(storeDir, "log", "--first-parent", "--format=%H", "--", "variables/v0042.json"), "\n")
+			fmt.Printf("%-9d (the store in %s)\n", n, storeDir)
+		} else {
+			t0 := time.Now()
+			busyChanges = fastImport(storeDir, n)
+			fmt.Printf("%-9d (fast-import %s)\n", n, round(time.Since(t0)))
+		}
 		indexBuild(bin, storeDir, n, *indexRuns)
 		compare(bin, storeDir, n, "busy", "variables/v0042.json", busyChanges, *runs)
 		compare(bin, storeDir, n, "rare", "variables/rare.json", 10, *runs)
+		// In-process last: on Linux a child's peak RSS counts this
+		// process's at the exec, and a store kept open here holds the
+		// index's snapshot.
+		inProcess(storeDir, n, "variables/v0042.json", *runs)
+		inProcess(storeDir, n, "variables/rare.json", *runs)
 	}
 	if *own > 0 {
 		ownWritePath(bin, work, *own, *runs)
@@ -88,17 +102,34 @@ func main() {
 }
 
 func compare(bin, storeDir string, n int, label, file string, changes, runs int) {
+	// row runs ours and git's in turn, runs times after one warm-up each:
+	// wall time median (range), and the median of peak resident memory.
 	row := func(what string, ours, theirs []string) {
-		o := median(runs, func() { run(bin, append(ours, "--store", storeDir)...) })
-		var g time.Duration
-		gs := "-"
-		ratio := "-"
+		ours = append(ours, "--store", storeDir)
 		if theirs != nil {
-			g = median(runs, func() { benchutil.Git(storeDir, theirs...) })
-			gs = round(g)
-			ratio = fmt.Sprintf("%.2f", float64(o)/float64(g))
+			theirs = append([]string{"--git-dir", storeDir}, theirs...)
 		}
-		fmt.Printf("%-9d %-40s %12s %12s %8s\n", n, what, round(o), gs, ratio)
+		var o, g []sample
+		for i := -1; i < runs; i++ {
+			so := measure(bin, ours...)
+			if i >= 0 {
+				o = append(o, so)
+			}
+			if theirs != nil {
+				if sg := measure("git", theirs...); i >= 0 {
+					g = append(g, sg)
+				}
+			}
+		}
+		ow, _, orss := summary(o)
+		gs, ratio, rss := "-", "-", fmt.Sprintf("%d MiB", orss[1]>>10)
+		if theirs != nil {
+			gw, _, grss := summary(g)
+			gs = spread(gw)
+			ratio = fmt.Sprintf("%.2f", float64(ow[1])/float64(gw[1]))
+			rss = fmt.Sprintf("%d / %d MiB", orss[1]>>10, grss[1]>>10)
+		}
+		fmt.Printf("%-9d %-40s %22s %22s %8s  peak RSS %s\n", n, what, spread(ow), gs, ratio, rss)
 	}
 	// Both must list the same commits.
 	ours := strings.Count(run(bin, "log", file, "--store", storeDir), "\n")
@@ -108,11 +139,14 @@ func compare(bin, storeDir string, n int, label, file string, changes, runs int)
 		os.Exit(1)
 	}
 	row(fmt.Sprintf("log %s (%s, %d changes)", filepath.Base(file), label, changes), []string{"log", file}, []string{"log", "--format=%H", "--", file})
-	row(fmt.Sprintf("log %s#value", filepath.Base(file)), []string{"log", file + "#value"}, nil)
+	row(fmt.Sprintf("log %s#value vs log -p", filepath.Base(file)), []string{"log", file + "#value"}, []string{"log", "-p", "--", file})
 	row(fmt.Sprintf("blame %s", filepath.Base(file)), []string{"blame", file}, []string{"blame", "--", file})
+}
 
-	// The same through the Go API on a store kept open: the index's own
-	// cost, without process start and go-git's per-process pack set-up.
+// inProcess times log and blame through the Go API on a store kept open:
+// the index's own cost, without process start and the per-process set-up
+// of the packs and the index.
+func inProcess(storeDir string, n int, file string, runs int) {
 	ctx := context.Background()
 	st, err := aiwgstate.Open(ctx, storeDir, store.Options{})
 	check(err)
@@ -124,7 +158,7 @@ func compare(bin, storeDir string, n int, label, file string, changes, runs int)
 		_, err := st.Blame(ctx, file, store.ReadOptions{}, store.BlameOptions{})
 		check(err)
 	})
-	fmt.Printf("%-9d %-40s %12s %12s\n", n, "  in-process (open store): log, blame", round(lg), round(bl))
+	fmt.Printf("%-9d %-40s %22s %22s\n", n, "in-process, "+filepath.Base(file)+": log, blame", round(lg), round(bl))
 }
 
 // fastImport writes n commits into a new bare store: the first creates
@@ -186,23 +220,8 @@ func ownWritePath(bin, work string, n, runs int) {
 // included) and our reindex, interleaved: wall time, CPU (user+system) and
 // peak resident memory, medians with ranges.
 func indexBuild(bin, storeDir string, n, runs int) {
-	type sample struct {
-		wall, cpu time.Duration
-		rss       int64
-	}
-	measure := func(name string, args ...string) sample {
-		cmd := exec.Command(name, args...)
-		t0 := time.Now()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
-			os.Exit(1)
-		}
-		ps := cmd.ProcessState
-		rss := int64(0)
-		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-			rss = int64(ru.Maxrss) // KiB on Linux
-		}
-		return sample{time.Since(t0), ps.UserTime() + ps.SystemTime(), rss}
+	if runs < 1 {
+		return
 	}
 	var g, o []sample
 	for i := 0; i < runs; i++ {
@@ -212,21 +231,53 @@ func indexBuild(bin, storeDir string, n, runs int) {
 		o = append(o, measure(bin, "reindex", "--store", storeDir))
 	}
 	row := func(what string, ss []sample) {
-		var wall, cpu []time.Duration
-		var rss []int64
-		for _, s := range ss {
-			wall, cpu, rss = append(wall, s.wall), append(cpu, s.cpu), append(rss, s.rss)
-		}
-		slices.Sort(wall)
-		slices.Sort(cpu)
-		slices.Sort(rss)
-		fmt.Printf("%-9d %-40s wall %s (%s–%s), CPU %s (%s–%s), peak RSS %d MiB (%d–%d)\n", n, what,
-			round(wall[len(wall)/2]), round(wall[0]), round(wall[len(wall)-1]),
-			round(cpu[len(cpu)/2]), round(cpu[0]), round(cpu[len(cpu)-1]),
-			rss[len(rss)/2]>>10, rss[0]>>10, rss[len(rss)-1]>>10)
+		wall, cpu, rss := summary(ss)
+		fmt.Printf("%-9d %-40s wall %s, CPU %s, peak RSS %d MiB (%d–%d)\n", n, what,
+			spread(wall), spread(cpu), rss[1]>>10, rss[0]>>10, rss[2]>>10)
 	}
 	row("git commit-graph write --changed-paths", g)
 	row("aiwg-state reindex", o)
+}
+
+type sample struct {
+	wall, cpu time.Duration
+	rss       int64 // peak resident memory, KiB
+}
+
+// measure runs a command to its end: wall time, CPU (user+system) and
+// peak resident memory.
+func measure(name string, args ...string) sample {
+	cmd := exec.Command(name, args...)
+	t0 := time.Now()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+		os.Exit(1)
+	}
+	ps := cmd.ProcessState
+	rss := int64(0)
+	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+		rss = int64(ru.Maxrss) // KiB on Linux
+	}
+	return sample{time.Since(t0), ps.UserTime() + ps.SystemTime(), rss}
+}
+
+// summary is the minimum, median and maximum of each measure.
+func summary(ss []sample) (wall, cpu [3]time.Duration, rss [3]int64) {
+	var ws, cs []time.Duration
+	var rs []int64
+	for _, s := range ss {
+		ws, cs, rs = append(ws, s.wall), append(cs, s.cpu), append(rs, s.rss)
+	}
+	slices.Sort(ws)
+	slices.Sort(cs)
+	slices.Sort(rs)
+	m := len(ss) / 2
+	return [3]time.Duration{ws[0], ws[m], ws[len(ws)-1]}, [3]time.Duration{cs[0], cs[m], cs[len(cs)-1]}, [3]int64{rs[0], rs[m], rs[len(rs)-1]}
+}
+
+// spread is a median with its range.
+func spread(d [3]time.Duration) string {
+	return fmt.Sprintf("%s (%s–%s)", round(d[1]), round(d[0]), round(d[2]))
 }
 
 func median(runs int, fn func()) time.Duration {

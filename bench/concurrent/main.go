@@ -21,9 +21,10 @@
 // cell. "exit 5" counts writes refused as busy (a lock held too long).
 // Each store keeps every round's writes, so the rounds also run on a
 // growing history: the table ends with each cell's writes/s round by
-// round in the order run, and for the served ways the server's CPU time
-// per write (its own and the git it starts), which the machine's load
-// moves far less than writes/s. A falling row, or rising CPU time, is a
+// round in the order run, and for the served ways and the api the CPU
+// time per write (the server's, or this process's, with the git
+// maintenance it starts), which the machine's load moves far less than
+// writes/s. A falling row, or rising CPU time, is a
 // write path that slows as the store grows; more rounds show it further
 // (-rounds 10 -dur 5s: some ten thousand commits a store).
 //
@@ -45,6 +46,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
@@ -183,7 +185,7 @@ func main() {
 		}
 		fmt.Printf("fsync %-3s %3d %-13s%s\n", map[bool]string{false: "off", true: "on"}[k.sync], k.writers, k.mode, b.String())
 	}
-	fmt.Println("the server's CPU time per write (its own and git's it started), round by round")
+	fmt.Println("CPU time per write, round by round: the server's (served ways), this process's (api); each with the git maintenance it started")
 	for _, k := range keys {
 		if len(results[k].cpu) == 0 {
 			continue
@@ -229,6 +231,16 @@ func procCPU(cmd *exec.Cmd) time.Duration {
 	return time.Duration(ticks) * time.Second / 100 // USER_HZ
 }
 
+// ownCPU is the CPU time this process and its reaped children have
+// used: for the api cells, the writers' and the roll-ups' they start (the
+// benchmark's own share is small; no child of another cell runs then).
+func ownCPU() time.Duration {
+	var self, kids syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids)
+	return time.Duration(self.Utime.Nano() + self.Stime.Nano() + kids.Utime.Nano() + kids.Stime.Nano())
+}
+
 // commits says how many commits each of t's stores holds.
 func (t *targetSet) commits() string {
 	var out []string
@@ -246,7 +258,7 @@ func (t *targetSet) commits() string {
 // cell gathers one cell's rounds.
 type cell struct {
 	rounds       []float64
-	cpu          []time.Duration // the server's CPU time per write, by round (served modes)
+	cpu          []time.Duration // CPU time per write, by round (served ways and api: see run)
 	lat          []time.Duration
 	busy, errors int
 }
@@ -411,9 +423,10 @@ func (t *targetSet) run(ctx context.Context, mode string, w int, d time.Duration
 			return time.Since(t0), err
 		}
 	}
-	// The server's CPU time (its own and its reaped children's: git
-	// repack) per write: on a shared machine the writes/s of a round
-	// follow the load, what the server spends a write does not.
+	// The CPU time per write of the server (its own and its reaped
+	// children's: git repack), or of this process for the api: on a
+	// shared machine the writes/s of a round follow the load, what a
+	// write costs in CPU far less.
 	var srv *exec.Cmd
 	switch mode {
 	case "served":
@@ -422,6 +435,9 @@ func (t *targetSet) run(ctx context.Context, mode string, w int, d time.Duration
 		srv = t.cliSrvd
 	}
 	cpu0 := procCPU(srv)
+	if mode == "api" {
+		cpu0 = ownCPU()
+	}
 	var mu sync.Mutex
 	res := result{}
 	deadline := time.Now().Add(d)
@@ -452,6 +468,9 @@ func (t *targetSet) run(ctx context.Context, mode string, w int, d time.Duration
 	}
 	wg.Wait()
 	res.elapsed = time.Since(start)
+	if mode == "api" {
+		res.cpu = ownCPU() - cpu0
+	}
 	if srv != nil {
 		res.cpu = procCPU(srv) - cpu0
 	}

@@ -96,6 +96,12 @@ func (o *objReader) catchUp() bool {
 		return false
 	}
 	o.sharedSeen = news[len(news)-1].seq
+	if len(o.packs)+len(news) > max(2*o.listed, 64) {
+		// Packs a roll-up removed stay listed until a listing: past
+		// this, list the directory (the caller does) rather than grow
+		// the list every lookup walks (see wrote).
+		return false
+	}
 	known := make(map[string]bool, len(o.packs))
 	for _, p := range o.packs {
 		known[p.name] = true

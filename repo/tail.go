@@ -228,8 +228,8 @@ func (r *Repo) findTail(locked bool) (*tailPack, error) {
 // bits and all, so a pack this store superseded reads as superseded in the
 // clone too, where nothing may hold its objects. Checked against the tail
 // (read and verified anyway), or against the packs in holders written
-// since it (their indexes read, newest first, at most maxHolderReads of
-// them a call), a mark never removes the only copy of an object.
+// since it (their indexes read, the oldest of them first, at most
+// maxHolderReads a call), a mark never removes the only copy of an object.
 //
 // The other packs matter once a tail has filled: the tails superseded in
 // its last second are held by the full pack that ended its chain, not by
@@ -242,7 +242,11 @@ func (r *Repo) sweepStale(dir string, t *tailPack, stale []plumbing.Hash, staleT
 	if len(stale) == 0 {
 		return
 	}
-	slices.SortFunc(holders, func(a, b packFile) int { return b.mtime.Compare(a.mtime) })
+	// Oldest first: the pack that holds a stale tail is most often the
+	// first pack written after it that is not itself superseded, the
+	// full tail that ended its chain, which holds the chain's others
+	// too (its index, once read, serves them all).
+	slices.SortFunc(holders, func(a, b packFile) int { return a.mtime.Compare(b.mtime) })
 	read := map[plumbing.Hash][]packEntry{} // holders' entries, nil when unreadable
 	reads := 0
 	holds := func(objs, in []packEntry) bool {

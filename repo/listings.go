@@ -161,8 +161,15 @@ func (r *Repo) closeListings() {
 	r.supMu.Lock()
 	defer r.supMu.Unlock()
 	if r.listed != nil && r.listed.fd >= 0 {
-		syscall.Close(r.listed.fd)
+		// In the background: closing an inotify instance waits for the
+		// kernel's grace period, 5 to 20 ms measured, which a server
+		// closing a surplus store after each command added to its
+		// answer.
+		fd := r.listed.fd
 		r.listed.fd = -1
-		watches.Add(-1)
+		go func() {
+			syscall.Close(fd)
+			watches.Add(-1)
+		}()
 	}
 }

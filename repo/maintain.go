@@ -27,7 +27,17 @@ import (
 // of commits costs up to a millisecond. A roll-up that could not start
 // for a reason other than another one running is tried again on the next
 // call.
+//
+// A count over the limit is acted on once: the roll-up starts, or another
+// one is running (in this process or another), and the next count waits
+// for the next pack added. Counting again on every write while a roll-up
+// runs would list the pack directory once a commit, a cost that grows
+// with the packs the writes leave meanwhile; under sustained writing it
+// was most of a commit's time.
 func (r *Repo) MaybeMaintain(limit int) {
+	if r.maintainingHere.Load() {
+		return // ours is running: its end counts again (see MaintainInBackground)
+	}
 	if !r.packAdded.Swap(false) && r.packsSeen.Load() <= int64(limit) {
 		return
 	}
@@ -35,7 +45,8 @@ func (r *Repo) MaybeMaintain(limit int) {
 	if err != nil {
 		return
 	}
-	r.packsSeen.Store(int64(n))
+	// Acted on below: the next count is for the next pack added.
+	r.packsSeen.Store(0)
 	if n <= limit {
 		return
 	}
@@ -211,11 +222,15 @@ func (r *Repo) MaintainInBackground() error {
 	// the unlock.
 	r.nameInLock(cmd.Process.Pid)
 	r.background.Add(1)
+	r.maintainingHere.Store(true)
 	go func() {
 		defer r.background.Done()
 		cmd.Wait()
 		r.removeStaleTemp()
 		unlock()
+		// The packs written while it ran are counted on the next write.
+		r.packAdded.Store(true)
+		r.maintainingHere.Store(false)
 	}()
 	return nil
 }
@@ -252,24 +267,27 @@ func (r *Repo) maintaining() bool {
 // A .keep with other content is someone else's and is honoured.
 const tailKeep = "aiwg-state: a tail pack written while a repack ran\n"
 
-// releaseKeeps removes our .keep from the packs no writer will extend
-// again, so that the repack about to start rolls them up: those untouched
-// for a minute (their writer has moved on or died). Not a full one at
-// once, though no writer extends it: it may be the copy a commit has just
-// made of a kept tail and not yet published, and released, it would be
-// rolled up without the objects the kept tail holds, which the commit
-// then removes. A copy is newer than the tail it copies, so once it is
-// idle, so is that tail. It runs holding the maintenance lock, before the
-// repack lists the packs.
+// releaseKeeps removes our .keep from every pack that has one, so that the
+// repack about to start rolls them up: the packs written while the last
+// repack ran. All at once, never some of them: a kept tail's copy is kept
+// too, and git's repack leaves out of what it rolls up every object a kept
+// pack holds, so a copy released while the tail it copies stays kept would
+// be rolled up without the tail's objects, which the copy's commit then
+// removes. Released together, both are rolled up whole, or the copy with
+// the tail (geometric packing rolls the smallest packs up, and a copy is
+// never smaller than what it copies); a commit that extended either meanwhile
+// finds the tail a repack may read, and leaves it (see repackMayRead). It
+// runs holding the maintenance lock, before the repack lists the packs.
+//
+// Releasing only the packs idle for a while instead left every pack
+// written during back-to-back repacks kept for that while: under
+// sustained writing, hundreds of small packs that every read and every
+// repack then listed, and writes slowed as they piled up.
 func (r *Repo) releaseKeeps() {
 	dir := filepath.Join(r.dir, "objects", "pack")
 	keeps, _ := filepath.Glob(filepath.Join(dir, "pack-*.keep"))
 	for _, k := range keeps {
-		if _, ours := readKeep(k); !ours {
-			continue
-		}
-		fi, err := os.Stat(strings.TrimSuffix(k, ".keep") + ".pack")
-		if err == nil && time.Since(fi.ModTime()) > time.Minute {
+		if _, ours := readKeep(k); ours {
 			os.Remove(k)
 		}
 	}

@@ -239,8 +239,8 @@ func checkObjs(t *testing.T, r *Repo, objs []string) {
 	}
 }
 
-// fullCopyOfKeptTail: a commit extends a kept tail (fresh: written less
-// than a minute ago) past tailPackMax, into a kept copy, and a repack (or
+// fullCopyOfKeptTail: a commit extends a kept tail (fresh: just written)
+// past tailPackMax, into a kept copy, and a repack (or
 // gc) runs before the commit publishes. Had the repack released the full
 // copy's .keep, it would roll the copy up without the kept tail's objects
 // (--honor-pack-keep), and the commit would then remove the kept tail,
@@ -275,8 +275,9 @@ func fullCopyOfKeptTail(t *testing.T, full bool) {
 
 // TestFullCopyOfKeptTailSurvivesRepack and ...GC: the same with the
 // copy filled past tailPackMax, whose .keep a repack used to release at
-// once for being full (no writer extends a full pack); it must wait until
-// the copy is idle, when the tail it copied is idle too.
+// once for being full (no writer extends a full pack); it is released only
+// with every other of our keeps, the tail it copied among them, so that
+// both are rolled up whole.
 func TestFullCopyOfKeptTailSurvivesRepack(t *testing.T) {
 	fullCopyOfKeptTail(t, false)
 }
@@ -320,4 +321,42 @@ func TestFullKeptCopySurvivesTheRepackItRacesWith(t *testing.T) {
 	}
 	os.Remove(r.maintenanceLock())
 	checkObjs(t, r, keptObjs)
+}
+
+// TestPacksWrittenDuringARepackAreRolledUpByTheNext: the packs commits
+// write while a repack runs are kept from it, and the next repack rolls
+// them all up, however fresh: released only once idle for a while, they
+// piled up by the hundred under back-to-back repacks, and every write
+// slowed as they did.
+func TestPacksWrittenDuringARepackAreRolledUpByTheNext(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	write(t, r, map[string]string{"a.json": "1\n"})
+	// A repack "runs": commits go to kept packs, a new one each time
+	// the last fills (each commit here writes a blob too large for
+	// delta, so one fills in a few commits).
+	if err := os.WriteFile(r.maintenanceLock(), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < 24; i++ {
+		blob := make([]byte, 8<<10)
+		for j := range blob {
+			blob[j] = byte(rng.Uint32())
+		}
+		write(t, r, map[string]string{fmt.Sprintf("b%02d.bin", i): string(blob)})
+	}
+	os.Remove(r.maintenanceLock())
+	keeps, _ := filepath.Glob(filepath.Join(r.Dir(), "objects", "pack", "*.keep"))
+	if len(keeps) < 3 {
+		t.Fatalf("%d kept packs after commits during a repack, want several", len(keeps))
+	}
+	if err := r.Maintain(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	keeps, _ = filepath.Glob(filepath.Join(r.Dir(), "objects", "pack", "*.keep"))
+	if n, _ := r.PackCount(); n > 2 || len(keeps) > 0 {
+		t.Fatalf("after the next repack: %d packs, %d of them kept", n, len(keeps))
+	}
+	git(t, r.Dir(), "fsck", "--strict")
 }

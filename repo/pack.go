@@ -214,6 +214,7 @@ func (r *Repo) writePack(objs []rawObject) (newPack, oldTail plumbing.Hash, dura
 	r.mu.Lock()
 	r.objs.wrote("pack-"+newPack.String(), idx, replaced)
 	r.mu.Unlock()
+	sharePack(r.objs.dir, "pack-"+newPack.String(), idx, replaced)
 	if first == 0 {
 		first = int64(len(data)) // objects without a commit
 	}

@@ -161,6 +161,11 @@ type objReader struct {
 	alts    []*objReader
 	altsSet bool
 	nesting int
+	// sharedSeen: the packs other Repos of the process shared up to
+	// this number are listed here (see catchUp).
+	sharedSeen int64
+	// scans counts the listings of the pack directory (for tests).
+	scans int
 }
 
 func newObjReader(gitDir string) *objReader {
@@ -200,6 +205,8 @@ func (o *objReader) scan() {
 	for _, p := range o.packs {
 		old[p.name] = p
 	}
+	o.scans++
+	seen := sharedSeq() // before the listing: what it may miss comes after
 	es, _ := os.ReadDir(filepath.Join(o.dir, "pack"))
 	var packs []*packIndex
 	mtime := map[*packIndex]int64{}
@@ -227,7 +234,7 @@ func (o *objReader) scan() {
 	for _, p := range old {
 		o.retired = append(o.retired, p)
 	}
-	o.packs, o.loaded, o.listed = packs, true, len(packs)
+	o.packs, o.loaded, o.listed, o.sharedSeen = packs, true, len(packs), seen
 }
 
 // wrote records a pack this process just put in place, the newest, with
@@ -394,6 +401,19 @@ func (o *objReader) lookup(h plumbing.Hash, inPack func(p *packIndex, off int64)
 		}
 		if loose() {
 			return true
+		}
+		if attempt == 0 && o.catchUp() {
+			// Packs the process's other Repos wrote since the listing:
+			// most misses are there, and listing the directory again
+			// is the costlier way to find them.
+			for _, p := range o.packs {
+				if !p.heapIdx || !p.load(o.dir) {
+					continue
+				}
+				if off, ok := p.find(h); ok && inPack(p, off) {
+					return true
+				}
+			}
 		}
 	}
 	return false

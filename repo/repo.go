@@ -83,6 +83,8 @@ type Repo struct {
 
 	zlibPool   sync.Pool
 	background sync.WaitGroup // maintenance started by this Repo
+	// maintainingHere: a roll-up this Repo started is running.
+	maintainingHere atomic.Bool
 
 	// packMu serializes this process's pack writes: a write extends the
 	// tail pack's buffers in place.

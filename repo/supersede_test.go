@@ -3,6 +3,7 @@ package repo
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -271,4 +272,38 @@ func TestUnlistedTailsGoAtOnce(t *testing.T) {
 		t.Fatalf("a tail written after the listing stays: %v", err)
 	}
 	git(t, r.Dir(), "fsck", "--strict", "--no-dangling")
+}
+
+// TestSupersededTailsOfFilledTailsGo: writers that each make one commit
+// (a CLI process each) supersede a tail per commit; those marked less
+// than the grace before their chain's tail filled are held by the full
+// tail, not by the new one, and must still go once their grace is over,
+// rather than wait for a roll-up (which their count does not start).
+func TestSupersededTailsOfFilledTailsGo(t *testing.T) {
+	withGrace(t, 300*time.Millisecond)
+	r := newRepo(t)
+	write(t, r, map[string]string{"a.json": "1\n"})
+	rng := rand.New(rand.NewPCG(5, 6))
+	commit := func(i int) {
+		w, err := Open(context.Background(), r.Dir(), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		blob := make([]byte, 6<<10) // incompressible: a tail fills in a few commits
+		for j := range blob {
+			blob[j] = byte(rng.Uint32())
+		}
+		write(t, w, map[string]string{fmt.Sprintf("b%02d.bin", i): string(blob)})
+		w.Close()
+	}
+	for i := 0; i < 30; i++ {
+		commit(i)
+	}
+	time.Sleep(400 * time.Millisecond)
+	commit(30)
+	packs, _ := filepath.Glob(filepath.Join(r.Dir(), "objects", "pack", "*.pack"))
+	if live := livePacks(t, r.Dir()); len(packs)-len(live) > 1 {
+		t.Fatalf("%d superseded tails left of %d packs", len(packs)-len(live), len(packs))
+	}
+	git(t, r.Dir(), "fsck", "--strict")
 }

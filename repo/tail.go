@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -148,6 +149,8 @@ func (r *Repo) findTail(locked bool) (*tailPack, error) {
 	packs := 0
 	var stale []plumbing.Hash            // superseded tails past their grace
 	gitFiles := map[plumbing.Hash]bool{} // those of them with git's files beside
+	var holders []packFile               // packs that may hold a stale one whole (see sweepStale)
+	staleTimes := map[plumbing.Hash]time.Time{}
 	defer func() { r.packsSeen.Store(int64(packs)) }()
 	for _, e := range es {
 		n := e.Name()
@@ -173,6 +176,7 @@ func (r *Repo) findTail(locked bool) (*tailPack, error) {
 				if h := strings.TrimPrefix(stem, "pack-"); age >= supersededGrace && plumbing.IsHash(h) && !cover.covers(stem) {
 					stale = append(stale, plumbing.NewHash(h))
 					gitFiles[plumbing.NewHash(h)] = names[stem+".bitmap"] || names[stem+".rev"]
+					staleTimes[plumbing.NewHash(h)] = fi.ModTime()
 				}
 				continue
 			}
@@ -188,6 +192,9 @@ func (r *Repo) findTail(locked bool) (*tailPack, error) {
 		}
 		if names[stem+".mtimes"] || names[stem+".promisor"] {
 			continue // git's cruft pack, or a partial clone's: not ours to extend
+		}
+		if h := strings.TrimPrefix(stem, "pack-"); plumbing.IsHash(h) {
+			holders = append(holders, packFile{plumbing.NewHash(h), fi.ModTime()})
 		}
 		if best == nil || fi.ModTime().After(best.ModTime()) {
 			best, bestKept = fi, ours
@@ -208,42 +215,97 @@ func (r *Repo) findTail(locked bool) (*tailPack, error) {
 		return nil, nil // being removed, or not ours to understand: start a new tail
 	}
 	t.kept = bestKept
-	r.sweepStale(dir, t, stale, gitFiles, cover, locked)
+	r.sweepStale(dir, t, stale, staleTimes, holders, gitFiles, cover, locked)
 	if t.full() {
 		return nil, nil // grown as far as a tail grows: start a new one
 	}
 	return t, nil
 }
 
-// sweepStale removes the superseded tails in stale that the tail t holds
-// whole. The mark is only a hint: a clone made by `git clone` of a local
-// path shares the store's pack files by hard link, mode bits and all, so
-// a pack this store superseded reads as superseded in the clone too, where
-// nothing may hold its objects. Checked against the tail (read and
-// verified anyway), a mark never removes the only copy of an object. One
-// that the tail does not hold (the tail filled up since, and a new one
-// began) is left to the next roll-up.
-func (r *Repo) sweepStale(dir string, t *tailPack, stale []plumbing.Hash, gitFiles map[plumbing.Hash]bool, cover midxCover, locked bool) {
+// sweepStale removes the superseded tails in stale that the tail t, or
+// another pack, holds whole. The mark is only a hint: a clone made by `git
+// clone` of a local path shares the store's pack files by hard link, mode
+// bits and all, so a pack this store superseded reads as superseded in the
+// clone too, where nothing may hold its objects. Checked against the tail
+// (read and verified anyway), or against the packs in holders written
+// since it (their indexes read, the oldest of them first, at most
+// maxHolderReads a call), a mark never removes the only copy of an object.
+//
+// The other packs matter once a tail has filled: the tails superseded in
+// its last second are held by the full pack that ended its chain, not by
+// the tail a new chain extends. Left to the next roll-up, which the pack
+// count (superseded tails left out) starts only every fifty full tails,
+// they piled up by the hundred under writers that each made one commit
+// (the CLI, a server's surplus stores), and every process opening the
+// store then listed and mapped them all.
+func (r *Repo) sweepStale(dir string, t *tailPack, stale []plumbing.Hash, staleTimes map[plumbing.Hash]time.Time, holders []packFile, gitFiles map[plumbing.Hash]bool, cover midxCover, locked bool) {
+	if len(stale) == 0 {
+		return
+	}
+	// Oldest first: the pack that holds a stale tail is most often the
+	// first pack written after it that is not itself superseded, the
+	// full tail that ended its chain, which holds the chain's others
+	// too (its index, once read, serves them all).
+	slices.SortFunc(holders, func(a, b packFile) int { return a.mtime.Compare(b.mtime) })
+	read := map[plumbing.Hash][]packEntry{} // holders' entries, nil when unreadable
+	reads := 0
+	holds := func(objs, in []packEntry) bool {
+		if len(objs) > len(in) {
+			return false
+		}
+		for _, e := range objs {
+			if _, ok := slices.BinarySearchFunc(in, e.hash, func(e packEntry, h plumbing.Hash) int { return bytes.Compare(e.hash[:], h[:]) }); !ok {
+				return false
+			}
+		}
+		return true
+	}
 	for _, h := range stale {
 		idx, err := sysfile.ReadFile(filepath.Join(dir, "pack-"+h.String()+".idx"), 0)
 		if err != nil {
 			continue
 		}
 		objs, _, err := parseIdx(idx)
-		if err != nil || len(objs) > len(t.objs) {
+		if err != nil {
 			continue
 		}
-		held := true
-		for _, e := range objs {
-			if _, ok := t.find(e.hash); !ok {
-				held = false
+		held := holds(objs, t.objs)
+		for _, p := range holders {
+			if held {
 				break
 			}
+			// The pack that superseded it was written before the mark,
+			// and after the pack it supersedes.
+			if p.hash == t.hash || p.hash == h || p.mtime.Before(staleTimes[h]) {
+				continue
+			}
+			in, ok := read[p.hash]
+			if !ok {
+				if reads >= maxHolderReads {
+					continue
+				}
+				reads++
+				if b, err := sysfile.ReadFile(filepath.Join(dir, "pack-"+p.hash.String()+".idx"), 0); err == nil && checkIdxSum(b) == nil {
+					in, _, _ = parseIdx(b)
+				}
+				read[p.hash] = in
+			}
+			held = in != nil && holds(objs, in)
 		}
 		if held {
 			r.removeSuperseded(h, cover, locked, gitFiles[h])
 		}
 	}
+}
+
+// maxHolderReads bounds the indexes of other packs one search for a tail
+// reads to sweep superseded tails (see sweepStale): a few kilobytes each.
+const maxHolderReads = 8
+
+// packFile is a pack of the directory and when it was written.
+type packFile struct {
+	hash  plumbing.Hash
+	mtime time.Time
 }
 
 func readTail(dir string, h plumbing.Hash) (*tailPack, error) {

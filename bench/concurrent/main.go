@@ -19,6 +19,14 @@
 // that rotates from round to round, and each figure is the median of the
 // rounds with their range. Latency percentiles pool every write of the
 // cell. "exit 5" counts writes refused as busy (a lock held too long).
+// Each store keeps every round's writes, so the rounds also run on a
+// growing history: the table ends with each cell's writes/s round by
+// round in the order run, and for the served ways and the api the CPU
+// time per write (the server's, or this process's, with the git
+// maintenance it starts), which the machine's load moves far less than
+// writes/s. A falling row, or rising CPU time, is a
+// write path that slows as the store grows; more rounds show it further
+// (-rounds 10 -dur 5s: some ten thousand commits a store).
 //
 //	go run ./bench/concurrent                        # 1, 16 and 64 writers, 3 rounds of 2s a cell
 //	go run ./bench/concurrent -writers 16 -rounds 1 -dur 1s -modes api,floor/inproc
@@ -38,6 +46,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
@@ -165,17 +174,100 @@ func main() {
 		}
 		fmt.Println()
 	}
+	// The rounds in the order they ran: a way of writing that slows as
+	// its store's history grows shows as a falling row, where the
+	// median hides it.
+	fmt.Println("writes/s round by round, in the order run (each store grows by every round's writes)")
+	for _, k := range keys {
+		var b strings.Builder
+		for _, r := range results[k].rounds {
+			fmt.Fprintf(&b, " %7.1f", r)
+		}
+		fmt.Printf("fsync %-3s %3d %-13s%s\n", map[bool]string{false: "off", true: "on"}[k.sync], k.writers, k.mode, b.String())
+	}
+	fmt.Println("CPU time per write, round by round: the server's (served ways), this process's (api); each with the git maintenance it started")
+	for _, k := range keys {
+		if len(results[k].cpu) == 0 {
+			continue
+		}
+		var b strings.Builder
+		for _, c := range results[k].cpu {
+			fmt.Fprintf(&b, " %7s", fmtDur(c))
+		}
+		fmt.Printf("fsync %-3s %3d %-13s%s\n", map[bool]string{false: "off", true: "on"}[k.sync], k.writers, k.mode, b.String())
+	}
+	for _, s := range syncs {
+		if n := targets[s].commits(); n != "" {
+			fmt.Printf("commits at the end, fsync %s: %s\n", map[bool]string{false: "off", true: "on"}[s], n)
+		}
+	}
+}
+
+// procCPU is the CPU time cmd's process and its reaped children have
+// used, from /proc (zero where there is none).
+func procCPU(cmd *exec.Cmd) time.Duration {
+	if cmd == nil || cmd.Process == nil {
+		return 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	// After the command name, which may hold spaces, in parentheses:
+	// utime, stime, cutime and cstime are fields 14 to 17.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 15 {
+		return 0
+	}
+	var ticks int64
+	for _, v := range f[11:15] {
+		n, _ := strconv.ParseInt(v, 10, 64)
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / 100 // USER_HZ
+}
+
+// ownCPU is the CPU time this process and its reaped children have
+// used: for the api cells, the writers' and the roll-ups' they start (the
+// benchmark's own share is small; no child of another cell runs then).
+func ownCPU() time.Duration {
+	var self, kids syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids)
+	return time.Duration(self.Utime.Nano() + self.Stime.Nano() + kids.Utime.Nano() + kids.Stime.Nano())
+}
+
+// commits says how many commits each of t's stores holds.
+func (t *targetSet) commits() string {
+	var out []string
+	for _, s := range []struct{ mode, dir string }{{"served", t.srvDir}, {"cli", t.cliDir}, {"cli/served", t.cliSrv}, {"plumbing", t.gitDir}} {
+		if s.dir != "" {
+			out = append(out, s.mode+" "+strings.TrimSpace(benchutil.Git(s.dir, "rev-list", "--count", "main")))
+		}
+	}
+	if t.api != nil {
+		out = append(out, "api "+strings.TrimSpace(benchutil.Git(t.api.Dir(), "rev-list", "--count", "main")))
+	}
+	return strings.Join(out, ", ")
 }
 
 // cell gathers one cell's rounds.
 type cell struct {
 	rounds       []float64
+	cpu          []time.Duration // CPU time per write, by round (served ways and api: see run)
 	lat          []time.Duration
 	busy, errors int
 }
 
 func (c *cell) add(r result) {
 	c.rounds = append(c.rounds, r.rate())
+	if r.cpu > 0 && r.done > 0 {
+		c.cpu = append(c.cpu, r.cpu/time.Duration(r.done))
+	}
 	c.lat = append(c.lat, r.lat...)
 	c.busy += r.busy
 	c.errors += r.errors
@@ -212,6 +304,7 @@ type result struct {
 	elapsed      time.Duration
 	lat          []time.Duration
 	busy, errors int
+	cpu          time.Duration // the server's CPU time in the round
 }
 
 func (r result) rate() float64 { return float64(r.done) / r.elapsed.Seconds() }
@@ -330,6 +423,21 @@ func (t *targetSet) run(ctx context.Context, mode string, w int, d time.Duration
 			return time.Since(t0), err
 		}
 	}
+	// The CPU time per write of the server (its own and its reaped
+	// children's: git repack), or of this process for the api: on a
+	// shared machine the writes/s of a round follow the load, what a
+	// write costs in CPU far less.
+	var srv *exec.Cmd
+	switch mode {
+	case "served":
+		srv = t.server
+	case "cli/served":
+		srv = t.cliSrvd
+	}
+	cpu0 := procCPU(srv)
+	if mode == "api" {
+		cpu0 = ownCPU()
+	}
 	var mu sync.Mutex
 	res := result{}
 	deadline := time.Now().Add(d)
@@ -360,6 +468,12 @@ func (t *targetSet) run(ctx context.Context, mode string, w int, d time.Duration
 	}
 	wg.Wait()
 	res.elapsed = time.Since(start)
+	if mode == "api" {
+		res.cpu = ownCPU() - cpu0
+	}
+	if srv != nil {
+		res.cpu = procCPU(srv) - cpu0
+	}
 	return res
 }
 

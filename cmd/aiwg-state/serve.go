@@ -247,6 +247,8 @@ type storePool struct {
 	dir  string
 	mu   sync.Mutex
 	idle []*aiwgstate.Store // nil once closed
+	// closing counts the surplus stores being closed (see put).
+	closing sync.WaitGroup
 }
 
 // lender lends stores of the pool to one command. What the command
@@ -316,15 +318,23 @@ func (p *storePool) put(st *aiwgstate.Store) {
 	}
 	p.mu.Unlock()
 	if !keep {
-		st.Close()
+		// In the background: Close waits for a roll-up the store
+		// started, and the command's answer must not (close waits for
+		// them all before the server ends).
+		p.closing.Add(1)
+		go func() {
+			defer p.closing.Done()
+			st.Close()
+		}()
 	}
 }
 
 func (p *storePool) close() {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	for _, st := range p.idle {
 		st.Close()
 	}
 	p.idle = nil
+	p.mu.Unlock()
+	p.closing.Wait()
 }

@@ -236,14 +236,14 @@ func (ix *Index) loadView() (*view, error) {
 }
 
 func (ix *Index) tryLoad() (*view, error) {
-	var snap *snapshot
-	data, err := os.ReadFile(ix.snapshotPath())
+	snap, err := openSnapshot(ix.snapshotPath())
 	switch {
-	case err == nil:
+	case errors.Is(err, errCorrupt):
 		// A corrupt snapshot is ignored: everything is re-derived from git
 		// and the next fold replaces it.
-		snap, _ = parseSnapshot(data)
-	case !errors.Is(err, fs.ErrNotExist):
+		snap = nil
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
 		return nil, fmt.Errorf("index: %w", err)
 	}
 	v := newView(snap)
@@ -713,6 +713,12 @@ func (ix *Index) Rebuild(ctx context.Context, tips []plumbing.Hash) (int, error)
 	}
 	return n, nil
 }
+
+// ReleaseMapped tells the kernel this process is done, for now, with the
+// pages of the index snapshots it maps, as repo.Repo.ReleaseMapped does
+// for packs: a long-running process calls it between commands, so that
+// the pages its queries touched do not stay counted in its memory.
+func ReleaseMapped() { releaseMapped() }
 
 // releaseEvery is how many commits an indexing pass reads between
 // releases of the packs' mapped pages.

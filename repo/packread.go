@@ -161,6 +161,9 @@ type objReader struct {
 	alts    []*objReader
 	altsSet bool
 	nesting int
+	// touched estimates the bytes of mapped pages reads faulted in since
+	// the last release (see touch).
+	touched int64
 }
 
 func newObjReader(gitDir string) *objReader {
@@ -464,6 +467,7 @@ func (o *objReader) readAt(p *packIndex, off int64, depth int) (plumbing.ObjectT
 		if err != nil {
 			return 0, nil, err
 		}
+		o.touch(e.size)
 		if e.size > maxObjectSize {
 			return 0, nil, fmt.Errorf("object of %d bytes: larger than the reader takes", e.size)
 		}

@@ -41,6 +41,8 @@ type sample struct {
 
 type bin struct{ name, dir string }
 
+var verbose bool
+
 func main() {
 	sizes := flag.String("sizes", "10000,100000", "store sizes in commits, comma-separated")
 	storeDir := flag.String("store", "", "serve a copy of this existing store instead of building stores (it is never written)")
@@ -48,6 +50,7 @@ func main() {
 	runs := flag.Int("runs", 1, "servers started per store and program; figures are medians with ranges")
 	bins := flag.String("bins", "", "name=DIR,... directories of prebuilt aiwg-state and aiwg-state-client to compare, interleaved (default: build this tree)")
 	profiles := flag.String("profiles", "", "keep each server's heap profile in this directory")
+	flag.BoolVar(&verbose, "v", false, "say which commands raised each server's peak")
 	flag.Parse()
 	work, err := os.MkdirTemp("", "aiwg-servemem-")
 	check(err)
@@ -130,12 +133,22 @@ func serveOnce(p bin, dir, prof string, ops int) sample {
 	bin, client := filepath.Join(p.dir, "aiwg-state"), filepath.Join(p.dir, "aiwg-state-client")
 	srv := exec.Command(bin, "serve", "--store", dir, "--idle", "1h")
 	srv.Env = append(os.Environ(), "AIWG_STATE_HEAP_PROFILE="+prof)
-	srv.Stderr = os.Stderr
+	var log strings.Builder // its greeting; shown if it fails
+	srv.Stderr = &log
 	check(srv.Start())
-	waitFor(filepath.Join(dir, "aiwg", "serve.sock"))
+	waitFor(filepath.Join(dir, "aiwg", "serve.sock"), &log)
 	t0 := time.Now()
+	raised := map[string]int64{} // KiB of peak each kind of command added
+	var peak int64
 	for i := 0; i < ops; i++ {
 		file := fmt.Sprintf("variables/v%04d.json", (i*37)%1000)
+		if verbose {
+			hwm, _, _ := memory(srv.Process.Pid)
+			if i > 0 && hwm > peak {
+				raised[[]string{"set", "get", "log of a key", "log of a document", "blame", "newest"}[(i-1)%6]] += hwm - peak
+			}
+			peak = hwm
+		}
 		switch i % 6 {
 		case 0:
 			run(client, "set", file, "value", strconv.Itoa(i), "--store", dir, "--agent", "bench", "--no-sync")
@@ -152,9 +165,14 @@ func serveOnce(p bin, dir, prof string, ops int) sample {
 		}
 	}
 	s := sample{elapsed: time.Since(t0)}
+	if verbose {
+		fmt.Printf("  %s: peak RSS raised by (KiB): %v\n", p.name, raised)
+	}
 	s.hwm, s.anon, s.file = memory(srv.Process.Pid)
 	srv.Process.Signal(os.Interrupt)
-	srv.Wait()
+	if err := srv.Wait(); err != nil {
+		fmt.Fprintf(os.Stderr, "the server: %v\n%s", err, log.String())
+	}
 	s.heap = liveHeap(prof)
 	return s
 }
@@ -239,13 +257,13 @@ func medianTime(s []sample) time.Duration {
 
 func mib(kib int64) string { return fmt.Sprintf("%.1f MiB", float64(kib)/1024) }
 
-func waitFor(path string) {
+func waitFor(path string, log *strings.Builder) {
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if _, err := os.Stat(path); err == nil {
 			return
 		}
 	}
-	fmt.Fprintln(os.Stderr, "the server did not start")
+	fmt.Fprintf(os.Stderr, "the server did not start\n%s", log.String())
 	os.Exit(1)
 }
 

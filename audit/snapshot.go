@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"weak"
 
@@ -78,6 +79,23 @@ type snapshot struct {
 	n, nkeys, nmut                                  int
 	commits, hashidx, extra, fwd, dict, strs, posts int
 	mut                                             int
+	reads                                           atomic.Uint32 // see touch
+}
+
+// snapReleaseEvery is how many reads of a snapshot's tables a process
+// makes between releases of the pages they faulted in.
+const snapReleaseEvery = 256
+
+// touch counts a read of the snapshot's tables. Each read of a commit
+// scattered over the snapshot faults in what the page cache holds around
+// it (about 128 KiB), so a walk over a few hundred commits would map most
+// of a large snapshot; every snapReleaseEvery reads the process lets go
+// of them (they stay in the page cache, and the few pages read again, the
+// top of a binary search, fault back in for microseconds).
+func (s *snapshot) touch() {
+	if s.reads.Add(1)%snapReleaseEvery == 0 {
+		_ = syscall.Madvise(s.data, syscall.MADV_DONTNEED)
+	}
 }
 
 // parseSnapshot checks a whole snapshot in memory against its checksum and
@@ -280,6 +298,7 @@ func releaseMapped() {
 func (s *snapshot) u32(off int) uint32 { return binary.LittleEndian.Uint32(s.data[off:]) }
 
 func (s *snapshot) commitAt(num int32) []byte {
+	s.touch()
 	o := s.commits + int(num)*commitSize
 	return s.data[o : o+commitSize]
 }
@@ -325,6 +344,7 @@ func (s *snapshot) parents(num int32) []int32 {
 
 // find returns the number of a commit.
 func (s *snapshot) find(h plumbing.Hash) (int32, bool) {
+	s.touch()
 	i := sort.Search(s.n, func(i int) bool {
 		o := s.hashidx + i*hashIdxSize
 		return bytes.Compare(s.data[o:o+20], h[:]) >= 0
@@ -353,6 +373,7 @@ func (s *snapshot) keyBytes(id int) []byte {
 
 // findKey returns the dictionary id of a key.
 func (s *snapshot) findKey(k string) (int, bool) {
+	s.touch()
 	i := sort.Search(s.nkeys, func(i int) bool { return string(s.keyBytes(i)) >= k })
 	if i < s.nkeys && string(s.keyBytes(i)) == k {
 		return i, true
@@ -361,6 +382,7 @@ func (s *snapshot) findKey(k string) (int, bool) {
 }
 
 func (s *snapshot) postings(id int, kind int) []int32 {
+	s.touch()
 	o := s.dict + id*dictSize + 8 + 8*kind
 	start, n := int(s.u32(o)), int(s.u32(o+4))
 	out := make([]int32, n)
@@ -398,6 +420,7 @@ func mutNumber(id string) (uint32, bool) {
 
 // findMutation returns the commits carrying a mutation id.
 func (s *snapshot) findMutation(id string) []int32 {
+	s.touch()
 	v, ok := mutNumber(id)
 	if !ok {
 		return nil

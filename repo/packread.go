@@ -391,6 +391,7 @@ func (o *objReader) lookup(h plumbing.Hash, inPack func(p *packIndex, off int64)
 			if !p.load(o.dir) {
 				continue
 			}
+			o.touch(0)
 			if off, ok := p.find(h); ok && inPack(p, off) {
 				return true
 			}

@@ -20,18 +20,19 @@ func (o *objReader) releaseMapped() {
 	}
 }
 
-// A read faults in the pages of the pack entry it inflates (and the
-// kernel maps up to 64 KiB around each fault), and they stay counted in
-// the process's memory until it lets go of them: a walk over a long
-// history (a log or blame reaching back a million commits) would hold
+// A read faults in the pages of the pack entry it inflates and of the
+// index entries its lookup compares (the kernel maps what the page cache
+// holds around each fault: about 128 KiB on this layout), and they stay
+// counted in the process's memory until it lets go of them: a walk over a
+// long history (a log or blame reaching back a million commits) would hold
 // pages all over its packs, as much as the history is long. So every
-// releaseAfter bytes of entries read, by that estimate, the reader lets
-// go of its mapped pages; they stay in the page cache, and the few a
-// later read needs again (the index's fanout, the newest objects) fault
-// back in for microseconds.
-var releaseAfter int64 = 32 << 20 // a variable for tests
+// releaseAfter bytes of lookups and entries read, by that estimate, the
+// reader lets go of its mapped pages; they stay in the page cache, and the
+// few a later read needs again (the index's fanout, the newest objects)
+// fault back in for microseconds.
+var releaseAfter int64 = 16 << 20 // a variable for tests
 
-const touchEstimate = 64 << 10
+const touchEstimate = 128 << 10
 
 func (o *objReader) touch(size int64) {
 	o.touched += max(size, touchEstimate)

@@ -720,6 +720,14 @@ func (ix *Index) Rebuild(ctx context.Context, tips []plumbing.Hash) (int, error)
 // the pages its queries touched do not stay counted in its memory.
 func ReleaseMapped() { releaseMapped() }
 
+// ReleaseWhileReading turns on (or off), for this process, the release of
+// the snapshot's mapped pages as queries read it, as
+// repo.ReleaseWhileReading does for packs: for a long-running process,
+// whose resident memory should not grow with the history its queries
+// walk. A command's process leaves it off: it ends in moments, and the
+// faults back would cost a long walk a few percent of its time.
+func ReleaseWhileReading(on bool) { snapReleaseOn.Store(on) }
+
 // releaseEvery is how many commits an indexing pass reads between
 // releases of the packs' mapped pages.
 const releaseEvery = 4096

@@ -22,6 +22,8 @@ import (
 // file's space is its own until then.
 func TestViewOutlivesFold(t *testing.T) {
 	ctx := context.Background()
+	audit.ReleaseWhileReading(true) // as a server: pages let go of in the middle of queries too
+	defer audit.ReleaseWhileReading(false)
 	st := storetest.New(t)
 	seq := 0
 	write := func(n int) {

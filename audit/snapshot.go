@@ -83,17 +83,20 @@ type snapshot struct {
 }
 
 // snapReleaseEvery is how many reads of a snapshot's tables a process
-// makes between releases of the pages they faulted in.
-const snapReleaseEvery = 256
+// makes between releases of the pages they faulted in, once
+// ReleaseWhileReading is on.
+const snapReleaseEvery = 64
+
+var snapReleaseOn atomic.Bool
 
 // touch counts a read of the snapshot's tables. Each read of a commit
 // scattered over the snapshot faults in what the page cache holds around
-// it (about 128 KiB), so a walk over a few hundred commits would map most
-// of a large snapshot; every snapReleaseEvery reads the process lets go
-// of them (they stay in the page cache, and the few pages read again, the
-// top of a binary search, fault back in for microseconds).
+// it (about 128 KiB), so in a server a walk over a few hundred commits
+// would map most of a large snapshot; every snapReleaseEvery reads the
+// process lets go of them (they stay in the page cache, and the few pages
+// read again, the top of a binary search, fault back in for microseconds).
 func (s *snapshot) touch() {
-	if s.reads.Add(1)%snapReleaseEvery == 0 {
+	if snapReleaseOn.Load() && s.reads.Add(1)%snapReleaseEvery == 0 {
 		_ = syscall.Madvise(s.data, syscall.MADV_DONTNEED)
 	}
 }

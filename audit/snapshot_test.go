@@ -60,6 +60,8 @@ func summarize(s *snapshot, tag string) snapSummary {
 // one a view maps; the view keeps reading the old one, whole and right,
 // through collections, and the next open maps the new one.
 func TestSnapshotReplacedWhileMapped(t *testing.T) {
+	ReleaseWhileReading(true) // pages let go of in the middle of reads too
+	defer ReleaseWhileReading(false)
 	path := filepath.Join(t.TempDir(), "snapshot")
 	publish(t, path, testSnapshot("a", 500, 1))
 	old, err := openSnapshot(path)

@@ -114,9 +114,10 @@ func TestReadsLetGoOfPages(t *testing.T) {
 		t.Fatal(err)
 	}
 	read := func(limit int64) []string {
-		old := releaseAfter
-		releaseAfter = limit
-		defer func() { releaseAfter = old }()
+		old := releaseBudget
+		releaseBudget = limit
+		ReleaseWhileReading(true)
+		defer func() { releaseBudget = old; ReleaseWhileReading(false) }()
 		r2, err := Open(context.Background(), r.Dir(), Options{})
 		if err != nil {
 			t.Fatal(err)

@@ -14,7 +14,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/aiwg/aiwg-state/audit"
 	"github.com/aiwg/aiwg-state/frame"
+	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/serve"
 	"github.com/aiwg/aiwg-state/store"
 )
@@ -82,6 +84,10 @@ func runServe(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	// A server's walks over long histories must not keep what they read
+	// of the packs and the history index resident.
+	repo.ReleaseWhileReading(true)
+	audit.ReleaseWhileReading(true)
 	pool := newStorePool(st.Dir())
 	pool.put(st)
 	defer pool.close()

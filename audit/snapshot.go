@@ -95,8 +95,15 @@ var snapReleaseOn atomic.Bool
 // would map most of a large snapshot; every snapReleaseEvery reads the
 // process lets go of them (they stay in the page cache, and the few pages
 // read again, the top of a binary search, fault back in for microseconds).
-func (s *snapshot) touch() {
-	if snapReleaseOn.Load() && s.reads.Add(1)%snapReleaseEvery == 0 {
+func (s *snapshot) touch() { s.touchN(1) }
+
+// touchN counts n reads: a binary search of the hash index reads a few
+// pages far apart.
+func (s *snapshot) touchN(n uint32) {
+	if !snapReleaseOn.Load() {
+		return
+	}
+	if r := s.reads.Add(n); r/snapReleaseEvery != (r-n)/snapReleaseEvery {
 		_ = syscall.Madvise(s.data, syscall.MADV_DONTNEED)
 	}
 }
@@ -347,7 +354,7 @@ func (s *snapshot) parents(num int32) []int32 {
 
 // find returns the number of a commit.
 func (s *snapshot) find(h plumbing.Hash) (int32, bool) {
-	s.touch()
+	s.touchN(8)
 	i := sort.Search(s.n, func(i int) bool {
 		o := s.hashidx + i*hashIdxSize
 		return bytes.Compare(s.data[o:o+20], h[:]) >= 0

@@ -38,7 +38,7 @@ func (o *objReader) releaseMapped() {
 const touchEstimate = 128 << 10
 
 var (
-	releaseBudget int64 = 8 << 20 // a variable for tests
+	releaseBudget int64 = 4 << 20 // a variable for tests
 	releaseOn     atomic.Bool
 )
 

@@ -137,6 +137,25 @@ func serveOnce(p bin, dir, prof string, ops int) sample {
 	srv.Stderr = &log
 	check(srv.Start())
 	waitFor(filepath.Join(dir, "aiwg", "serve.sock"), &log)
+	var maxAnon, maxFile int64 // sampled every 2 ms: which of the two the peak is made of
+	stopSampling := make(chan struct{})
+	sampled := make(chan struct{})
+	if verbose {
+		go func() {
+			defer close(sampled)
+			for {
+				select {
+				case <-stopSampling:
+					return
+				case <-time.After(2 * time.Millisecond):
+				}
+				_, anon, file := memory(srv.Process.Pid)
+				maxAnon, maxFile = max(maxAnon, anon), max(maxFile, file)
+			}
+		}()
+	} else {
+		close(sampled)
+	}
 	t0 := time.Now()
 	raised := map[string]int64{} // KiB of peak each kind of command added
 	var peak int64
@@ -165,8 +184,10 @@ func serveOnce(p bin, dir, prof string, ops int) sample {
 		}
 	}
 	s := sample{elapsed: time.Since(t0)}
+	close(stopSampling)
+	<-sampled
 	if verbose {
-		fmt.Printf("  %s: peak RSS raised by (KiB): %v\n", p.name, raised)
+		fmt.Printf("  %s: peak RSS raised by (KiB): %v; sampled peaks: own %s, files %s\n", p.name, raised, mib(maxAnon), mib(maxFile))
 	}
 	s.hwm, s.anon, s.file = memory(srv.Process.Pid)
 	srv.Process.Signal(os.Interrupt)

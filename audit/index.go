@@ -588,7 +588,7 @@ func (ix *Index) fold() error {
 	for _, c := range v.tail {
 		b.add(c)
 	}
-	if err := ix.writeFile(ix.snapshotPath(), b.finish(gen)); err != nil {
+	if err := ix.writeFile(ix.snapshotPath(), b.finishParts(gen)...); err != nil {
 		return err
 	}
 	for _, e := range names {
@@ -599,14 +599,19 @@ func (ix *Index) fold() error {
 	return nil
 }
 
-// writeFile publishes a file whole: temporary file, fsync, rename.
-func (ix *Index) writeFile(path string, data []byte) error {
+// writeFile publishes a file whole, made of parts: temporary file, fsync,
+// rename.
+func (ix *Index) writeFile(path string, parts ...[]byte) error {
 	tmp := path + ".tmp-" + strconv.Itoa(os.Getpid())
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
 		return fmt.Errorf("index: %w", err)
 	}
-	_, err = f.Write(data)
+	for _, p := range parts {
+		if err == nil {
+			_, err = f.Write(p)
+		}
+	}
 	if err == nil {
 		err = f.Sync()
 	}
@@ -703,7 +708,7 @@ func (ix *Index) Rebuild(ctx context.Context, tips []plumbing.Hash) (int, error)
 		}
 	}
 	gen++
-	if err := ix.writeFile(ix.snapshotPath(), b.finish(gen)); err != nil {
+	if err := ix.writeFile(ix.snapshotPath(), b.finishParts(gen)...); err != nil {
 		return 0, err
 	}
 	for _, e := range names {

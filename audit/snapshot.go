@@ -91,10 +91,11 @@ var snapReleaseOn atomic.Bool
 
 // touch counts a read of the snapshot's tables. Each read of a commit
 // scattered over the snapshot faults in what the page cache holds around
-// it (about 128 KiB), so in a server a walk over a few hundred commits
-// would map most of a large snapshot; every snapReleaseEvery reads the
-// process lets go of them (they stay in the page cache, and the few pages
-// read again, the top of a binary search, fault back in for microseconds).
+// it (64 KiB to a whole 2 MiB folio), so in a server a walk over a few
+// hundred commits would map most of a large snapshot; every
+// snapReleaseEvery reads the process lets go of them (they stay in the
+// page cache, and the few pages read again, the top of a binary search,
+// fault back in for microseconds).
 func (s *snapshot) touch() { s.touchN(1) }
 
 // touchN counts n reads: a binary search of the hash index reads a few

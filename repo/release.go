@@ -24,8 +24,9 @@ func (o *objReader) releaseMapped() {
 }
 
 // A read faults in the pages of the pack entry it inflates and of the
-// index entries its lookup compares (the kernel maps what the page cache
-// holds around each fault: about 128 KiB on this layout), and they stay
+// index entries its lookup compares (the kernel maps what its page cache
+// holds around each fault: from 64 KiB to a whole 2 MiB folio, counted
+// here as 128 KiB a read), and they stay
 // counted in the process's memory until it lets go of them: in a server, a
 // walk over a long history (a log or blame reaching back a million
 // commits) would hold pages all over its packs, as much as the history is

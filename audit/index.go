@@ -238,14 +238,14 @@ func (ix *Index) loadView() (*view, error) {
 }
 
 func (ix *Index) tryLoad() (*view, error) {
-	var snap *snapshot
-	data, err := os.ReadFile(ix.snapshotPath())
+	snap, err := openSnapshot(ix.snapshotPath())
 	switch {
-	case err == nil:
+	case errors.Is(err, errCorrupt):
 		// A corrupt snapshot is ignored: everything is re-derived from git
 		// and the next fold replaces it.
-		snap, _ = parseSnapshot(data)
-	case !errors.Is(err, fs.ErrNotExist):
+		snap = nil
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
 		return nil, fmt.Errorf("index: %w", err)
 	}
 	v := newView(snap)
@@ -590,7 +590,7 @@ func (ix *Index) fold() error {
 	for _, c := range v.tail {
 		b.add(c)
 	}
-	if err := ix.writeFile(ix.snapshotPath(), b.finish(gen)); err != nil {
+	if err := ix.writeFile(ix.snapshotPath(), b.finishParts(gen)...); err != nil {
 		return err
 	}
 	for _, e := range names {
@@ -601,14 +601,19 @@ func (ix *Index) fold() error {
 	return nil
 }
 
-// writeFile publishes a file whole: temporary file, fsync, rename.
-func (ix *Index) writeFile(path string, data []byte) error {
+// writeFile publishes a file whole, made of parts: temporary file, fsync,
+// rename.
+func (ix *Index) writeFile(path string, parts ...[]byte) error {
 	tmp := path + ".tmp-" + strconv.Itoa(os.Getpid())
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
 		return fmt.Errorf("index: %w", err)
 	}
-	_, err = f.Write(data)
+	for _, p := range parts {
+		if err == nil {
+			_, err = f.Write(p)
+		}
+	}
 	if err == nil {
 		err = f.Sync()
 	}
@@ -705,7 +710,7 @@ func (ix *Index) Rebuild(ctx context.Context, tips []plumbing.Hash) (int, error)
 		}
 	}
 	gen++
-	if err := ix.writeFile(ix.snapshotPath(), b.finish(gen)); err != nil {
+	if err := ix.writeFile(ix.snapshotPath(), b.finishParts(gen)...); err != nil {
 		return 0, err
 	}
 	for _, e := range names {
@@ -715,6 +720,20 @@ func (ix *Index) Rebuild(ctx context.Context, tips []plumbing.Hash) (int, error)
 	}
 	return n, nil
 }
+
+// ReleaseMapped tells the kernel this process is done, for now, with the
+// pages of the index snapshots it maps, as repo.Repo.ReleaseMapped does
+// for packs: a long-running process calls it between commands, so that
+// the pages its queries touched do not stay counted in its memory.
+func ReleaseMapped() { releaseMapped() }
+
+// ReleaseWhileReading turns on (or off), for this process, the release of
+// the snapshot's mapped pages as queries read it, as
+// repo.ReleaseWhileReading does for packs: for a long-running process,
+// whose resident memory should not grow with the history its queries
+// walk. A command's process leaves it off: it ends in moments, and the
+// faults back would cost a long walk a few percent of its time.
+func ReleaseWhileReading(on bool) { snapReleaseOn.Store(on) }
 
 // releaseEvery is how many commits an indexing pass reads between
 // releases of the packs' mapped pages.

@@ -4,10 +4,17 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
+	"os"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"weak"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -66,14 +73,47 @@ const (
 
 var errCorrupt = errors.New("index snapshot is corrupt")
 
+// snapshot is a snapshot file, mapped read-only. data is unmapped once the
+// snapshot is unreachable (see openSnapshot): methods copy what they return
+// out of it, and nothing may keep a slice of data beyond the snapshot.
 type snapshot struct {
 	data                                            []byte
 	gen                                             uint64
 	n, nkeys, nmut                                  int
 	commits, hashidx, extra, fwd, dict, strs, posts int
 	mut                                             int
+	reads                                           atomic.Uint32 // see touch
 }
 
+// snapReleaseEvery is how many reads of a snapshot's tables a process
+// makes between releases of the pages they faulted in, once
+// ReleaseWhileReading is on.
+const snapReleaseEvery = 64
+
+var snapReleaseOn atomic.Bool
+
+// touch counts a read of the snapshot's tables. Each read of a commit
+// scattered over the snapshot faults in what the page cache holds around
+// it (64 KiB to a whole 2 MiB folio), so in a server a walk over a few
+// hundred commits would map most of a large snapshot; every
+// snapReleaseEvery reads the process lets go of them (they stay in the
+// page cache, and the few pages read again, the top of a binary search,
+// fault back in for microseconds).
+func (s *snapshot) touch() { s.touchN(1) }
+
+// touchN counts n reads: a binary search of the hash index reads a few
+// pages far apart.
+func (s *snapshot) touchN(n uint32) {
+	if !snapReleaseOn.Load() {
+		return
+	}
+	if r := s.reads.Add(n); r/snapReleaseEvery != (r-n)/snapReleaseEvery {
+		_ = syscall.Madvise(s.data, syscall.MADV_DONTNEED)
+	}
+}
+
+// parseSnapshot checks a whole snapshot in memory against its checksum and
+// reads its header.
 func parseSnapshot(data []byte) (*snapshot, error) {
 	if len(data) < snapHeaderSize || string(data[:8]) != snapMagic {
 		return nil, errCorrupt
@@ -81,24 +121,198 @@ func parseSnapshot(data []byte) (*snapshot, error) {
 	if crc32.ChecksumIEEE(data[12:]) != binary.LittleEndian.Uint32(data[8:]) {
 		return nil, errCorrupt
 	}
-	if v := binary.LittleEndian.Uint32(data[12:]); v != snapVersion && v != 2 {
-		return nil, errCorrupt
+	return parseHeader(data)
+}
+
+// parseHeader reads the header of a snapshot whose checksum was checked.
+func parseHeader(data []byte) (*snapshot, error) {
+	s, err := headerOf(data, int64(len(data)))
+	if err != nil {
+		return nil, err
 	}
-	s := &snapshot{data: data, gen: binary.LittleEndian.Uint64(data[16:])}
-	u := func(i int) int { return int(binary.LittleEndian.Uint32(data[24+4*i:])) }
-	s.n, s.nkeys, s.nmut = u(0), u(1), u(2)
-	off := func(i int) int { return int(binary.LittleEndian.Uint64(data[40+8*i:])) }
-	s.commits, s.hashidx, s.extra, s.fwd, s.dict, s.strs, s.posts, s.mut = off(0), off(1), off(2), off(3), off(4), off(5), off(6), off(7)
-	if s.commits+s.n*commitSize > len(data) || s.hashidx+s.n*hashIdxSize > len(data) ||
-		s.dict+s.nkeys*dictSize > len(data) || s.mut+s.nmut*8 > len(data) {
-		return nil, errCorrupt
-	}
+	s.data = data
 	return s, nil
+}
+
+// checkHeader checks a snapshot's header (h holds at least its first
+// snapHeaderSize bytes) against the file's size.
+func checkHeader(h []byte, size int64) error {
+	_, err := headerOf(h, size)
+	return err
+}
+
+// headerOf reads a snapshot's header from h, and checks that its sections
+// lie within size bytes.
+func headerOf(h []byte, size int64) (*snapshot, error) {
+	if len(h) < snapHeaderSize || size < snapHeaderSize || string(h[:8]) != snapMagic {
+		return nil, errCorrupt
+	}
+	if v := binary.LittleEndian.Uint32(h[12:]); v != snapVersion && v != 2 {
+		return nil, errCorrupt
+	}
+	s := &snapshot{gen: binary.LittleEndian.Uint64(h[16:])}
+	u := func(i int) int64 { return int64(binary.LittleEndian.Uint32(h[24+4*i:])) }
+	n, nkeys, nmut := u(0), u(1), u(2)
+	var offs [8]int64
+	for i := range offs {
+		o := binary.LittleEndian.Uint64(h[40+8*i:])
+		if o > uint64(size) {
+			return nil, errCorrupt
+		}
+		offs[i] = int64(o)
+	}
+	if offs[0]+n*commitSize > size || offs[1]+n*hashIdxSize > size ||
+		offs[4]+nkeys*dictSize > size || offs[7]+nmut*8 > size {
+		return nil, errCorrupt
+	}
+	s.n, s.nkeys, s.nmut = int(n), int(nkeys), int(nmut)
+	s.commits, s.hashidx, s.extra, s.fwd, s.dict, s.strs, s.posts, s.mut =
+		int(offs[0]), int(offs[1]), int(offs[2]), int(offs[3]), int(offs[4]), int(offs[5]), int(offs[6]), int(offs[7])
+	return s, nil
+}
+
+// A process maps the snapshot rather than reading it into its heap: a
+// query reads a few pages of it (a binary search in the hash index and the
+// dictionary, the postings of one key, the commits it walks), and a
+// million commits make a snapshot of about 120 MB, which a server would
+// otherwise allocate again for every query. Its checksum is checked once
+// per file a process opens (by reading it through a small buffer, so the
+// check leaves nothing resident), and queries at once share one mapping.
+// Neither the index nor git ever changes a snapshot in place: a fold or a
+// reindex writes a new file and renames it over the old, whose mapping
+// stays valid, and the old file's space is freed once no view maps it.
+var snapFiles struct {
+	sync.Mutex
+	live     map[string]liveSnap // by path: the mapping of the file there now, while a view holds it
+	verified map[snapFileID]bool // files whose checksum this process checked
+}
+
+type liveSnap struct {
+	id   snapFileID
+	snap weak.Pointer[snapshot]
+}
+
+// snapFileID tells one file from another: renaming a new snapshot into
+// place changes the inode, and no writer of ours rewrites one in place.
+type snapFileID struct {
+	dev, ino           uint64
+	size, mtime, ctime int64
+}
+
+// openSnapshot maps the snapshot at path: fs.ErrNotExist when there is
+// none, errCorrupt when it fails its checksum or its header.
+func openSnapshot(path string) (*snapshot, error) {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return nil, &os.PathError{Op: "stat", Path: path, Err: err}
+	}
+	id := snapFileID{dev: uint64(st.Dev), ino: uint64(st.Ino), size: st.Size,
+		mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
+	snapFiles.Lock()
+	if l, ok := snapFiles.live[path]; ok && l.id == id {
+		if s := l.snap.Value(); s != nil {
+			snapFiles.Unlock()
+			return s, nil
+		}
+	}
+	verified := snapFiles.verified[id]
+	snapFiles.Unlock()
+	if st.Size < snapHeaderSize || st.Size != int64(int(st.Size)) {
+		return nil, errCorrupt
+	}
+	if !verified {
+		if err := checkSnapshotFile(fd, st.Size); err != nil {
+			return nil, err
+		}
+	}
+	data, err := syscall.Mmap(fd, 0, int(st.Size), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		return nil, &os.PathError{Op: "mmap", Path: path, Err: err}
+	}
+	s, err := parseHeader(data)
+	if err != nil {
+		syscall.Munmap(data)
+		return nil, err
+	}
+	runtime.AddCleanup(s, func(data []byte) { syscall.Munmap(data) }, data)
+	snapFiles.Lock()
+	defer snapFiles.Unlock()
+	if snapFiles.verified == nil || len(snapFiles.verified) >= 64 {
+		snapFiles.verified = map[snapFileID]bool{}
+	}
+	snapFiles.verified[id] = true
+	if snapFiles.live == nil || len(snapFiles.live) >= 64 {
+		// Stores this process no longer reads (tests open hundreds).
+		for p, l := range snapFiles.live {
+			if l.snap.Value() == nil {
+				delete(snapFiles.live, p)
+			}
+		}
+		if snapFiles.live == nil {
+			snapFiles.live = map[string]liveSnap{}
+		}
+	}
+	snapFiles.live[path] = liveSnap{id, weak.Make(s)}
+	return s, nil
+}
+
+// checkSnapshotFile checks a snapshot file against its checksum, reading
+// it through a small buffer.
+func checkSnapshotFile(fd int, size int64) error {
+	buf := make([]byte, 256<<10)
+	var want uint32
+	sum := uint32(0)
+	for off := int64(0); off < size; {
+		n, err := syscall.Pread(fd, buf[:min(int64(len(buf)), size-off)], off)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("index snapshot: %w", err)
+		}
+		if n == 0 {
+			return errCorrupt // shorter than it was a moment ago
+		}
+		b := buf[:n]
+		if off == 0 {
+			if n < 12 || string(b[:8]) != snapMagic {
+				return errCorrupt
+			}
+			want = binary.LittleEndian.Uint32(b[8:])
+			b = b[12:]
+		}
+		sum = crc32.Update(sum, crc32.IEEETable, b)
+		off += int64(n)
+	}
+	if sum != want {
+		return errCorrupt
+	}
+	return nil
+}
+
+// releaseMapped drops this process's resident pages of the snapshots it
+// maps: they stay in the page cache, and a later query faults back the
+// few it reads.
+func releaseMapped() {
+	snapFiles.Lock()
+	defer snapFiles.Unlock()
+	for _, l := range snapFiles.live {
+		if s := l.snap.Value(); s != nil {
+			_ = syscall.Madvise(s.data, syscall.MADV_DONTNEED)
+			runtime.KeepAlive(s)
+		}
+	}
 }
 
 func (s *snapshot) u32(off int) uint32 { return binary.LittleEndian.Uint32(s.data[off:]) }
 
 func (s *snapshot) commitAt(num int32) []byte {
+	s.touch()
 	o := s.commits + int(num)*commitSize
 	return s.data[o : o+commitSize]
 }
@@ -144,6 +358,7 @@ func (s *snapshot) parents(num int32) []int32 {
 
 // find returns the number of a commit.
 func (s *snapshot) find(h plumbing.Hash) (int32, bool) {
+	s.touchN(8)
 	i := sort.Search(s.n, func(i int) bool {
 		o := s.hashidx + i*hashIdxSize
 		return bytes.Compare(s.data[o:o+20], h[:]) >= 0
@@ -172,6 +387,7 @@ func (s *snapshot) keyBytes(id int) []byte {
 
 // findKey returns the dictionary id of a key.
 func (s *snapshot) findKey(k string) (int, bool) {
+	s.touch()
 	i := sort.Search(s.nkeys, func(i int) bool { return string(s.keyBytes(i)) >= k })
 	if i < s.nkeys && string(s.keyBytes(i)) == k {
 		return i, true
@@ -180,6 +396,7 @@ func (s *snapshot) findKey(k string) (int, bool) {
 }
 
 func (s *snapshot) postings(id int, kind int) []int32 {
+	s.touch()
 	o := s.dict + id*dictSize + 8 + 8*kind
 	start, n := int(s.u32(o)), int(s.u32(o+4))
 	out := make([]int32, n)
@@ -211,6 +428,7 @@ func (s *snapshot) forward(num int32) (files, exact, deep []string) {
 // nil when the snapshot does not know them (written before they were
 // kept).
 func (s *snapshot) blobs(num int32) []plumbing.Hash {
+	s.touch()
 	o := s.fwd + int(binary.LittleEndian.Uint32(s.commitAt(num)[36:]))
 	nf := s.u32(o)
 	if nf&hasBlobs == 0 {
@@ -238,6 +456,7 @@ func mutNumber(id string) (uint32, bool) {
 
 // findMutation returns the commits carrying a mutation id.
 func (s *snapshot) findMutation(id string) []int32 {
+	s.touch()
 	v, ok := mutNumber(id)
 	if !ok {
 		return nil
@@ -388,8 +607,11 @@ func (b *snapBuilder) add(c *commit) {
 	}
 }
 
-// finish renumbers the keys in sorted order and lays the sections out.
-func (b *snapBuilder) finish(gen uint64) []byte {
+// finishParts renumbers the keys in sorted order and lays the sections
+// out: the snapshot is the header and the sections in turn, written one
+// after the other rather than copied into one buffer (at a million commits
+// that copy would be 120 MB more at once). The builder is spent.
+func (b *snapBuilder) finishParts(gen uint64) [][]byte {
 	le := binary.LittleEndian
 	order := make([]uint32, len(b.keys)) // sorted position -> provisional id
 	for i := range order {
@@ -461,24 +683,32 @@ func (b *snapBuilder) finish(gen uint64) []byte {
 		mutB = le.AppendUint32(mutB, m.num)
 	}
 
+	nkeys := len(b.keys)
+	b.keyID, b.keys, b.post = nil, nil, nil // garbage before the sections are written
 	secs := [][]byte{b.commitsB, hashB, b.extraB, fwdB, dictB, strsB, postsB, mutB}
-	size := snapHeaderSize
-	for _, sec := range secs {
-		size += len(sec)
-	}
-	out := make([]byte, snapHeaderSize, size)
-	copy(out, snapMagic)
-	le.PutUint32(out[12:], snapVersion)
-	le.PutUint64(out[16:], gen)
-	le.PutUint32(out[24:], uint32(n))
-	le.PutUint32(out[28:], uint32(len(b.keys)))
-	le.PutUint32(out[32:], uint32(len(muts)))
+	head := make([]byte, snapHeaderSize)
+	copy(head, snapMagic)
+	le.PutUint32(head[12:], snapVersion)
+	le.PutUint64(head[16:], gen)
+	le.PutUint32(head[24:], uint32(n))
+	le.PutUint32(head[28:], uint32(nkeys))
+	le.PutUint32(head[32:], uint32(len(muts)))
+	off := snapHeaderSize
 	for i, sec := range secs {
-		le.PutUint64(out[40+8*i:], uint64(len(out)))
-		out = append(out, sec...)
+		le.PutUint64(head[40+8*i:], uint64(off))
+		off += len(sec)
 	}
-	le.PutUint32(out[8:], crc32.ChecksumIEEE(out[12:]))
-	return out
+	sum := crc32.ChecksumIEEE(head[12:])
+	for _, sec := range secs {
+		sum = crc32.Update(sum, crc32.IEEETable, sec)
+	}
+	le.PutUint32(head[8:], sum)
+	return append([][]byte{head}, secs...)
+}
+
+// finish is finishParts in one piece.
+func (b *snapBuilder) finish(gen uint64) []byte {
+	return bytes.Join(b.finishParts(gen), nil)
 }
 
 // keyPrefixBytes returns the lengths of the keys of every prefix of k's

@@ -166,6 +166,9 @@ type objReader struct {
 	sharedSeen int64
 	// scans counts the listings of the pack directory (for tests).
 	scans int
+	// touched estimates the bytes of mapped pages reads faulted in since
+	// the last release (see touch).
+	touched int64
 }
 
 func newObjReader(gitDir string) *objReader {
@@ -395,6 +398,7 @@ func (o *objReader) lookup(h plumbing.Hash, inPack func(p *packIndex, off int64)
 			if !p.load(o.dir) {
 				continue
 			}
+			o.touch(0)
 			if off, ok := p.find(h); ok && inPack(p, off) {
 				return true
 			}
@@ -484,6 +488,7 @@ func (o *objReader) readAt(p *packIndex, off int64, depth int) (plumbing.ObjectT
 		if err != nil {
 			return 0, nil, err
 		}
+		o.touch(e.size)
 		if e.size > maxObjectSize {
 			return 0, nil, fmt.Errorf("object of %d bytes: larger than the reader takes", e.size)
 		}

@@ -87,3 +87,56 @@ func TestLimitCacheAndReleaseMapped(t *testing.T) {
 		t.Fatalf("LimitCache raised the budget to %d", r2.cache.maxBytes)
 	}
 }
+
+// TestReadsLetGoOfPages: a reader that lets go of its mapped pages as it
+// goes (here after every entry, in the middle of delta chains) reads every
+// object the same.
+func TestReadsLetGoOfPages(t *testing.T) {
+	r := newRepo(t)
+	sig := NewSignature("a", time.Unix(1700000000, 0))
+	var blobs []plumbing.Hash
+	for i := range 30 {
+		h, err := r.Commit(context.Background(), "refs/heads/main", func(tx *Tx) (*CommitInfo, error) {
+			body := bytes.Repeat([]byte(fmt.Sprintf("line %d of a document that changes a little\n", i%3)), 200)
+			if err := tx.WriteFile("doc.json", append(body, byte('a'+i))); err != nil {
+				return nil, err
+			}
+			return &CommitInfo{Author: sig, Committer: sig, Message: "m\n"}, nil
+		}, CommitOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, _ := r.ReadCommit(h.Hash)
+		tree, _ := r.ReadTree(c.Tree)
+		blobs = append(blobs, tree.Entries[0].Hash)
+	}
+	if err := r.Maintain(context.Background(), false); err != nil { // deltas
+		t.Fatal(err)
+	}
+	read := func(limit int64) []string {
+		old := releaseBudget
+		releaseBudget = limit
+		ReleaseWhileReading(true)
+		defer func() { releaseBudget = old; ReleaseWhileReading(false) }()
+		r2, err := Open(context.Background(), r.Dir(), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r2.Close()
+		var out []string
+		for _, h := range blobs {
+			_, body, err := r2.objs.read(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, fmt.Sprintf("%x", hashObject(plumbing.BlobObject, body)))
+			if r2.objs.touched >= max(limit, 1) {
+				t.Fatalf("read %d bytes' worth of pages without letting go of them", r2.objs.touched)
+			}
+		}
+		return out
+	}
+	if a, b := read(1<<40), read(1); fmt.Sprint(a) != fmt.Sprint(b) {
+		t.Fatalf("reads differ when pages are let go of:\n%v\n%v", a, b)
+	}
+}

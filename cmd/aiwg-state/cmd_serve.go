@@ -6,13 +6,17 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
+	"runtime/pprof"
 	"time"
 
 	aiwgstate "github.com/aiwg/aiwg-state"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/aiwg/aiwg-state/audit"
 	"github.com/aiwg/aiwg-state/frame"
+	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/serve"
 	"github.com/aiwg/aiwg-state/store"
 )
@@ -80,6 +84,10 @@ func runServe(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	// A server's walks over long histories must not keep what they read
+	// of the packs and the history index resident.
+	repo.ReleaseWhileReading(true)
+	audit.ReleaseWhileReading(true)
 	pool := newStorePool(st.Dir())
 	pool.put(st)
 	defer pool.close()
@@ -115,5 +123,26 @@ func runServe(c *cli.Context) error {
 	} else {
 		fmt.Fprintf(c.App.ErrWriter, "serving %s on %s (pid %d); stop with Ctrl-C or kill %d\n", st.Dir(), ln.Path(), os.Getpid(), os.Getpid())
 	}
+	if path := os.Getenv("AIWG_STATE_HEAP_PROFILE"); path != "" {
+		defer writeHeapProfile(c, path)
+	}
 	return srv.Serve(ctx, ln)
+}
+
+// writeHeapProfile writes, as the server stops, a heap profile of what it
+// keeps (AIWG_STATE_HEAP_PROFILE=FILE): `go tool pprof -sample_index
+// inuse_space FILE` shows what holds the server's memory after its
+// commands. A collection first makes the profile exact at that point.
+func writeHeapProfile(c *cli.Context, path string) {
+	runtime.GC()
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.Lookup("heap").WriteTo(f, 0)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(c.App.ErrWriter, "aiwg-state serve: heap profile: %v\n", err)
+	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/aiwg/aiwg-state/audit"
 	"github.com/aiwg/aiwg-state/internal/errkind"
 	"github.com/aiwg/aiwg-state/serve"
 	"github.com/aiwg/aiwg-state/store"
@@ -271,7 +272,14 @@ func (l *lender) get(ctx context.Context, opts store.Options) (*aiwgstate.Store,
 
 func (l *lender) giveBack() {
 	for _, st := range l.lent {
+		// What a command touched of the packs and of the history index
+		// stays in the page cache, but not in the server's memory: a log
+		// or blame of a long history reads pages all over its packs.
+		st.Repo().ReleaseMapped()
 		l.pool.put(st)
+	}
+	if len(l.lent) > 0 {
+		audit.ReleaseMapped()
 	}
 	l.lent = nil
 }

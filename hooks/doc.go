@@ -115,7 +115,13 @@
 //
 // pre-receive runs before git moves the pushed objects into the repository
 // (they sit in a quarantine directory named by the environment), where
-// go-git cannot see them; the checker reads objects through one
-// `git cat-file --batch` process, which honours the quarantine, and lists
-// commits with `git rev-list`.
+// go-git cannot see them. The checker reads objects and refs with package
+// repo from the directories that environment names (the quarantine, and
+// the repository's objects as its alternate), and walks the commits a
+// push brings itself, as git rev-list does: a push is checked at every
+// agent's sync, and the git processes it used to start cost about as much
+// CPU as the check. Names only git reads exactly (revisions such as
+// main~2), and repositories it reads otherwise (a ref namespace, shallow,
+// sha256), go through one `git cat-file --batch` process and `git
+// rev-list`, as before.
 package hooks

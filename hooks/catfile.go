@@ -39,12 +39,15 @@ type catFile struct {
 	gitDir   string
 	checkErr error
 	// r reads objects and refs in this process (nil: everything goes
-	// through git); see objects.go.
-	r *repo.Repo
+	// through git); see objects.go. quarantined: it reads a push's
+	// quarantine first, inside pre-receive (see walk.go).
+	r           *repo.Repo
+	quarantined bool
 }
 
 func newCatFile(ctx context.Context, gitDir string) (*catFile, error) {
-	return &catFile{ctx: ctx, gitDir: gitDir, mode: "--batch", r: openObjects(ctx, gitDir)}, nil
+	r, quarantined := openObjects(ctx, gitDir)
+	return &catFile{ctx: ctx, gitDir: gitDir, mode: "--batch", r: r, quarantined: quarantined}, nil
 }
 
 // start starts the git process, once.

@@ -188,25 +188,20 @@ func (c *checker) mergeBases(a, b string) ([]string, error) {
 	if bases, ok := c.bases[key]; ok {
 		return bases, nil
 	}
-	bases, ok, err := c.mergeBasesHere(a, b)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		cmd := exec.CommandContext(c.ctx, "git", "--git-dir", c.gitDir, "merge-base", "--all", a, b)
-		cmd.Env = gitEnv()
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		var exit *exec.ExitError
-		switch {
-		case errors.As(err, &exit) && exit.ExitCode() == 1 && len(bytes.TrimSpace(out)) == 0 && stderr.Len() == 0:
-			bases = []string{""} // unrelated histories
-		case err != nil:
-			return nil, fmt.Errorf("git merge-base: %s: %w", strings.TrimSpace(stderr.String()), err)
-		default:
-			bases = strings.Fields(string(out))
-		}
+	cmd := exec.CommandContext(c.ctx, "git", "--git-dir", c.gitDir, "merge-base", "--all", a, b)
+	cmd.Env = gitEnv()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	var exit *exec.ExitError
+	var bases []string
+	switch {
+	case errors.As(err, &exit) && exit.ExitCode() == 1 && len(bytes.TrimSpace(out)) == 0 && stderr.Len() == 0:
+		bases = []string{""} // unrelated histories
+	case err != nil:
+		return nil, fmt.Errorf("git merge-base: %s: %w", strings.TrimSpace(stderr.String()), err)
+	default:
+		bases = strings.Fields(string(out))
 	}
 	if c.bases == nil {
 		c.bases = map[[2]string][]string{}

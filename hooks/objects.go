@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -34,14 +35,16 @@ const inProcessInfoMax = 4 << 20
 
 // openObjects opens gitDir for reading in this process, with the object
 // directories git's environment names; nil when git must read it.
-func openObjects(ctx context.Context, gitDir string) *repo.Repo {
+// quarantined: the environment is pre-receive's, which names the push's
+// quarantine, the repository's objects being its alternate.
+func openObjects(ctx context.Context, gitDir string) (r *repo.Repo, quarantined bool) {
 	for _, v := range []string{"GIT_NAMESPACE", "GIT_COMMON_DIR", "GIT_SHALLOW_FILE"} {
 		if os.Getenv(v) != "" {
-			return nil
+			return nil, false
 		}
 	}
 	if _, err := os.Lstat(filepath.Join(gitDir, "shallow")); err == nil {
-		return nil
+		return nil, false
 	}
 	objDir := os.Getenv("GIT_OBJECT_DIRECTORY")
 	if objDir == "" {
@@ -51,7 +54,7 @@ func openObjects(ctx context.Context, gitDir string) *repo.Repo {
 	if env := os.Getenv("GIT_ALTERNATE_OBJECT_DIRECTORIES"); env != "" {
 		for _, a := range filepath.SplitList(env) {
 			if strings.HasPrefix(a, `"`) {
-				return nil // git's C quoting, which repo does not read
+				return nil, false // git's C quoting, which repo does not read
 			}
 			if a != "" {
 				alts = append(alts, a)
@@ -60,9 +63,10 @@ func openObjects(ctx context.Context, gitDir string) *repo.Repo {
 	}
 	r, err := repo.OpenWithObjects(ctx, gitDir, objDir, alts, repo.Options{})
 	if err != nil {
-		return nil
+		return nil, false
 	}
-	return r
+	quarantined = os.Getenv("GIT_QUARANTINE_PATH") != "" && os.Getenv("GIT_OBJECT_DIRECTORY") != "" && len(alts) > 0
+	return r, quarantined
 }
 
 // plainRefName: name is a full ref name git reads as the file of that
@@ -247,11 +251,11 @@ func (c *catFile) infoHere(name string) (string, int64, bool, error) {
 
 // commitsHere lists the commits rev-list would for args (one positive
 // object id, then --not and object ids, full ref names, --branches or
-// --tags), oldest first in git's --topo-order; ok is false when git must
-// answer.
+// --tags), oldest first in git's --topo-order, inside pre-receive (see
+// walk.go); ok is false when git must answer.
 func (c *checker) commitsHere(args []string) ([]string, bool, error) {
 	r := c.repo()
-	if r == nil || len(args) < 1 {
+	if r == nil || !c.cat.quarantined || len(args) < 1 {
 		return nil, false, nil
 	}
 	tip, ok := objectID(args[0])
@@ -266,7 +270,12 @@ func (c *checker) commitsHere(args []string) ([]string, bool, error) {
 	if err != nil {
 		return nil, false, nil
 	}
+	// The default branch first: the boundary commits of a push are
+	// looked for on its first-parent chain first.
 	var not []plumbing.Hash
+	if h, err := r.Ref(c.defaultRef(c.ctx)); err == nil && slices.Contains(args, "--branches") {
+		not = append(not, h)
+	}
 	for i, a := range args[1:] {
 		if i == 0 {
 			if a != "--not" {
@@ -277,12 +286,12 @@ func (c *checker) commitsHere(args []string) ([]string, bool, error) {
 		switch {
 		case a == "--branches" || a == "--tags":
 			prefix := map[string]string{"--branches": "refs/heads/", "--tags": "refs/tags/"}[a]
-			refs, _, err := r.Refs(prefix)
+			refs, names, err := r.Refs(prefix)
 			if err != nil {
 				return nil, false, nil
 			}
-			for _, h := range refs {
-				not = append(not, h)
+			for _, n := range names {
+				not = append(not, refs[n])
 			}
 		case plainRefName(a):
 			h, err := r.Ref(a)
@@ -307,9 +316,9 @@ func (c *checker) commitsHere(args []string) ([]string, bool, error) {
 			hide = append(hide, p)
 		}
 	}
-	hs, err := newCommits(r, tip, hide)
-	if err != nil {
-		return nil, true, err
+	hs, ok, err := newCommitsQuarantined(r, tip, hide)
+	if !ok || err != nil {
+		return nil, ok, err
 	}
 	out := make([]string, len(hs))
 	for i, h := range hs {
@@ -318,46 +327,15 @@ func (c *checker) commitsHere(args []string) ([]string, bool, error) {
 	return out, true, nil
 }
 
-// isAncestorHere is git merge-base --is-ancestor old new in this
-// process; known is false when git must answer.
+// isAncestorHere is git merge-base --is-ancestor old new when the
+// answer is yes by way of the commits the push brings (see walk.go);
+// known is false when git must answer.
 func (c *checker) isAncestorHere(old, new plumbing.Hash) (ok, known bool) {
 	r := c.repo()
-	if r == nil || !c.isCommit(old) || !c.isCommit(new) {
+	if r == nil || !c.cat.quarantined || !reachesInQuarantine(r, old, new) {
 		return false, false
 	}
-	ok, err := r.IsAncestor(old, new)
-	return ok, err == nil
-}
-
-// isCommit: h reads, as a commit (git peels a tag for merge-base; then
-// git answers).
-func (c *checker) isCommit(h plumbing.Hash) bool {
-	t, _, err := c.cat.object(h)
-	return err == nil && t == plumbing.CommitObject
-}
-
-// mergeBasesHere is git merge-base --all a b of two commit ids in this
-// process ([""] for unrelated histories, as mergeBases says); ok is false
-// when git must answer.
-func (c *checker) mergeBasesHere(a, b string) ([]string, bool, error) {
-	r := c.repo()
-	ha, okA := objectID(a)
-	hb, okB := objectID(b)
-	if r == nil || !okA || !okB || !c.isCommit(ha) || !c.isCommit(hb) {
-		return nil, false, nil
-	}
-	hs, err := r.MergeBases(ha, hb)
-	if err != nil {
-		return nil, false, nil
-	}
-	if len(hs) == 0 {
-		return []string{""}, true, nil
-	}
-	out := make([]string, len(hs))
-	for i, h := range hs {
-		out[i] = h.String()
-	}
-	return out, true, nil
+	return true, true
 }
 
 // headHere is git symbolic-ref -q HEAD in this process: the branch HEAD

@@ -1,146 +1,159 @@
 package hooks
 
 import (
-	"container/heap"
-	"errors"
+	"slices"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/aiwg/aiwg-state/repo"
 )
 
-// newCommits is `git rev-list --reverse --topo-order TIP --not HIDE...`:
-// the commits TIP reaches that no commit of hide reaches, parents before
-// children.
+// The commits a push brings, found from its quarantine.
 //
-// It is git's walk (revision.c, limit_list): newest commit first by
-// committer date, painting what a hidden commit reaches hidden, until only
-// hidden commits are left to visit and a few more (git's slop) confirm
-// it. A commit is hidden only by true reachability, so dates that lie (a
-// commit claiming to be older than its parents) can only make the walk
-// stop late or list a commit a hidden one reaches too, as git's does:
-// never leave out a commit new to the server, which is what the hook
-// checks.
-func newCommits(r *repo.Repo, tip plumbing.Hash, hide []plumbing.Hash) ([]plumbing.Hash, error) {
-	w := &walker{r: r, nodes: map[plumbing.Hash]*walkNode{}}
-	if err := w.add(tip, false, false); err != nil {
-		return nil, err
-	}
-	for _, h := range hide {
-		if err := w.add(h, true, true); err != nil {
-			return nil, err
-		}
-	}
-	var list []*walkNode
-	var date int64
-	slop := walkSlop
-	for w.q.Len() > 0 {
-		n := heap.Pop(&w.q).(*walkNode)
-		hidden := n.hidden
-		for _, p := range n.parents {
-			if err := w.add(p, hidden, hidden); err != nil {
-				return nil, err
-			}
-		}
-		if hidden {
-			w.hideParents(n)
-			if slop = w.stillInteresting(date, slop); slop == 0 {
-				break
-			}
-			continue
-		}
-		date = n.when
-		list = append(list, n)
-	}
-	var keep []*walkNode
-	for _, n := range list {
-		if !n.hidden {
-			keep = append(keep, n)
-		}
-	}
-	return topoOldestFirst(keep, w.nodes), nil
-}
+// git rev-list NEW --not --branches --tags walks back from NEW and from
+// every branch and tag by date until only hidden commits are left: on a
+// swarm's server, where every agent commits all the time, that is every
+// commit of the last seconds, each read and inflated. Inside pre-receive
+// there is a shorter way to the same answer. A commit only in the
+// quarantine is one the repository did not have, so no branch or tag
+// reaches it (what they reach is in the repository); the walk goes
+// through those and stops at the first commits the repository has. Each
+// such boundary commit must be shown reached by a branch or tag, and is
+// found cheaply in practice: it is a tip (the branch the push moves), or
+// on the first-parent chain of the default branch (the main an agent
+// merged, which main's history keeps as its first-parent line). One that
+// is not found so within a budget leaves the answer to git.
 
-// walkSlop is how many hidden commits past the last new one the walk
-// visits once only hidden ones are left, as git does (SLOP), so that a
-// commit dated out of order does not stop it too early.
-const walkSlop = 5
+// walkBudget bounds the commits read looking for the boundary commits on
+// the tips' first-parent chains.
+const walkBudget = 1024
 
 type walkNode struct {
 	hash    plumbing.Hash
 	parents []plumbing.Hash
 	when    int64
-	hidden  bool
-	seq     int // insertion order: ties of date pop first in, as in git's queue
-	index   int // in the queue, -1 once popped
+	seq     int
 }
 
-type walker struct {
-	r     *repo.Repo
-	nodes map[plumbing.Hash]*walkNode
-	q     walkQueue
-	seq   int
-}
-
-// add reads a commit and queues it when first seen; a commit seen before
-// and now reached from a hidden one is hidden (with what it reaches).
-// missingOK: git skips a commit it cannot read on the hidden side.
-func (w *walker) add(h plumbing.Hash, hidden, missingOK bool) error {
-	if n, ok := w.nodes[h]; ok {
-		if hidden && !n.hidden {
-			n.hidden = true
-			w.hideParents(n)
-		}
-		return nil
+// newCommitsQuarantined is `git rev-list --reverse --topo-order TIP --not
+// HIDE…` inside pre-receive, hide being the commits the negative tips
+// name, first the one whose chain most boundary commits sit on (the
+// default branch); ok is false when git must answer.
+func newCommitsQuarantined(r *repo.Repo, tip plumbing.Hash, hide []plumbing.Hash) ([]plumbing.Hash, bool, error) {
+	hidden := map[plumbing.Hash]bool{}
+	for _, h := range hide {
+		hidden[h] = true
 	}
-	cm, err := w.r.ReadCommit(h)
-	if err != nil {
-		if missingOK && errors.Is(err, repo.ErrObjectMissing) {
-			return nil
-		}
-		return err
-	}
-	n := &walkNode{hash: h, parents: cm.Parents, when: cm.Committer.When.Unix(), hidden: hidden, seq: w.seq}
-	w.seq++
-	w.nodes[h] = n
-	heap.Push(&w.q, n)
-	return nil
-}
-
-// hideParents marks hidden what n reaches among the commits already
-// read (git's mark_parents_uninteresting); the others are hidden when
-// read, from the hidden commit that queues them.
-func (w *walker) hideParents(n *walkNode) {
-	stack := []*walkNode{n}
+	nodes := map[plumbing.Hash]*walkNode{}
+	var list []*walkNode
+	var boundary []plumbing.Hash
+	seenBoundary := map[plumbing.Hash]bool{}
+	stack := []plumbing.Hash{tip}
 	for len(stack) > 0 {
-		c := stack[len(stack)-1]
+		h := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		for _, p := range c.parents {
-			if pn, ok := w.nodes[p]; ok && !pn.hidden {
-				pn.hidden = true
-				stack = append(stack, pn)
+		if hidden[h] || nodes[h] != nil || seenBoundary[h] {
+			continue
+		}
+		if !r.OnlyInObjectDir(h) {
+			seenBoundary[h] = true
+			boundary = append(boundary, h)
+			continue
+		}
+		cm, err := r.ReadCommit(h)
+		if err != nil {
+			return nil, false, nil // git says what is wrong with it
+		}
+		n := &walkNode{hash: h, parents: cm.Parents, when: cm.Committer.When.Unix(), seq: len(list)}
+		nodes[h] = n
+		list = append(list, n)
+		for i := len(cm.Parents) - 1; i >= 0; i-- {
+			stack = append(stack, cm.Parents[i])
+		}
+	}
+	if !reachedByTips(r, boundary, hide) {
+		return nil, false, nil
+	}
+	// In the order git's walk lists them: newest first, ties as found.
+	slices.SortStableFunc(list, func(a, b *walkNode) int {
+		switch {
+		case a.when > b.when:
+			return -1
+		case a.when < b.when:
+			return 1
+		}
+		return a.seq - b.seq
+	})
+	return topoOldestFirst(list, nodes), true, nil
+}
+
+// reachedByTips reports whether every commit of want is one of tips or on
+// a tip's first-parent chain, walking each chain, tips in order, down to
+// the oldest commit wanted and within walkBudget commits in all. false
+// says nothing: git must answer.
+func reachedByTips(r *repo.Repo, want, tips []plumbing.Hash) bool {
+	left := map[plumbing.Hash]bool{}
+	for _, h := range want {
+		left[h] = true
+	}
+	for _, t := range tips {
+		delete(left, t)
+	}
+	if len(left) == 0 {
+		return true
+	}
+	oldest := int64(1<<63 - 1)
+	for h := range left {
+		cm, err := r.ReadCommit(h)
+		if err != nil {
+			return false
+		}
+		oldest = min(oldest, cm.Committer.When.Unix())
+	}
+	budget := walkBudget
+	walked := map[plumbing.Hash]bool{}
+	for _, t := range tips {
+		for h := t; budget > 0 && !walked[h]; budget-- {
+			walked[h] = true
+			cm, err := r.ReadCommit(h)
+			if err != nil || len(cm.Parents) == 0 || cm.Committer.When.Unix() < oldest {
+				break
+			}
+			h = cm.Parents[0]
+			if delete(left, h); len(left) == 0 {
+				return true
 			}
 		}
 	}
+	return false
 }
 
-// stillInteresting is git's still_interesting: the slop left, 0 to stop.
-func (w *walker) stillInteresting(date int64, slop int) int {
-	if w.q.Len() == 0 {
-		return 0
-	}
-	if date <= w.q[0].when {
-		return walkSlop
-	}
-	for _, n := range w.q {
-		if !n.hidden {
-			return walkSlop
+// reachesInQuarantine reports whether old is new or an ancestor of new by
+// way of commits only in the quarantine (the commits a push brings onto
+// a branch whose head was old); false says nothing: git must answer.
+func reachesInQuarantine(r *repo.Repo, old, new plumbing.Hash) bool {
+	seen := map[plumbing.Hash]bool{}
+	stack := []plumbing.Hash{new}
+	for len(stack) > 0 && len(seen) < walkBudget {
+		h := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if h == old {
+			return true
 		}
+		if seen[h] || !r.OnlyInObjectDir(h) {
+			continue
+		}
+		seen[h] = true
+		cm, err := r.ReadCommit(h)
+		if err != nil {
+			return false
+		}
+		stack = append(stack, cm.Parents...)
 	}
-	return slop - 1
+	return false
 }
 
-// topoOldestFirst orders list (newest first, as the walk popped it) as
+// topoOldestFirst orders list (newest first, as git's walk lists them) as
 // git rev-list --topo-order does, then reverses it: no parent before its
 // children, a merge's second-parent line before its first, reversed.
 func topoOldestFirst(list []*walkNode, nodes map[plumbing.Hash]*walkNode) []plumbing.Hash {
@@ -178,36 +191,6 @@ func topoOldestFirst(list []*walkNode, nodes map[plumbing.Hash]*walkNode) []plum
 		in[n.hash] = 0
 		out = append(out, n.hash)
 	}
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
-	}
+	slices.Reverse(out)
 	return out
-}
-
-// walkQueue pops the newest commit first, ties in the order queued.
-type walkQueue []*walkNode
-
-func (q walkQueue) Len() int { return len(q) }
-func (q walkQueue) Less(i, j int) bool {
-	if q[i].when != q[j].when {
-		return q[i].when > q[j].when
-	}
-	return q[i].seq < q[j].seq
-}
-func (q walkQueue) Swap(i, j int) {
-	q[i], q[j] = q[j], q[i]
-	q[i].index, q[j].index = i, j
-}
-func (q *walkQueue) Push(x any) {
-	n := x.(*walkNode)
-	n.index = len(*q)
-	*q = append(*q, n)
-}
-func (q *walkQueue) Pop() any {
-	old := *q
-	n := old[len(old)-1]
-	old[len(old)-1] = nil
-	n.index = -1
-	*q = old[:len(old)-1]
-	return n
 }

@@ -2,7 +2,10 @@ package repo
 
 import (
 	"context"
+	"os"
 	"path/filepath"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // OpenWithObjects opens the bare repository at dir as Open does, but
@@ -32,4 +35,36 @@ func OpenWithObjects(ctx context.Context, dir, objectDir string, alternates []st
 	r.objs.close()
 	r.objs = o
 	return r, nil
+}
+
+// OnlyInObjectDir reports whether h is in the object directory the Repo
+// reads first (OpenWithObjects' objectDir) and in none of its alternates:
+// inside pre-receive, an object the push brought that the repository did
+// not have. It reads no object, and a miss costs a listing of each
+// directory's packs, as git's does.
+func (r *Repo) OnlyInObjectDir(h plumbing.Hash) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	o := r.objs
+	defer o.releaseRetired()
+	return o.has(h) && !o.inAlternates(h)
+}
+
+// has: h is in this directory (its packs or loose), not its alternates.
+func (o *objReader) has(h plumbing.Hash) bool {
+	s := h.String()
+	return o.lookup(h, func(*packIndex, int64) bool { return true }, func() bool {
+		_, err := os.Lstat(filepath.Join(o.dir, s[:2], s[2:]))
+		return err == nil
+	})
+}
+
+// inAlternates: h is in one of this directory's alternates, at any depth.
+func (o *objReader) inAlternates(h plumbing.Hash) bool {
+	for _, a := range o.alternates() {
+		if a.has(h) || a.inAlternates(h) {
+			return true
+		}
+	}
+	return false
 }

@@ -272,9 +272,9 @@ func (c *checker) commitsHere(args []string) ([]string, bool, error) {
 	}
 	// The default branch first: the boundary commits of a push are
 	// looked for on its first-parent chain first.
-	var not []plumbing.Hash
+	var not, branches []plumbing.Hash
 	if h, err := r.Ref(c.defaultRef(c.ctx)); err == nil && slices.Contains(args, "--branches") {
-		not = append(not, h)
+		branches = append(branches, h)
 	}
 	for i, a := range args[1:] {
 		if i == 0 {
@@ -291,7 +291,11 @@ func (c *checker) commitsHere(args []string) ([]string, bool, error) {
 				return nil, false, nil
 			}
 			for _, n := range names {
-				not = append(not, refs[n])
+				if a == "--branches" {
+					branches = append(branches, refs[n])
+				} else {
+					not = append(not, refs[n])
+				}
 			}
 		case plainRefName(a):
 			h, err := r.Ref(a)
@@ -309,8 +313,10 @@ func (c *checker) commitsHere(args []string) ([]string, bool, error) {
 	}
 	// What a negative tip names that is no commit (a tag of a tree) hides
 	// no commit, as in git; one that does not read hides nothing (git
-	// skips a broken ref too): the walk then lists more, never less.
-	var hide []plumbing.Hash
+	// skips a broken ref too): the walk then lists more, never less. A
+	// branch names a commit, as a push leaves it: it is taken as it is,
+	// unread (one that names a tag then hides nothing, and git answers).
+	hide := branches
 	for _, h := range not {
 		if p, err := c.cat.peel(h, plumbing.CommitObject); err == nil {
 			hide = append(hide, p)

@@ -40,8 +40,9 @@ func OpenWithObjects(ctx context.Context, dir, objectDir string, alternates []st
 // OnlyInObjectDir reports whether h is in the object directory the Repo
 // reads first (OpenWithObjects' objectDir) and in none of its alternates:
 // inside pre-receive, an object the push brought that the repository did
-// not have. It reads no object, and a miss costs a listing of each
-// directory's packs, as git's does.
+// not have. It reads no object. The alternates' packs are listed once: a
+// pack a concurrent repack put in place since may be missed, and h then
+// reported as new, which the caller must take as "maybe new".
 func (r *Repo) OnlyInObjectDir(h plumbing.Hash) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -52,17 +53,30 @@ func (r *Repo) OnlyInObjectDir(h plumbing.Hash) bool {
 
 // has: h is in this directory (its packs or loose), not its alternates.
 func (o *objReader) has(h plumbing.Hash) bool {
-	s := h.String()
-	return o.lookup(h, func(*packIndex, int64) bool { return true }, func() bool {
-		_, err := os.Lstat(filepath.Join(o.dir, s[:2], s[2:]))
-		return err == nil
-	})
+	return o.lookup(h, func(*packIndex, int64) bool { return true }, func() bool { return o.hasLoose(h) })
 }
 
-// inAlternates: h is in one of this directory's alternates, at any depth.
+func (o *objReader) hasLoose(h plumbing.Hash) bool {
+	s := h.String()
+	_, err := os.Lstat(filepath.Join(o.dir, s[:2], s[2:]))
+	return err == nil
+}
+
+// inAlternates: h is in one of this directory's alternates, at any depth,
+// as their packs were listed (a miss lists nothing again).
 func (o *objReader) inAlternates(h plumbing.Hash) bool {
 	for _, a := range o.alternates() {
-		if a.has(h) || a.inAlternates(h) {
+		if !a.loaded {
+			a.scan()
+		}
+		for _, p := range a.packs {
+			if p.load(a.dir) {
+				if _, ok := p.find(h); ok {
+					return true
+				}
+			}
+		}
+		if a.hasLoose(h) || a.inAlternates(h) {
 			return true
 		}
 	}

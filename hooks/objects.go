@@ -333,15 +333,12 @@ func (c *checker) commitsHere(args []string) ([]string, bool, error) {
 	return out, true, nil
 }
 
-// isAncestorHere is git merge-base --is-ancestor old new when the
-// answer is yes by way of the commits the push brings (see walk.go);
-// known is false when git must answer.
-func (c *checker) isAncestorHere(old, new plumbing.Hash) (ok, known bool) {
+// ancestorHere reports whether old is new or an ancestor of new, shown by
+// way of the commits the push brings (see walk.go); false says nothing:
+// git merge-base --is-ancestor must answer.
+func (c *checker) ancestorHere(old, new plumbing.Hash) bool {
 	r := c.repo()
-	if r == nil || !c.cat.quarantined || !reachesInQuarantine(r, old, new) {
-		return false, false
-	}
-	return true, true
+	return r != nil && c.cat.quarantined && reachesInQuarantine(r, old, new)
 }
 
 // headHere is git symbolic-ref -q HEAD in this process: the branch HEAD

@@ -21,8 +21,11 @@ import (
 // costs about as much CPU to start as the check itself costs. So the
 // checker reads objects and refs with package repo, from the directories
 // git's environment names (inside pre-receive, the push's quarantine and
-// the repository's own objects as its alternate), and walks the new
-// commits itself. It does so only for what it reads exactly as git does:
+// the repository's own objects as its alternate), and walks the commits
+// a push brings itself (walk.go); the merge bases of a merge the push
+// brings stay git's (git merge-base walks the server's recent history
+// faster, with its commit-graph). It reads in process only what it reads
+// exactly as git does:
 // object ids and full ref names, peeled to a commit or followed down a
 // tree path. Anything else (a revision such as main~2, a repository git
 // would read differently: a ref namespace, a shallow or sha256

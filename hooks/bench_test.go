@@ -3,6 +3,7 @@ package hooks
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -29,8 +30,11 @@ const benchPolicy = `{
 // pushOf100 makes a repository whose main holds the policy, and 100
 // commits by alice on no branch (as a push brings them), each writing a
 // file of hers and every tenth her lease; it returns the git dir and the
-// update that would push them to agents/alice/main.
-func pushOf100(b *testing.B, pol string) (string, []Update) {
+// update that would push them to agents/alice/main. With quarantine,
+// the 100 commits' objects are in a quarantine directory, as a push's are
+// when pre-receive runs, and the benchmark's environment names it as
+// git's does (the check then reads them in process, see walk.go).
+func pushOf100(b *testing.B, pol string, quarantine bool) (string, []Update) {
 	b.Helper()
 	dir := filepath.Join(b.TempDir(), "s.git")
 	testutil.Git{}.Run(b, "init", "-q", "--bare", dir)
@@ -42,6 +46,8 @@ func pushOf100(b *testing.B, pol string) (string, []Update) {
 	}
 	canonPol := strings.Join(strings.Fields(pol), " ") // the seed is in force, not checked
 	fmt.Fprintf(&in, "commit refs/heads/main\ncommitter conductor <c@agents.invalid> 1700000000 +0000\n%sM 100644 inline %s\n%s", blob("seed"), policy.Path, blob(canonPol))
+	testutil.Git{GitDir: dir, Stdin: in.String()}.Run(b, "fast-import", "--quiet")
+	in.Reset()
 	fmt.Fprintf(&in, "commit refs/heads/pending\ncommitter alice <a@agents.invalid> 1700000001 +0000\n%sfrom refs/heads/main\n", blob("c0"))
 	for i := 1; i <= 100; i++ {
 		if i > 1 {
@@ -66,8 +72,20 @@ func pushOf100(b *testing.B, pol string) (string, []Update) {
 			fmt.Fprintf(&in, "M 100644 inline leases/tasks/t.json\n%s", blob(rec))
 		}
 	}
-	testutil.Git{GitDir: dir, Stdin: in.String()}.Run(b, "fast-import", "--quiet")
-	tip := testutil.Git{GitDir: dir}.Output(b, "rev-parse", "refs/heads/pending")
+	var env []string
+	if quarantine {
+		objects := filepath.Join(dir, "objects")
+		q := filepath.Join(objects, "tmp_objdir-incoming-bench")
+		if err := os.MkdirAll(filepath.Join(q, "pack"), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		env = []string{"GIT_OBJECT_DIRECTORY=" + q, "GIT_ALTERNATE_OBJECT_DIRECTORIES=" + objects}
+		b.Setenv("GIT_OBJECT_DIRECTORY", q)
+		b.Setenv("GIT_ALTERNATE_OBJECT_DIRECTORIES", objects)
+		defer b.Setenv("GIT_QUARANTINE_PATH", q) // after the refs below are written: git refuses them inside a quarantine
+	}
+	testutil.Git{GitDir: dir, Stdin: in.String(), Env: env}.Run(b, "fast-import", "--quiet")
+	tip := testutil.Git{GitDir: dir, Env: env}.Output(b, "rev-parse", "refs/heads/pending")
 	testutil.RunGit(b, dir, "update-ref", "-d", "refs/heads/pending")
 	testutil.RunGit(b, dir, "symbolic-ref", "HEAD", "refs/heads/main")
 	return dir, []Update{{New: plumbing.NewHash(strings.TrimSpace(tip)), Ref: "refs/heads/agents/alice/main"}}
@@ -81,17 +99,19 @@ func BenchmarkCheckPush100(b *testing.B) {
 	for _, bc := range []struct {
 		name, extra string
 		getenv      func(string) string
+		quarantine  bool
 	}{
-		{"policy", "", nil},
+		{"policy", "", nil, false},
+		{"policy/quarantined", "", nil, true},
 		{"pushers", `"pushers": {"alice-http": {"agents": ["alice"]}},`, func(k string) string {
 			if k == "REMOTE_USER" {
 				return "alice-http"
 			}
 			return ""
-		}},
+		}, false},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			dir, ups := pushOf100(b, fmt.Sprintf(benchPolicy, bc.extra))
+			dir, ups := pushOf100(b, fmt.Sprintf(benchPolicy, bc.extra), bc.quarantine)
 			opts := Options{Getenv: bc.getenv}
 			b.ResetTimer()
 			cpu := cpuTime()

@@ -12,28 +12,53 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/aiwg/aiwg-state/repo"
 )
 
 // errMissing: cat-file has no such object.
 var errMissing = errors.New("missing object")
 
-// catFile reads objects through one long-running `git cat-file --batch`.
-// It inherits the environment: inside pre-receive that is what points git
-// at the quarantined objects of the push.
+// catFile reads objects: in this process where it can (objects.go), else
+// through one long-running `git cat-file --batch`, started when first
+// needed. Both honour the environment: inside pre-receive that is what
+// points them at the quarantined objects of the push.
 type catFile struct {
 	cmd *exec.Cmd
 	in  io.WriteCloser
 	out *bufio.Reader
+	// mode is the git cat-file mode (--batch or --batch-check); startErr
+	// why the process did not start.
+	mode     string
+	startErr error
 	// check is a `git cat-file --batch-check`, started when first asked
-	// for an object's size: a blob is measured before it is read.
+	// for the size of an object read no other way: a blob is measured
+	// before it is read.
 	check    *catFile
 	ctx      context.Context
 	gitDir   string
 	checkErr error
+	// r reads objects and refs in this process (nil: everything goes
+	// through git); see objects.go. quarantined: it reads a push's
+	// quarantine first, inside pre-receive (see walk.go).
+	r           *repo.Repo
+	quarantined bool
 }
 
 func newCatFile(ctx context.Context, gitDir string) (*catFile, error) {
-	return startCatFile(ctx, gitDir, "--batch")
+	r, quarantined := openObjects(ctx, gitDir)
+	return &catFile{ctx: ctx, gitDir: gitDir, mode: "--batch", r: r, quarantined: quarantined}, nil
+}
+
+// start starts the git process, once.
+func (c *catFile) start() error {
+	if c.cmd == nil && c.startErr == nil {
+		var p *catFile
+		if p, c.startErr = startCatFile(c.ctx, c.gitDir, c.mode); c.startErr == nil {
+			c.cmd, c.in, c.out = p.cmd, p.in, p.out
+		}
+	}
+	return c.startErr
 }
 
 func startCatFile(ctx context.Context, gitDir, mode string) (*catFile, error) {
@@ -50,11 +75,17 @@ func startCatFile(ctx context.Context, gitDir, mode string) (*catFile, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("git cat-file: %w", err)
 	}
-	return &catFile{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 64<<10), ctx: ctx, gitDir: gitDir}, nil
+	return &catFile{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 64<<10), mode: mode, ctx: ctx, gitDir: gitDir}, nil
 }
 
-// info returns an object's type and size without reading it.
+// info returns an object's type and size without reading it (a blob
+// over inProcessInfoMax is not read to learn its type: git says).
 func (c *catFile) info(name string) (string, int64, error) {
+	if c.r != nil {
+		if typ, size, ok, err := c.infoHere(name); ok {
+			return typ, size, err
+		}
+	}
 	if c.check == nil && c.checkErr == nil {
 		c.check, c.checkErr = startCatFile(c.ctx, c.gitDir, "--batch-check")
 	}
@@ -70,6 +101,9 @@ func (c *catFile) info(name string) (string, int64, error) {
 func (c *catFile) header(name string) (string, int, error) {
 	if strings.ContainsAny(name, "\n") {
 		return "", 0, fmt.Errorf("object name %q: %w", name, errMissing)
+	}
+	if err := c.start(); err != nil {
+		return "", 0, err
 	}
 	if _, err := io.WriteString(c.in, name+"\n"); err != nil {
 		return "", 0, fmt.Errorf("git cat-file: %w", err)
@@ -95,6 +129,11 @@ func (c *catFile) header(name string) (string, int, error) {
 // read returns an object's type and body; name is an id or anything
 // rev-parse reads ("HEAD:.aiwg/policy.json").
 func (c *catFile) read(name string) (string, []byte, error) {
+	if c.r != nil {
+		if typ, body, ok, err := c.readHere(name); ok {
+			return typ, body, err
+		}
+	}
 	typ, size, err := c.header(name)
 	if err != nil {
 		return "", nil, err
@@ -110,8 +149,13 @@ func (c *catFile) close() {
 	if c.check != nil {
 		c.check.close()
 	}
-	c.in.Close()
-	c.cmd.Wait()
+	if c.cmd != nil {
+		c.in.Close()
+		c.cmd.Wait()
+	}
+	if c.r != nil {
+		c.r.Close()
+	}
 }
 
 // treeEntry is one entry of a tree object.

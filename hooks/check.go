@@ -302,8 +302,10 @@ func (c *checker) refMove(ctx context.Context, u Update) (string, error) {
 			return "", err
 		}
 	case !u.Old.IsZero():
+		if c.ancestorHere(u.Old, u.New) {
+			break // shown through the commits the push brings (walk.go)
+		}
 		cmd := exec.CommandContext(ctx, "git", "--git-dir", c.gitDir, "merge-base", "--is-ancestor", u.Old.String(), u.New.String())
-		cmd.Env = gitEnv()
 		cmd.Env = gitEnv()
 		if err := cmd.Run(); err != nil {
 			var exit *exec.ExitError
@@ -351,8 +353,14 @@ func (c *checker) firstParentMove(ctx context.Context, u Update) (string, error)
 func (c *checker) defaultRef(ctx context.Context) string {
 	if c.defRef == "" {
 		c.defRef = "refs/heads/main"
-		out, err := exec.CommandContext(ctx, "git", "--git-dir", c.gitDir, "symbolic-ref", "-q", "HEAD").Output()
-		if ref := strings.TrimSpace(string(out)); err == nil && strings.HasPrefix(ref, "refs/heads/") {
+		ref, ok := c.headHere()
+		var err error
+		if !ok {
+			var out []byte
+			out, err = exec.CommandContext(ctx, "git", "--git-dir", c.gitDir, "symbolic-ref", "-q", "HEAD").Output()
+			ref = strings.TrimSpace(string(out))
+		}
+		if err == nil && strings.HasPrefix(ref, "refs/heads/") {
 			c.headRef = ref
 			if _, _, err := c.cat.read(ref + "^{commit}"); err == nil {
 				c.defRef = ref
@@ -752,6 +760,9 @@ func (c *checker) add(v Violation) error {
 }
 
 func (c *checker) revList(ctx context.Context, args ...string) ([]string, error) {
+	if out, ok, err := c.commitsHere(args); ok {
+		return out, err
+	}
 	full := append([]string{"--git-dir", c.gitDir, "rev-list", "--reverse", "--topo-order"}, args...)
 	cmd := exec.CommandContext(ctx, "git", full...)
 	cmd.Env = gitEnv()

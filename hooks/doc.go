@@ -115,7 +115,15 @@
 //
 // pre-receive runs before git moves the pushed objects into the repository
 // (they sit in a quarantine directory named by the environment), where
-// go-git cannot see them; the checker reads objects through one
-// `git cat-file --batch` process, which honours the quarantine, and lists
-// commits with `git rev-list`.
+// go-git cannot see them. The checker reads objects and refs with package
+// repo from the directories that environment names (the quarantine, and
+// the repository's objects as its alternate): a push is checked at every
+// agent's sync, and the git processes the check used to start cost about
+// as much CPU as the check itself. The commits a push brings are those
+// only in the quarantine, walked back to the first commits the
+// repository has, each shown reached by a branch or tag (walk.go); where
+// that is not shown cheaply, `git rev-list` says, as do git merge-base
+// for merges and one `git cat-file --batch` process for names only git
+// reads exactly (revisions such as main~2) and repositories it reads
+// otherwise (a ref namespace, shallow, sha256).
 package hooks

@@ -24,6 +24,14 @@ import (
 // gc.autoPackLimit packs have gathered (or gc.auto loose objects, from
 // anything else). And so that an agent may clone partially (clone
 // --filter=blob:none).
+//
+// So that serving a sync costs less CPU: every sync fetches what main
+// gained, a pack git builds afresh, and most of the objects in it are
+// new versions of the same few documents, whose best delta base is the
+// version just before, next to it in git's order. A delta search window
+// of 2 rather than git's 10 finds those (the fetch is as small: 418 KB
+// against 420 KB for a round of 64 agents) at four fifths of the CPU, and
+// a full repack of the server at half of it, for packs 1% larger.
 var serverConfig = [][2]string{
 	{"receive.fsckObjects", "true"},
 	{"receive.fsck.badFilemode", "error"},
@@ -34,6 +42,7 @@ var serverConfig = [][2]string{
 	{"gc.autoPackLimit", "50"},
 	{"gc.autoDetach", "true"},
 	{"uploadpack.allowFilter", "true"},
+	{"pack.window", "2"},
 }
 
 // configureServer sets serverConfig in the repository at gitDir.

@@ -208,25 +208,37 @@ func TestObjectSizeAndPrefixes(t *testing.T) {
 	big := strings.Repeat(`{"k": "value"}`+"\n", 400)
 	var last *Commit
 	for i := 0; i < 30; i++ {
-		last = write(t, r, map[string]string{"big.json": big + strconv.Itoa(i) + "\n", "n.json": strconv.Itoa(i) + "\n"})
+		// mid.json changes in three places: its deltas are longer than
+		// the twenty bytes a delta's sizes take at most.
+		mid := strconv.Itoa(i) + big[:2000] + strconv.Itoa(i*7) + big[2000:4000] + strconv.Itoa(i*13) + big[4000:]
+		last = write(t, r, map[string]string{"big.json": big + strconv.Itoa(i) + "\n", "n.json": strconv.Itoa(i) + "\n", "mid.json": mid})
 	}
 	// git's repack makes deltas of the big blobs' versions.
 	git(t, r.Dir(), "repack", "-a", "-d", "-f", "--depth=10")
 	loose := plumbing.NewHash(strings.TrimSpace(gitIn(t, r.Dir(), "loose blob\n", "hash-object", "-w", "--stdin")))
 	objs := strings.Fields(git(t, r.Dir(), "rev-list", "--objects", "--all", "--no-object-names"))
 	objs = append(objs, loose.String())
-	deltas := 0
+	deltas, long := 0, 0
 	for _, line := range strings.Split(git(t, r.Dir(), "verify-pack", "-v", packPath(t, r)), "\n") {
 		if f := strings.Fields(line); len(f) >= 7 && len(f[0]) == 40 {
 			deltas++
+			if n, _ := strconv.Atoi(f[2]); n > 20 {
+				long++
+			}
 		}
 	}
-	if deltas == 0 {
-		t.Fatal("the repack made no deltas: the test would not cover them")
+	if deltas == 0 || long == 0 {
+		t.Fatalf("the repack made %d deltas, %d of them over 20 bytes: the test would not cover them", deltas, long)
 	}
+	// A fresh reader: the writer's cache holds what it wrote.
+	fresh, err := Open(context.Background(), r.Dir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
 	for _, s := range objs {
 		h := plumbing.NewHash(s)
-		n, err := r.ObjectSize(h)
+		n, err := fresh.ObjectSize(h)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -94,8 +95,15 @@ func (o *objReader) sizeAt(p *packIndex, off int64) (int64, error) {
 	}
 	// A delta starts with two sizes, its base's and its result's, in the
 	// encoding binary.Uvarint reads, each at most ten bytes.
+	// Only those bytes are inflated: inflate reads a whole object (it
+	// checks the stream ends there), which would refuse a longer delta.
 	head := make([]byte, min(e.size, 20))
-	if err := o.inflate(bytes.NewReader(p.pack[e.data:]), head); err != nil {
+	zr, err := zlib.NewReader(bytes.NewReader(p.pack[e.data:]))
+	if err != nil {
+		return 0, err
+	}
+	defer zr.Close()
+	if _, err := io.ReadFull(zr, head); err != nil {
 		return 0, err
 	}
 	if _, w := binary.Uvarint(head); w > 0 {

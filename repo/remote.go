@@ -206,8 +206,11 @@ func (r *Repo) Fetch(ctx context.Context, remote string, opts FetchOptions) ([]R
 		return nil, err
 	}
 	// Not --quiet: it also hides why a ref was rejected ("would clobber
-	// existing tag"), leaving only git's exit status to report.
-	args := []string{"fetch", "--no-progress"}
+	// existing tag"), leaving only git's exit status to report. No
+	// maintenance.auto: the store runs its own maintenance (the pack a
+	// fetch adds counts, see packAdded), and git's would start a process
+	// at every fetch, which is every agent's every sync.
+	args := []string{"-c", "maintenance.auto=false", "fetch", "--no-progress"}
 	if opts.NoTags {
 		args = append(args, "--no-tags")
 	} else {

@@ -37,8 +37,10 @@ It also sets receive.fsckObjects=true in the repository, so git itself
 refuses malformed objects, and readies it for many pushers: pushes stay
 the packs they arrive as (receive.unpackLimit and transfer.unpackLimit 1,
 where git would unpack each small push into loose objects), git gc --auto
-runs after pushes (receive.autogc, gc.auto, gc.autoPackLimit) and partial
-clones are allowed (uploadpack.allowFilter). aiwg-state doctor --server
+runs after pushes (receive.autogc, gc.auto, gc.autoPackLimit), partial
+clones are allowed (uploadpack.allowFilter) and packs are built with a
+narrower delta search (pack.window 2: a sync's fetch is as small for less
+CPU). aiwg-state doctor --server
 reports how the repository stands. A push's check runs for at most 5 minutes, or
 what the repository's git config aiwg.hookTimeout says ("10m", "90s");
 out of time, the push is refused.

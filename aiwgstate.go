@@ -47,6 +47,17 @@ func Open(ctx context.Context, dir string, opts store.Options) (*Store, error) {
 	return &Store{st}, nil
 }
 
+// Lend returns another handle on the open store, with options of its own
+// (see store.Store.Lend): a server lends one to each command it runs at
+// once, so their writes commit as one group.
+func (s *Store) Lend(opts store.Options) (*Store, error) {
+	st, err := s.Store.Lend(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{st}, nil
+}
+
 // Init creates a store at dir (see store.Init) and opens it with every
 // feature's rules.
 func Init(ctx context.Context, dir string, opts store.InitOptions) (*Store, error) {

@@ -154,7 +154,7 @@ func (s *Store) keyPath(k string) string {
 
 // gitConfig reads the store's git config; nil when it has none.
 func (s *Store) gitConfig() (*gitconfig.Config, error) {
-	sc := &s.signing
+	sc := &s.root().signing
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	path := filepath.Join(s.Dir(), "config")
@@ -219,7 +219,7 @@ func (s *Store) gitConfigByGit() (*gitconfig.Config, error) {
 }
 
 func (s *Store) loadSigner(path string) (*signing.Signer, error) {
-	sc := &s.signing
+	sc := &s.root().signing
 	file, data, err := signing.ReadKey(path)
 	if err != nil {
 		return nil, err
@@ -355,7 +355,7 @@ func (s *Store) signingPolicy(tx *repo.Tx) (*policy.Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	sc := &s.signing
+	sc := &s.root().signing
 	sc.mu.Lock()
 	if sc.policy != nil && sc.policyBlob == e.Hash {
 		p := sc.policy

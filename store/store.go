@@ -50,6 +50,10 @@ type Store struct {
 	after       []AfterCommit
 	fastForward []FastForwardGuard
 	fsck        []FsckCheck
+	// base is the store this handle was lent from (see Lend), whose
+	// repository, caches and signing configuration it uses; nil in a
+	// store Open, Init or Clone made.
+	base *Store
 }
 
 // Discover finds the store for a working directory: $AIWG_STATE_STORE when
@@ -218,8 +222,45 @@ func (s *Store) Reset(opts Options) error {
 	return nil
 }
 
-// Close releases the store's files.
-func (s *Store) Close() error { return s.repo.Close() }
+// Lend returns another handle on the open store s, for one caller with
+// options of its own: its default branch is what Open with opts would
+// give now (opts.Branch, else HEAD read again). It shares s's repository,
+// so its writes join s's group commits and its reads find s's caches
+// warm, and it costs no files and no memory of its own. A server lends
+// one to each command it runs at once. Guards, hooks and the sync
+// setting are s's; closing the handle does nothing, and it must not be
+// used after s is closed.
+func (s *Store) Lend(opts Options) (*Store, error) {
+	b := s.root()
+	l := &Store{repo: b.repo, now: b.now, workTree: b.workTree, guards: b.guards, after: b.after,
+		fastForward: b.fastForward, fsck: b.fsck, base: b}
+	if opts.Branch != "" {
+		l.branch = branchRef(opts.Branch)
+		return l, nil
+	}
+	head, err := l.Head()
+	if err != nil {
+		return nil, err
+	}
+	l.branch = head
+	return l, nil
+}
+
+// root is the store that owns the repository and the caches.
+func (s *Store) root() *Store {
+	if s.base != nil {
+		return s.base
+	}
+	return s
+}
+
+// Close releases the store's files (a lent handle has none of its own).
+func (s *Store) Close() error {
+	if s.base != nil {
+		return nil
+	}
+	return s.repo.Close()
+}
 
 // Repo is the git layer under the store, for what the porcelain does not
 // cover.
@@ -233,7 +274,7 @@ func (s *Store) Now() time.Time { return s.now() }
 // rules, compiled schemas) for the life of the open store. Keys must
 // name the content they were derived from (a hash of it), never only a
 // path, as files change under the store; each feature prefixes its own.
-func (s *Store) Cache() *sync.Map { return &s.cache }
+func (s *Store) Cache() *sync.Map { return &s.root().cache }
 
 // Dir is the store's git directory.
 func (s *Store) Dir() string { return s.repo.Dir() }

@@ -75,6 +75,7 @@ var (
 	flagKeep       = flag.Bool("keep", false, "keep the repositories (their directory is printed)")
 	flagFullPass   = flag.Bool("fullpass", true, "after the run, have every agent write and sync once more and time one pass over them all")
 	flagIdleAgents = flag.Int("idle-agents", 0, "measure a sync with nothing new on this many agents (0: all)")
+	flagFilter     = flag.String("filter", "", "agents clone partially with this filter (e.g. blob:none): versions of the board they never read stay on the server")
 )
 
 const board = "shared/board.json"
@@ -219,7 +220,7 @@ func runSwarm(ctx context.Context, dir, bin string, n int) *result {
 			url, c, stop, err := gitserver.StartCounting(base)
 			check(err)
 			a.counter, a.stop = c, stop
-			a.st, err = aiwgstate.Clone(ctx, url+"state.git", filepath.Join(dir, a.id+".git"), store.CloneOptions{Options: store.Options{NoSync: true}})
+			a.st, err = aiwgstate.Clone(ctx, url+"state.git", filepath.Join(dir, a.id+".git"), store.CloneOptions{Options: store.Options{NoSync: true}, Filter: *flagFilter})
 			check(err)
 			_, err = a.st.Swarm().StartAgent(ctx, a.id, "", "")
 			check(err)

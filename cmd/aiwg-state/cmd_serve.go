@@ -89,7 +89,7 @@ func runServe(c *cli.Context) error {
 	repo.ReleaseWhileReading(true)
 	audit.ReleaseWhileReading(true)
 	pool := newStorePool(st.Dir())
-	pool.put(st)
+	pool.shared[0] = &sharedStore{st: st} // the commands share it
 	defer pool.close()
 	defer frame.Hold(st.Dir())() // the frames of the runs it serves live here, and end with it
 

@@ -240,16 +240,30 @@ func (sv *server) run(ctx context.Context, req *serve.Invocation) (code int) {
 
 // storePool keeps the server's store open between commands, so that a
 // command finds the pack indexes mapped, the tail pack read and recent
-// trees decoded: a warm write takes about a third of a cold one. A store is
-// lent to one command at a time (Store.Reset is not for concurrent use),
-// and commands at once each get their own. Every store is of the one
-// directory the server serves (open refuses any other).
+// trees decoded: a warm write takes about a third of a cold one. Commands
+// at once each get a handle lent from one shared store (Store.Lend): they
+// share its repository, so their writes join one group commit (a chain of
+// commits, one pack, one ref update, one round of flushes) and their
+// reads one set of caches, whatever the number of clients. Commands with
+// --no-sync share a second one, as the sync setting is the repository's.
+// Every store is of the one directory the server serves (open refuses any
+// other).
 type storePool struct {
-	dir  string
-	mu   sync.Mutex
-	idle []*aiwgstate.Store // nil once closed
-	// closing counts the surplus stores being closed (see put).
+	dir    string
+	mu     sync.Mutex
+	shared [2]*sharedStore // by Options.NoSync
+	closed bool
+	// closing counts the stores being closed (see release).
 	closing sync.WaitGroup
+}
+
+// sharedStore is the store commands borrow handles of, with the count of
+// those out. A command that panics retires it (its state is unknown): new
+// commands get a new one, and the last handle given back closes it.
+type sharedStore struct {
+	st      *aiwgstate.Store
+	users   int
+	retired bool
 }
 
 // lender lends stores of the pool to one command. What the command
@@ -257,26 +271,31 @@ type storePool struct {
 // after a panic their state is unknown.
 type lender struct {
 	pool *storePool
-	lent []*aiwgstate.Store
+	lent []loan
+}
+
+type loan struct {
+	st   *aiwgstate.Store
+	from *sharedStore // nil: a store of its own
 }
 
 func (p *storePool) lender() *lender { return &lender{pool: p} }
 
 func (l *lender) get(ctx context.Context, opts store.Options) (*aiwgstate.Store, error) {
-	st, err := l.pool.get(ctx, opts)
+	st, from, err := l.pool.get(ctx, opts)
 	if err == nil {
-		l.lent = append(l.lent, st)
+		l.lent = append(l.lent, loan{st, from})
 	}
 	return st, err
 }
 
 func (l *lender) giveBack() {
-	for _, st := range l.lent {
+	for _, ln := range l.lent {
 		// What a command touched of the packs and of the history index
 		// stays in the page cache, but not in the server's memory: a log
 		// or blame of a long history reads pages all over its packs.
-		st.Repo().ReleaseMapped()
-		l.pool.put(st)
+		ln.st.Repo().ReleaseMapped()
+		l.pool.release(ln.from, false)
 	}
 	if len(l.lent) > 0 {
 		audit.ReleaseMapped()
@@ -285,64 +304,88 @@ func (l *lender) giveBack() {
 }
 
 func (l *lender) discard() {
-	for _, st := range l.lent {
-		st.Close()
+	for _, ln := range l.lent {
+		l.pool.release(ln.from, true)
 	}
 	l.lent = nil
 }
 
-// maxIdle bounds the stores kept: as many as commands ran at once, up to
-// this.
-const maxIdle = 4
-
 func newStorePool(dir string) *storePool {
-	return &storePool{dir: dir, idle: []*aiwgstate.Store{}}
+	return &storePool{dir: dir}
 }
 
-// get lends a store set up as Open with opts would set it up now.
-func (p *storePool) get(ctx context.Context, opts store.Options) (*aiwgstate.Store, error) {
+// get lends a handle, set up as Open with opts would set a store up now,
+// of the shared store for opts' sync setting (once the pool is closed, of
+// a store of its own, closed when given back).
+func (p *storePool) get(ctx context.Context, opts store.Options) (*aiwgstate.Store, *sharedStore, error) {
 	p.mu.Lock()
-	var st *aiwgstate.Store
-	if n := len(p.idle); n > 0 {
-		st, p.idle = p.idle[n-1], p.idle[:n-1]
+	sh := p.shared[b2i(opts.NoSync)]
+	if sh == nil {
+		st, err := aiwgstate.Open(ctx, p.dir, store.Options{NoSync: opts.NoSync})
+		if err != nil {
+			p.mu.Unlock()
+			return nil, nil, err
+		}
+		sh = &sharedStore{st: st, retired: p.closed}
+		if !p.closed {
+			p.shared[b2i(opts.NoSync)] = sh
+		}
 	}
+	sh.users++
 	p.mu.Unlock()
-	if st == nil {
-		return aiwgstate.Open(ctx, p.dir, opts)
+	st, err := sh.st.Lend(opts)
+	if err != nil {
+		p.release(sh, false)
+		return nil, nil, err
 	}
-	if err := st.Reset(opts); err != nil {
-		st.Close()
-		return nil, err
-	}
-	return st, nil
+	return st, sh, nil
 }
 
-// put takes a lent store back.
-func (p *storePool) put(st *aiwgstate.Store) {
-	p.mu.Lock()
-	keep := p.idle != nil && len(p.idle) < maxIdle
-	if keep {
-		p.idle = append(p.idle, st)
+func b2i(b bool) int {
+	if b {
+		return 1
 	}
+	return 0
+}
+
+// release gives back a handle of sh; retire: the command panicked.
+func (p *storePool) release(sh *sharedStore, retire bool) {
+	p.mu.Lock()
+	sh.users--
+	if retire {
+		for i := range p.shared {
+			if p.shared[i] == sh {
+				p.shared[i] = nil
+			}
+		}
+		sh.retired = true
+	}
+	last := sh.retired && sh.users == 0
 	p.mu.Unlock()
-	if !keep {
+	if last {
 		// In the background: Close waits for a roll-up the store
 		// started, and the command's answer must not (close waits for
 		// them all before the server ends).
 		p.closing.Add(1)
 		go func() {
 			defer p.closing.Done()
-			st.Close()
+			sh.st.Close()
 		}()
 	}
 }
 
 func (p *storePool) close() {
 	p.mu.Lock()
-	for _, st := range p.idle {
-		st.Close()
+	p.closed = true
+	for i, sh := range p.shared {
+		if sh == nil {
+			continue
+		}
+		p.shared[i], sh.retired = nil, true
+		if sh.users == 0 {
+			sh.st.Close()
+		}
 	}
-	p.idle = nil
 	p.mu.Unlock()
 	p.closing.Wait()
 }

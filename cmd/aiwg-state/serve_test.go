@@ -518,8 +518,8 @@ func (panickingWriter) Write([]byte) (int, error) { panic("a bug\nacross lines")
 
 // TestServedPanicEndsTheCommandNotTheServer: a command that panics gives
 // its client one line and exit 1, its stack goes to the server's log, the
-// store it was lent is closed rather than pooled, and the next command
-// runs as usual.
+// shared store it borrowed is retired (closed once no command holds it;
+// the next command gets a new one), and the next command runs as usual.
 func TestServedPanicEndsTheCommandNotTheServer(t *testing.T) {
 	dir, store := project(t)
 	home, _ := os.Stat(store)
@@ -534,8 +534,16 @@ func TestServedPanicEndsTheCommandNotTheServer(t *testing.T) {
 	if code, stderr := run(io.Discard, "set", "c.json", "k", "1", "--no-sync", "--agent", "a"); code != 0 {
 		t.Fatalf("set: exit %d: %s", code, stderr)
 	}
-	if n := len(sv.pool.idle); n != 1 {
-		t.Fatalf("%d stores pooled after a command, want 1", n)
+	nosync := sv.pool.shared[1]
+	if nosync == nil || nosync.users != 0 {
+		t.Fatalf("after a --no-sync command: shared store %+v, want one with no handles out", nosync)
+	}
+	if code, stderr := run(io.Discard, "set", "c.json", "j", "2", "--agent", "a"); code != 0 {
+		t.Fatalf("set: exit %d: %s", code, stderr)
+	}
+	shared := sv.pool.shared[0]
+	if shared == nil || shared.users != 0 {
+		t.Fatalf("after a command: shared store %+v, want one with no handles out", shared)
 	}
 
 	code, stderr := run(panickingWriter{}, "get", "c.json", "k")
@@ -548,16 +556,19 @@ func TestServedPanicEndsTheCommandNotTheServer(t *testing.T) {
 	if !strings.Contains(log.String(), "internal error running get c.json k: a bug") || !strings.Contains(log.String(), "goroutine ") {
 		t.Errorf("the server's log has no stack for the panic:\n%s", log.String())
 	}
-	if n := len(sv.pool.idle); n != 0 {
-		t.Errorf("%d stores pooled after a panic, want 0: the panicking command's store went back", n)
+	if sv.pool.shared[0] != nil || !shared.retired {
+		t.Errorf("the shared store the panicking command used is still lent out")
+	}
+	if sv.pool.shared[1] != nosync {
+		t.Errorf("a panic on one shared store retired the other")
 	}
 
 	var out bytes.Buffer
 	if code, stderr := run(&out, "get", "c.json", "k"); code != 0 || out.String() != "1\n" {
 		t.Errorf("after the panic: exit %d, stdout %q, stderr %q", code, out.String(), stderr)
 	}
-	if n := len(sv.pool.idle); n != 1 {
-		t.Errorf("%d stores pooled after the next command, want 1", n)
+	if sv.pool.shared[0] == nil || sv.pool.shared[0] == shared {
+		t.Errorf("after the panic the next command did not get a new shared store")
 	}
 }
 

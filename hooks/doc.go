@@ -118,8 +118,8 @@
 // go-git cannot see them. The checker reads objects and refs with package
 // repo from the directories that environment names (the quarantine, and
 // the repository's objects as its alternate): a push is checked at every
-// agent's sync, and the git processes the check used to start cost about
-// as much CPU as the check itself. The commits a push brings are those
+// agent's sync, and a git process started per question costs about as
+// much CPU as the check itself. The commits a push brings are those
 // only in the quarantine, walked back to the first commits the
 // repository has, each shown reached by a branch or tag (walk.go); where
 // that is not shown cheaply, `git rev-list` says, as do git merge-base

@@ -17,6 +17,8 @@ import (
 	"weak"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/aiwg/aiwg-state/internal/sysfile"
 )
 
 // commit is one indexed commit as the algorithms see it, numbered in
@@ -202,15 +204,11 @@ type snapFileID struct {
 // openSnapshot maps the snapshot at path: fs.ErrNotExist when there is
 // none, errCorrupt when it fails its checksum or its header.
 func openSnapshot(path string) (*snapshot, error) {
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	fd, st, err := sysfile.OpenStat(path)
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+		return nil, err
 	}
 	defer syscall.Close(fd)
-	var st syscall.Stat_t
-	if err := syscall.Fstat(fd, &st); err != nil {
-		return nil, &os.PathError{Op: "stat", Path: path, Err: err}
-	}
 	id := snapFileID{dev: uint64(st.Dev), ino: uint64(st.Ino), size: st.Size,
 		mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
 	snapFiles.Lock()

@@ -16,6 +16,8 @@ import (
 	"syscall"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/aiwg/aiwg-state/internal/sysfile"
 )
 
 // The object reader. go-git's storage decodes every pack index of the store
@@ -122,15 +124,11 @@ func v1AsV2(data []byte) ([]byte, error) {
 // an os.File would set and reset non-blocking mode and try the poller
 // (seven more calls per file), and a command may map dozens of indexes.
 func mapFile(path string) ([]byte, error) {
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	fd, st, err := sysfile.OpenStat(path)
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+		return nil, err
 	}
 	defer syscall.Close(fd)
-	var st syscall.Stat_t
-	if err := syscall.Fstat(fd, &st); err != nil {
-		return nil, &os.PathError{Op: "stat", Path: path, Err: err}
-	}
 	if st.Size <= 0 || st.Size != int64(int(st.Size)) {
 		return nil, fmt.Errorf("%s: cannot map %d bytes", path, st.Size)
 	}

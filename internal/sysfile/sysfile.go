@@ -110,6 +110,21 @@ func Rename(oldpath, newpath string) error {
 	return nil
 }
 
+// OpenStat opens a file read-only and stats it: what mapping a file
+// takes first (a pack's index, the history index's snapshot). The caller
+// closes fd.
+func OpenStat(path string) (fd int, st syscall.Stat_t, err error) {
+	fd, err = open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, st, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	if err := syscall.Fstat(fd, &st); err != nil {
+		syscall.Close(fd)
+		return -1, st, &os.PathError{Op: "stat", Path: path, Err: err}
+	}
+	return fd, st, nil
+}
+
 func open(path string, mode int, perm uint32) (int, error) {
 	for {
 		fd, err := syscall.Open(path, mode, perm)

@@ -31,6 +31,16 @@ func (s *Store) indexCommit(m *Mutation, _ WriteOptions, _ []Change) error {
 	return nil
 }
 
+// FoldIndex folds the per-key index's log of recent commits into its
+// snapshot, as a query does every audit.DefaultFoldAt commits (a server
+// runs it in a process of its own: see audit.FoldElsewhere).
+func (s *Store) FoldIndex(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return audit.Open(s.repo).Fold()
+}
+
 // Reindex rebuilds the index from every branch, tag and remote-tracking
 // ref; progress (when set) hears how far it got.
 func (s *Store) Reindex(ctx context.Context, progress func(done, total int)) (audit.Stats, error) {

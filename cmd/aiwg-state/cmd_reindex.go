@@ -20,11 +20,30 @@ versioned tree. Every write keeps it current, and commits it does not know
 so reindex is only needed after deleting it or to pay that cost up front.
 Progress goes to standard error.
 
+Recent commits' records sit in a log beside the index's snapshot, and a
+query folds the log into a new snapshot every 1,024 commits; --fold does
+only that, now. A server (aiwg-state serve) runs it in a process of its
+own rather than folding in a query: a fold holds the whole snapshot in
+memory, hundreds of megabytes at a million commits.
+
 Examples:
    aiwg-state reindex
-   aiwg-state reindex --json`,
-		Flags:  commonFlags(),
-		Action: command(func(s *session) error { return runReindex(s.c.Context, s) }),
+   aiwg-state reindex --json
+   aiwg-state reindex --fold`,
+		Flags: append(commonFlags(),
+			&cli.BoolFlag{Name: "fold", Usage: "fold the log of recent commits into the snapshot, rebuilding nothing"}),
+		Action: command(func(s *session) error {
+			if s.c.Bool("fold") {
+				if _, err := args(s.c, 0, 0); err != nil {
+					return err
+				}
+				if err := s.store.FoldIndex(s.c.Context); err != nil {
+					return err
+				}
+				return s.done(map[string]any{"folded": true}, "folded the index's log into its snapshot")
+			}
+			return runReindex(s.c.Context, s)
+		}),
 	}
 }
 

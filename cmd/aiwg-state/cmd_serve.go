@@ -112,6 +112,12 @@ func runServe(c *cli.Context) error {
 	sv.program, _ = os.Executable()
 	sv.started, _ = os.Stat(sv.program)
 	sv.groups = commandsWithSubcommands()
+	if sv.program != "" {
+		folder := &indexFolder{program: sv.program, store: st.Dir(), logf: sv.logf, verbose: sv.verbose}
+		audit.FoldElsewhere(folder.start)
+		defer folder.wait()
+		defer audit.FoldElsewhere(nil)
+	}
 	srv := &serve.Server{
 		Idle:    c.Duration("idle"),
 		Logf:    sv.logf,

@@ -16,7 +16,10 @@ import (
 	"testing"
 	"time"
 
+	aiwgstate "github.com/aiwg/aiwg-state"
+	"github.com/aiwg/aiwg-state/audit"
 	"github.com/aiwg/aiwg-state/serve"
+	storepkg "github.com/aiwg/aiwg-state/store"
 )
 
 // project makes a directory holding a store at .aiwg/state.git, as
@@ -600,5 +603,63 @@ func TestCLIForwardsToARunningServer(t *testing.T) {
 	}
 	if out := gitOut(t, store, "log", "--format=%an %s", "main"); !strings.Contains(out, "cli create plan.json#forwarded") || !strings.Contains(out, "cli create plan.json#local") {
 		t.Errorf("history:\n%s", out)
+	}
+}
+
+// TestServerFoldsTheIndexInAProcessOfItsOwn: once the history index's log
+// passes its bound, a served query answers from the longer log and the
+// server runs `reindex --fold` in a process of its own, which publishes a
+// new snapshot; answers before and after are git's, and git accepts the
+// store.
+func TestServerFoldsTheIndexInAProcessOfItsOwn(t *testing.T) {
+	dir, store := project(t)
+	st, err := aiwgstate.Open(context.Background(), store, storepkg.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range audit.DefaultFoldAt + 10 {
+		if _, err := st.Set(context.Background(), fmt.Sprintf("d%d.json", i%4), "k", []byte(fmt.Sprint(i)), storepkg.WriteOptions{Agent: "w"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	snapshot := filepath.Join(store, filepath.FromSlash(audit.IndexDir), "snapshot")
+	before, _ := os.Stat(snapshot)
+	server := startServer(t, bin, store)
+	want := strings.Fields(gitIn(store, "", "log", "--format=%h", "--", "d1.json"))
+	countLog := func() int {
+		t.Helper()
+		r := execIn(t, bin, dir, "", nil, "log", "d1.json", "--json")
+		if r.code != 0 {
+			t.Fatalf("log: %+v", r)
+		}
+		var entries []map[string]any
+		if err := json.Unmarshal([]byte(r.stdout), &entries); err != nil {
+			t.Fatalf("log --json: %v: %s", err, r.stdout)
+		}
+		return len(entries)
+	}
+	if n := countLog(); n != len(want) {
+		t.Fatalf("served log of d1.json: %d entries, git has %d commits", n, len(want))
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		now, err := os.Stat(snapshot)
+		if err == nil && (before == nil || !os.SameFile(before, now)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no new snapshot 30 s after the query: %s", server.log.String())
+		}
+	}
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(server.log.String(), "folded the history index in process "); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the fold did not run in a process of the server's: %s", server.log.String())
+		}
+	}
+	if n := countLog(); n != len(want) {
+		t.Errorf("served log of d1.json after the fold: %d entries, git has %d commits", n, len(want))
+	}
+	if out, err := exec.Command("git", "--git-dir", store, "fsck", "--strict").CombinedOutput(); err != nil {
+		t.Errorf("git fsck --strict: %v: %s", err, out)
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/aiwg/aiwg-state/audit"
 	"github.com/aiwg/aiwg-state/frame"
+	"github.com/aiwg/aiwg-state/internal/indexfold"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/serve"
 	"github.com/aiwg/aiwg-state/store"
@@ -113,10 +114,7 @@ func runServe(c *cli.Context) error {
 	sv.started, _ = os.Stat(sv.program)
 	sv.groups = commandsWithSubcommands()
 	if sv.program != "" {
-		folder := &indexFolder{program: sv.program, store: st.Dir(), logf: sv.logf, verbose: sv.verbose}
-		audit.FoldElsewhere(folder.start)
-		defer folder.wait()
-		defer audit.FoldElsewhere(nil)
+		defer indexfold.Start(sv.program, st.Dir(), sv.logf, sv.verbose)()
 	}
 	srv := &serve.Server{
 		Idle:    c.Duration("idle"),

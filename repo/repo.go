@@ -196,15 +196,6 @@ func (r *Repo) SetSync(on bool) {
 	r.opts.Sync = on
 }
 
-// ResetSync sets Options.Sync to on and has Options.SyncOff asked again
-// at the next write that would sync: for a Repo kept open from one command
-// to the next, whose store's setting may have changed in between. No
-// write may be in progress.
-func (r *Repo) ResetSync(on bool) {
-	r.syncOnce = sync.Once{}
-	r.opts.Sync = on
-}
-
 // syncing reports whether writes are synced, asking Options.SyncOff the
 // first time.
 func (r *Repo) syncing() bool {

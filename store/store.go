@@ -50,6 +50,9 @@ type Store struct {
 	after       []AfterCommit
 	fastForward []FastForwardGuard
 	fsck        []FsckCheck
+	// noSync: opened with Options.NoSync, so the manifest's setting is
+	// never asked.
+	noSync bool
 	// base is the store this handle was lent from (see Lend), whose
 	// repository, caches and signing configuration it uses; nil in a
 	// store Open, Init or Clone made.
@@ -170,7 +173,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.repo = r
+	s.repo, s.noSync = r, opts.NoSync
 	if opts.Branch != "" {
 		s.branch = branchRef(opts.Branch)
 	} else if s.branch, err = s.Head(); err != nil {
@@ -203,23 +206,16 @@ func (s *Store) syncOff() bool {
 	return err == nil && m.Sync != nil && !*m.Sync
 }
 
-// Reset readies a store kept open between commands (as a server keeps
-// one) for the next: its default branch and sync setting become what Open
-// with opts would give now, HEAD and the manifest's setting read again,
-// while its caches, which hold only objects named by their hash, stay
-// warm. No other goroutine may use the store meanwhile.
-func (s *Store) Reset(opts Options) error {
-	branch := branchRef(opts.Branch)
-	if opts.Branch == "" {
-		head, err := s.Head()
-		if err != nil {
-			return err
-		}
-		branch = head
+// SyncStale reports whether the manifest on the default branch now asks
+// for another sync setting than the one the store's writes settled on
+// (see Manifest.Sync): a store kept open while someone changed it, which
+// a server then opens again.
+func (s *Store) SyncStale() bool {
+	b := s.root()
+	if b.noSync {
+		return false
 	}
-	s.branch = branch
-	s.repo.ResetSync(!opts.NoSync)
-	return nil
+	return b.repo.Options().Sync == b.syncOff()
 }
 
 // Lend returns another handle on the open store s, for one caller with

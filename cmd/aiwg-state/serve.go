@@ -320,6 +320,15 @@ func newStorePool(dir string) *storePool {
 func (p *storePool) get(ctx context.Context, opts store.Options) (*aiwgstate.Store, *sharedStore, error) {
 	p.mu.Lock()
 	sh := p.shared[b2i(opts.NoSync)]
+	if sh != nil && sh.st.SyncStale() {
+		// The manifest's sync setting changed: commands from now on get
+		// a store that settles it again.
+		p.shared[b2i(opts.NoSync)], sh.retired = nil, true
+		if sh.users == 0 {
+			p.closeInBackground(sh)
+		}
+		sh = nil
+	}
 	if sh == nil {
 		st, err := aiwgstate.Open(ctx, p.dir, store.Options{NoSync: opts.NoSync})
 		if err != nil {
@@ -360,18 +369,22 @@ func (p *storePool) release(sh *sharedStore, retire bool) {
 		}
 		sh.retired = true
 	}
-	last := sh.retired && sh.users == 0
-	p.mu.Unlock()
-	if last {
-		// In the background: Close waits for a roll-up the store
-		// started, and the command's answer must not (close waits for
-		// them all before the server ends).
-		p.closing.Add(1)
-		go func() {
-			defer p.closing.Done()
-			sh.st.Close()
-		}()
+	if sh.retired && sh.users == 0 {
+		p.closeInBackground(sh)
 	}
+	p.mu.Unlock()
+}
+
+// closeInBackground closes a retired store no command holds. In the
+// background: Close waits for a roll-up the store started, and the
+// command's answer must not (close waits for them all before the server
+// ends).
+func (p *storePool) closeInBackground(sh *sharedStore) {
+	p.closing.Add(1)
+	go func() {
+		defer p.closing.Done()
+		sh.st.Close()
+	}()
 }
 
 func (p *storePool) close() {

@@ -663,3 +663,37 @@ func TestServerFoldsTheIndexInAProcessOfItsOwn(t *testing.T) {
 		t.Errorf("git fsck --strict: %v: %s", err, out)
 	}
 }
+
+// TestServerFollowsTheManifestsSyncSetting: a server's shared store
+// settles its sync setting at its first write; once a command changes the
+// manifest's setting, the next command gets a store that settles it
+// again, so a store whose users turn fsync back on is flushed at once.
+func TestServerFollowsTheManifestsSyncSetting(t *testing.T) {
+	dir, store := project(t)
+	home, _ := os.Stat(store)
+	sv := &server{store: store, home: home, pool: newStorePool(store), stop: func() {}, log: io.Discard}
+	defer sv.pool.close()
+	run := func(args ...string) {
+		t.Helper()
+		var errb bytes.Buffer
+		req := &serve.Invocation{Request: serve.Request{Args: append([]string{"aiwg-state"}, args...), Dir: dir}, Stdout: io.Discard, Stderr: &errb}
+		if code := sv.run(context.Background(), req); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errb.String())
+		}
+	}
+	syncs := func() bool { return sv.pool.shared[0].st.Repo().Options().Sync }
+	run("set", "c.json", "k", "1", "--agent", "a")
+	if !syncs() {
+		t.Fatal("a fresh store's writes do not sync")
+	}
+	run("config", "sync", "false", "--agent", "a")
+	run("set", "c.json", "k", "2", "--agent", "a")
+	if syncs() {
+		t.Error("after config sync false, the server's writes still sync")
+	}
+	run("config", "sync", "true", "--agent", "a")
+	run("set", "c.json", "k", "3", "--agent", "a")
+	if !syncs() {
+		t.Error("after config sync true, the server's writes do not sync")
+	}
+}

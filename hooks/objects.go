@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -36,17 +37,34 @@ import (
 // over every limit is measured before anything reads it.
 const inProcessInfoMax = 4 << 20
 
+// rewritesHistory reports grafts or replace refs in gitDir: git then
+// reads some commits' parents (or whole objects) as they say, where repo
+// reads each object as it is, so git answers every question.
+func rewritesHistory(gitDir string) bool {
+	if _, err := os.Lstat(filepath.Join(gitDir, "info", "grafts")); err == nil {
+		return true
+	}
+	if entries, err := os.ReadDir(filepath.Join(gitDir, "refs", "replace")); err == nil && len(entries) > 0 {
+		return true
+	}
+	packed, _ := os.ReadFile(filepath.Join(gitDir, "packed-refs"))
+	return bytes.Contains(packed, []byte(" refs/replace/"))
+}
+
 // openObjects opens gitDir for reading in this process, with the object
 // directories git's environment names; nil when git must read it.
 // quarantined: the environment is pre-receive's, which names the push's
 // quarantine, the repository's objects being its alternate.
 func openObjects(ctx context.Context, gitDir string) (r *repo.Repo, quarantined bool) {
-	for _, v := range []string{"GIT_NAMESPACE", "GIT_COMMON_DIR", "GIT_SHALLOW_FILE"} {
+	for _, v := range []string{"GIT_NAMESPACE", "GIT_COMMON_DIR", "GIT_SHALLOW_FILE", "GIT_GRAFT_FILE", "GIT_REPLACE_REF_BASE"} {
 		if os.Getenv(v) != "" {
 			return nil, false
 		}
 	}
 	if _, err := os.Lstat(filepath.Join(gitDir, "shallow")); err == nil {
+		return nil, false
+	}
+	if rewritesHistory(gitDir) {
 		return nil, false
 	}
 	objDir := os.Getenv("GIT_OBJECT_DIRECTORY")

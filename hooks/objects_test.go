@@ -480,3 +480,45 @@ func TestSettingsInForceInAMalformedTree(t *testing.T) {
 		t.Fatalf("check under a malformed policy tree = %v", err)
 	}
 }
+
+// TestHistoryRewritesGoToGit: in a repository with grafts or replace
+// refs, git reads some commits' parents as they say, which the hook's own
+// reader does not, so the hook leaves every question to git there.
+func TestHistoryRewritesGoToGit(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name  string
+		setup func(t *testing.T, dir, head string)
+	}{
+		{"nothing", func(*testing.T, string, string) {}},
+		{"grafts", func(t *testing.T, dir, head string) {
+			os.MkdirAll(filepath.Join(dir, "info"), 0o755)
+			os.WriteFile(filepath.Join(dir, "info", "grafts"), []byte(head+"\n"), 0o644)
+		}},
+		{"a replace ref", func(t *testing.T, dir, head string) {
+			gitIn(t, dir, "", "replace", "--graft", head)
+		}},
+		{"a packed replace ref", func(t *testing.T, dir, head string) {
+			gitIn(t, dir, "", "replace", "--graft", head)
+			gitIn(t, dir, "", "pack-refs", "--all", "--prune")
+			os.Remove(filepath.Join(dir, "refs", "replace"))
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			gitIn(t, dir, "", "init", "-q", "--bare")
+			tree := gitIn(t, dir, "", "mktree")
+			first := gitIn(t, dir, "", "commit-tree", tree, "-m", "one")
+			head := gitIn(t, dir, "", "commit-tree", tree, "-p", first, "-m", "two")
+			gitIn(t, dir, "", "update-ref", "refs/heads/main", head)
+			c.setup(t, dir, head)
+			r, _ := openObjects(ctx, dir)
+			if r != nil {
+				defer r.Close()
+			}
+			if got, want := r != nil, c.name == "nothing"; got != want {
+				t.Errorf("read in process: %v, want %v", got, want)
+			}
+		})
+	}
+}

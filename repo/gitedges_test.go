@@ -486,3 +486,22 @@ func TestSymbolicRefWritersSerialize(t *testing.T) {
 	}
 	testutil.Fsck(t, r.Dir())
 }
+
+// TestLooseSymbolicRefHidesItsPackedValue: a loose symbolic ref over a
+// packed ref of the same name is what git reads (it follows the symbolic
+// ref); Refs, which lists values, must not report the stale packed one.
+func TestLooseSymbolicRefHidesItsPackedValue(t *testing.T) {
+	r := newRepo(t)
+	one := write(t, r, map[string]string{"a.json": "1"}).Hash.String()
+	write(t, r, map[string]string{"a.json": "2"})
+	git(t, r.Dir(), "update-ref", "refs/heads/a", one)
+	git(t, r.Dir(), "pack-refs", "--all", "--prune")
+	git(t, r.Dir(), "symbolic-ref", "refs/heads/a", "refs/heads/main")
+	refs, _, err := r.Refs("refs/heads/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, ok := refs["refs/heads/a"]; ok && h.String() == one {
+		t.Errorf("refs/heads/a listed at its packed value %s; git reads it as refs/heads/main (%s)", one, git(t, r.Dir(), "rev-parse", "refs/heads/a"))
+	}
+}

@@ -173,6 +173,8 @@ func (r *Repo) Refs(prefix string) (map[string]plumbing.Hash, []string, error) {
 	err = r.walkLooseRefs(prefix, func(name string, h plumbing.Hash, sym string) {
 		if sym == "" {
 			out[name] = h
+		} else {
+			delete(out, name) // the loose symbolic ref wins over a packed value, as in git
 		}
 	})
 	if err != nil {

@@ -19,11 +19,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"unicode/utf8"
 
+	"github.com/aiwg/aiwg-state/internal/sibling"
 	"github.com/aiwg/aiwg-state/internal/storedir"
 	"github.com/aiwg/aiwg-state/serve"
 )
@@ -77,17 +77,8 @@ func forward(args []string, wd string) (code int, ran bool) {
 // findCLI finds aiwg-state beside this program (go install puts both in
 // one directory), then on $PATH.
 func findCLI() (string, error) {
-	if self, err := os.Executable(); err == nil {
-		beside := filepath.Join(filepath.Dir(self), "aiwg-state")
-		if fi, err := os.Stat(beside); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
-			return beside, nil
-		}
-	}
-	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
-		p := filepath.Join(dir, "aiwg-state")
-		if fi, err := os.Stat(p); err == nil && filepath.IsAbs(dir) && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return p, nil
-		}
+	if p := sibling.Find("aiwg-state"); p != "" {
+		return p, nil
 	}
 	return "", errors.New("no server runs for this store, and no aiwg-state program is beside this one or on $PATH to run the command (go install ./cmd/...)")
 }

@@ -21,7 +21,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
@@ -32,6 +31,7 @@ import (
 	"github.com/aiwg/aiwg-state/audit"
 	"github.com/aiwg/aiwg-state/internal/exitcode"
 	"github.com/aiwg/aiwg-state/internal/indexfold"
+	"github.com/aiwg/aiwg-state/internal/sibling"
 	"github.com/aiwg/aiwg-state/mcp"
 	"github.com/aiwg/aiwg-state/repo"
 	"github.com/aiwg/aiwg-state/store"
@@ -123,7 +123,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	// in a process of their own (when aiwg-state is at hand).
 	repo.ReleaseWhileReading(true)
 	audit.ReleaseWhileReading(true)
-	if bin := siblingProgram("aiwg-state"); bin != "" {
+	if bin := sibling.Find("aiwg-state"); bin != "" {
 		defer indexfold.Start(bin, st.Dir(), func(format string, a ...any) {
 			fmt.Fprintf(stderr, "aiwg-state mcp: "+format+"\n", a...)
 		}, false)()
@@ -197,21 +197,6 @@ func addToken(path, agent string, out io.Writer) error {
 }
 
 // fail reports err as aiwg-state does, and returns its exit code.
-// siblingProgram finds a program of this suite beside this one (go
-// install puts them in one directory), then on $PATH; "" if neither.
-func siblingProgram(name string) string {
-	if self, err := os.Executable(); err == nil {
-		beside := filepath.Join(filepath.Dir(self), name)
-		if fi, err := os.Stat(beside); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return beside
-		}
-	}
-	if p, err := exec.LookPath(name); err == nil && filepath.IsAbs(p) {
-		return p
-	}
-	return ""
-}
-
 func fail(w io.Writer, err error) int { return exitcode.Report(w, "aiwg-state mcp", err) }
 
 func version() string {

@@ -4,10 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/aiwg/aiwg-state/internal/sibling"
 )
 
 // newMcpCommand hands over to aiwg-state-mcp, the MCP server. It is a
@@ -59,20 +60,10 @@ Examples:
 	}
 }
 
-// findProgram finds a program of this suite beside this one (go install
-// puts them in one directory), then on $PATH.
+// findProgram finds a program of this suite (see package sibling).
 func findProgram(name string) (string, error) {
-	if self, err := os.Executable(); err == nil {
-		beside := filepath.Join(filepath.Dir(self), name)
-		if fi, err := os.Stat(beside); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return beside, nil
-		}
-	}
-	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
-		p := filepath.Join(dir, name)
-		if fi, err := os.Stat(p); err == nil && filepath.IsAbs(dir) && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return p, nil
-		}
+	if p := sibling.Find(name); p != "" {
+		return p, nil
 	}
 	return "", errors.New(name + " is neither beside aiwg-state nor on $PATH: install it with go install github.com/aiwg/aiwg-state/cmd/" + name + "@latest (or go install ./cmd/...)")
 }

@@ -306,6 +306,11 @@ func streamFold(f *os.File, s *snapshot, tail []*commit, gen uint64) error {
 		size += l
 	}
 	w := &snapWriter{f: f, buf: make([]byte, 0, snapWriteBuf+64), old: s}
+	if s.mapped {
+		// Loading the log looked its commits' parents up in the hash
+		// index, which mapped much of it.
+		_ = syscall.Madvise(s.data, syscall.MADV_DONTNEED)
+	}
 	w.buf = append(w.buf, head...)
 	w.flush()
 	if w.err != nil {

@@ -472,8 +472,8 @@ func (s *snapshot) findMutation(id string) []int32 {
 }
 
 // each hands every commit of the snapshot to fn in order, decoded into
-// one reused value (fn must not keep it), so a fold streams the snapshot
-// into the next instead of decoding it whole.
+// one reused value (fn must not keep it), so a fold that rebuilds the
+// snapshot (see foldParts) never decodes it whole.
 func (s *snapshot) each(fn func(*commit)) {
 	type mut struct{ num, id uint32 }
 	muts := make([]mut, s.nmut)

@@ -83,7 +83,7 @@ func (s *snapshot) streamable() bool {
 // snapWriter writes a snapshot's sections through a buffer, keeping the
 // checksum of what it wrote.
 type snapWriter struct {
-	f       *os.File
+	f       snapFile
 	buf     []byte
 	crc     uint32
 	written int64 // bytes handed to the file, header included
@@ -175,8 +175,15 @@ func writeStreamedFold(path string, s *snapshot, tail []*commit, gen uint64) err
 	return nil
 }
 
+// snapFile is where streamFold writes: the temporary file (a buffer in
+// the fuzz test).
+type snapFile interface {
+	Write(p []byte) (int, error)
+	WriteAt(p []byte, off int64) (int, error)
+}
+
 // streamFold writes the merged snapshot to f, from its start.
-func streamFold(f *os.File, s *snapshot, tail []*commit, gen uint64) error {
+func streamFold(f snapFile, s *snapshot, tail []*commit, gen uint64) error {
 	le := binary.LittleEndian
 	b := newSnapBuilder(len(tail))
 	b.n = int32(s.n)

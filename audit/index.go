@@ -559,12 +559,14 @@ var foldElsewhere atomic.Pointer[func(indexDir string)]
 
 // FoldElsewhere makes queries of this process that find the log over
 // its bound call f with the index's directory instead of folding it
-// themselves (nil: fold in place again). A fold rebuilds the snapshot in
-// memory, about 3 s and 450 MB at a million commits, so a long-running
-// server hands it to a process of its own (f starts it; see Fold) and
-// keeps its memory flat and its answers prompt; until the fold lands,
-// queries read the longer log. f must return at once and start at most
-// one fold at a time.
+// themselves (nil: fold in place again). A fold merges the log into a new
+// snapshot, streamed from the old one: about 0.16 s and 41 MB of peak
+// resident memory at a million commits, most of it the old snapshot's
+// mapped pages (rebuilding it in memory from every commit took about 2 s
+// and over 600 MB). A long-running server still hands it to a process of its own
+// (f starts it; see Fold), so that its answers never wait on a fold and
+// its memory stays flat; until the fold lands, queries read the longer
+// log. f must return at once and start at most one fold at a time.
 func FoldElsewhere(f func(indexDir string)) {
 	if f == nil {
 		foldElsewhere.Store(nil)
@@ -583,9 +585,9 @@ func (ix *Index) Fold() error {
 }
 
 // fold writes the snapshot and the log into a new snapshot, under the lock:
-// read everything (no writer can append meanwhile), write log.<gen+1> with
-// the records still waiting for parents, publish the snapshot by rename,
-// then remove old logs.
+// read the log (no writer can append meanwhile), write log.<gen+1> with
+// the records still waiting for parents, publish the snapshot by rename
+// (streamed from the old one, see foldstream.go), then remove old logs.
 func (ix *Index) fold() error {
 	unlock, err := ix.lock()
 	if err != nil {
@@ -619,18 +621,24 @@ func (ix *Index) fold() error {
 	}()); err != nil {
 		return err
 	}
-	b := newSnapBuilder(int(v.size()))
+	// Streamed from the old snapshot when it can be (see foldstream.go);
+	// otherwise (none, or one of the format before blobs) built whole.
+	err = errNotStreamable
 	if v.snap != nil {
-		v.snap.each(b.add)
+		err = writeStreamedFold(ix.snapshotPath(), v.snap, v.tail, gen)
 	}
-	for _, c := range v.tail {
-		b.add(c)
+	if errors.Is(err, errNotStreamable) {
+		err = ix.writeFile(ix.snapshotPath(), foldParts(v.snap, v.tail, gen)...)
 	}
-	if err := ix.writeFile(ix.snapshotPath(), b.finishParts(gen)...); err != nil {
+	if err != nil {
 		return err
 	}
 	for _, e := range names {
-		if strings.HasPrefix(e.Name(), "log.") && e.Name() != "log."+strconv.FormatUint(gen, 10) {
+		// Under the lock, a temporary snapshot is what a fold or a
+		// reindex that died left (a streamed fold at a million commits
+		// leaves up to 140 MB).
+		if strings.HasPrefix(e.Name(), "log.") && e.Name() != "log."+strconv.FormatUint(gen, 10) ||
+			strings.HasPrefix(e.Name(), "snapshot.tmp-") {
 			os.Remove(filepath.Join(ix.dir, e.Name()))
 		}
 	}

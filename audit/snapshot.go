@@ -81,6 +81,8 @@ var errCorrupt = errors.New("index snapshot is corrupt")
 type snapshot struct {
 	data                                            []byte
 	gen                                             uint64
+	version                                         uint32
+	mapped                                          bool // data is a mapping of the file, not heap
 	n, nkeys, nmut                                  int
 	commits, hashidx, extra, fwd, dict, strs, posts int
 	mut                                             int
@@ -149,10 +151,11 @@ func headerOf(h []byte, size int64) (*snapshot, error) {
 	if len(h) < snapHeaderSize || size < snapHeaderSize || string(h[:8]) != snapMagic {
 		return nil, errCorrupt
 	}
-	if v := binary.LittleEndian.Uint32(h[12:]); v != snapVersion && v != 2 {
+	v := binary.LittleEndian.Uint32(h[12:])
+	if v != snapVersion && v != 2 {
 		return nil, errCorrupt
 	}
-	s := &snapshot{gen: binary.LittleEndian.Uint64(h[16:])}
+	s := &snapshot{gen: binary.LittleEndian.Uint64(h[16:]), version: v}
 	u := func(i int) int64 { return int64(binary.LittleEndian.Uint32(h[24+4*i:])) }
 	n, nkeys, nmut := u(0), u(1), u(2)
 	var offs [8]int64
@@ -237,6 +240,7 @@ func openSnapshot(path string) (*snapshot, error) {
 		syscall.Munmap(data)
 		return nil, err
 	}
+	s.mapped = true
 	runtime.AddCleanup(s, func(data []byte) { syscall.Munmap(data) }, data)
 	snapFiles.Lock()
 	defer snapFiles.Unlock()
@@ -468,8 +472,8 @@ func (s *snapshot) findMutation(id string) []int32 {
 }
 
 // each hands every commit of the snapshot to fn in order, decoded into
-// one reused value (fn must not keep it), so a fold streams the snapshot
-// into the next instead of decoding it whole.
+// one reused value (fn must not keep it), so a fold that rebuilds the
+// snapshot (see foldParts) never decodes it whole.
 func (s *snapshot) each(fn func(*commit)) {
 	type mut struct{ num, id uint32 }
 	muts := make([]mut, s.nmut)
@@ -513,6 +517,9 @@ type snapBuilder struct {
 	fwdB             []uint32 // provisional key ids
 	muts             []mutEntry
 	n                int32
+	// A builder of the commits after a snapshot's (see newTailBuilder):
+	// where its extra and fwd sections will start in the new snapshot.
+	extraBase, fwdBase uint32
 }
 
 type mutEntry struct{ id, num uint32 }
@@ -557,7 +564,7 @@ func (b *snapBuilder) add(c *commit) {
 	b.commitsB = le.AppendUint32(b.commitsB, uint32(c.jump))
 	b.commitsB = le.AppendUint32(b.commitsB, uint32(c.depth))
 	if len(c.parents) > 1 {
-		b.commitsB = le.AppendUint32(b.commitsB, uint32(len(b.extraB)))
+		b.commitsB = le.AppendUint32(b.commitsB, b.extraBase+uint32(len(b.extraB)))
 		b.extraB = le.AppendUint32(b.extraB, uint32(len(c.parents)))
 		for _, p := range c.parents {
 			b.extraB = le.AppendUint32(b.extraB, uint32(p))
@@ -565,7 +572,7 @@ func (b *snapBuilder) add(c *commit) {
 	} else {
 		b.commitsB = le.AppendUint32(b.commitsB, noExtra)
 	}
-	b.commitsB = le.AppendUint32(b.commitsB, uint32(4*len(b.fwdB)))
+	b.commitsB = le.AppendUint32(b.commitsB, b.fwdBase+uint32(4*len(b.fwdB)))
 	b.commitsB = le.AppendUint64(b.commitsB, uint64(c.time))
 	nf := uint32(len(c.files))
 	withBlobs := len(c.blobs) == len(c.files) && c.blobs != nil

@@ -23,8 +23,8 @@ Progress goes to standard error.
 Recent commits' records sit in a log beside the index's snapshot, and a
 query folds the log into a new snapshot every 1,024 commits; --fold does
 only that, now. A server (aiwg-state serve) runs it in a process of its
-own rather than folding in a query: a fold holds the whole snapshot in
-memory, hundreds of megabytes at a million commits.
+own rather than folding in a query: a fold reads the whole snapshot and
+writes the next (140 MB at a million commits), streaming both.
 
 Examples:
    aiwg-state reindex

@@ -1,11 +1,12 @@
 // Package indexfold runs the folds of a long-running process's per-key
 // history index in a process of their own: `aiwg-state reindex --fold`.
-// A fold rebuilds the index's snapshot in memory (about 3 s and 450 MB at
-// a million commits); done inside a query of a server, it would stall
-// that query and raise the server's memory for good, as Go returns little
-// of a heap once grown. Meanwhile queries read the longer log, and the
-// next query after the fold reads the new snapshot. serve and the MCP
-// server use it.
+// A fold merges the log into a new snapshot, streamed from the old one
+// (about 0.16 s and 41 MB of peak resident memory at a million commits,
+// most of it the old snapshot's mapped pages); done inside a query of a
+// server, it would still hold that query up and touch every page of the
+// snapshot in the server's process. Meanwhile queries read the longer
+// log, and the next query after the fold reads the new snapshot. serve
+// and the MCP server use it.
 package indexfold
 
 import (

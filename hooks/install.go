@@ -63,6 +63,9 @@ func Install(gitDir string, opts InstallOptions) (string, error) {
 	if err := configureServer(context.Background(), gitDir); err != nil {
 		return "", err
 	}
+	if err := writeTimeout(gitDir); err != nil {
+		return "", err
+	}
 	if err := headOnMain(gitDir); err != nil {
 		return "", err
 	}
@@ -130,6 +133,22 @@ func hookBinary(script []byte) (bin string, direct bool) {
 		}
 	}
 	return "", false
+}
+
+// writeTimeout writes the default deadline of a push's check into the
+// repository's config when no configuration sets one: the hook then reads
+// it from that file at each push rather than starting git to ask (see
+// Timeout). A setting of the administrator's, in any file, stays.
+func writeTimeout(gitDir string) error {
+	err := exec.Command("git", "--git-dir", gitDir, "config", "--get", TimeoutConfig).Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		return nil // set (or git could not tell: the hook will ask it again)
+	}
+	if out, err := exec.Command("git", "--git-dir", gitDir, "config", TimeoutConfig, defaultTimeoutText).CombinedOutput(); err != nil {
+		return fmt.Errorf("git config %s %s: %s: %w", TimeoutConfig, defaultTimeoutText, strings.TrimSpace(string(out)), err)
+	}
+	return nil
 }
 
 func shellQuote(s string) string {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/aiwg/aiwg-state/internal/gitserver"
+	"github.com/aiwg/aiwg-state/internal/testutil"
 )
 
 // TestHookForms: the hook starts aiwg-state directly when its path fits
@@ -113,5 +114,48 @@ func TestShellFormStillChecks(t *testing.T) {
 	}
 	if after := serverRefs(t, server); after != before {
 		t.Fatalf("server refs changed:\n%s\nwas:\n%s", after, before)
+	}
+}
+
+// TestInstallWritesTheTimeout: install writes the default deadline where
+// the hook reads it without git (here no git is on $PATH), and leaves an
+// administrator's setting of any scope alone, which the hook then asks
+// git for.
+func TestInstallWritesTheTimeout(t *testing.T) {
+	ctx := context.Background()
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", "")
+	server := gitserver.Bare(t, t.TempDir(), "s.git")
+	if _, err := Install(server, InstallOptions{Binary: os.Args[0]}); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(testutil.RunGit(t, server, "config", "--local", "--get", TimeoutConfig)); got != "5m" {
+		t.Fatalf("install wrote %s = %q", TimeoutConfig, got)
+	}
+	path := os.Getenv("PATH")
+	t.Setenv("PATH", t.TempDir())
+	if d, err := Timeout(ctx, server); err != nil || d != DefaultTimeout {
+		t.Fatalf("Timeout without git = %v, %v", d, err)
+	}
+	t.Setenv("PATH", path)
+
+	// The administrator's setting in the user's configuration: install
+	// leaves it, and the hook reads it through git.
+	other := gitserver.Bare(t, t.TempDir(), "o.git")
+	testutil.RunGit(t, "", "config", "--global", TimeoutConfig, "7m")
+	if _, err := Install(other, InstallOptions{Binary: os.Args[0]}); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := (testutil.Git{GitDir: other}).Try("config", "--local", "--get", TimeoutConfig); err == nil {
+		t.Fatalf("install wrote %s = %q over the global setting", TimeoutConfig, out)
+	}
+	if d, err := Timeout(ctx, other); err != nil || d.Minutes() != 7 {
+		t.Fatalf("Timeout from the global setting = %v, %v", d, err)
+	}
+	// The repository's own setting wins, as in git.
+	testutil.RunGit(t, other, "config", TimeoutConfig, "90s")
+	if d, err := Timeout(ctx, other); err != nil || d.Seconds() != 90 {
+		t.Fatalf("Timeout 90s over a global 7m = %v, %v", d, err)
 	}
 }

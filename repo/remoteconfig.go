@@ -166,3 +166,51 @@ func mentionsInclude(path string) bool {
 	}
 	return bytes.Contains(bytes.ToLower(data), []byte("include"))
 }
+
+// LocalConfig returns the value of a configuration key (as git names it:
+// "aiwg.hookTimeout") when the repository's own config file settles what
+// `git config --get` would answer, without starting git: the file sets
+// the key, with a value, and includes no other file, no per-worktree
+// file is read after it, and the environment adds no settings (git reads
+// those after the file). ok is false when git must be asked: the key is
+// not in the file (another scope may set it), or one of those holds.
+func LocalConfig(dir, key string, env []string) (value string, ok bool) {
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		if v != "" && (k == "GIT_CONFIG_PARAMETERS" || k == "GIT_CONFIG_COUNT" || k == "GIT_CONFIG") {
+			return "", false
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "config.worktree")); err == nil {
+		return "", false
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "config"))
+	if err != nil {
+		return "", false
+	}
+	want := canonicalKey(key)
+	found, noValue, include := false, false, false
+	err = parseGitConfig(data, func(k, v string, nv bool) {
+		switch {
+		case strings.HasPrefix(k, "include.") || strings.HasPrefix(k, "includeif."):
+			include = true
+		case k == want:
+			found, value, noValue = true, v, nv
+		}
+	})
+	if err != nil || include || !found || noValue {
+		return "", false
+	}
+	return value, true
+}
+
+// canonicalKey is a key as git's parser names it: the section and the
+// name in lower case, a subsection as written.
+func canonicalKey(key string) string {
+	first := strings.IndexByte(key, '.')
+	last := strings.LastIndexByte(key, '.')
+	if first < 0 {
+		return strings.ToLower(key)
+	}
+	return strings.ToLower(key[:first]) + key[first:last] + strings.ToLower(key[last:])
+}

@@ -212,3 +212,53 @@ func FuzzParseConfigZ(f *testing.F) {
 		}
 	})
 }
+
+// TestLocalConfigAsGit: where LocalConfig answers, it answers as `git
+// config --get` does; where the file alone cannot settle it, it does not.
+func TestLocalConfigAsGit(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	for _, tt := range []struct {
+		name, text, key string
+		ok              bool
+	}{
+		{"plain", "[aiwg]\n\thookTimeout = 90s\n", "aiwg.hookTimeout", true},
+		{"case and comments", "[AIWG]\n\tHOOKTIMEOUT = \"10m\" ; ten\n", "aiwg.hookTimeout", true},
+		{"the last value", "[aiwg]\n\thookTimeout = 1m\n[aiwg]\n\thookTimeout = 2m\n", "aiwg.hookTimeout", true},
+		{"a subsection", "[remote \"Up\"]\n\turl = /srv/a\n", "remote.Up.url", true},
+		{"another subsection's case", "[remote \"Up\"]\n\turl = /srv/a\n", "remote.up.url", false},
+		{"not set", "[core]\n\tbare = true\n", "aiwg.hookTimeout", false},
+		{"no value", "[aiwg]\n\thookTimeout\n", "aiwg.hookTimeout", false},
+		{"an include", "[aiwg]\n\thookTimeout = 1m\n[include]\n\tpath = /nonexistent\n", "aiwg.hookTimeout", false},
+		{"an includeIf", "[includeIf \"gitdir:/\"]\n\tpath = /nonexistent\n[aiwg]\n\thookTimeout = 1m\n", "aiwg.hookTimeout", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "s.git")
+			git(t, "", "init", "-q", "--bare", dir)
+			appendConfig(t, filepath.Join(dir, "config"), tt.text)
+			v, ok := LocalConfig(dir, tt.key, os.Environ())
+			if ok != tt.ok {
+				t.Fatalf("LocalConfig = %q, %v", v, ok)
+			}
+			if ok {
+				if want := strings.TrimSuffix(git(t, dir, "config", "--get", tt.key), "\n"); v != want {
+					t.Fatalf("LocalConfig = %q, git says %q", v, want)
+				}
+			}
+		})
+	}
+	dir := filepath.Join(t.TempDir(), "s.git")
+	git(t, "", "init", "-q", "--bare", dir)
+	appendConfig(t, filepath.Join(dir, "config"), "[aiwg]\n\thookTimeout = 1m\n")
+	// Settings of the environment come after the file.
+	if v, ok := LocalConfig(dir, "aiwg.hookTimeout", append(os.Environ(), "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=aiwg.hookTimeout", "GIT_CONFIG_VALUE_0=2m")); ok {
+		t.Fatalf("LocalConfig under GIT_CONFIG_COUNT = %q", v)
+	}
+	if v, ok := LocalConfig(dir, "aiwg.hookTimeout", append(os.Environ(), "GIT_CONFIG_PARAMETERS='aiwg.hooktimeout'='2m'")); ok {
+		t.Fatalf("LocalConfig under GIT_CONFIG_PARAMETERS = %q", v)
+	}
+	// So does a per-worktree file.
+	appendConfig(t, filepath.Join(dir, "config.worktree"), "[aiwg]\n\thookTimeout = 3m\n")
+	if v, ok := LocalConfig(dir, "aiwg.hookTimeout", os.Environ()); ok {
+		t.Fatalf("LocalConfig beside config.worktree = %q", v)
+	}
+}

@@ -42,8 +42,9 @@ clones are allowed (uploadpack.allowFilter) and packs are built with a
 narrower delta search (pack.window 2: a sync's fetch is as small for less
 CPU). aiwg-state doctor --server
 reports how the repository stands. A push's check runs for at most 5 minutes, or
-what the repository's git config aiwg.hookTimeout says ("10m", "90s");
-out of time, the push is refused.
+what the repository's git config aiwg.hookTimeout says ("10m", "90s";
+install writes 5m there when no configuration sets it); out of time, the
+push is refused.
 
 When the policy names "pushers", the hook checks who pushes against the
 agents each commit names: the pusher is the variable the repository's git

@@ -32,6 +32,17 @@ import (
 // of 2 rather than git's 10 finds those (the fetch is as small: 418 KB
 // against 420 KB for a round of 64 agents) at four fifths of the CPU, and
 // a full repack of the server at half of it, for packs 1% larger.
+//
+// And so that checking a push starts one git process fewer: receive-pack
+// checks that a push's objects connect to what the server has (git
+// rev-list NEW --not --all --alternate-refs) while they wait in a
+// quarantine directory, whose alternate is the repository's own object
+// directory; for it git lists the refs of that "alternate" with a git
+// for-each-ref of its own, the very refs --all already names. A command
+// that lists none (true) makes the check the same, for a third of that
+// process's CPU. (A server that borrows objects from another repository
+// through objects/info/alternates then advertises none of that
+// repository's refs to pushers, who may send objects it already has.)
 var serverConfig = [][2]string{
 	{"receive.fsckObjects", "true"},
 	{"receive.fsck.badFilemode", "error"},
@@ -43,6 +54,7 @@ var serverConfig = [][2]string{
 	{"gc.autoDetach", "true"},
 	{"uploadpack.allowFilter", "true"},
 	{"pack.window", "2"},
+	{"core.alternateRefsCommand", "true"},
 }
 
 // configureServer sets serverConfig in the repository at gitDir.

@@ -35,6 +35,7 @@ func runHook() int {
 	if err == nil {
 		err = Check(context.Background(), ".", ups, Options{})
 	}
+	AutoGC(".")
 	var re *RefusedError
 	if errors.As(err, &re) {
 		for _, v := range re.Violations {

@@ -2,13 +2,17 @@ package hooks
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aiwg/aiwg-state/internal/gitserver"
 	"github.com/aiwg/aiwg-state/internal/testutil"
+	"github.com/aiwg/aiwg-state/repo"
 )
 
 // TestHookForms: the hook starts aiwg-state directly when its path fits
@@ -157,5 +161,101 @@ func TestInstallWritesTheTimeout(t *testing.T) {
 	testutil.RunGit(t, other, "config", TimeoutConfig, "90s")
 	if d, err := Timeout(ctx, other); err != nil || d.Seconds() != 90 {
 		t.Fatalf("Timeout 90s over a global 7m = %v, %v", d, err)
+	}
+}
+
+// packCount is git's count of the repository's packs.
+func packCount(t *testing.T, gitDir string) int {
+	t.Helper()
+	for _, line := range strings.Split(testutil.RunGit(t, gitDir, "count-objects", "-v"), "\n") {
+		if v, ok := strings.CutPrefix(line, "packs: "); ok {
+			n, _ := strconv.Atoi(v)
+			return n
+		}
+	}
+	t.Fatal("git count-objects says no packs")
+	return 0
+}
+
+// TestAutoGCAsksGitsQuestion: the hook's count says gc is due where git
+// gc --auto repacks, and not where it leaves the repository alone.
+func TestAutoGCAsksGitsQuestion(t *testing.T) {
+	server, w := setup(t, func(tb testing.TB, root string) string { return root + "/" })
+	for i := 0; i < 4; i++ {
+		w.commit("pulse", map[string]string{"agents/pulse/s.json": canon(t, fmt.Sprintf(`{"n": %d}`, i))})
+		w.must("pulse", "push", "-q", "origin", "HEAD:refs/heads/agents/pulse/main")
+	}
+	// The pushes' gc had no work at the default limit.
+	n := packCount(t, server)
+	if n < 5 {
+		t.Fatalf("%d packs after 5 pushes", n)
+	}
+	if gcDue(server, 6700, 50) {
+		t.Fatal("gc due with few packs and no loose objects")
+	}
+	// A keep file keeps its pack out of git's count, and so of the hook's.
+	packs, _ := filepath.Glob(filepath.Join(server, "objects", "pack", "pack-*.pack"))
+	keep := strings.TrimSuffix(packs[0], ".pack") + ".keep"
+	os.WriteFile(keep, nil, 0o644)
+	if gcDue(server, 6700, n-1) {
+		t.Fatalf("gc due at a limit of %d with %d packs, one kept", n-1, n)
+	}
+	testutil.RunGit(t, server, "-c", "gc.autoPackLimit="+strconv.Itoa(n-1), "-c", "gc.autoDetach=false", "gc", "--auto", "--quiet")
+	if got := packCount(t, server); got != n {
+		t.Fatalf("git gc --auto repacked (%d packs, was %d) where the hook saw nothing to do", got, n)
+	}
+	os.Remove(keep)
+	if !gcDue(server, 6700, n-1) {
+		t.Fatalf("gc not due at a limit of %d with %d packs", n-1, n)
+	}
+	testutil.RunGit(t, server, "-c", "gc.autoPackLimit="+strconv.Itoa(n-1), "-c", "gc.autoDetach=false", "gc", "--auto", "--quiet")
+	if got := packCount(t, server); got >= n {
+		t.Fatalf("git gc --auto left %d packs where the hook saw work", got)
+	}
+	// Loose objects: more than gc.auto/256 (rounded up) in objects/17;
+	// three of them are too many at 512 (2), not at 768 (3).
+	dir := filepath.Join(server, "objects", "17")
+	os.MkdirAll(dir, 0o755)
+	for i := 0; i < 3; i++ {
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("%038x", i)), nil, 0o444)
+	}
+	os.WriteFile(filepath.Join(dir, "tmp_obj_x"), nil, 0o444)
+	if gcDue(server, 768, 50) || !gcDue(server, 512, 50) || gcDue(server, 0, 0) {
+		t.Fatalf("loose counts: at 768 %v, at 512 %v, off %v", gcDue(server, 768, 50), gcDue(server, 512, 50), gcDue(server, 0, 0))
+	}
+}
+
+// TestHookStartsGCWhenDue: with receive.autogc off (hooks install), the
+// hook starts git gc --auto when the packs pass gc.autoPackLimit, and the
+// server ends up repacked; with receive.autogc on, it leaves gc to
+// receive-pack.
+func TestHookStartsGCWhenDue(t *testing.T) {
+	server, w := setup(t, gitserver.Daemon)
+	if v, ok := repo.LocalConfig(server, "receive.autogc", os.Environ()); !ok || v != "false" {
+		t.Fatalf("receive.autogc after install: %q, %v", v, ok)
+	}
+	if AutoGC(server) {
+		t.Fatal("gc started with nothing to do")
+	}
+	testutil.RunGit(t, server, "config", "gc.autoPackLimit", "3")
+	testutil.RunGit(t, server, "config", "gc.autoDetach", "false")
+	for i := 0; i < 5; i++ {
+		w.commit("pulse", map[string]string{"agents/pulse/s.json": canon(t, fmt.Sprintf(`{"n": %d}`, i))})
+		w.must("pulse", "push", "-q", "origin", "HEAD:refs/heads/agents/pulse/main")
+	}
+	// The gc the last pushes started runs on in the background.
+	deadline := time.Now().Add(30 * time.Second)
+	for packCount(t, server) > 4 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d packs 30 s after the pushes, at a limit of 3", packCount(t, server))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	testutil.Fsck(t, server)
+
+	testutil.RunGit(t, server, "config", "receive.autogc", "true")
+	testutil.RunGit(t, server, "config", "gc.autoPackLimit", "1")
+	if AutoGC(server) {
+		t.Fatal("the hook started gc where receive-pack runs it")
 	}
 }

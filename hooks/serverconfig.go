@@ -19,11 +19,13 @@ import (
 // So that many pushers do not bury it in loose objects: every push stays
 // the pack it arrived as (an unpack limit of 1: git unpacks a push of
 // fewer objects than the limit into one file per object, 100 by default,
-// which is every push of a swarm's agents), and receive-pack runs git gc
-// --auto after each push, in the background, which repacks once
-// gc.autoPackLimit packs have gathered (or gc.auto loose objects, from
-// anything else). And so that an agent may clone partially (clone
-// --filter=blob:none).
+// which is every push of a swarm's agents), and git gc --auto runs, in
+// the background, once gc.autoPackLimit packs have gathered (or gc.auto
+// loose objects, from anything else): the hook starts it when the count
+// says so (AutoGC), rather than receive-pack after every push
+// (receive.autogc), which would start a git process per push to find
+// nothing to do nearly every time. And so that an agent may clone
+// partially (clone --filter=blob:none).
 //
 // So that serving a sync costs less CPU: every sync fetches what main
 // gained, a pack git builds afresh, and most of the objects in it are
@@ -48,7 +50,7 @@ var serverConfig = [][2]string{
 	{"receive.fsck.badFilemode", "error"},
 	{"receive.unpackLimit", "1"},
 	{"transfer.unpackLimit", "1"},
-	{"receive.autogc", "true"},
+	{"receive.autogc", "false"},
 	{"gc.auto", "6700"},
 	{"gc.autoPackLimit", "50"},
 	{"gc.autoDetach", "true"},

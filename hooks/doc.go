@@ -5,8 +5,10 @@
 // git runs no hooks for go-git, and git hosts' merge buttons run no custom
 // code: the one place every write to a shared store passes through is the
 // git server that receives it. `aiwg-state hooks install --server DIR`
-// writes DIR/hooks/pre-receive, a two-line shell script that runs
-// `aiwg-state hooks run pre-receive`; git feeds it the ref updates of the
+// writes DIR/hooks/pre-receive, whose first line has the kernel start
+// aiwg-state itself (see DirectArg; a binary path that line cannot carry
+// gets a shell script that runs `aiwg-state hooks run pre-receive`, as
+// installs before did); git feeds it the ref updates of the
 // push and refuses the whole push when it exits non-zero, leaving every ref
 // of the server as it was.
 //

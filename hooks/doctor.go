@@ -38,6 +38,10 @@ type ServerHealth struct {
 		Installed bool   `json:"installed"`
 		Binary    string `json:"binary,omitempty"`
 		Runnable  bool   `json:"runnable"`
+		// Form is "direct" (the kernel starts the binary) or "shell"
+		// (a shell script execs it: hooks install before the direct
+		// form, or a binary path the first line cannot carry).
+		Form string `json:"form,omitempty"`
 	} `json:"hook"`
 	// Config is each setting hooks install makes, as the repository has it.
 	Config []ConfigCheck `json:"config"`
@@ -114,12 +118,11 @@ func Doctor(ctx context.Context, gitDir string) (*ServerHealth, error) {
 	// The hook.
 	if script, err := os.ReadFile(filepath.Join(gitDir, "hooks", "pre-receive")); err == nil && bytes.Contains(script, []byte(hookMarker)) {
 		h.Hook.Installed = true
-		for _, line := range strings.Split(string(script), "\n") {
-			if rest, ok := strings.CutPrefix(line, "exec "); ok {
-				if bin, _, ok := strings.Cut(rest, " hooks run"); ok {
-					h.Hook.Binary = strings.ReplaceAll(strings.Trim(bin, "'"), `'\''`, "'")
-				}
-			}
+		var direct bool
+		h.Hook.Binary, direct = hookBinary(script)
+		h.Hook.Form = "shell"
+		if direct {
+			h.Hook.Form = "direct"
 		}
 		if fi, err := os.Stat(h.Hook.Binary); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
 			h.Hook.Runnable = true

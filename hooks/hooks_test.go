@@ -18,11 +18,13 @@ import (
 	"github.com/aiwg/aiwg-state/store"
 )
 
-// TestMain doubles as the hook: Install writes a script that runs
-// "BINARY hooks run pre-receive", and here BINARY is this test binary, so
-// the real git server runs the real checks on the quarantined push.
+// TestMain doubles as the hook: Install writes a hook that runs
+// "BINARY hooks-run-pre-receive HOOKPATH" (the direct form) or, from a
+// shell, "BINARY hooks run pre-receive", and here BINARY is this test
+// binary, so the real git server runs the real checks on the quarantined
+// push.
 func TestMain(m *testing.M) {
-	if n := len(os.Args); n >= 4 && strings.Join(os.Args[n-3:], " ") == "hooks run pre-receive" {
+	if n := len(os.Args); n == 3 && os.Args[1] == DirectArg || n >= 4 && strings.Join(os.Args[n-3:], " ") == "hooks run pre-receive" {
 		os.Exit(runHook())
 	}
 	os.Exit(m.Run())
@@ -33,6 +35,7 @@ func runHook() int {
 	if err == nil {
 		err = Check(context.Background(), ".", ups, Options{})
 	}
+	AutoGC(".")
 	var re *RefusedError
 	if errors.As(err, &re) {
 		for _, v := range re.Violations {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"time"
@@ -50,7 +51,12 @@ const leaseDir = "leases/"
 // The variables are the server's: git daemon and git http-backend pass a
 // client none it could choose.
 func Pusher(ctx context.Context, gitDir string, getenv func(string) string) (name, from string, err error) {
-	out, err := exec.CommandContext(ctx, "git", "--git-dir", gitDir, "config", "--get", PusherConfig).Output()
+	var out []byte
+	if v, ok := repo.LocalConfig(gitDir, PusherConfig, os.Environ()); ok {
+		out = []byte(v) // the config file settles it: no git process
+	} else {
+		out, err = exec.CommandContext(ctx, "git", "--git-dir", gitDir, "config", "--get", PusherConfig).Output()
+	}
 	var exit *exec.ExitError
 	switch {
 	case err == nil:

@@ -51,10 +51,7 @@ func Install(gitDir string, opts InstallOptions) (string, error) {
 	if old, err := os.ReadFile(path); err == nil && !bytes.Contains(old, []byte(hookMarker)) && !opts.Force {
 		return "", fmt.Errorf("%s: %w", path, ErrHookExists)
 	}
-	script := "#!/bin/sh\n" + hookMarker + "\n" +
-		"# Every pushed commit is checked (canonical JSON, store paths, limits,\n" +
-		"# conflicts, access policy); a refusal leaves the server's refs unchanged.\n" +
-		"exec " + shellQuote(bin) + " hooks run pre-receive\n"
+	script := hookScript(bin)
 	tmp := path + ".aiwg-tmp"
 	if err := os.WriteFile(tmp, []byte(script), 0o755); err != nil {
 		return "", err
@@ -66,10 +63,92 @@ func Install(gitDir string, opts InstallOptions) (string, error) {
 	if err := configureServer(context.Background(), gitDir); err != nil {
 		return "", err
 	}
+	if err := writeTimeout(gitDir); err != nil {
+		return "", err
+	}
 	if err := headOnMain(gitDir); err != nil {
 		return "", err
 	}
 	return path, nil
+}
+
+// DirectArg is the argument a hook installed in the direct form passes
+// aiwg-state: its first line is "#!BINARY DirectArg", so the kernel runs
+// BINARY with DirectArg and the hook's path as arguments, and aiwg-state
+// runs the pre-receive check as `hooks run pre-receive` does.
+const DirectArg = "hooks-run-pre-receive"
+
+// maxShebang is the longest first line written as "#!BINARY DirectArg":
+// older Linux kernels read 128 bytes of it (newer 256), and a line cut
+// short would name another program.
+const maxShebang = 127
+
+// hookScript is the pre-receive hook that runs bin. In the direct form
+// the kernel starts bin itself: no shell starts at each push (a process,
+// and a millisecond of the server's CPU per push of every agent's every
+// sync). Missing or not executable, bin fails the exec, and git refuses
+// the push as it does when a hook fails. A path the first line cannot
+// carry (spaces, too long) or a bin that is itself a script (which
+// macOS does not run as an interpreter) gets the shell form, which
+// execs bin.
+func hookScript(bin string) string {
+	comment := "# Every pushed commit is checked (canonical JSON, store paths, limits,\n" +
+		"# conflicts, access policy); a refusal leaves the server's refs unchanged.\n"
+	if first := "#!" + bin + " " + DirectArg; len(first) <= maxShebang && !strings.ContainsAny(bin, " \t\n\r\x00") && !isScript(bin) {
+		return first + "\n" + hookMarker + "\n" + comment +
+			"# The line above runs aiwg-state itself (as `aiwg-state hooks run pre-receive`).\n"
+	}
+	return "#!/bin/sh\n" + hookMarker + "\n" + comment +
+		"exec " + shellQuote(bin) + " hooks run pre-receive\n"
+}
+
+// isScript reports whether the file at path starts with "#!" (or cannot
+// be read to tell).
+func isScript(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return true
+	}
+	defer f.Close()
+	var head [2]byte
+	n, _ := f.Read(head[:])
+	return n == 2 && string(head[:]) == "#!"
+}
+
+// hookBinary is the aiwg-state a hook Install wrote runs ("" when the
+// script names none), and whether it runs it directly (the kernel starts
+// it) or through the shell form of older installs.
+func hookBinary(script []byte) (bin string, direct bool) {
+	lines := strings.Split(string(script), "\n")
+	if first, ok := strings.CutPrefix(lines[0], "#!"); ok {
+		if b, ok := strings.CutSuffix(first, " "+DirectArg); ok {
+			return b, true
+		}
+	}
+	for _, line := range lines {
+		if rest, ok := strings.CutPrefix(line, "exec "); ok {
+			if b, _, ok := strings.Cut(rest, " hooks run"); ok {
+				return strings.ReplaceAll(strings.Trim(b, "'"), `'\''`, "'"), false
+			}
+		}
+	}
+	return "", false
+}
+
+// writeTimeout writes the default deadline of a push's check into the
+// repository's config when no configuration sets one: the hook then reads
+// it from that file at each push rather than starting git to ask (see
+// Timeout). A setting of the administrator's, in any file, stays.
+func writeTimeout(gitDir string) error {
+	err := exec.Command("git", "--git-dir", gitDir, "config", "--get", TimeoutConfig).Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		return nil // set (or git could not tell: the hook will ask it again)
+	}
+	if out, err := exec.Command("git", "--git-dir", gitDir, "config", TimeoutConfig, defaultTimeoutText).CombinedOutput(); err != nil {
+		return fmt.Errorf("git config %s %s: %s: %w", TimeoutConfig, defaultTimeoutText, strings.TrimSpace(string(out)), err)
+	}
+	return nil
 }
 
 func shellQuote(s string) string {

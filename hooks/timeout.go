@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/aiwg/aiwg-state/repo"
 )
 
 // TimeoutConfig is the server's git configuration key bounding how long
@@ -18,6 +21,9 @@ const TimeoutConfig = "aiwg.hookTimeout"
 // a push built to burn the server's CPU does not hold it for long.
 const DefaultTimeout = 5 * time.Minute
 
+// defaultTimeoutText is DefaultTimeout as hooks install writes it.
+const defaultTimeoutText = "5m"
+
 // ErrTimeout: the check of a push ran out of time. The push is refused
 // (fail closed): the error also wraps ErrRefused.
 var ErrTimeout = errors.New("the check ran out of time")
@@ -27,15 +33,21 @@ var ErrTimeout = errors.New("the check ran out of time")
 // duration is an error, so a mistyped setting refuses pushes with a clear
 // message rather than letting any run unbounded.
 func Timeout(ctx context.Context, gitDir string) (time.Duration, error) {
-	out, err := exec.CommandContext(ctx, "git", "--git-dir", gitDir, "config", "--get", TimeoutConfig).Output()
-	var exit *exec.ExitError
-	switch {
-	case errors.As(err, &exit) && exit.ExitCode() == 1: // not set
-		return DefaultTimeout, nil
-	case err != nil:
-		return 0, fmt.Errorf("git config %s: %w", TimeoutConfig, err)
+	// Read from the repository's config file when it settles the answer
+	// (hooks install writes the key there): a git process less per push.
+	v, ok := repo.LocalConfig(gitDir, TimeoutConfig, os.Environ())
+	if !ok {
+		out, err := exec.CommandContext(ctx, "git", "--git-dir", gitDir, "config", "--get", TimeoutConfig).Output()
+		var exit *exec.ExitError
+		switch {
+		case errors.As(err, &exit) && exit.ExitCode() == 1: // not set
+			return DefaultTimeout, nil
+		case err != nil:
+			return 0, fmt.Errorf("git config %s: %w", TimeoutConfig, err)
+		}
+		v = string(out)
 	}
-	v := strings.TrimSpace(string(out))
+	v = strings.TrimSpace(v)
 	d, err := time.ParseDuration(v)
 	if err != nil || d <= 0 {
 		return 0, fmt.Errorf("git config %s is %q: want a positive duration such as 5m or 90s", TimeoutConfig, v)

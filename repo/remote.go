@@ -81,25 +81,28 @@ func CheckRemoteName(name string) error {
 
 // Remotes lists the configured remotes, sorted by name.
 func (r *Repo) Remotes(ctx context.Context) ([]Remote, error) {
-	out, err := r.git(ctx, nil, "config", "--get-regexp", `^remote\..*\.url$`)
+	entries, err := r.remoteEntries(ctx)
 	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) && ee.ExitCode() == 1 { // no match: no remotes
-			return nil, nil
-		}
 		return nil, err
 	}
 	var rs []Remote
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		key, val, ok := strings.Cut(line, " ")
-		if !ok {
-			continue
+	for _, e := range entries {
+		if name, ok := remoteKey(e.key, "url"); ok && !e.noValue {
+			rs = append(rs, Remote{Name: name, URL: e.value})
 		}
-		name := strings.TrimSuffix(strings.TrimPrefix(key, "remote."), ".url")
-		rs = append(rs, Remote{Name: name, URL: val})
 	}
-	sort.Slice(rs, func(i, j int) bool { return rs[i].Name < rs[j].Name })
+	sort.SliceStable(rs, func(i, j int) bool { return rs[i].Name < rs[j].Name })
 	return rs, nil
+}
+
+// remoteKey returns the remote a key "remote.NAME.<name>" is of.
+func remoteKey(key, name string) (string, bool) {
+	rest, ok := strings.CutPrefix(key, "remote.")
+	if !ok {
+		return "", false
+	}
+	remote, ok := strings.CutSuffix(rest, "."+name)
+	return remote, ok && remote != ""
 }
 
 // RemoteURL returns a remote's URL.
@@ -137,6 +140,7 @@ func (r *Repo) AddRemote(ctx context.Context, name, rawURL string) error {
 		}
 		rawURL = abs
 	}
+	defer r.forgetRemotes()
 	if _, err := r.git(ctx, nil, "config", "remote."+name+".url", rawURL); err != nil {
 		return err
 	}
@@ -161,6 +165,7 @@ func (r *Repo) RemoveRemote(ctx context.Context, name string) error {
 	if _, err := r.RemoteURL(ctx, name); err != nil {
 		return err
 	}
+	defer r.forgetRemotes()
 	_, err := r.git(ctx, nil, "remote", "remove", name)
 	return err
 }
@@ -238,12 +243,18 @@ func (r *Repo) Fetch(ctx context.Context, remote string, opts FetchOptions) ([]R
 		// store's own clone does (a configured pattern is left alone). A
 		// mirror's +refs/*:refs/* would overwrite the store's own
 		// branches with the remote's, unpushed writes and all.
-		out, _ := r.git(ctx, nil, "config", "--get-regexp", `^remote\.`+regexp.QuoteMeta(remote)+`\.(fetch|mirror)$`)
+		entries, err := r.remoteEntries(ctx)
+		if err != nil {
+			return nil, err
+		}
 		pattern, mirror := false, false
-		for _, line := range strings.Split(string(out), "\n") {
-			key, val, _ := strings.Cut(line, " ")
-			pattern = pattern || strings.HasSuffix(key, ".fetch") && strings.Contains(val, "*")
-			mirror = mirror || strings.HasSuffix(key, ".mirror") && gitTrue(val)
+		for _, e := range entries {
+			if name, ok := remoteKey(e.key, "fetch"); ok && name == remote {
+				pattern = pattern || strings.Contains(e.value, "*")
+			}
+			if name, ok := remoteKey(e.key, "mirror"); ok && name == remote {
+				mirror = mirror || gitTrue(e.value)
+			}
 		}
 		if !pattern || mirror {
 			refspecs = []string{"+refs/heads/*:refs/remotes/" + remote + "/*"}

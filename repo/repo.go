@@ -130,6 +130,7 @@ type Repo struct {
 
 	partial promisor // see partial.go
 	shallow shallow
+	remotes remoteConfig // see remoteconfig.go
 }
 
 // Init creates a bare repository at dir whose HEAD points at branch. It

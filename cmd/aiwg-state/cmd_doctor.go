@@ -45,6 +45,8 @@ Examples:
 				fmt.Fprintf(w, "objects   %d loose (%d KiB), %d packed in %d pack(s) (%d KiB)\n", h.LooseObjects, h.LooseKiB, h.PackedObjects, h.Packs, h.PackKiB)
 				fmt.Fprintf(w, "branches  %d, %d of agents\n", h.Branches, h.AgentBranches)
 				switch {
+				case h.Hook.Runnable && h.Hook.Form == "shell":
+					fmt.Fprintf(w, "hook      installed, runs %s through a shell\n", h.Hook.Binary)
 				case h.Hook.Runnable:
 					fmt.Fprintf(w, "hook      installed, runs %s\n", h.Hook.Binary)
 				case h.Hook.Installed:

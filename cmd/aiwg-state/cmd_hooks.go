@@ -36,14 +36,17 @@ master) is pointed at main, the branch a store pushes.
 It also sets receive.fsckObjects=true in the repository, so git itself
 refuses malformed objects, and readies it for many pushers: pushes stay
 the packs they arrive as (receive.unpackLimit and transfer.unpackLimit 1,
-where git would unpack each small push into loose objects), git gc --auto
-runs after pushes (receive.autogc, gc.auto, gc.autoPackLimit), partial
-clones are allowed (uploadpack.allowFilter) and packs are built with a
-narrower delta search (pack.window 2: a sync's fetch is as small for less
-CPU). aiwg-state doctor --server
+where git would unpack each small push into loose objects), the hook
+starts git gc --auto in the background when gc.auto or gc.autoPackLimit
+says it has work (receive.autogc is turned off: git would start it after
+every push), partial clones are allowed (uploadpack.allowFilter), packs
+are built with a narrower delta search (pack.window 2: a sync's fetch is
+as small for less CPU), and the check of a push's connectivity lists the
+server's refs once (core.alternateRefsCommand true). aiwg-state doctor --server
 reports how the repository stands. A push's check runs for at most 5 minutes, or
-what the repository's git config aiwg.hookTimeout says ("10m", "90s");
-out of time, the push is refused.
+what the repository's git config aiwg.hookTimeout says ("10m", "90s";
+install writes 5m there when no configuration sets it); out of time, the
+push is refused.
 
 When the policy names "pushers", the hook checks who pushes against the
 agents each commit names: the pusher is the variable the repository's git

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/aiwg/aiwg-state/hooks"
 	"github.com/aiwg/aiwg-state/internal/storedir"
 	"github.com/aiwg/aiwg-state/serve"
 	"github.com/urfave/cli/v2"
@@ -31,10 +32,21 @@ func main() {
 		debug.SetGCPercent(200)
 	}
 	growStack()
-	if code, ran := forward(os.Args); ran {
+	args := hookArgs(os.Args)
+	if code, ran := forward(args); ran {
 		os.Exit(code)
 	}
-	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(run(args, os.Stdin, os.Stdout, os.Stderr))
+}
+
+// hookArgs reads the command line of a pre-receive hook installed in the
+// direct form (its first line "#!BINARY hooks-run-pre-receive": the kernel
+// adds the hook's path) as `hooks run pre-receive`.
+func hookArgs(args []string) []string {
+	if len(args) == 3 && args[1] == hooks.DirectArg {
+		return []string{args[0], "hooks", "run", "pre-receive"}
+	}
+	return args
 }
 
 // forward runs the command line through the store's server when one

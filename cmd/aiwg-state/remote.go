@@ -43,6 +43,7 @@ func runPreReceive(c *cli.Context, stdin io.Reader, stderr io.Writer) error {
 		return err
 	}
 	err = hooks.CheckWithin(c.Context, timeout, gitDir, ups, hooks.Options{Validate: aiwgstate.ValidateKnownFile, Schemas: docschema.PushCheck, Getenv: os.Getenv})
+	hooks.AutoGC(gitDir) // the server's maintenance, when it has work
 	var re *hooks.RefusedError
 	if errors.As(err, &re) {
 		for _, v := range re.Violations {

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/aiwg/aiwg-state/internal/gitserver"
+)
+
+// TestHookFormsRefuseAlike: the hook installed in the direct form (the
+// kernel starts aiwg-state from its first line) refuses a push as the
+// shell form of earlier installs does, with the same words, the
+// server's refs unchanged either way.
+func TestHookFormsRefuseAlike(t *testing.T) {
+	server, url, _ := team(t, gitserver.Daemon)
+	hook := filepath.Join(server, "hooks", "pre-receive")
+	direct, err := os.ReadFile(hook)
+	if err != nil || !strings.HasPrefix(string(direct), "#!"+bin+" hooks-run-pre-receive\n") {
+		t.Fatalf("installed hook (%v):\n%s", err, direct)
+	}
+	work := filepath.Join(t.TempDir(), "w")
+	if out, err := exec.Command("git", "clone", "-q", url, work).CombinedOutput(); err != nil {
+		t.Fatalf("git clone: %v\n%s", err, out)
+	}
+	os.MkdirAll(filepath.Join(work, "global"), 0o755)
+	os.WriteFile(filepath.Join(work, "global", "config.json"), []byte("{\n  \"mode\": \"fast\"\n}\n"), 0o644)
+	plainGit(t, work, "add", ".")
+	cmd := exec.Command("git", "-C", work, "commit", "-q", "-m", "sneak")
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=pulse", "GIT_AUTHOR_EMAIL=p@x.invalid", "GIT_COMMITTER_NAME=pulse", "GIT_COMMITTER_EMAIL=p@x.invalid")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("commit: %v\n%s", err, out)
+	}
+	before := gitOut(t, server, "show-ref")
+	push := func() string {
+		t.Helper()
+		out, err := exec.Command("git", "-C", work, "push", "origin", "HEAD:refs/heads/agents/pulse/main").CombinedOutput()
+		if err == nil {
+			t.Fatalf("push accepted:\n%s", out)
+		}
+		if after := gitOut(t, server, "show-ref"); after != before {
+			t.Fatalf("server refs changed:\n%s\nwas:\n%s", after, before)
+		}
+		var said []string
+		for _, line := range strings.Split(string(out), "\n") {
+			if strings.HasPrefix(line, "remote: ") {
+				said = append(said, strings.TrimSpace(line))
+			}
+		}
+		// The daemon's connection id differs from run to run.
+		return regexp.MustCompile(`[0-9a-f]{40}`).ReplaceAllString(strings.Join(said, "\n"), "ID")
+	}
+	fromDirect := push()
+	if !strings.Contains(fromDirect, "refused:") || !strings.Contains(fromDirect, "global/config.json") {
+		t.Fatalf("direct form said:\n%s", fromDirect)
+	}
+	shell := "#!/bin/sh\n# installed by aiwg-state hooks install --server\nexec '" + bin + "' hooks run pre-receive\n"
+	if err := os.WriteFile(hook, []byte(shell), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if fromShell := push(); fromShell != fromDirect {
+		t.Fatalf("the shell form said:\n%s\nthe direct form:\n%s", fromShell, fromDirect)
+	}
+}

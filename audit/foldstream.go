@@ -8,7 +8,6 @@ import (
 	"hash/crc32"
 	"os"
 	"sort"
-	"strconv"
 	"syscall"
 )
 
@@ -150,29 +149,7 @@ func writeStreamedFold(path string, s *snapshot, tail []*commit, gen uint64) err
 	if !s.streamable() {
 		return errNotStreamable
 	}
-	tmp := path + ".tmp-" + strconv.Itoa(os.Getpid())
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
-	if err != nil {
-		return fmt.Errorf("index: %w", err)
-	}
-	err = streamFold(f, s, tail, gen)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		if errors.Is(err, errNotStreamable) {
-			return err
-		}
-		return fmt.Errorf("index: %w", err)
-	}
-	return nil
+	return publishFile(path, func(f *os.File) error { return streamFold(f, s, tail, gen) })
 }
 
 // snapFile is where streamFold writes: the temporary file (a buffer in

@@ -648,16 +648,27 @@ func (ix *Index) fold() error {
 // writeFile publishes a file whole, made of parts: temporary file, fsync,
 // rename.
 func (ix *Index) writeFile(path string, parts ...[]byte) error {
+	return publishFile(path, func(f *os.File) error {
+		for _, p := range parts {
+			if _, err := f.Write(p); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// publishFile puts at path a file that fill writes: under a temporary
+// name beside it, flushed, then renamed in, so that readers see the old
+// file or the new one whole; on failure the temporary file goes and the
+// old file stays. fill's errors come back as they are, wrapped once.
+func publishFile(path string, fill func(*os.File) error) error {
 	tmp := path + ".tmp-" + strconv.Itoa(os.Getpid())
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
 		return fmt.Errorf("index: %w", err)
 	}
-	for _, p := range parts {
-		if err == nil {
-			_, err = f.Write(p)
-		}
-	}
+	err = fill(f)
 	if err == nil {
 		err = f.Sync()
 	}

@@ -22,18 +22,7 @@ func TestHookFormsRefuseAlike(t *testing.T) {
 	if err != nil || !strings.HasPrefix(string(direct), "#!"+bin+" hooks-run-pre-receive\n") {
 		t.Fatalf("installed hook (%v):\n%s", err, direct)
 	}
-	work := filepath.Join(t.TempDir(), "w")
-	if out, err := exec.Command("git", "clone", "-q", url, work).CombinedOutput(); err != nil {
-		t.Fatalf("git clone: %v\n%s", err, out)
-	}
-	os.MkdirAll(filepath.Join(work, "global"), 0o755)
-	os.WriteFile(filepath.Join(work, "global", "config.json"), []byte("{\n  \"mode\": \"fast\"\n}\n"), 0o644)
-	plainGit(t, work, "add", ".")
-	cmd := exec.Command("git", "-C", work, "commit", "-q", "-m", "sneak")
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=pulse", "GIT_AUTHOR_EMAIL=p@x.invalid", "GIT_COMMITTER_NAME=pulse", "GIT_COMMITTER_EMAIL=p@x.invalid")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("commit: %v\n%s", err, out)
-	}
+	work := cloneWithSneakyConfig(t, url)
 	before := gitOut(t, server, "show-ref")
 	push := func() string {
 		t.Helper()
@@ -64,4 +53,25 @@ func TestHookFormsRefuseAlike(t *testing.T) {
 	if fromShell := push(); fromShell != fromDirect {
 		t.Fatalf("the shell form said:\n%s\nthe direct form:\n%s", fromShell, fromDirect)
 	}
+}
+
+// cloneWithSneakyConfig clones url and commits in the clone, as agent
+// "pulse" with plain git, a write to global/config.json, which the test
+// team's policy keeps from pulse: an agent going around its own store's
+// checks. It returns the clone.
+func cloneWithSneakyConfig(t *testing.T, url string) string {
+	t.Helper()
+	work := filepath.Join(t.TempDir(), "w")
+	if out, err := exec.Command("git", "clone", "-q", url, work).CombinedOutput(); err != nil {
+		t.Fatalf("git clone: %v\n%s", err, out)
+	}
+	os.MkdirAll(filepath.Join(work, "global"), 0o755)
+	os.WriteFile(filepath.Join(work, "global", "config.json"), []byte("{\n  \"mode\": \"fast\"\n}\n"), 0o644)
+	plainGit(t, work, "add", ".")
+	cmd := exec.Command("git", "-C", work, "commit", "-q", "-m", "sneak")
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=pulse", "GIT_AUTHOR_EMAIL=p@x.invalid", "GIT_COMMITTER_NAME=pulse", "GIT_COMMITTER_EMAIL=p@x.invalid")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("commit: %v\n%s", err, out)
+	}
+	return work
 }

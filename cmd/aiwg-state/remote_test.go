@@ -144,18 +144,7 @@ func TestPolicyBreakingPushRefusedByServer(t *testing.T) {
 			}
 			// ... so the agent goes around it with plain git in a clone,
 			// and the server's hook refuses.
-			work := filepath.Join(t.TempDir(), "w")
-			if out, err := exec.Command("git", "clone", "-q", url, work).CombinedOutput(); err != nil {
-				t.Fatalf("git clone: %v\n%s", err, out)
-			}
-			os.MkdirAll(filepath.Join(work, "global"), 0o755)
-			os.WriteFile(filepath.Join(work, "global", "config.json"), []byte("{\n  \"mode\": \"fast\"\n}\n"), 0o644)
-			plainGit(t, work, "add", ".")
-			cmd := exec.Command("git", "-C", work, "commit", "-q", "-m", "sneak")
-			cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=pulse", "GIT_AUTHOR_EMAIL=p@x.invalid", "GIT_COMMITTER_NAME=pulse", "GIT_COMMITTER_EMAIL=p@x.invalid")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("commit: %v\n%s", err, out)
-			}
+			work := cloneWithSneakyConfig(t, url)
 			commit := strings.TrimSpace(plainGit(t, work, "rev-parse", "HEAD"))
 			before := gitOut(t, server, "show-ref")
 			// Fetch it into the agent's store and push it from there.

@@ -542,7 +542,13 @@ func realNames(ctx context.Context, conn *sql.Conn) (map[string]bool, error) {
 	for _, db := range dbs {
 		q += fmt.Sprintf(` UNION SELECT lower(name) FROM %q.sqlite_schema`, db)
 	}
-	rows, err = conn.QueryContext(ctx, q)
+	return nameSet(ctx, conn, q)
+}
+
+// nameSet is the set of the strings in the one column query q's rows
+// hold.
+func nameSet(ctx context.Context, conn *sql.Conn, q string) (map[string]bool, error) {
+	rows, err := conn.QueryContext(ctx, q)
 	if err != nil {
 		return nil, err
 	}

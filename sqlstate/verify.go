@@ -55,20 +55,7 @@ func (d *DB) Verify(ctx context.Context, ro store.ReadOptions) (Stats, error) {
 		return st, fmt.Errorf("%w: the index moved on to %s while it was verified; run it again", ErrBusy, fileCommit)
 	}
 	names := func(schema string) (map[string]bool, error) {
-		rows, err := conn.QueryContext(ctx, fmt.Sprintf(`SELECT name FROM %s.sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%%'`, schema))
-		if err != nil {
-			return nil, err
-		}
-		defer rows.Close()
-		out := map[string]bool{}
-		for rows.Next() {
-			var n string
-			if err := rows.Scan(&n); err != nil {
-				return nil, err
-			}
-			out[n] = true
-		}
-		return out, rows.Err()
+		return nameSet(ctx, conn, fmt.Sprintf(`SELECT name FROM %s.sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%%'`, schema))
 	}
 	want, err := names("main")
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aiwg/aiwg-state/internal/errkind"
 	"github.com/aiwg/aiwg-state/policy"
@@ -38,6 +39,8 @@ type ServerHealth struct {
 		Installed bool   `json:"installed"`
 		Binary    string `json:"binary,omitempty"`
 		Runnable  bool   `json:"runnable"`
+		// RunError is why the binary did not run, when it did not.
+		RunError string `json:"run_error,omitempty"`
 		// Form is "direct" (the kernel starts the binary) or "shell"
 		// (a shell script execs it: hooks install before the direct
 		// form, or a binary path the first line cannot carry).
@@ -124,15 +127,13 @@ func Doctor(ctx context.Context, gitDir string) (*ServerHealth, error) {
 		if direct {
 			h.Hook.Form = "direct"
 		}
-		if fi, err := os.Stat(h.Hook.Binary); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
-			h.Hook.Runnable = true
-		}
+		h.Hook.Runnable, h.Hook.RunError = runs(ctx, h.Hook.Binary)
 	}
 	switch {
 	case !h.Hook.Installed:
 		h.Problems = append(h.Problems, "no aiwg-state pre-receive hook: pushes are not checked (aiwg-state hooks install --server "+gitDir+")")
 	case !h.Hook.Runnable:
-		h.Problems = append(h.Problems, "the hook runs "+h.Hook.Binary+", which is not an executable file: every push is refused (hooks install again)")
+		h.Problems = append(h.Problems, "the hook runs "+h.Hook.Binary+", which does not run ("+h.Hook.RunError+"): every push is refused (install a working aiwg-state and run hooks install --server again)")
 	}
 	for _, kv := range serverConfig {
 		got, _ := git("config", "--get", kv[0])
@@ -166,4 +167,21 @@ func Doctor(ctx context.Context, gitDir string) (*ServerHealth, error) {
 		}
 	}
 	return h, nil
+}
+
+// runs tells whether the kernel starts bin, as the hook would start it: a
+// file with the right mode can still be a build for another machine,
+// empty, or half copied, which only starting it tells. It is started with
+// --version; how it exits does not matter, only that it ran.
+func runs(ctx context.Context, bin string) (bool, string) {
+	if fi, err := os.Stat(bin); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+		return false, "not an executable file"
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var exit *exec.ExitError
+	if err := exec.CommandContext(ctx, bin, "--version").Run(); err != nil && !errors.As(err, &exit) {
+		return false, err.Error()
+	}
+	return true, ""
 }

@@ -96,10 +96,23 @@ func hookScript(bin string) string {
 		"# conflicts, access policy); a refusal leaves the server's refs unchanged.\n"
 	if first := "#!" + bin + " " + DirectArg; len(first) <= maxShebang && !strings.ContainsAny(bin, " \t\n\r\x00") && !isScript(bin) {
 		return first + "\n" + hookMarker + "\n" + comment +
-			"# The line above runs aiwg-state itself (as `aiwg-state hooks run pre-receive`).\n"
+			"# The line above runs aiwg-state itself (as `aiwg-state hooks run pre-receive`).\n" +
+			// Only a shell reads this line: when the kernel cannot start
+			// bin (a build for another machine, an empty or half-copied
+			// file), git runs the hook with /bin/sh instead, and the
+			// comments alone would pass every push unchecked.
+			cannotRun(bin) + "\n"
 	}
 	return "#!/bin/sh\n" + hookMarker + "\n" + comment +
+		// sh runs an empty file as a script that succeeds.
+		"[ -s " + shellQuote(bin) + " ] || { " + cannotRun(bin) + " }\n" +
 		"exec " + shellQuote(bin) + " hooks run pre-receive\n"
+}
+
+// cannotRun is the shell that refuses a push because bin could not run,
+// in the words git shows the pusher.
+func cannotRun(bin string) string {
+	return "echo " + shellQuote("aiwg-state: the server cannot run "+bin+": push refused (install a working aiwg-state and run hooks install --server again)") + " >&2; exit 1;"
 }
 
 // isScript reports whether the file at path starts with "#!" (or cannot

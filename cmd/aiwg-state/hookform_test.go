@@ -1,13 +1,16 @@
 package main
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/aiwg/aiwg-state/hooks"
 	"github.com/aiwg/aiwg-state/internal/gitserver"
 )
 
@@ -74,4 +77,62 @@ func cloneWithSneakyConfig(t *testing.T, url string) string {
 		t.Fatalf("commit: %v\n%s", err, out)
 	}
 	return work
+}
+
+// TestHookRefusesWhenItsBinaryCannotRun: a binary the kernel cannot start
+// (a build for another machine, an empty or half-copied file) makes git
+// run the hook with /bin/sh instead. In either form the push is refused,
+// the server's refs unchanged, and doctor says the binary does not run.
+func TestHookRefusesWhenItsBinaryCannotRun(t *testing.T) {
+	server, url, _ := team(t, gitserver.Daemon)
+	work := cloneWithSneakyConfig(t, url)
+	before := gitOut(t, server, "show-ref")
+	// An ELF header for another machine (e_machine 183, aarch64, on
+	// amd64; 62, x86-64, elsewhere): the kernel refuses it as it refuses
+	// a build for the wrong machine.
+	elf := make([]byte, 64)
+	copy(elf, "\x7fELF\x02\x01\x01")
+	elf[16], elf[18] = 2, 183
+	if runtime.GOARCH == "arm64" {
+		elf[18] = 62
+	}
+	for _, form := range []string{"direct", "shell"} {
+		dir := filepath.Join(t.TempDir(), form)
+		if form == "shell" {
+			dir = filepath.Join(dir, "with space") // a path the first line cannot carry
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		broken := filepath.Join(dir, "aiwg-state")
+		if err := os.WriteFile(broken, elf, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := hooks.Install(server, hooks.InstallOptions{Binary: broken, Force: true}); err != nil {
+			t.Fatal(err)
+		}
+		for _, content := range map[string][]byte{"another machine's build": elf, "an empty file": nil} {
+			if err := os.WriteFile(broken, content, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			out, err := exec.Command("git", "-C", work, "push", "origin", "HEAD:refs/heads/agents/pulse/main").CombinedOutput()
+			if err == nil {
+				t.Fatalf("%s form, %q: push accepted:\n%s", form, content, out)
+			}
+			if after := gitOut(t, server, "show-ref"); after != before {
+				t.Fatalf("%s form: server refs changed:\n%s", form, after)
+			}
+			// Ours, or, from the shell form's exec, the shell's.
+			if !strings.Contains(string(out), "cannot run "+broken) && !strings.Contains(string(out), "Exec format error") {
+				t.Errorf("%s form: the pusher is not told why:\n%s", form, out)
+			}
+			h, err := hooks.Doctor(context.Background(), server)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.Hook.Runnable || h.Hook.Form != form || h.Hook.RunError == "" {
+				t.Errorf("%s form: doctor says runnable %v, form %q, error %q", form, h.Hook.Runnable, h.Hook.Form, h.Hook.RunError)
+			}
+		}
+	}
 }

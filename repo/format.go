@@ -224,7 +224,10 @@ func (p *cfgParser) section() (string, error) {
 				return "", p.errorf("an empty section name")
 			}
 			return string(name), nil
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+		case c == '\n':
+			// git ends a header at the line's end, before any subsection.
+			return "", p.errorf("an unfinished section header")
+		case c == ' ' || c == '\t' || c == '\r':
 			return p.subsection(string(name))
 		case isAlpha(c) || c >= '0' && c <= '9' || c == '-' || c == '.':
 			name = append(name, lower(c))
@@ -236,7 +239,7 @@ func (p *cfgParser) section() (string, error) {
 
 func (p *cfgParser) subsection(name string) (string, error) {
 	c, eof := p.next()
-	for !eof && (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+	for !eof && (c == ' ' || c == '\t' || c == '\r') {
 		c, eof = p.next()
 	}
 	if eof || c != '"' {

@@ -19,7 +19,7 @@ import (
 // agent's every sync: a `git config` process each time was two processes a
 // sync. git answers once; the answer stands while the configuration files
 // git reads (the repository's, the user's and the system's) keep their
-// inode, size and modification time, and the GIT_CONFIG* variables of
+// inode, size, modification and change times, and the GIT_CONFIG* variables of
 // the environment stay as they were. A configuration with include
 // directives is asked of git every time: an included file may change
 // without any of these.
@@ -96,7 +96,7 @@ func parseConfigZ(out []byte) []configKV {
 var systemConfigs = []string{"/etc/gitconfig", "/usr/local/etc/gitconfig", "/opt/homebrew/etc/gitconfig"}
 
 // configStamp is the state of what git's configuration of the repository
-// at dir is read from: the files' inode, size and modification time and
+// at dir is read from: the files' inode, size, modification and change times and
 // the variables of env that name or add configuration, and the files of
 // them that exist. It is not cacheable when a variable includes a file.
 func configStamp(dir string, env []string) (stamp string, exist []string, cacheable bool) {
@@ -107,7 +107,8 @@ func configStamp(dir string, env []string) (stamp string, exist []string, cachea
 		k, v, _ := strings.Cut(kv, "=")
 		switch {
 		case strings.HasPrefix(k, "GIT_CONFIG"):
-			if strings.Contains(strings.ToLower(v), "include") {
+			// GIT_CONFIG names a file of its own, which is not watched.
+			if k == "GIT_CONFIG" && v != "" || strings.Contains(strings.ToLower(v), "include") {
 				return "", nil, false
 			}
 			vars = append(vars, kv)
@@ -120,6 +121,9 @@ func configStamp(dir string, env []string) (stamp string, exist []string, cachea
 	for _, kv := range vars {
 		b.WriteString(kv)
 		b.WriteByte(0)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "commondir")); err == nil {
+		return "", nil, false // a worktree's: git reads the common dir's config
 	}
 	files := []string{filepath.Join(dir, "config"), filepath.Join(dir, "config.worktree")}
 	if g := get["GIT_CONFIG_GLOBAL"]; g != "" {
@@ -147,11 +151,14 @@ func configStamp(dir string, env []string) (stamp string, exist []string, cachea
 			fmt.Fprintf(&b, "%s:-\x00", f)
 			continue
 		}
+		// The change time too: unlike the modification time, no one can
+		// set it back.
 		var ino uint64
+		var ctime int64
 		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-			ino = uint64(st.Ino)
+			ino, ctime = uint64(st.Ino), st.Ctim.Nano()
 		}
-		fmt.Fprintf(&b, "%s:%d:%d:%d\x00", f, ino, fi.Size(), fi.ModTime().UnixNano())
+		fmt.Fprintf(&b, "%s:%d:%d:%d:%d\x00", f, ino, fi.Size(), fi.ModTime().UnixNano(), ctime)
 		exist = append(exist, f)
 	}
 	return b.String(), exist, true
@@ -181,12 +188,14 @@ func LocalConfig(dir, key string, env []string) (value string, ok bool) {
 			return "", false
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, "config.worktree")); err == nil {
-		return "", false
+	for _, other := range []string{"config.worktree", "commondir"} {
+		if _, err := os.Stat(filepath.Join(dir, other)); err == nil {
+			return "", false // a worktree's: git reads more, or another file
+		}
 	}
 	data, err := os.ReadFile(filepath.Join(dir, "config"))
-	if err != nil {
-		return "", false
+	if err != nil || bytes.IndexByte(data, 0) >= 0 {
+		return "", false // git ends a value at a NUL, which this parser keeps
 	}
 	want := canonicalKey(key)
 	found, noValue, include := false, false, false

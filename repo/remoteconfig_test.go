@@ -191,6 +191,41 @@ func TestFetchPushAskOnce(t *testing.T) {
 	}
 }
 
+// TestRemotesSeeAnInPlaceRewrite: a config file rewritten in place to the
+// same size, its modification time set back, still reads anew (its change
+// time moved), so a long-running process never fetches by a URL or a
+// mirror setting that is gone.
+func TestRemotesSeeAnInPlaceRewrite(t *testing.T) {
+	ctx := context.Background()
+	t.Setenv("HOME", t.TempDir())
+	r := newRepo(t)
+	if err := r.AddRemote(ctx, "origin", "https://a.example/x"); err != nil {
+		t.Fatal(err)
+	}
+	if u, err := r.RemoteURL(ctx, "origin"); err != nil || u != "https://a.example/x" {
+		t.Fatalf("RemoteURL = %q, %v", u, err)
+	}
+	cfg := filepath.Join(r.Dir(), "config")
+	fi, err := os.Stat(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = []byte(strings.Replace(string(data), "https://a.example/x", "https://b.example/x", 1))
+	if err := os.WriteFile(cfg, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(cfg, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if u, err := r.RemoteURL(ctx, "origin"); err != nil || u != "https://b.example/x" {
+		t.Fatalf("after the rewrite RemoteURL = %q, %v", u, err)
+	}
+}
+
 func FuzzParseConfigZ(f *testing.F) {
 	f.Add([]byte("remote.a.url\n/srv/a.git\x00remote.a.mirror\x00"))
 	f.Add([]byte("remote.a.url\nline\nbreak\x00\x00"))
@@ -230,6 +265,10 @@ func TestLocalConfigAsGit(t *testing.T) {
 		{"no value", "[aiwg]\n\thookTimeout\n", "aiwg.hookTimeout", false},
 		{"an include", "[aiwg]\n\thookTimeout = 1m\n[include]\n\tpath = /nonexistent\n", "aiwg.hookTimeout", false},
 		{"an includeIf", "[includeIf \"gitdir:/\"]\n\tpath = /nonexistent\n[aiwg]\n\thookTimeout = 1m\n", "aiwg.hookTimeout", false},
+		// git ends the value at the NUL; the file is left to git.
+		{"a NUL in a value", "[aiwg]\n\tpusherVariable = REMOTE_USER\x00X\n", "aiwg.pusherVariable", false},
+		// git refuses the file: so must the answer.
+		{"a subsection on the next line", "[aiwg\n\"x\"]\n\tpusherVariable = A\n[aiwg]\n\tpusherVariable = B\n", "aiwg.pusherVariable", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "s.git")
@@ -256,6 +295,18 @@ func TestLocalConfigAsGit(t *testing.T) {
 	if v, ok := LocalConfig(dir, "aiwg.hookTimeout", append(os.Environ(), "GIT_CONFIG_PARAMETERS='aiwg.hooktimeout'='2m'")); ok {
 		t.Fatalf("LocalConfig under GIT_CONFIG_PARAMETERS = %q", v)
 	}
+	// A worktree's git dir names its common dir, whose config git reads.
+	common := filepath.Join(t.TempDir(), "wt")
+	if err := os.MkdirAll(common, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "commondir"), []byte(common+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := LocalConfig(dir, "aiwg.hookTimeout", os.Environ()); ok {
+		t.Fatalf("LocalConfig beside commondir = %q", v)
+	}
+	os.Remove(filepath.Join(dir, "commondir"))
 	// So does a per-worktree file.
 	appendConfig(t, filepath.Join(dir, "config.worktree"), "[aiwg]\n\thookTimeout = 3m\n")
 	if v, ok := LocalConfig(dir, "aiwg.hookTimeout", os.Environ()); ok {

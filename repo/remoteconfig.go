@@ -16,7 +16,7 @@ import (
 
 // remoteConfig caches the repository's remote.* configuration as git
 // reads it. Every fetch and push looks up its remote's URL, which is every
-// agent's every sync: a `git config` process each time was two processes a
+// agent's every sync: a `git config` process each time would be two processes a
 // sync. git answers once; the answer stands while the configuration files
 // git reads (the repository's, the user's and the system's) keep their
 // inode, size, modification and change times, and the GIT_CONFIG* variables of

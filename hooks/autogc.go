@@ -28,11 +28,23 @@ import (
 // gc.auto or gc.autoPackLimit says there is work: the maintenance git
 // would have run after the push. A repository whose config file does not
 // settle those settings gets the process whatever the count (git decides);
-// one where receive.autogc is not off is left to receive-pack. It reports
+// one where receive.autogc is not off is left to receive-pack. Where the
+// config file does not settle receive.autogc, git is asked. It reports
 // whether it started gc.
 func AutoGC(gitDir string) bool {
 	env := os.Environ()
-	if v, ok := repo.LocalConfig(gitDir, "receive.autogc", env); !ok || configTrue(v) {
+	v, ok := repo.LocalConfig(gitDir, "receive.autogc", env)
+	if !ok {
+		// The file does not settle it (an include, settings in the
+		// environment as a server run with `git -c` passes them): git
+		// does, or receive-pack and this would each leave gc to the other.
+		out, err := exec.Command("git", "--git-dir", gitDir, "config", "--get", "receive.autogc").Output()
+		if err != nil {
+			return false // unset: receive-pack runs gc itself
+		}
+		v = strings.TrimSpace(string(out))
+	}
+	if configTrue(v) {
 		return false
 	}
 	auto, ok1 := configInt(gitDir, "gc.auto", 6700, env)

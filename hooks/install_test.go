@@ -258,4 +258,31 @@ func TestHookStartsGCWhenDue(t *testing.T) {
 	if AutoGC(server) {
 		t.Fatal("the hook started gc where receive-pack runs it")
 	}
+
+	// A server run with `git -c receive.autogc=false …` (settings in the
+	// environment, which the config file cannot settle): git is asked,
+	// and gc still runs when it is due.
+	testutil.RunGit(t, server, "config", "gc.autoPackLimit", "50")
+	for i := 0; i < 3; i++ {
+		w.commit("pulse", map[string]string{"agents/pulse/s.json": canon(t, fmt.Sprintf(`{"m": %d}`, i))})
+		w.must("pulse", "push", "-q", "origin", "HEAD:refs/heads/agents/pulse/main")
+	}
+	testutil.RunGit(t, server, "config", "gc.autoPackLimit", "1")
+	testutil.RunGit(t, server, "config", "--unset", "receive.autogc")
+	t.Setenv("GIT_CONFIG_COUNT", "1")
+	t.Setenv("GIT_CONFIG_KEY_0", "receive.autogc")
+	t.Setenv("GIT_CONFIG_VALUE_0", "false")
+	if n := packCount(t, server); n < 3 {
+		t.Fatalf("%d packs after 3 pushes without gc", n)
+	}
+	if !AutoGC(server) {
+		t.Fatal("no gc with receive.autogc off in the environment and gc due")
+	}
+	running := func() bool { _, err := os.Stat(filepath.Join(server, "gc.pid")); return err == nil }
+	for deadline := time.Now().Add(30 * time.Second); packCount(t, server) > 2 || running(); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d packs 30 s after the hook started gc, at a limit of 1", packCount(t, server))
+		}
+	}
+	testutil.Fsck(t, server)
 }

@@ -441,11 +441,16 @@ func streamFold(f snapFile, s *snapshot, tail []*commit, gen uint64) error {
 			w.str(b.keys[nw])
 		}
 	})
+	// An old list is copied as it is, so it is checked as the builder
+	// writes one: commit numbers of the old snapshot, ascending.
+	postsOK := true
 	merged(func(old, nw int) {
 		for kind := 0; kind < 3; kind++ {
 			if old >= 0 {
 				start, cnt := oldPosts(old, kind)
-				w.bytes(s.data[s.posts+4*start : s.posts+4*(start+cnt)])
+				list := s.data[s.posts+4*start : s.posts+4*(start+cnt)]
+				postsOK = postsOK && ascendingBelow(list, s.n)
+				w.bytes(list)
 			}
 			if nw >= 0 {
 				for _, num := range b.post[nw][kind] {
@@ -454,6 +459,10 @@ func streamFold(f snapFile, s *snapshot, tail []*commit, gen uint64) error {
 			}
 		}
 	})
+
+	if !postsOK {
+		return errNotStreamable
+	}
 
 	// mut: the old sorted table and the new entries, merged.
 	var prevID, prevNum uint32
@@ -488,4 +497,18 @@ func streamFold(f snapFile, s *snapshot, tail []*commit, gen uint64) error {
 		return err
 	}
 	return nil
+}
+
+// ascendingBelow reports whether list, little-endian words, holds numbers
+// below n in strictly ascending order.
+func ascendingBelow(list []byte, n int) bool {
+	prev := -1
+	for i := 0; i+4 <= len(list); i += 4 {
+		v := int(binary.LittleEndian.Uint32(list[i:]))
+		if v <= prev || v >= n {
+			return false
+		}
+		prev = v
+	}
+	return true
 }

@@ -411,6 +411,25 @@ func TestStreamedFoldRefusesOtherLayouts(t *testing.T) {
 		{"a forward entry elsewhere", func(d []byte, s *snapshot) {
 			le.PutUint32(d[s.commits+5*commitSize+36:], le.Uint32(d[s.commits+4*commitSize+36:]))
 		}},
+		{"a posting past the last commit", func(d []byte, s *snapshot) { le.PutUint32(d[s.posts:], uint32(s.n)) }},
+		{"a posting list out of order", func(d []byte, s *snapshot) {
+			// The longest list: a key every commit wrote.
+			best, at := 0, 0
+			for id := 0; id < s.nkeys; id++ {
+				for kind := 0; kind < 3; kind++ {
+					o := s.dict + id*dictSize + 8 + 8*kind
+					if cnt := int(le.Uint32(d[o+4:])); cnt > best {
+						best, at = cnt, s.posts+4*int(le.Uint32(d[o:]))
+					}
+				}
+			}
+			if best < 2 {
+				t.Fatal("no posting list of two")
+			}
+			a, b := le.Uint32(d[at:]), le.Uint32(d[at+4:])
+			le.PutUint32(d[at:], b)
+			le.PutUint32(d[at+4:], a)
+		}},
 		{"hashes out of order", func(d []byte, s *snapshot) {
 			e := slices.Clone(d[s.hashidx : s.hashidx+hashIdxSize])
 			copy(d[s.hashidx:], d[s.hashidx+hashIdxSize:s.hashidx+2*hashIdxSize])

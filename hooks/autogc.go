@@ -31,7 +31,18 @@ import (
 // one where receive.autogc is not off is left to receive-pack. Where the
 // config file does not settle receive.autogc, git is asked. It reports
 // whether it started gc.
+//
+// gc starts once the hook's parent, receive-pack, has exited: as git's
+// own gc after a push, it then sees the push's refs in place. Started
+// while they are not, it could prune an old unreachable object that the
+// push's commits name without sending it (which a hostile pusher can
+// arrange), and leave the new ref naming a missing object.
 func AutoGC(gitDir string) bool {
+	return autoGC(gitDir, os.Getppid())
+}
+
+// autoGC is AutoGC with gc waiting for the process after (0: none).
+func autoGC(gitDir string, after int) bool {
 	env := os.Environ()
 	v, ok := repo.LocalConfig(gitDir, "receive.autogc", env)
 	if !ok {
@@ -55,7 +66,10 @@ func AutoGC(gitDir string) bool {
 	// Out of the quarantine: gc works on the repository, never on the
 	// push's objects, and outlives the hook without holding the pipes
 	// git reads the hook's output from.
-	cmd := exec.Command("git", "--git-dir", gitDir, "gc", "--auto", "--quiet")
+	cmd := exec.Command("sh", "-c", `while kill -0 "$0" 2>/dev/null; do sleep 1; done; exec git --git-dir "$1" gc --auto --quiet`, strconv.Itoa(after), gitDir)
+	if after <= 0 {
+		cmd = exec.Command("git", "--git-dir", gitDir, "gc", "--auto", "--quiet")
+	}
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {

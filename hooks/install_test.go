@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -234,7 +235,7 @@ func TestHookStartsGCWhenDue(t *testing.T) {
 	if v, ok := repo.LocalConfig(server, "receive.autogc", os.Environ()); !ok || v != "false" {
 		t.Fatalf("receive.autogc after install: %q, %v", v, ok)
 	}
-	if AutoGC(server) {
+	if autoGC(server, 0) {
 		t.Fatal("gc started with nothing to do")
 	}
 	testutil.RunGit(t, server, "config", "gc.autoPackLimit", "3")
@@ -255,7 +256,7 @@ func TestHookStartsGCWhenDue(t *testing.T) {
 
 	testutil.RunGit(t, server, "config", "receive.autogc", "true")
 	testutil.RunGit(t, server, "config", "gc.autoPackLimit", "1")
-	if AutoGC(server) {
+	if autoGC(server, 0) {
 		t.Fatal("the hook started gc where receive-pack runs it")
 	}
 
@@ -275,10 +276,23 @@ func TestHookStartsGCWhenDue(t *testing.T) {
 	if n := packCount(t, server); n < 3 {
 		t.Fatalf("%d packs after 3 pushes without gc", n)
 	}
-	if !AutoGC(server) {
+	running := func() bool { _, err := os.Stat(filepath.Join(server, "gc.pid")); return err == nil }
+	// From a hook, gc waits for receive-pack to end, so that the push's
+	// refs are in place: here a process of the test's stands for it.
+	pusher := exec.Command("sleep", "300")
+	if err := pusher.Start(); err != nil {
+		t.Fatal(err)
+	}
+	n := packCount(t, server)
+	if !autoGC(server, pusher.Process.Pid) {
 		t.Fatal("no gc with receive.autogc off in the environment and gc due")
 	}
-	running := func() bool { _, err := os.Stat(filepath.Join(server, "gc.pid")); return err == nil }
+	time.Sleep(1500 * time.Millisecond) // a wait of the gc's, and time to repack
+	if got := packCount(t, server); got != n || running() {
+		t.Fatalf("gc ran while the push's receive-pack was running (%d packs, was %d)", got, n)
+	}
+	pusher.Process.Kill()
+	pusher.Wait()
 	for deadline := time.Now().Add(30 * time.Second); packCount(t, server) > 2 || running(); time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d packs 30 s after the hook started gc, at a limit of 1", packCount(t, server))

@@ -66,9 +66,9 @@ func autoGC(gitDir string, after int) bool {
 	// Out of the quarantine: gc works on the repository, never on the
 	// push's objects, and outlives the hook without holding the pipes
 	// git reads the hook's output from.
-	cmd := exec.Command("sh", "-c", `while kill -0 "$0" 2>/dev/null; do sleep 1; done; exec git --git-dir "$1" gc --auto --quiet`, strconv.Itoa(after), gitDir)
-	if after <= 0 {
-		cmd = exec.Command("git", "--git-dir", gitDir, "gc", "--auto", "--quiet")
+	cmd := exec.Command("git", "--git-dir", gitDir, "gc", "--auto", "--quiet")
+	if after > 0 {
+		cmd = exec.Command("sh", "-c", `while kill -0 "$0" 2>/dev/null; do sleep 1; done; exec git --git-dir "$1" gc --auto --quiet`, strconv.Itoa(after), gitDir)
 	}
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
